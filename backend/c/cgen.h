@@ -1,0 +1,61 @@
+/* cgen.h — what the C backend core offers to per-op emitters.
+ *
+ * The core (cgen.c) writes model.h, model.c, the weights and the Makefile;
+ * for each node of the planned graph it calls the emitter registered for the
+ * node's op. An emitter writes C statements through cgen_w() and names
+ * tensors only through cgen_ptr(), so it never knows where a tensor lives
+ * (arena, caller buffer, weights). Emitters are registered per family in
+ * backend/c/emit_<family>.c as a CgenEntry array ending in {-1, NULL}.
+ */
+#ifndef GRAPHC_CGEN_H
+#define GRAPHC_CGEN_H
+
+#include "../../ir/ir.h"
+#include "../../ir/op.h"
+#include "../../ir/writer.h"
+
+typedef struct Cgen Cgen;
+
+typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
+
+typedef struct CgenEntry {
+    int op; /* OpKind, or -1 to end the list */
+    CgenEmitFn emit;
+} CgenEntry;
+
+extern const CgenEntry cgen_elementwise_entries[];
+extern const CgenEntry cgen_linalg_entries[];
+extern const CgenEntry cgen_nn_entries[];
+extern const CgenEntry cgen_reduce_entries[];
+extern const CgenEntry cgen_shape_entries[];
+
+/* The writer for the body of the run function (statements; indentation is
+ * managed by the core: emitters may use `w->indent++` inside blocks they open). */
+Writer *cgen_w(Cgen *c);
+/* A C identifier for a pointer to v's first element, typed as
+ * `cgen_ctype(v->dtype) *` (`const` for inputs and constants). */
+const char *cgen_ptr(Cgen *c, const Value *v);
+/* A `unsigned char *` expression for n's workspace (planned with the op's
+ * workspace facet). */
+const char *cgen_workspace(Cgen *c, const Node *n);
+/* A fresh identifier unique in the run function, built from `base`. */
+const char *cgen_tmp(Cgen *c, const char *base);
+/* C storage type of a dtype: float, double, uint16_t (f16, bf16), int8_t,
+ * uint8_t, int16_t, int32_t, int64_t, and uint8_t for bool. */
+const char *cgen_ctype(DType t);
+/* Compute type for arithmetic on elements of t: float for f16/bf16/f32,
+ * else the storage type. */
+DType cgen_compute_type(DType t);
+/* Writes an expression reading element `idx` of `ptr` (dtype t) converted
+ * to cgen_compute_type(t), e.g. "gcrt_f16_to_f32(p[i])". */
+void cgen_load(Writer *w, DType t, const char *ptr, const char *idx);
+/* Writes a statement storing the compute-type expression `val` into element
+ * `idx` of `ptr` (dtype t), converting (and rounding f16/bf16) on store. */
+void cgen_store(Writer *w, DType t, const char *ptr, const char *idx, const char *val);
+/* Writes a one-line comment describing the node: op, inputs and outputs with
+ * dtypes and shapes. The core writes it before each emitter runs. */
+void cgen_node_comment(Cgen *c, const Node *n);
+/* Whether the output is built with OpenBLAS available (emitters write both
+ * paths under #ifdef GCRT_USE_BLAS; this only tells what is preferred). */
+
+#endif

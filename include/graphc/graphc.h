@@ -1,0 +1,64 @@
+/* graphc.h — graphc's public C API: build a graph the way MXNet's symbol
+ * API composes ops (inputs, constants, ops with key=value attributes,
+ * outputs), then check, interpret, print or compile it in-process.
+ *
+ * Every function that can fail takes a GcDiag and returns NULL / -1 with the
+ * message in diag->msg ("node 'fc1' (Gemm): ...").
+ */
+#ifndef GRAPHC_GRAPHC_H
+#define GRAPHC_GRAPHC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct Graph GcGraph;
+typedef struct Value GcValue;
+typedef struct Diag GcDiag;
+
+typedef enum GcWeights {
+    GC_WEIGHTS_INCBIN = 0, /* weights.bin pulled in by an assembler .incbin (fast to build) */
+    GC_WEIGHTS_CARRAY,     /* weights as a portable C array */
+    GC_WEIGHTS_FILE        /* the caller loads NAME.weights and passes it to NAME_run */
+} GcWeights;
+
+typedef struct GcCompileOptions {
+    const char *name;        /* C prefix and library name; default: the graph's name */
+    int emit_main;           /* also write NAME_main.c (npy in, npy out) */
+    GcWeights weights;
+    const char *print_after; /* pass name or "all": dump IR to stderr after it */
+} GcCompileOptions;
+
+GcGraph *gc_graph_new(const char *name);
+void gc_graph_free(GcGraph *g);
+/* dtype: "f32", "f64", "f16", "bf16", "i8", "u8", "i16", "i32", "i64", "bool" */
+GcValue *gc_input(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims, GcDiag *d);
+/* data (row-major, little-endian, of the given dtype) is copied. */
+GcValue *gc_const(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims,
+                  const void *data, GcDiag *d);
+/* Adds node `op` (ONNX op type) named `name` with n_in inputs (NULL entries
+ * are absent optional inputs) and attributes "key=value key=value"; returns
+ * its first output. */
+GcValue *gc_op(GcGraph *g, const char *op, const char *name, GcValue *const *in, int n_in,
+               const char *attrs, GcDiag *d);
+/* Same, for ops with several outputs: writes n_out outputs to out. */
+int gc_op_multi(GcGraph *g, const char *op, const char *name, GcValue *const *in, int n_in,
+                const char *attrs, int n_out, GcValue **out, GcDiag *d);
+void gc_output(GcGraph *g, GcValue *v);
+/* Runs shape inference; afterwards gc_value_shape answers. */
+int gc_infer(GcGraph *g, GcDiag *d);
+int gc_value_shape(const GcValue *v, int64_t *dims, int max_rank); /* returns rank */
+/* Writes the text IR of g to path. */
+int gc_write_text(GcGraph *g, const char *path, GcDiag *d);
+/* Runs the pipeline and writes the C output folder dir. */
+int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag *d);
+/* Interprets g in f32 on raw inputs (graph-input order) into raw outputs. */
+int gc_interpret(GcGraph *g, const void *const *inputs, void *const *outputs, GcDiag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,139 @@
+/* interp.c — the reference interpreter.
+ *
+ * Walks the nodes in their (topological) order and calls each op's
+ * reference evaluation on double buffers. In INTERP_F32 mode every value is
+ * rounded to its dtype after the op that produces it (so f32 results match
+ * what compiled f32 code computes, up to evaluation order); in INTERP_F64
+ * mode floating values keep double precision, which is what gradient checks
+ * need. Integer and bool values are exact in both modes (doubles hold
+ * integers up to 2^53). Buffers are freed as soon as their last reader ran.
+ */
+#include "interp.h"
+#include "op.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static double *load_const(const Value *v)
+{
+    int64_t n = ir_numel(&v->shape);
+    double *p = malloc(sizeof(double) * (size_t)(n ? n : 1));
+    GC_ASSERT(p);
+    for (int64_t i = 0; i < n; i++) p[i] = ir_load_f64(v->dtype, v->data, (size_t)i);
+    return p;
+}
+
+static void round_value(const Value *v, double *p, InterpPrec prec)
+{
+    if (prec == INTERP_F64 && (v->dtype == DT_F32 || v->dtype == DT_F64)) return;
+    int64_t n = ir_numel(&v->shape);
+    for (int64_t i = 0; i < n; i++) p[i] = ir_round_to(v->dtype, p[i]);
+}
+
+int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inputs,
+                      double *const *outputs, Diag *d)
+{
+    int nv = g->n_values;
+    double **buf = calloc((size_t)nv + 1, sizeof(double *));
+    char *owned = calloc((size_t)nv + 1, 1);
+    int *last = malloc(sizeof(int) * ((size_t)nv + 1));
+    GC_ASSERT(buf && owned && last);
+    for (int i = 0; i < nv; i++) last[i] = -1;
+    for (int s = 0; s < g->n_nodes; s++)
+        for (int j = 0; j < g->nodes[s]->n_in; j++)
+            if (g->nodes[s]->in[j]) last[g->nodes[s]->in[j]->id] = s;
+    for (int i = 0; i < g->n_inputs; i++) {
+        Value *v = g->inputs[i];
+        int64_t n = ir_numel(&v->shape);
+        buf[v->id] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+        GC_ASSERT(buf[v->id]);
+        if (n) memcpy(buf[v->id], inputs[i], sizeof(double) * (size_t)n);
+        round_value(v, buf[v->id], prec);
+        owned[v->id] = 1;
+    }
+    int rc = 0;
+    const double *in_small[16];
+    double *out_small[16];
+    for (int s = 0; s < g->n_nodes && !rc; s++) {
+        const Node *n = g->nodes[s];
+        const OpDesc *od = ir_op(n->op);
+        if (!od->eval) { rc = diag_node_error(d, n, "op '%s' has no reference evaluation", od->name); break; }
+        const double **in = n->n_in <= 16 ? in_small : malloc(sizeof(double *) * (size_t)n->n_in);
+        double **out = n->n_out <= 16 ? out_small : malloc(sizeof(double *) * (size_t)n->n_out);
+        GC_ASSERT(in && out);
+        for (int j = 0; j < n->n_in; j++) {
+            const Value *v = n->in[j];
+            in[j] = NULL;
+            if (!v) continue;
+            if (!buf[v->id] && v->kind == VK_CONST) { buf[v->id] = load_const(v); owned[v->id] = 1; }
+            GC_ASSERT(buf[v->id]);
+            in[j] = buf[v->id];
+        }
+        for (int j = 0; j < n->n_out; j++) {
+            const Value *v = n->out[j];
+            int64_t cnt = ir_numel(&v->shape);
+            buf[v->id] = calloc((size_t)(cnt ? cnt : 1), sizeof(double));
+            GC_ASSERT(buf[v->id]);
+            owned[v->id] = 1;
+            out[j] = buf[v->id];
+        }
+        rc = od->eval(n, (const double *const *)in, (double *const *)out, d);
+        for (int j = 0; j < n->n_out && !rc; j++) round_value(n->out[j], out[j], prec);
+        if (in != in_small) free(in);
+        if (out != out_small) free(out);
+        /* free inputs whose last reader was this node (graph outputs stay) */
+        for (int j = 0; j < n->n_in; j++) {
+            const Value *v = n->in[j];
+            if (v && last[v->id] == s && !v->is_output && owned[v->id]) {
+                free(buf[v->id]);
+                buf[v->id] = NULL;
+                owned[v->id] = 0;
+            }
+        }
+    }
+    for (int i = 0; i < g->n_outputs && !rc; i++) {
+        const Value *v = g->outputs[i];
+        if (!buf[v->id] && v->kind == VK_CONST) { buf[v->id] = load_const(v); owned[v->id] = 1; }
+        GC_ASSERT(buf[v->id]);
+        int64_t n = ir_numel(&v->shape);
+        if (n) memcpy(outputs[i], buf[v->id], sizeof(double) * (size_t)n);
+    }
+    for (int i = 0; i < nv; i++)
+        if (owned[i]) free(buf[i]);
+    free(buf);
+    free(owned);
+    free(last);
+    return rc;
+}
+
+int ir_interp_run(const Graph *g, InterpPrec prec, const void *const *inputs,
+                  void *const *outputs, Diag *d)
+{
+    int ni = g->n_inputs, no = g->n_outputs;
+    double **din = calloc((size_t)ni + 1, sizeof(double *));
+    double **dout = calloc((size_t)no + 1, sizeof(double *));
+    GC_ASSERT(din && dout);
+    for (int i = 0; i < ni; i++) {
+        const Value *v = g->inputs[i];
+        int64_t n = ir_numel(&v->shape);
+        din[i] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+        GC_ASSERT(din[i]);
+        for (int64_t k = 0; k < n; k++) din[i][k] = ir_load_f64(v->dtype, inputs[i], (size_t)k);
+    }
+    for (int i = 0; i < no; i++) {
+        int64_t n = ir_numel(&g->outputs[i]->shape);
+        dout[i] = malloc(sizeof(double) * (size_t)(n ? n : 1));
+        GC_ASSERT(dout[i]);
+    }
+    int rc = ir_interp_run_f64(g, prec, (const double *const *)din, dout, d);
+    for (int i = 0; i < no && !rc; i++) {
+        const Value *v = g->outputs[i];
+        int64_t n = ir_numel(&v->shape);
+        for (int64_t k = 0; k < n; k++) ir_store_f64(v->dtype, outputs[i], (size_t)k, dout[i][k]);
+    }
+    for (int i = 0; i < ni; i++) free(din[i]);
+    for (int i = 0; i < no; i++) free(dout[i]);
+    free(din);
+    free(dout);
+    return rc;
+}

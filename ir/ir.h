@@ -1,0 +1,244 @@
+/* ir.h — graphc's graph IR.
+ *
+ * A Graph owns one Arena; every node, value, attribute, name and copied
+ * constant lives in it, so ir_graph_free() releases everything at once.
+ *
+ * A Value is one tensor edge: dtype, static shape, kind (graph input,
+ * constant with data, or temporary produced by a node), its producer and, once
+ * memory planning ran, its arena offset. A Node applies one operator (OpKind,
+ * described in ir/op.h) to input values and produces output values; its
+ * attributes are typed and indexed by the op's attribute schema, so op code
+ * reads `n->attrs[CONV_GROUP].i` instead of looking strings up.
+ *
+ * Invariants (checked by ir_verify): g->nodes is in topological order; every
+ * input of a node is a graph input, a constant, or an output of an earlier
+ * node; every value has at most one producer.
+ *
+ * The IR semantics of every op are those of ONNX at opset 17 (shape-like
+ * operands such as Reshape's shape or Slice's starts are inputs, not
+ * attributes); frontends translate older forms.
+ */
+#ifndef GRAPHC_IR_H
+#define GRAPHC_IR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IR_MAX_RANK 8
+
+/* ---- dtypes -------------------------------------------------------------- */
+
+typedef enum DType {
+    DT_UNDEF = 0,
+    DT_F32,
+    DT_F64,
+    DT_F16,
+    DT_BF16,
+    DT_I8,
+    DT_U8,
+    DT_I16,
+    DT_I32,
+    DT_I64,
+    DT_BOOL,
+    DT_COUNT
+} DType;
+
+const char *ir_dtype_name(DType t);           /* "f32", "i64", "bool", ... */
+int ir_dtype_parse(const char *s, DType *out); /* 0 on success */
+size_t ir_dtype_size(DType t);                 /* bytes per element */
+int ir_dtype_is_float(DType t);                /* f32 f64 f16 bf16 */
+int ir_dtype_is_int(DType t);                  /* i8 u8 i16 i32 i64 */
+/* Reads element i of raw little-endian data of type t as a double. */
+double ir_load_f64(DType t, const void *data, size_t i);
+/* Stores v (converted with C/ONNX Cast semantics) as element i. */
+void ir_store_f64(DType t, void *data, size_t i, double v);
+/* Rounds v to what dtype t can represent (float rounding for f32, half for
+ * f16, bfloat16 rounding, truncation toward zero for integers, 0/1 for bool). */
+double ir_round_to(DType t, double v);
+
+/* ---- shapes -------------------------------------------------------------- */
+
+typedef struct Shape {
+    int rank;
+    int64_t dims[IR_MAX_RANK];
+} Shape;
+
+Shape ir_shape(int rank, const int64_t *dims);
+int ir_shape_eq(const Shape *a, const Shape *b);
+/* Element count with overflow check: returns 0 and sets *out, or -1 when the
+ * product exceeds INT64_MAX / a dim is negative. */
+int ir_shape_numel(const Shape *s, int64_t *out);
+int64_t ir_numel(const Shape *s); /* assumes a verified shape */
+/* Numpy broadcasting of a and b; -1 when incompatible. */
+int ir_broadcast(const Shape *a, const Shape *b, Shape *out);
+/* Writes "[1,3,224,224]" into buf. */
+const char *ir_shape_str(const Shape *s, char *buf, size_t cap);
+/* Checked a*b and a+b on non-negative int64; return -1 on overflow. */
+int ir_mul_ok(int64_t a, int64_t b, int64_t *out);
+int ir_add_ok(int64_t a, int64_t b, int64_t *out);
+
+/* ---- arena --------------------------------------------------------------- */
+
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+    ArenaChunk *head;
+} Arena;
+
+void *arena_alloc(Arena *a, size_t n); /* zeroed, 16-byte aligned; aborts on OOM */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+void arena_free(Arena *a);
+
+/* ---- diagnostics ---------------------------------------------------------- */
+
+/* User errors. The first error is kept in `msg`, formatted as
+ * "FILE: node 'NAME' (OP): RULE" (FILE only when `file` is set). */
+typedef struct Diag {
+    const char *file;
+    char msg[2048];
+    int n_errors;
+} Diag;
+
+struct Node;
+int diag_error(Diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));        /* returns -1 */
+int diag_node_error(Diag *d, const struct Node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));        /* returns -1 */
+int diag_verror(Diag *d, const struct Node *n, const char *fmt, va_list ap);
+
+/* Broken invariants abort with file and line. */
+void ir_assert_fail(const char *file, int line, const char *expr);
+#define GC_ASSERT(e) ((e) ? (void)0 : ir_assert_fail(__FILE__, __LINE__, #e))
+
+/* ---- attributes ---------------------------------------------------------- */
+
+typedef enum AttrKind {
+    ATTR_INT,
+    ATTR_FLOAT,
+    ATTR_STRING,
+    ATTR_INTS,
+    ATTR_FLOATS,
+    ATTR_TENSOR
+} AttrKind;
+
+typedef struct TensorData {
+    DType dtype;
+    Shape shape;
+    const void *data; /* little-endian raw elements */
+    size_t nbytes;
+} TensorData;
+
+/* One attribute value; `set` is 0 when the attribute is absent and has no
+ * default. Lists live in the graph arena. */
+typedef struct AttrVal {
+    int set;
+    int64_t i;
+    double f;
+    const char *s;
+    int n;           /* length of ints / floats */
+    int64_t *ints;
+    double *floats;
+    TensorData t;
+} AttrVal;
+
+/* ---- values and nodes ---------------------------------------------------- */
+
+typedef enum ValueKind { VK_TEMP, VK_INPUT, VK_CONST } ValueKind;
+
+typedef struct Node Node;
+
+typedef struct Value {
+    const char *name;
+    int id;
+    DType dtype;
+    Shape shape;
+    int shape_known; /* dtype and shape are valid */
+    ValueKind kind;
+    int is_output; /* listed in graph outputs */
+    Node *producer; /* NULL for inputs and constants */
+    int producer_out;
+    const void *data; /* VK_CONST: raw little-endian elements */
+    size_t nbytes;
+    int64_t offset; /* arena offset after memory planning; -1 if none */
+} Value;
+
+typedef int OpKind;
+enum {
+#define OP(name, family) OP_##name,
+#include "ops.def"
+#undef OP
+    OP_COUNT
+};
+
+struct Node {
+    const char *name;
+    int id;
+    OpKind op;
+    int n_in, n_out;
+    Value **in;  /* in[i] may be NULL: an absent optional input */
+    Value **out;
+    AttrVal *attrs; /* indexed by the op's attribute schema */
+    int64_t ws_offset; /* workspace arena offset after planning; -1 if none */
+    size_t ws_bytes;
+};
+
+typedef struct Graph {
+    Arena arena;
+    const char *name;
+    Node **nodes;
+    int n_nodes, cap_nodes;
+    Value **values;
+    int n_values, cap_values;
+    Value **inputs;
+    int n_inputs, cap_inputs;
+    Value **outputs;
+    int n_outputs, cap_outputs;
+    int64_t arena_bytes; /* set by memory planning */
+} Graph;
+
+Graph *ir_graph_new(const char *name);
+void ir_graph_free(Graph *g);
+void *ir_alloc(Graph *g, size_t n);
+char *ir_strdup(Graph *g, const char *s);
+
+Value *ir_find_value(const Graph *g, const char *name);
+/* New value with a unique name (a fresh "tN" name when name is NULL). */
+Value *ir_new_value(Graph *g, const char *name);
+Value *ir_add_input(Graph *g, const char *name, DType t, const Shape *s);
+/* data is copied into the arena when copy != 0, else borrowed (it must
+ * outlive the graph). */
+Value *ir_add_const(Graph *g, const char *name, DType t, const Shape *s,
+                    const void *data, int copy);
+void ir_add_output(Graph *g, Value *v);
+/* Appends a node; creates n_out fresh output values (named out_names[i] when
+ * given, otherwise after the node); attributes start at their defaults. */
+Node *ir_add_node(Graph *g, OpKind op, const char *name, Value *const *in,
+                  int n_in, int n_out, const char *const *out_names);
+/* Sets attribute `key` from its text form (`3`, `1.5`, `"SAME"`, `[1,2]`,
+ * `1,2`). Errors name the node, the key and the expected kind. */
+int ir_set_attr(Graph *g, Node *n, const char *key, const char *text, Diag *d);
+/* Parses a list "k=v k=v" / "k=v;k=v" (MXNet Init(kwargs) style). Values
+ * with commas are lists; brackets and quotes are optional. */
+int ir_set_attrs(Graph *g, Node *n, const char *kvs, Diag *d);
+/* Index of attribute `key` in n's op schema, -1 if none. */
+int ir_attr_index(const Node *n, const char *key);
+
+/* Number of nodes reading v (linear scan). */
+int ir_value_uses(const Graph *g, const Value *v);
+/* Structural checks; see the invariants above. */
+int ir_verify(const Graph *g, Diag *d);
+/* Reorders g->nodes by post-order DFS from the outputs and drops nodes
+ * nothing depends on; -1 (with a diagnostic) on a cycle. */
+int ir_toposort(Graph *g, Diag *d);
+
+/* Helpers for shape inference and evaluation. */
+/* Copies constant integer data of v (any int dtype) into out; returns the
+ * element count, or -1 if v is not a constant integer tensor / too long. */
+int ir_const_ints(const Value *v, int64_t *out, int max);
+/* Normalizes an axis in [-rank, rank) to [0, rank); -1 if out of range. */
+int ir_norm_axis(int64_t axis, int rank);
+/* Sets output i's dtype and shape. */
+void ir_set_out(Node *n, int i, DType t, const Shape *s);
+
+#endif

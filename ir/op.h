@@ -1,0 +1,91 @@
+/* op.h — the operator description: every semantic fact about an op in one
+ * table entry (MXNet OperatorProperty / NNVM registry facets).
+ *
+ * Passes and backends look facts up here and never switch over ops. A facet
+ * that an op lacks is NULL (or 0); the asker turns that into an error naming
+ * the op ("op 'Conv' has no gradient").
+ *
+ * Each op's description is `const OpDesc op_<Name>` in ir/ops/<family>.c;
+ * ir/registry.c builds `ir_op(kind)` from ir/ops.def.
+ */
+#ifndef GRAPHC_OP_H
+#define GRAPHC_OP_H
+
+#include "ir.h"
+#include "writer.h"
+
+/* One attribute in an op's schema. `deflt` is the default in the same text
+ * form ir_set_attr() parses; NULL means "no default" (the attribute is
+ * absent unless set, or an error if `required`). */
+typedef struct AttrSpec {
+    const char *name;
+    AttrKind kind;
+    const char *deflt;
+    int required;
+} AttrSpec;
+
+/* Input `in` may share memory with output `out` (the op reads each input
+ * element before writing the same output element). */
+typedef struct InplacePair {
+    int in, out;
+} InplacePair;
+
+typedef struct OpDesc {
+    const char *name; /* ONNX op type */
+    /* Inputs and outputs; max_* == -1 means variadic. Names are the ONNX
+     * ones, used in error messages ("input 'W'"). */
+    int min_in, max_in;
+    const char *const *in_names;
+    int min_out, max_out;
+    const char *const *out_names;
+    const AttrSpec *attrs;
+    int n_attrs;
+
+    /* Shape and dtype inference: reads n->in[*] (shape_known set) and
+     * constant data where needed, sets every n->out[i] with ir_set_out().
+     * Returns 0, or diag_node_error(d, n, "...") on a rule broken. */
+    int (*infer)(Node *n, Diag *d);
+
+    /* Gradient: appends backward nodes to g; NULL until autodiff lands. */
+    int (*gradient)(Graph *g, Node *n, Value *const *out_grads,
+                    Value **in_grads, Diag *d);
+    /* Backward dependency: bit i set = gradient reads input i; bit 16+j set =
+     * gradient reads output j. */
+    uint32_t backward_deps;
+
+    /* In-place options. */
+    const InplacePair *inplace;
+    int n_inplace;
+
+    /* Temporary bytes the kernel needs; NULL means none. */
+    size_t (*workspace)(const Node *n);
+
+    /* Elementwise ops only: the scalar C expression of one output element,
+     * given the C expressions of the input elements (already converted to
+     * the compute type `ct`). Shared by fusion and every emitter. */
+    void (*scalar_expr)(const Node *n, Writer *w, const char *const *args,
+                        DType ct);
+    /* Elementwise ops only: the same function on doubles (reference). */
+    double (*scalar_ref)(const Node *n, const double *args);
+
+    /* Reference evaluation in double precision: in[i] holds n->in[i]'s
+     * elements (NULL for an absent input), out[i] has room for n->out[i].
+     * Shapes come from the values. Returns 0 or a diagnostic. */
+    int (*eval)(const Node *n, const double *const *in, double *const *out,
+                Diag *d);
+} OpDesc;
+
+const OpDesc *ir_op(OpKind k);
+/* OpKind for an ONNX op type, -1 if unknown. */
+int ir_op_lookup(const char *name);
+
+#define OP(name, family) extern const OpDesc op_##name;
+#include "ops.def"
+#undef OP
+
+/* Generic evaluation of an elementwise op through scalar_ref, with numpy
+ * broadcasting of every input to the output shape. */
+int ir_eval_elementwise(const Node *n, const double *const *in,
+                        double *const *out, Diag *d);
+
+#endif
