@@ -42,10 +42,39 @@ static void push_ptr(Graph *g, void ***arr, int *n, int *cap, void *p)
     (*arr)[(*n)++] = p;
 }
 
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void index_insert(Value **tab, int cap, Value *v)
+{
+    uint64_t i = name_hash(v->name) & (uint64_t)(cap - 1);
+    while (tab[i]) i = (i + 1) & (uint64_t)(cap - 1);
+    tab[i] = v;
+}
+
+/* Keeps the name index at most half full. */
+static void index_add(Graph *g, Value *v)
+{
+    if (2 * (g->n_values + 1) > g->cap_by_name) {
+        int cap = g->cap_by_name ? g->cap_by_name * 2 : 64;
+        Value **tab = ir_alloc(g, sizeof(Value *) * (size_t)cap);
+        for (int i = 0; i < g->n_values; i++) index_insert(tab, cap, g->values[i]);
+        g->by_name = tab;
+        g->cap_by_name = cap;
+    }
+    index_insert(g->by_name, g->cap_by_name, v);
+}
+
 Value *ir_find_value(const Graph *g, const char *name)
 {
-    for (int i = 0; i < g->n_values; i++)
-        if (strcmp(g->values[i]->name, name) == 0) return g->values[i];
+    if (!g->cap_by_name) return NULL;
+    uint64_t mask = (uint64_t)(g->cap_by_name - 1);
+    for (uint64_t i = name_hash(name) & mask; g->by_name[i]; i = (i + 1) & mask)
+        if (strcmp(g->by_name[i]->name, name) == 0) return g->by_name[i];
     return NULL;
 }
 
@@ -66,6 +95,7 @@ Value *ir_new_value(Graph *g, const char *name)
     v->name = ir_strdup(g, name);
     v->id = g->n_values;
     v->offset = -1;
+    index_add(g, v);
     push_ptr(g, (void ***)&g->values, &g->n_values, &g->cap_values, v);
     free(fresh);
     return v;

@@ -7,7 +7,7 @@
 
 typedef enum InterpPrec {
     INTERP_F32, /* values are rounded to their dtype after every op */
-    INTERP_F64  /* f32/f16/bf16 values keep double precision */
+    INTERP_F64  /* f32 and f64 values keep double precision; f16/bf16 still round */
 } InterpPrec;
 
 /* inputs[i]: raw little-endian data for g->inputs[i] in its dtype.

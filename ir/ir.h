@@ -190,6 +190,8 @@ typedef struct Graph {
     int n_nodes, cap_nodes;
     Value **values;
     int n_values, cap_values;
+    Value **by_name; /* open-addressing index of values by name */
+    int cap_by_name;
     Value **inputs;
     int n_inputs, cap_inputs;
     Value **outputs;

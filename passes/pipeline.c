@@ -31,7 +31,7 @@ int pass_run_pipeline(Graph *g, const char *print_after, Writer *dump, Diag *d)
         if (p->fn(g, d)) return -1;
         if (ir_verify(g, d)) return -1;
         if (print_after && dump && (strcmp(print_after, "all") == 0 || strcmp(print_after, p->name) == 0)) {
-            w_line(dump, "; after %s", p->name);
+            w_line(dump, "# after %s", p->name);
             ir_print(g, dump, 1);
         }
     }

@@ -1,6 +1,152 @@
-/* emit_linalg.c — C emitters for the linalg family (placeholder: none yet). */
+/* emit_linalg.c — C emitters for MatMul and Gemm.
+ *
+ * Both lower to calls of the runtime GEMM (gcrt_sgemm for f32, gcrt_dgemm
+ * for f64) with every size written as a literal. MatMul folds its batch
+ * into M when B is shared by every batch and A is not broadcast (the common
+ * [B,S,K] x [K,N] case: one GEMM); otherwise it loops over the broadcast
+ * batch dims with one GEMM per matrix, offsetting A and B by their batch
+ * strides (0 along broadcast dims). Gemm first fills Y with beta * C
+ * (broadcast through row/column strides) and then accumulates alpha * A * B.
+ * Other dtypes are refused with a diagnostic naming the node.
+ */
 #include "cgen.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A C literal of v in dtype t (f32: "0.5f", f64: "0.5"). */
+static const char *float_lit(char *buf, size_t cap, double v, DType t)
+{
+    if (isnan(v)) return "NAN";
+    if (isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+    snprintf(buf, cap, t == DT_F32 ? "%.9g" : "%.17g", v);
+    if (!strpbrk(buf, ".eE")) strncat(buf, ".0", cap - strlen(buf) - 1);
+    if (t == DT_F32) strncat(buf, "f", cap - strlen(buf) - 1);
+    return buf;
+}
+
+static int check_dtype(const Node *n, DType t, Diag *d)
+{
+    if (t != DT_F32 && t != DT_F64)
+        return diag_node_error(d, n, "the C backend implements %s only for f32 and f64, got %s",
+                               ir_op(n->op)->name, ir_dtype_name(t));
+    return 0;
+}
+
+static const char *gemm_fn(DType t) { return t == DT_F32 ? "gcrt_sgemm" : "gcrt_dgemm"; }
+
+/* Element strides of an operand's batch dims aligned to the output batch. */
+static void batch_strides(const Shape *s, const Shape *batch, int64_t mat, int64_t *st)
+{
+    int own_rank = s->rank > 2 ? s->rank - 2 : 0;
+    int64_t acc = mat;
+    for (int k = batch->rank - 1; k >= 0; k--) {
+        int own = k - (batch->rank - own_rank);
+        if (own < 0) { st[k] = 0; continue; }
+        st[k] = s->dims[own] == 1 ? 0 : acc;
+        acc *= s->dims[own];
+    }
+}
+
+static int emit_matmul(Cgen *c, const Node *n, Diag *d)
+{
+    Writer *w = cgen_w(c);
+    const Value *A = n->in[0], *B = n->in[1], *Y = n->out[0];
+    DType t = Y->dtype;
+    if (check_dtype(n, t, d)) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const Shape *as = &A->shape, *bs = &B->shape;
+    int64_t K = as->dims[as->rank - 1];
+    int64_t M = as->rank == 1 ? 1 : as->dims[as->rank - 2];
+    int64_t N = bs->rank == 1 ? 1 : bs->dims[bs->rank - 1];
+    Shape ba = ir_shape(as->rank > 2 ? as->rank - 2 : 0, as->dims);
+    Shape bb = ir_shape(bs->rank > 2 ? bs->rank - 2 : 0, bs->dims);
+    Shape batch;
+    GC_ASSERT(ir_broadcast(&ba, &bb, &batch) == 0);
+    int64_t nbatch = ir_numel(&batch);
+    char one[32], zero[32];
+    float_lit(one, sizeof one, 1.0, t);
+    float_lit(zero, sizeof zero, 0.0, t);
+    const char *pa = cgen_ptr(c, A), *pb = cgen_ptr(c, B), *py = cgen_ptr(c, Y);
+    if (ir_numel(&bb) == 1 && ir_numel(&ba) == nbatch) {
+        w_line(w, "%s(0, 0, %lld, %lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %lld);", gemm_fn(t),
+               (long long)(nbatch * M), (long long)N, (long long)K, one, pa, (long long)K, pb, (long long)N,
+               zero, py, (long long)N);
+        return 0;
+    }
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
+    batch_strides(as, &batch, M * K, sa);
+    batch_strides(bs, &batch, K * N, sb);
+    const char *iv[IR_MAX_RANK];
+    for (int k = 0; k < batch.rank; k++) {
+        iv[k] = cgen_tmp(c, "bi");
+        w_line(w, "int64_t %s;", iv[k]);
+    }
+    int depth = w->indent;
+    for (int k = 0; k < batch.rank; k++) {
+        w_line(w, "for (%s = 0; %s < %lld; %s++)", iv[k], iv[k], (long long)batch.dims[k], iv[k]);
+        w->indent++;
+    }
+    /* offsets: A and B by their strides, Y by the dense batch index */
+    w_printf(w, "%s(0, 0, %lld, %lld, %lld, %s, %s + (0", gemm_fn(t), (long long)M, (long long)N,
+             (long long)K, one, pa);
+    for (int k = 0; k < batch.rank; k++)
+        if (sa[k]) w_printf(w, " + %s * %lld", iv[k], (long long)sa[k]);
+    w_printf(w, "), %lld, %s + (0", (long long)K, pb);
+    for (int k = 0; k < batch.rank; k++)
+        if (sb[k]) w_printf(w, " + %s * %lld", iv[k], (long long)sb[k]);
+    w_printf(w, "), %lld, %s, %s + (0", (long long)N, zero, py);
+    int64_t ys = M * N;
+    for (int k = batch.rank - 1; k >= 0; k--) {
+        w_printf(w, " + %s * %lld", iv[k], (long long)ys);
+        ys *= batch.dims[k];
+    }
+    w_line(w, "), %lld);", (long long)N);
+    w->indent = depth;
+    return 0;
+}
+
+/* Attribute `key` of n (looked up by name: the schema lives in ir/). */
+static const AttrVal *attr(const Node *n, const char *key)
+{
+    int i = ir_attr_index(n, key);
+    GC_ASSERT(i >= 0);
+    return &n->attrs[i];
+}
+
+static int emit_gemm(Cgen *c, const Node *n, Diag *d)
+{
+    Writer *w = cgen_w(c);
+    const Value *A = n->in[0], *B = n->in[1], *C = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    DType t = Y->dtype;
+    if (check_dtype(n, t, d)) return -1;
+    int64_t M = Y->shape.dims[0], N = Y->shape.dims[1];
+    if (M * N == 0) return 0;
+    int ta = attr(n, "transA")->i != 0, tb = attr(n, "transB")->i != 0;
+    int64_t K = A->shape.dims[ta ? 0 : 1];
+    char alpha[48], beta[48], zero[32], one[32];
+    float_lit(alpha, sizeof alpha, attr(n, "alpha")->f, t);
+    float_lit(beta, sizeof beta, attr(n, "beta")->f, t);
+    float_lit(zero, sizeof zero, 0.0, t);
+    float_lit(one, sizeof one, 1.0, t);
+    const char *py = cgen_ptr(c, Y);
+    if (C) {
+        const Shape *cs = &C->shape;
+        int64_t crs = 0, ccs = 0;
+        if (cs->rank >= 1 && cs->dims[cs->rank - 1] != 1) ccs = 1;
+        if (cs->rank == 2 && cs->dims[0] != 1) crs = cs->dims[1];
+        w_line(w, "gcrt_fill_bias2d_%s(%lld, %lld, %s, %lld, %lld, %s, %s);", t == DT_F32 ? "f32" : "f64",
+               (long long)M, (long long)N, cgen_ptr(c, C), (long long)crs, (long long)ccs, beta, py);
+    }
+    w_line(w, "%s(%d, %d, %lld, %lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %lld);", gemm_fn(t), ta, tb,
+           (long long)M, (long long)N, (long long)K, alpha, cgen_ptr(c, A), (long long)A->shape.dims[1],
+           cgen_ptr(c, B), (long long)B->shape.dims[1], C ? one : zero, py, (long long)N);
+    return 0;
+}
+
 const CgenEntry cgen_linalg_entries[] = {
+    {OP_MatMul, emit_matmul},
+    {OP_Gemm, emit_gemm},
     {-1, NULL},
 };

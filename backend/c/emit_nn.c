@@ -1,6 +1,257 @@
-/* emit_nn.c — C emitters for the nn family (placeholder: none yet). */
+/* emit_nn.c — C emitters for the nn family: Conv, MaxPool, AveragePool,
+ * GlobalAveragePool, BatchNormalization, Softmax, LogSoftmax and
+ * LayerNormalization.
+ *
+ * Each op becomes one call of a runtime kernel (runtime/gcrt_nn.h) with
+ * every size a literal. Windowed ops take the geometry that shape inference
+ * computed (ir_nn_window_geometry in ir/ops/nn.c: kernel, strides,
+ * dilations, pads with auto_pad resolved), lifted to 3 spatial dims by
+ * leading unit dims, passed as C99 compound literals. Conv gets the planned
+ * workspace for im2col when the op's workspace facet asked for one, and a
+ * null pointer otherwise (the kernel then uses its direct loops).
+ * f32 and f64 are supported; other dtypes are refused with a diagnostic.
+ */
 #include "cgen.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Defined in ir/ops/nn.c: see the comment there. */
+int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
+                          int64_t *pad_begin, int64_t *pad_end);
+
+/* A C literal of v in dtype t (f32: "0.5f", f64: "0.5"). */
+static const char *float_lit(char *buf, size_t cap, double v, DType t)
+{
+    if (isnan(v)) return "NAN";
+    if (isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+    snprintf(buf, cap, t == DT_F32 ? "%.9g" : "%.17g", v);
+    if (!strpbrk(buf, ".eE")) strncat(buf, ".0", cap - strlen(buf) - 1);
+    if (t == DT_F32) strncat(buf, "f", cap - strlen(buf) - 1);
+    return buf;
+}
+
+/* The kernel suffix for dtype t, or NULL with a diagnostic. */
+static const char *suffix(const Node *n, DType t, Diag *d)
+{
+    if (t == DT_F32) return "f32";
+    if (t == DT_F64) return "f64";
+    diag_node_error(d, n, "the C backend implements %s only for f32 and f64, got %s", ir_op(n->op)->name,
+                    ir_dtype_name(t));
+    return NULL;
+}
+
+static const AttrVal *attr(const Node *n, const char *key)
+{
+    int i = ir_attr_index(n, key);
+    GC_ASSERT(i >= 0);
+    return &n->attrs[i];
+}
+
+/* Product of dims [from, to) of s. */
+static int64_t dims_prod(const Shape *s, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= s->dims[i];
+    return p;
+}
+
+/* Writes "(const int64_t[3]){a, b, c}" from the last sr values of v padded
+ * at the front with `fill`. */
+static void w_dims3(Writer *w, const int64_t *v, int sr, int64_t fill)
+{
+    int64_t t[3];
+    for (int i = 0; i < 3; i++) t[i] = i < 3 - sr ? fill : v[i - (3 - sr)];
+    w_printf(w, "(const int64_t[3]){%lld, %lld, %lld}", (long long)t[0], (long long)t[1], (long long)t[2]);
+}
+
+/* Geometry of a windowed node lifted to 3 spatial dims. */
+typedef struct Geo3 {
+    int sr;
+    int64_t in[IR_MAX_RANK], out[IR_MAX_RANK], k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK];
+    int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+} Geo3;
+
+static int geo3(const Node *n, Geo3 *g, Diag *d)
+{
+    g->sr = ir_nn_window_geometry(n, g->k, g->s, g->dl, g->pb, g->pe);
+    GC_ASSERT(g->sr >= 1);
+    if (g->sr > 3)
+        return diag_node_error(d, n, "the C backend implements %s for 1 to 3 spatial dims, got %d",
+                               ir_op(n->op)->name, g->sr);
+    for (int i = 0; i < g->sr; i++) {
+        g->in[i] = n->in[0]->shape.dims[2 + i];
+        g->out[i] = n->out[0]->shape.dims[2 + i];
+    }
+    return 0;
+}
+
+static int emit_conv(Cgen *c, const Node *n, Diag *d)
+{
+    Writer *w = cgen_w(c);
+    const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const char *sfx = suffix(n, Y->dtype, d);
+    Geo3 g;
+    if (!sfx || geo3(n, &g, d)) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const char *ct = cgen_ctype(Y->dtype);
+    w_printf(w, "gcrt_conv_%s(%lld, %lld, %lld, %lld,\n", sfx, (long long)X->shape.dims[0],
+             (long long)X->shape.dims[1], (long long)W->shape.dims[0], (long long)attr(n, "group")->i);
+    w->indent++;
+    w_dims3(w, g.in, g.sr, 1);
+    w_puts(w, ", ");
+    w_dims3(w, g.k, g.sr, 1);
+    w_puts(w, ", ");
+    w_dims3(w, g.out, g.sr, 1);
+    w_puts(w, ",\n");
+    w_dims3(w, g.s, g.sr, 1);
+    w_puts(w, ", ");
+    w_dims3(w, g.dl, g.sr, 1);
+    w_puts(w, ", ");
+    w_dims3(w, g.pb, g.sr, 0);
+    w_printf(w, ",\n%s, %s, %s, %s, ", cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0",
+             cgen_ptr(c, Y));
+    if (n->ws_bytes) w_printf(w, "(%s *)(void *)%s);\n", ct, cgen_workspace(c, n));
+    else w_puts(w, "0);\n");
+    w->indent--;
+    return 0;
+}
+
+/* MaxPool (is_max) or AveragePool. */
+static int emit_pool(Cgen *c, const Node *n, Diag *d, int is_max)
+{
+    Writer *w = cgen_w(c);
+    const Value *X = n->in[0], *Y = n->out[0];
+    const char *sfx = suffix(n, Y->dtype, d);
+    Geo3 g;
+    if (!sfx || geo3(n, &g, d)) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    w_printf(w, "gcrt_%s_%s(%lld, ", is_max ? "maxpool" : "avgpool", sfx,
+             (long long)(X->shape.dims[0] * X->shape.dims[1]));
+    w_dims3(w, g.in, g.sr, 1);
+    w_puts(w, ", ");
+    w_dims3(w, g.k, g.sr, 1);
+    w_puts(w, ", ");
+    w_dims3(w, g.out, g.sr, 1);
+    w_puts(w, ",\n");
+    w->indent++;
+    w_dims3(w, g.s, g.sr, 1);
+    w_puts(w, ", ");
+    if (is_max) {
+        w_dims3(w, g.dl, g.sr, 1);
+        w_puts(w, ", ");
+        w_dims3(w, g.pb, g.sr, 0);
+    } else {
+        w_dims3(w, g.pb, g.sr, 0);
+        w_puts(w, ", ");
+        w_dims3(w, g.pe, g.sr, 0);
+        w_printf(w, ", %d", attr(n, "count_include_pad")->i != 0);
+    }
+    w_printf(w, ", %s, %s);\n", cgen_ptr(c, X), cgen_ptr(c, Y));
+    w->indent--;
+    return 0;
+}
+
+static int emit_maxpool(Cgen *c, const Node *n, Diag *d) { return emit_pool(c, n, d, 1); }
+static int emit_avgpool(Cgen *c, const Node *n, Diag *d) { return emit_pool(c, n, d, 0); }
+
+static int emit_gap(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const char *sfx = suffix(n, Y->dtype, d);
+    if (!sfx) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const Shape *xs = &X->shape;
+    w_line(cgen_w(c), "gcrt_global_avgpool_%s(%lld, %lld, %s, %s);", sfx, (long long)(xs->dims[0] * xs->dims[1]),
+           (long long)dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
+    return 0;
+}
+
+static int emit_batchnorm(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const char *sfx = suffix(n, Y->dtype, d);
+    if (!sfx) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const Shape *xs = &X->shape;
+    char eps[48];
+    float_lit(eps, sizeof eps, attr(n, "epsilon")->f, Y->dtype);
+    w_line(cgen_w(c), "gcrt_batchnorm_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s);", sfx,
+           (long long)xs->dims[0], (long long)xs->dims[1], (long long)dims_prod(xs, 2, xs->rank),
+           cgen_ptr(c, X), cgen_ptr(c, n->in[1]), cgen_ptr(c, n->in[2]), cgen_ptr(c, n->in[3]),
+           cgen_ptr(c, n->in[4]), eps, cgen_ptr(c, Y));
+    return 0;
+}
+
+static int emit_softmax_any(Cgen *c, const Node *n, Diag *d, const char *kernel)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const char *sfx = suffix(n, Y->dtype, d);
+    if (!sfx) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const Shape *xs = &X->shape;
+    int a = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    GC_ASSERT(a >= 0);
+    w_line(cgen_w(c), "gcrt_%s_%s(%lld, %lld, %lld, %s, %s);", kernel, sfx, (long long)dims_prod(xs, 0, a),
+           (long long)xs->dims[a], (long long)dims_prod(xs, a + 1, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
+    return 0;
+}
+
+static int emit_softmax(Cgen *c, const Node *n, Diag *d) { return emit_softmax_any(c, n, d, "softmax"); }
+static int emit_logsoftmax(Cgen *c, const Node *n, Diag *d) { return emit_softmax_any(c, n, d, "logsoftmax"); }
+
+static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const Value *Sc = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL;
+    const char *sfx = suffix(n, Y->dtype, d);
+    if (!sfx) return -1;
+    const Shape *xs = &X->shape;
+    int a = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    GC_ASSERT(a >= 0);
+    int64_t outer = dims_prod(xs, 0, a), inner = dims_prod(xs, a, xs->rank);
+    /* Scale and B must repeat with a period dividing inner: their shape without
+     * leading 1s is a suffix of X.shape[axis:] */
+    int64_t period[2] = {1, 1};
+    const Value *par[2] = {Sc, B};
+    char sh[160];
+    for (int i = 0; i < 2; i++) {
+        if (!par[i]) continue;
+        const Shape *ps = &par[i]->shape;
+        int lead = 0;
+        while (lead < ps->rank && ps->dims[lead] == 1) lead++;
+        int ok = 1;
+        for (int k = lead; k < ps->rank; k++)
+            if (ps->dims[k] != xs->dims[xs->rank - ps->rank + k]) ok = 0;
+        if (!ok)
+            return diag_node_error(d, n, "the C backend supports input '%s' only when its shape (without leading 1s) is a suffix of X.shape[axis:], got %s",
+                                   i ? "B" : "Scale", ir_shape_str(ps, sh, sizeof sh));
+        period[i] = dims_prod(ps, lead, ps->rank);
+    }
+    for (int j = 1; j < n->n_out; j++)
+        if (n->out[j]->dtype != Y->dtype)
+            return diag_node_error(d, n, "the C backend supports output '%s' only with the dtype of X (%s), got %s",
+                                   j == 1 ? "Mean" : "InvStdDev", ir_dtype_name(Y->dtype),
+                                   ir_dtype_name(n->out[j]->dtype));
+    if (outer * inner == 0) return 0;
+    char eps[48];
+    float_lit(eps, sizeof eps, attr(n, "epsilon")->f, Y->dtype);
+    w_line(cgen_w(c), "gcrt_layernorm_%s(%lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %s, %s);", sfx,
+           (long long)outer, (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Sc), (long long)period[0],
+           B ? cgen_ptr(c, B) : "0", (long long)period[1], eps, cgen_ptr(c, Y),
+           n->n_out > 1 ? cgen_ptr(c, n->out[1]) : "0", n->n_out > 2 ? cgen_ptr(c, n->out[2]) : "0");
+    return 0;
+}
+
 const CgenEntry cgen_nn_entries[] = {
+    {OP_Conv, emit_conv},
+    {OP_MaxPool, emit_maxpool},
+    {OP_AveragePool, emit_avgpool},
+    {OP_GlobalAveragePool, emit_gap},
+    {OP_BatchNormalization, emit_batchnorm},
+    {OP_Softmax, emit_softmax},
+    {OP_LogSoftmax, emit_logsoftmax},
+    {OP_LayerNormalization, emit_layernorm},
     {-1, NULL},
 };

@@ -1,6 +1,393 @@
-/* emit_shape.c — C emitters for the shape family (placeholder: none yet). */
+/* emit_shape.c — C emitters for the shape / data-movement family.
+ *
+ * None of these ops computes, so every emitter moves raw elements of
+ * ir_dtype_size() bytes and serves every dtype. Shapes are static, so the
+ * emitter folds all index arithmetic into constants:
+ *  - Reshape, Flatten, Squeeze, Unsqueeze are one memcpy, skipped when the
+ *    memory plan put output and input at the same address (in-place);
+ *  - Transpose, Slice, Expand, Concat and Split are box copies described by
+ *    (dims, destination strides, source strides, source offset). emit_copy
+ *    first drops size-1 axes and merges axes that are contiguous on both
+ *    sides, so most of them become one memcpy or a short gcrt_strided_copy;
+ *  - Gather and Pad call their runtime kernels (runtime/gcrt_shape.c);
+ *  - Shape stores its known dims; Constant copies a `static const` byte
+ *    array holding the value's exact little-endian bytes.
+ * Slice's start/step computation mirrors slice_plan in ir/ops/shape.c and
+ * works from the already-inferred output shape.
+ */
 #include "cgen.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPR_CAP 256
+#define MAX_LIST 64
+
+/* Copies cgen_ptr(c, v) into buf (the core's string may not outlive calls). */
+static const char *ptr_name(Cgen *c, const Value *v, char *buf)
+{
+    snprintf(buf, EXPR_CAP, "%s", cgen_ptr(c, v));
+    return buf;
+}
+
+/* "p" or "p + off" */
+static const char *ptr_off(Cgen *c, const Value *v, int64_t off, char *buf)
+{
+    if (off == 0) return ptr_name(c, v, buf);
+    snprintf(buf, EXPR_CAP, "%s + %lld", cgen_ptr(c, v), (long long)off);
+    return buf;
+}
+
+/* The node's attribute `key` (present in its op's schema). */
+static const AttrVal *attr(const Node *n, const char *key)
+{
+    int i = ir_attr_index(n, key);
+    GC_ASSERT(i >= 0);
+    return &n->attrs[i];
+}
+
+static void contiguous_strides(const Shape *s, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= s->dims[i];
+    }
+}
+
+/* Whether n's output 0 is empty: writes a comment and touches no tensor
+ * (an untouched tensor gets no declaration, so no unused variable). */
+static int empty_out(Cgen *c, const Node *n)
+{
+    if (ir_numel(&n->out[0]->shape) != 0) return 0;
+    w_line(cgen_w(c), "/* empty output */");
+    return 1;
+}
+
+/* Writes `static const int64_t NAME[] = {...};` (n >= 1). */
+static void emit_i64_array(Writer *w, const char *name, const int64_t *v, int n)
+{
+    w_printf(w, "static const int64_t %s[%d] = {", name, n);
+    for (int i = 0; i < n; i++) w_printf(w, "%s%lld", i ? ", " : "", (long long)v[i]);
+    w_printf(w, "};\n");
+}
+
+/* Emits a box copy: element i of the box `dims` goes from src + sum(i*sst)
+ * to dst + sum(i*dst_st); dst and src are pointer expressions. */
+static void emit_copy(Cgen *c, const char *dst, const char *src, int rank, const int64_t *dims, const int64_t *dst_st,
+                      const int64_t *src_st, size_t esize)
+{
+    Writer *w = cgen_w(c);
+    int64_t md[IR_MAX_RANK], mdst[IR_MAX_RANK], msrc[IR_MAX_RANK];
+    int r = 0;
+    for (int k = 0; k < rank; k++) {
+        if (dims[k] == 0) {
+            w_line(w, "/* empty copy */");
+            return;
+        }
+        if (dims[k] == 1) continue;
+        if (r > 0 && mdst[r - 1] == dst_st[k] * dims[k] && msrc[r - 1] == src_st[k] * dims[k]) {
+            md[r - 1] *= dims[k];
+            mdst[r - 1] = dst_st[k];
+            msrc[r - 1] = src_st[k];
+            continue;
+        }
+        md[r] = dims[k];
+        mdst[r] = dst_st[k];
+        msrc[r] = src_st[k];
+        r++;
+    }
+    if (r == 0) {
+        w_line(w, "memcpy(%s, %s, %zu);", dst, src, esize);
+        return;
+    }
+    if (r == 1 && mdst[0] == 1 && msrc[0] == 1) {
+        w_line(w, "memcpy(%s, %s, %lld);", dst, src, (long long)(md[0] * (int64_t)esize));
+        return;
+    }
+    char nd[64], nds[64], nss[64];
+    snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "dims"));
+    snprintf(nds, sizeof nds, "%s", cgen_tmp(c, "dst_st"));
+    snprintf(nss, sizeof nss, "%s", cgen_tmp(c, "src_st"));
+    w_line(w, "{");
+    w->indent++;
+    emit_i64_array(w, nd, md, r);
+    emit_i64_array(w, nds, mdst, r);
+    emit_i64_array(w, nss, msrc, r);
+    w_line(w, "gcrt_strided_copy(%s, %s, %s, %s, %s, %d, %zu);", dst, nds, src, nss, nd, r, esize);
+    w->indent--;
+    w_line(w, "}");
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze: same bytes, new shape. */
+static int emit_alias_copy(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    int64_t bytes = ir_numel(&y->shape) * (int64_t)ir_dtype_size(y->dtype);
+    if (bytes == 0) {
+        w_line(w, "/* empty tensor */");
+        return 0;
+    }
+    char bx[EXPR_CAP], by[EXPR_CAP];
+    ptr_name(c, x, bx);
+    ptr_name(c, y, by);
+    w_line(w, "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %lld);", by, bx, by, bx, (long long)bytes);
+    return 0;
+}
+
+static int emit_transpose(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n)) return 0;
+    (void)d;
+    const Value *x = n->in[0], *y = n->out[0];
+    int r = x->shape.rank, perm[IR_MAX_RANK];
+    const AttrVal *a = attr(n, "perm");
+    for (int i = 0; i < r; i++) perm[i] = a->set ? (int)a->ints[i] : r - 1 - i;
+    int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
+    contiguous_strides(&x->shape, ist);
+    contiguous_strides(&y->shape, ost);
+    for (int i = 0; i < r; i++) sst[i] = ist[perm[i]];
+    char bx[EXPR_CAP], by[EXPR_CAP];
+    emit_copy(c, ptr_name(c, y, by), ptr_name(c, x, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
+    return 0;
+}
+
+static int emit_concat(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *y = n->out[0];
+    const Shape *os = &y->shape;
+    int ax = ir_norm_axis(attr(n, "axis")->i, os->rank);
+    int64_t outer = 1, inner = 1, off = 0;
+    for (int k = 0; k < ax; k++) outer *= os->dims[k];
+    for (int k = ax + 1; k < os->rank; k++) inner *= os->dims[k];
+    int64_t orow = os->dims[ax] * inner;
+    for (int i = 0; i < n->n_in; i++) {
+        int64_t row = n->in[i]->shape.dims[ax] * inner;
+        int64_t dims[2] = {outer, row}, dst_st[2] = {orow, 1}, src_st[2] = {row, 1};
+        char bx[EXPR_CAP], by[EXPR_CAP];
+        if (row > 0 && outer > 0)
+            emit_copy(c, ptr_off(c, y, off, by), ptr_name(c, n->in[i], bx), 2, dims, dst_st, src_st, ir_dtype_size(y->dtype));
+        off += row;
+    }
+    return 0;
+}
+
+static int emit_split(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *x = n->in[0];
+    const Shape *xs = &x->shape;
+    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int64_t outer = 1, inner = 1, off = 0;
+    for (int k = 0; k < ax; k++) outer *= xs->dims[k];
+    for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
+    int64_t irow = xs->dims[ax] * inner;
+    for (int i = 0; i < n->n_out; i++) {
+        int64_t row = n->out[i]->shape.dims[ax] * inner;
+        int64_t dims[2] = {outer, row}, dst_st[2] = {row, 1}, src_st[2] = {irow, 1};
+        char bx[EXPR_CAP], by[EXPR_CAP];
+        if (row > 0 && outer > 0)
+            emit_copy(c, ptr_name(c, n->out[i], by), ptr_off(c, x, off, bx), 2, dims, dst_st, src_st, ir_dtype_size(x->dtype));
+        off += row;
+    }
+    return 0;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static int read_list(const Value *v, int64_t *out, int fill_from, int n_fill, int64_t fill)
+{
+    if (v) return ir_const_ints(v, out, MAX_LIST);
+    for (int i = 0; i < n_fill; i++) out[i] = fill_from ? i : fill;
+    return n_fill;
+}
+
+static int emit_slice(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n)) return 0;
+    const Value *x = n->in[0], *y = n->out[0];
+    int r = x->shape.rank;
+    int64_t starts[MAX_LIST], ends[MAX_LIST], axes[MAX_LIST], steps[MAX_LIST];
+    int ns = ir_const_ints(n->in[1], starts, MAX_LIST);
+    if (ns < 0 || ir_const_ints(n->in[2], ends, MAX_LIST) != ns ||
+        read_list(n->n_in > 3 ? n->in[3] : NULL, axes, 1, ns, 0) != ns ||
+        read_list(n->n_in > 4 ? n->in[4] : NULL, steps, 0, ns, 1) != ns)
+        return diag_node_error(d, n, "Slice parameters must be constant (run shape inference first)");
+    int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], off = 0;
+    contiguous_strides(&x->shape, ist);
+    contiguous_strides(&y->shape, ost);
+    for (int k = 0; k < r; k++) sst[k] = ist[k];
+    for (int i = 0; i < ns; i++) {
+        int ax = ir_norm_axis(axes[i], r);
+        int64_t step = steps[i], dim = x->shape.dims[ax], s = starts[i];
+        if (s < 0) s += dim;
+        s = step > 0 ? clamp64(s, 0, dim) : clamp64(s, 0, dim - 1);
+        sst[ax] = ist[ax] * step;
+        if (y->shape.dims[ax] > 0) off += s * ist[ax];
+    }
+    char bx[EXPR_CAP], by[EXPR_CAP];
+    emit_copy(c, ptr_name(c, y, by), ptr_off(c, x, off, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
+    return 0;
+}
+
+static int emit_expand(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n)) return 0;
+    (void)d;
+    const Value *x = n->in[0], *y = n->out[0];
+    const Shape *xs = &x->shape, *os = &y->shape;
+    int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
+    contiguous_strides(xs, ist);
+    contiguous_strides(os, ost);
+    for (int k = 0; k < os->rank; k++) {
+        int j = k - (os->rank - xs->rank);
+        sst[k] = j < 0 || xs->dims[j] == 1 ? 0 : ist[j];
+    }
+    char bx[EXPR_CAP], by[EXPR_CAP];
+    emit_copy(c, ptr_name(c, y, by), ptr_name(c, x, bx), os->rank, os->dims, ost, sst, ir_dtype_size(x->dtype));
+    return 0;
+}
+
+static int emit_gather(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n)) return 0;
+    (void)d;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int64_t outer = 1, inner = 1, ni = ir_numel(&ind->shape);
+    for (int k = 0; k < ax; k++) outer *= xs->dims[k];
+    for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
+    if (ir_numel(&y->shape) == 0) {
+        w_line(w, "/* empty gather */");
+        return 0;
+    }
+    char bx[EXPR_CAP], bi[EXPR_CAP], by[EXPR_CAP];
+    w_line(w, "gcrt_gather_%s(%s, %s, %zu, %lld, %lld, %lld, %s, %lld);", ind->dtype == DT_I32 ? "i32" : "i64",
+           ptr_name(c, y, by), ptr_name(c, x, bx), ir_dtype_size(x->dtype), (long long)outer, (long long)xs->dims[ax],
+           (long long)inner, ptr_name(c, ind, bi), (long long)ni);
+    return 0;
+}
+
+static int emit_pad(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    int r = x->shape.rank;
+    int64_t pads[MAX_LIST];
+    if (ir_const_ints(n->in[1], pads, MAX_LIST) != 2 * r)
+        return diag_node_error(d, n, "Pad pads must be constant (run shape inference first)");
+    const char *ms = attr(n, "mode")->s;
+    int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : 0;
+    char bx[EXPR_CAP], by[EXPR_CAP], bc[EXPR_CAP];
+    ptr_name(c, x, bx);
+    ptr_name(c, y, by);
+    if (n->n_in > 2 && n->in[2]) ptr_name(c, n->in[2], bc);
+    else snprintf(bc, sizeof bc, "(const void *)0");
+    if (ir_numel(&y->shape) == 0) {
+        w_line(w, "/* empty pad */");
+        return 0;
+    }
+    if (r == 0) {
+        w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
+        return 0;
+    }
+    char ni[64], no[64], np[64];
+    snprintf(ni, sizeof ni, "%s", cgen_tmp(c, "in_dims"));
+    snprintf(no, sizeof no, "%s", cgen_tmp(c, "out_dims"));
+    snprintf(np, sizeof np, "%s", cgen_tmp(c, "pad_begin"));
+    w_line(w, "{");
+    w->indent++;
+    emit_i64_array(w, ni, x->shape.dims, r);
+    emit_i64_array(w, no, y->shape.dims, r);
+    emit_i64_array(w, np, pads, r);
+    w_line(w, "gcrt_pad(%s, %s, %s, %zu, %d, %s, %s, %s, %d);", by, bx, bc, ir_dtype_size(x->dtype), r, ni, no, np, mode);
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+static int emit_shape(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n)) return 0;
+    (void)d;
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    int r = n->in[0]->shape.rank;
+    int64_t s = attr(n, "start")->i;
+    if (s < 0) s += r;
+    s = clamp64(s, 0, r);
+    char by[EXPR_CAP];
+    ptr_name(c, y, by);
+    if (y->shape.dims[0] == 0) w_line(w, "/* empty shape slice */");
+    for (int64_t i = 0; i < y->shape.dims[0]; i++)
+        w_line(w, "%s[%lld] = (int64_t)%lldLL;", by, (long long)i, (long long)n->in[0]->shape.dims[s + i]);
+    return 0;
+}
+
+static int emit_constant(Cgen *c, const Node *n, Diag *d)
+{
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    int64_t cnt = ir_numel(&y->shape);
+    size_t es = ir_dtype_size(y->dtype);
+    if (cnt == 0) {
+        w_line(w, "/* empty constant */");
+        return 0;
+    }
+    /* Encode the value in its dtype, exactly as the interpreter would. */
+    double *vals = calloc((size_t)cnt, sizeof(double));
+    unsigned char *bytes = calloc((size_t)cnt, es);
+    if (!vals || !bytes) {
+        free(vals);
+        free(bytes);
+        return diag_node_error(d, n, "out of memory emitting a constant");
+    }
+    const OpDesc *od = ir_op(n->op);
+    const double *noin[1] = {NULL};
+    double *outs[1] = {vals};
+    int rc = od->eval(n, noin, outs, d);
+    const AttrVal *tv = attr(n, "value");
+    if (!rc && tv->set && tv->t.dtype == y->dtype && tv->t.nbytes == (size_t)cnt * es) memcpy(bytes, tv->t.data, tv->t.nbytes);
+    else if (!rc)
+        for (int64_t i = 0; i < cnt; i++) ir_store_f64(y->dtype, bytes, (size_t)i, vals[i]);
+    if (!rc) {
+        char name[64], by[EXPR_CAP];
+        snprintf(name, sizeof name, "%s", cgen_tmp(c, "cst"));
+        size_t nb = (size_t)cnt * es;
+        w_line(w, "{");
+        w->indent++;
+        w_printf(w, "static const unsigned char %s[%zu] = {", name, nb);
+        for (size_t i = 0; i < nb; i++) w_printf(w, "%s%s%u", i ? "," : "", i % 16 == 0 ? "\n    " : "", bytes[i]);
+        w_printf(w, "};\n");
+        w_line(w, "memcpy(%s, %s, %zu);", ptr_name(c, y, by), name, nb);
+        w->indent--;
+        w_line(w, "}");
+    }
+    free(vals);
+    free(bytes);
+    return rc;
+}
+
 const CgenEntry cgen_shape_entries[] = {
+    {OP_Reshape, emit_alias_copy},
+    {OP_Flatten, emit_alias_copy},
+    {OP_Squeeze, emit_alias_copy},
+    {OP_Unsqueeze, emit_alias_copy},
+    {OP_Transpose, emit_transpose},
+    {OP_Concat, emit_concat},
+    {OP_Split, emit_split},
+    {OP_Slice, emit_slice},
+    {OP_Expand, emit_expand},
+    {OP_Gather, emit_gather},
+    {OP_Pad, emit_pad},
+    {OP_Shape, emit_shape},
+    {OP_Constant, emit_constant},
     {-1, NULL},
 };

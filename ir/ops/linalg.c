@@ -1,5 +1,224 @@
-/* linalg.c — operator descriptions of the linalg family (placeholder: names only). */
+/* linalg.c — operator descriptions of the linear-algebra family: MatMul and
+ * Gemm (ONNX opset 17 semantics).
+ *
+ * MatMul follows numpy.matmul: a 1-D A is promoted to [1,K] and a 1-D B to
+ * [K,1], the promoted dim is removed from the result again, and the batch
+ * dims (all but the last two) broadcast with numpy rules. Gemm is the 2-D
+ * Y = alpha * op(A) * op(B) + beta * C with C (optional) unidirectionally
+ * broadcast to [M,N]. Reference evaluations accumulate in double.
+ */
 #include "../op.h"
 
-const OpDesc op_MatMul = {.name = "MatMul", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Gemm = {.name = "Gemm", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+#include <stdio.h>
+#include <string.h>
+
+/* ---- shared checks ------------------------------------------------------ */
+
+/* Both inputs numeric (not bool) and of the same dtype. */
+static int check_same_numeric(Node *n, Diag *d, int i0, int i1)
+{
+    const OpDesc *od = ir_op(n->op);
+    const Value *a = n->in[i0], *b = n->in[i1];
+    if (a->dtype == DT_BOOL || a->dtype == DT_UNDEF)
+        return diag_node_error(d, n, "input '%s' has dtype %s; expected a numeric type",
+                               od->in_names[i0], ir_dtype_name(a->dtype));
+    if (b->dtype != a->dtype)
+        return diag_node_error(d, n, "input '%s' has dtype %s but input '%s' has %s",
+                               od->in_names[i1], ir_dtype_name(b->dtype), od->in_names[i0],
+                               ir_dtype_name(a->dtype));
+    return 0;
+}
+
+/* ---- MatMul ------------------------------------------------------------- */
+
+static const char *const matmul_in[] = {"A", "B"};
+static const char *const one_out_Y[] = {"Y"};
+
+/* The matmul geometry: batch shape (broadcast), M, K, N and the output. */
+typedef struct MatMulDims {
+    Shape batch;
+    int64_t M, K, N;
+    Shape out;
+} MatMulDims;
+
+static int matmul_dims(const Node *n, MatMulDims *md, Diag *d)
+{
+    const Shape *a = &n->in[0]->shape, *b = &n->in[1]->shape;
+    char sa[160], sb[160];
+    if (a->rank < 1) return diag_node_error(d, n, "input 'A' must have rank >= 1, got a scalar");
+    if (b->rank < 1) return diag_node_error(d, n, "input 'B' must have rank >= 1, got a scalar");
+    int64_t ka = a->dims[a->rank - 1];
+    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    if (ka != kb)
+        return diag_node_error(d, n,
+                               "input 'A' shape %s and input 'B' shape %s: inner dimensions differ (%lld vs %lld)",
+                               ir_shape_str(a, sa, sizeof sa), ir_shape_str(b, sb, sizeof sb),
+                               (long long)ka, (long long)kb);
+    md->K = ka;
+    md->M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+    md->N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    Shape ba = ir_shape(a->rank > 2 ? a->rank - 2 : 0, a->dims);
+    Shape bb = ir_shape(b->rank > 2 ? b->rank - 2 : 0, b->dims);
+    if (ir_broadcast(&ba, &bb, &md->batch))
+        return diag_node_error(d, n,
+                               "input 'A' shape %s and input 'B' shape %s: batch dimensions do not broadcast",
+                               ir_shape_str(a, sa, sizeof sa), ir_shape_str(b, sb, sizeof sb));
+    md->out = md->batch;
+    if (a->rank > 1) md->out.dims[md->out.rank++] = md->M;
+    if (b->rank > 1) md->out.dims[md->out.rank++] = md->N;
+    return 0;
+}
+
+static int matmul_infer(Node *n, Diag *d)
+{
+    MatMulDims md;
+    if (check_same_numeric(n, d, 0, 1)) return -1;
+    if (matmul_dims(n, &md, d)) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, &md.out);
+    return 0;
+}
+
+/* Element strides of a batch operand aligned to the broadcast batch shape
+ * (0 along broadcast dims); `mat` is the size of one matrix. */
+static void batch_strides(const Shape *s, int nbatch_own, const Shape *batch, int64_t mat,
+                          int64_t *st)
+{
+    int64_t acc = mat;
+    for (int k = batch->rank - 1; k >= 0; k--) {
+        int own = k - (batch->rank - nbatch_own);
+        if (own < 0) { st[k] = 0; continue; }
+        st[k] = s->dims[own] == 1 ? 0 : acc;
+        acc *= s->dims[own];
+    }
+}
+
+static int matmul_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    MatMulDims md;
+    if (matmul_dims(n, &md, d)) return -1;
+    const Shape *a = &n->in[0]->shape, *b = &n->in[1]->shape;
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
+    batch_strides(a, a->rank > 2 ? a->rank - 2 : 0, &md.batch, md.M * md.K, sa);
+    batch_strides(b, b->rank > 2 ? b->rank - 2 : 0, &md.batch, md.K * md.N, sb);
+    int64_t nb = ir_numel(&md.batch);
+    for (int64_t bi = 0; bi < nb; bi++) {
+        int64_t oa = 0, ob = 0;
+        for (int k = 0; k < md.batch.rank; k++) { oa += idx[k] * sa[k]; ob += idx[k] * sb[k]; }
+        const double *A = in[0] + oa, *B = in[1] + ob;
+        double *Y = out[0] + bi * md.M * md.N;
+        for (int64_t i = 0; i < md.M; i++)
+            for (int64_t j = 0; j < md.N; j++) {
+                double s = 0;
+                for (int64_t k = 0; k < md.K; k++) s += A[i * md.K + k] * B[k * md.N + j];
+                Y[i * md.N + j] = s;
+            }
+        for (int k = md.batch.rank - 1; k >= 0; k--) {
+            if (++idx[k] < md.batch.dims[k]) break;
+            idx[k] = 0;
+        }
+    }
+    return 0;
+}
+
+const OpDesc op_MatMul = {
+    .name = "MatMul",
+    .min_in = 2, .max_in = 2, .in_names = matmul_in,
+    .min_out = 1, .max_out = 1, .out_names = one_out_Y,
+    .infer = matmul_infer,
+    .eval = matmul_eval,
+};
+
+/* ---- Gemm --------------------------------------------------------------- */
+
+static const char *const gemm_in[] = {"A", "B", "C"};
+enum { GEMM_ALPHA, GEMM_BETA, GEMM_TRANS_A, GEMM_TRANS_B };
+static const AttrSpec gemm_attrs[] = {
+    {"alpha", ATTR_FLOAT, "1.0", 0},
+    {"beta", ATTR_FLOAT, "1.0", 0},
+    {"transA", ATTR_INT, "0", 0},
+    {"transB", ATTR_INT, "0", 0},
+};
+
+static int gemm_dims(const Node *n, int64_t *M, int64_t *N, int64_t *K, Diag *d)
+{
+    const Shape *a = &n->in[0]->shape, *b = &n->in[1]->shape;
+    char sa[160], sb[160];
+    int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
+    if (a->rank != 2)
+        return diag_node_error(d, n, "input 'A' must be 2-D, got shape %s", ir_shape_str(a, sa, sizeof sa));
+    if (b->rank != 2)
+        return diag_node_error(d, n, "input 'B' must be 2-D, got shape %s", ir_shape_str(b, sb, sizeof sb));
+    *M = a->dims[ta ? 1 : 0];
+    *K = a->dims[ta ? 0 : 1];
+    int64_t kb = b->dims[tb ? 1 : 0];
+    *N = b->dims[tb ? 0 : 1];
+    if (*K != kb)
+        return diag_node_error(d, n,
+                               "input 'A' shape %s (transA=%d) and input 'B' shape %s (transB=%d): inner dimensions differ (%lld vs %lld)",
+                               ir_shape_str(a, sa, sizeof sa), ta, ir_shape_str(b, sb, sizeof sb), tb,
+                               (long long)*K, (long long)kb);
+    if (n->n_in > 2 && n->in[2]) {
+        const Shape *c = &n->in[2]->shape;
+        int64_t want[2] = {*M, *N};
+        int ok = c->rank <= 2;
+        for (int k = 0; ok && k < c->rank; k++) {
+            int64_t cd = c->dims[c->rank - 1 - k], wd = want[1 - k];
+            if (cd != 1 && cd != wd) ok = 0;
+        }
+        if (!ok) {
+            Shape ws = ir_shape(2, want);
+            return diag_node_error(d, n, "input 'C' shape %s does not broadcast to the output shape %s",
+                                   ir_shape_str(c, sa, sizeof sa), ir_shape_str(&ws, sb, sizeof sb));
+        }
+    }
+    return 0;
+}
+
+static int gemm_infer(Node *n, Diag *d)
+{
+    int64_t M, N, K;
+    if (check_same_numeric(n, d, 0, 1)) return -1;
+    if (n->n_in > 2 && n->in[2] && check_same_numeric(n, d, 0, 2)) return -1;
+    if (gemm_dims(n, &M, &N, &K, d)) return -1;
+    int64_t od[2] = {M, N};
+    Shape os = ir_shape(2, od);
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+static int gemm_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int64_t M, N, K;
+    if (gemm_dims(n, &M, &N, &K, d)) return -1;
+    int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
+    double alpha = n->attrs[GEMM_ALPHA].f, beta = n->attrs[GEMM_BETA].f;
+    const double *C = n->n_in > 2 ? in[2] : NULL;
+    int64_t crs = 0, ccs = 0;
+    if (C) {
+        const Shape *c = &n->in[2]->shape;
+        if (c->rank >= 1 && c->dims[c->rank - 1] != 1) ccs = 1;
+        if (c->rank == 2 && c->dims[0] != 1) crs = c->dims[1];
+    }
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double av = ta ? in[0][k * M + i] : in[0][i * K + k];
+                double bv = tb ? in[1][j * K + k] : in[1][k * N + j];
+                s += av * bv;
+            }
+            s *= alpha;
+            if (C) s += beta * C[i * crs + j * ccs];
+            out[0][i * N + j] = s;
+        }
+    return 0;
+}
+
+const OpDesc op_Gemm = {
+    .name = "Gemm",
+    .min_in = 2, .max_in = 3, .in_names = gemm_in,
+    .min_out = 1, .max_out = 1, .out_names = one_out_Y,
+    .attrs = gemm_attrs, .n_attrs = 4,
+    .infer = gemm_infer,
+    .eval = gemm_eval,
+};

@@ -1,11 +1,707 @@
-/* nn.c — operator descriptions of the nn family (placeholder: names only). */
+/* nn.c — operator descriptions of the neural-network family: Conv, MaxPool,
+ * AveragePool, GlobalAveragePool, BatchNormalization (inference), Softmax,
+ * LogSoftmax and LayerNormalization, with ONNX opset 17 semantics.
+ *
+ * Conv and the two windowed pools share one geometry routine (window_geo)
+ * that validates kernel_shape/strides/dilations/pads/auto_pad against X
+ * and computes, per spatial dim, the kernel, stride, dilation, resolved
+ * leading/trailing pads and output size. Shape inference, the reference
+ * evaluation, the workspace facet and the C emitter (through
+ * ir_nn_window_geometry) all read the same numbers, so they cannot
+ * disagree.
+ *
+ * Output size per spatial dim with effective kernel ek = (k-1)*dilation+1:
+ *   NOTSET/VALID: floor((in + pb + pe - ek) / s) + 1, or with ceil_mode
+ *                 ceil(...) + 1 minus one when the last window would start
+ *                 past the input and leading padding (PyTorch/onnxruntime rule);
+ *   SAME_*:       ceil(in / s), total pad max(0, (out-1)*s + ek - in), split
+ *                 evenly with the odd unit at the end (UPPER) or begin (LOWER).
+ * AveragePool divides by the taps inside the input, or with count_include_pad
+ * by the taps inside the padded input (window clipped at in + pe).
+ *
+ * Reference evaluations work in double on any spatial rank.
+ */
 #include "../op.h"
 
-const OpDesc op_Conv = {.name = "Conv", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_MaxPool = {.name = "MaxPool", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_AveragePool = {.name = "AveragePool", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_GlobalAveragePool = {.name = "GlobalAveragePool", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_BatchNormalization = {.name = "BatchNormalization", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Softmax = {.name = "Softmax", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_LogSoftmax = {.name = "LogSoftmax", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_LayerNormalization = {.name = "LayerNormalization", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+#include <math.h>
+#include <string.h>
+
+/* ---- shared helpers ----------------------------------------------------- */
+
+static int check_float(const Node *n, int i, Diag *d)
+{
+    const Value *v = n->in[i];
+    if (!ir_dtype_is_float(v->dtype))
+        return diag_node_error(d, n, "input '%s' has dtype %s; expected a floating-point type",
+                               ir_op(n->op)->in_names[i], ir_dtype_name(v->dtype));
+    return 0;
+}
+
+/* Input i has the dtype of input 0. */
+static int check_same_dtype(const Node *n, int i, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    if (n->in[i]->dtype != n->in[0]->dtype)
+        return diag_node_error(d, n, "input '%s' has dtype %s but input '%s' has %s", od->in_names[i],
+                               ir_dtype_name(n->in[i]->dtype), od->in_names[0],
+                               ir_dtype_name(n->in[0]->dtype));
+    return 0;
+}
+
+/* Input i is a vector of length c (per-channel parameter). */
+static int check_vec(const Node *n, int i, int64_t c, const char *what, Diag *d)
+{
+    const Shape *s = &n->in[i]->shape;
+    char b1[160];
+    if (s->rank != 1 || s->dims[0] != c)
+        return diag_node_error(d, n, "input '%s' shape %s does not match the %lld %s (expected [%lld])",
+                               ir_op(n->op)->in_names[i], ir_shape_str(s, b1, sizeof b1), (long long)c,
+                               what, (long long)c);
+    return 0;
+}
+
+/* Advances a row-major multi-index; returns 0 after the last one. */
+static int next_index(int64_t *idx, const int64_t *dims, int r)
+{
+    for (int k = r - 1; k >= 0; k--) {
+        if (++idx[k] < dims[k]) return 1;
+        idx[k] = 0;
+    }
+    return 0;
+}
+
+static const char *ints_str(const int64_t *v, int n, char *buf, size_t cap)
+{
+    Shape s = ir_shape(n, v);
+    return ir_shape_str(&s, buf, cap);
+}
+
+/* ---- window geometry (Conv, MaxPool, AveragePool) ----------------------- */
+
+typedef struct Window {
+    int sr; /* spatial rank */
+    int64_t in[IR_MAX_RANK], k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK];
+    int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK], out[IR_MAX_RANK];
+} Window;
+
+/* Reads an optional ints attribute of length sr into v (default dflt);
+ * values must be >= minv. */
+static int window_ints(const Node *n, const char *key, int sr, int len, int64_t dflt, int64_t minv,
+                       int64_t *v, Diag *d)
+{
+    int ai = ir_attr_index(n, key);
+    for (int i = 0; i < len; i++) v[i] = dflt;
+    if (ai < 0 || !n->attrs[ai].set) return 0;
+    const AttrVal *a = &n->attrs[ai];
+    char b1[160];
+    if (a->n != len)
+        return diag_node_error(d, n, "attribute '%s' has %d values; expected %d (%s%d spatial dims of X)", key,
+                               a->n, len, len == 2 * sr ? "begin and end for each of " : "one for each of ",
+                               sr);
+    for (int i = 0; i < len; i++)
+        if (a->ints[i] < minv)
+            return diag_node_error(d, n, "attribute '%s' must be %s, got %s", key,
+                                   minv > 0 ? "positive" : "non-negative", ints_str(a->ints, a->n, b1, sizeof b1));
+    memcpy(v, a->ints, sizeof(int64_t) * (size_t)len);
+    return 0;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int window_geo(const Node *n, Window *w, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    char b1[160], b2[160];
+    int is_conv = n->op == OP_Conv;
+    if (xs->rank < 3)
+        return diag_node_error(d, n, "input 'X' must have rank >= 3 (N, C and at least one spatial dim), got shape %s",
+                               ir_shape_str(xs, b1, sizeof b1));
+    int sr = w->sr = xs->rank - 2;
+    for (int i = 0; i < sr; i++) w->in[i] = xs->dims[2 + i];
+    int ki = ir_attr_index(n, "kernel_shape");
+    const AttrVal *ka = &n->attrs[ki];
+    if (ka->set && ka->n != sr)
+        return diag_node_error(d, n, "attribute 'kernel_shape' has %d values but X has %d spatial dims", ka->n, sr);
+    if (is_conv) {
+        const Shape *ws = &n->in[1]->shape;
+        if (ws->rank != xs->rank)
+            return diag_node_error(d, n, "input 'W' must have rank %d (same as X), got shape %s", xs->rank,
+                                   ir_shape_str(ws, b1, sizeof b1));
+        for (int i = 0; i < sr; i++) w->k[i] = ws->dims[2 + i];
+        if (ka->set && memcmp(ka->ints, w->k, sizeof(int64_t) * (size_t)sr) != 0)
+            return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of input 'W'",
+                                   ints_str(ka->ints, ka->n, b1, sizeof b1), ints_str(w->k, sr, b2, sizeof b2));
+    } else {
+        if (!ka->set) return diag_node_error(d, n, "required attribute 'kernel_shape' is missing");
+        memcpy(w->k, ka->ints, sizeof(int64_t) * (size_t)sr);
+    }
+    for (int i = 0; i < sr; i++)
+        if (w->k[i] <= 0)
+            return diag_node_error(d, n, "kernel dims must be positive, got %s", ints_str(w->k, sr, b1, sizeof b1));
+    int64_t pads[2 * IR_MAX_RANK];
+    if (window_ints(n, "strides", sr, sr, 1, 1, w->s, d) ||
+        window_ints(n, "dilations", sr, sr, 1, 1, w->dl, d) ||
+        window_ints(n, "pads", sr, 2 * sr, 0, 0, pads, d))
+        return -1;
+    int ci = ir_attr_index(n, "ceil_mode");
+    int ceil_mode = ci >= 0 && n->attrs[ci].i != 0;
+    if (ci >= 0 && n->attrs[ci].i != 0 && n->attrs[ci].i != 1)
+        return diag_node_error(d, n, "attribute 'ceil_mode' must be 0 or 1, got %lld", (long long)n->attrs[ci].i);
+    const char *ap = n->attrs[ir_attr_index(n, "auto_pad")].s;
+    int same = 0, upper = 0;
+    if (strcmp(ap, "SAME_UPPER") == 0) same = upper = 1;
+    else if (strcmp(ap, "SAME_LOWER") == 0) same = 1;
+    else if (strcmp(ap, "VALID") != 0 && strcmp(ap, "NOTSET") != 0)
+        return diag_node_error(d, n, "attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '%s'", ap);
+    int pads_nonzero = 0;
+    for (int i = 0; i < 2 * sr; i++) pads_nonzero |= pads[i] != 0;
+    if (strcmp(ap, "NOTSET") != 0 && pads_nonzero)
+        return diag_node_error(d, n, "attribute 'pads' cannot be used together with auto_pad=%s", ap);
+    for (int i = 0; i < sr; i++) {
+        int64_t ek = (w->k[i] - 1) * w->dl[i] + 1;
+        if (same) {
+            w->out[i] = ceil_div(w->in[i], w->s[i]);
+            int64_t total = (w->out[i] - 1) * w->s[i] + ek - w->in[i];
+            if (total < 0) total = 0;
+            w->pb[i] = upper ? total / 2 : total - total / 2;
+            w->pe[i] = total - w->pb[i];
+        } else {
+            w->pb[i] = pads[i];
+            w->pe[i] = pads[sr + i];
+            int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ek;
+            if (span < 0)
+                return diag_node_error(d, n,
+                                       "output spatial dim %d would be empty: input %lld + pads %lld+%lld is smaller than the kernel extent %lld",
+                                       i, (long long)w->in[i], (long long)w->pb[i], (long long)w->pe[i], (long long)ek);
+            w->out[i] = (ceil_mode ? ceil_div(span, w->s[i]) : span / w->s[i]) + 1;
+            if (ceil_mode && (w->out[i] - 1) * w->s[i] >= w->in[i] + w->pb[i]) w->out[i]--;
+        }
+        if (w->out[i] <= 0)
+            return diag_node_error(d, n, "output spatial dim %d would be %lld (input %lld, kernel extent %lld, stride %lld)",
+                                   i, (long long)w->out[i], (long long)w->in[i], (long long)ek, (long long)w->s[i]);
+        if (!is_conv && (w->pb[i] >= ek || w->pe[i] >= ek))
+            return diag_node_error(d, n, "pads %lld+%lld along spatial dim %d must be smaller than the kernel extent %lld",
+                                   (long long)w->pb[i], (long long)w->pe[i], i, (long long)ek);
+    }
+    return 0;
+}
+
+/* For a shape-inferred Conv, MaxPool or AveragePool node: kernel, strides,
+ * dilations and resolved leading/trailing pads per spatial dim (arrays of
+ * IR_MAX_RANK). Returns the spatial rank, or -1 if the node is invalid. */
+int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
+                          int64_t *pad_begin, int64_t *pad_end)
+{
+    Window w;
+    if (window_geo(n, &w, NULL)) return -1;
+    size_t sz = sizeof(int64_t) * (size_t)w.sr;
+    memcpy(kernel, w.k, sz);
+    memcpy(strides, w.s, sz);
+    memcpy(dilations, w.dl, sz);
+    memcpy(pad_begin, w.pb, sz);
+    memcpy(pad_end, w.pe, sz);
+    return w.sr;
+}
+
+static void window_out_shape(const Node *n, const Window *w, int64_t channels, Shape *os)
+{
+    os->rank = w->sr + 2;
+    os->dims[0] = n->in[0]->shape.dims[0];
+    os->dims[1] = channels;
+    for (int i = 0; i < w->sr; i++) os->dims[2 + i] = w->out[i];
+}
+
+/* ---- Conv --------------------------------------------------------------- */
+
+static const char *const conv_in[] = {"X", "W", "B"};
+static const char *const conv_out[] = {"Y"};
+enum { CONV_AUTO_PAD, CONV_DILATIONS, CONV_GROUP, CONV_KERNEL_SHAPE, CONV_PADS, CONV_STRIDES };
+static const AttrSpec conv_attrs[] = {
+    {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    {"dilations", ATTR_INTS, NULL, 0},
+    {"group", ATTR_INT, "1", 0},
+    {"kernel_shape", ATTR_INTS, NULL, 0},
+    {"pads", ATTR_INTS, NULL, 0},
+    {"strides", ATTR_INTS, NULL, 0},
+};
+
+static int conv_infer(Node *n, Diag *d)
+{
+    Window w;
+    char b1[160];
+    if (check_float(n, 0, d) || check_same_dtype(n, 1, d)) return -1;
+    if (n->n_in > 2 && n->in[2] && check_same_dtype(n, 2, d)) return -1;
+    if (window_geo(n, &w, d)) return -1;
+    const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
+    int64_t group = n->attrs[CONV_GROUP].i, C = xs->dims[1], M = ws->dims[0];
+    if (group <= 0) return diag_node_error(d, n, "attribute 'group' must be positive, got %lld", (long long)group);
+    if (C % group != 0)
+        return diag_node_error(d, n, "input 'X' has %lld channels, which group=%lld does not divide", (long long)C,
+                               (long long)group);
+    if (M % group != 0)
+        return diag_node_error(d, n, "input 'W' shape %s has %lld output channels, which group=%lld does not divide",
+                               ir_shape_str(ws, b1, sizeof b1), (long long)M, (long long)group);
+    if (ws->dims[1] != C / group)
+        return diag_node_error(d, n, "input 'W' has %lld input channels per group but X has %lld channels and group=%lld (expects %lld)",
+                               (long long)ws->dims[1], (long long)C, (long long)group, (long long)(C / group));
+    if (n->n_in > 2 && n->in[2] && check_vec(n, 2, M, "output channels of W", d)) return -1;
+    Shape os;
+    window_out_shape(n, &w, M, &os);
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+static int conv_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    Window w;
+    if (window_geo(n, &w, d)) return -1;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t N = xs->dims[0], C = xs->dims[1], M = n->in[1]->shape.dims[0];
+    int64_t group = n->attrs[CONV_GROUP].i, Cg = C / group, Mg = M / group;
+    int64_t plane = 1, P = 1, KP = 1;
+    for (int i = 0; i < w.sr; i++) { plane *= w.in[i]; P *= w.out[i]; KP *= w.k[i]; }
+    const double *B = n->n_in > 2 ? in[2] : NULL;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t m = 0; m < M; m++) {
+            int64_t c0 = (m / (Mg ? Mg : 1)) * Cg;
+            int64_t o[IR_MAX_RANK] = {0};
+            for (int64_t p = 0; p < P; p++, next_index(o, w.out, w.sr)) {
+                double acc = B ? B[m] : 0;
+                for (int64_t c = 0; c < Cg; c++) {
+                    const double *x = in[0] + (b * C + c0 + c) * plane;
+                    const double *wt = in[1] + (m * Cg + c) * KP;
+                    int64_t t[IR_MAX_RANK] = {0};
+                    for (int64_t kp = 0; kp < KP; kp++, next_index(t, w.k, w.sr)) {
+                        int64_t off = 0, ok = 1;
+                        for (int i = 0; i < w.sr && ok; i++) {
+                            int64_t pos = o[i] * w.s[i] - w.pb[i] + t[i] * w.dl[i];
+                            ok = pos >= 0 && pos < w.in[i];
+                            off = off * w.in[i] + pos;
+                        }
+                        if (ok) acc += x[off] * wt[kp];
+                    }
+                }
+                out[0][(b * M + m) * P + p] = acc;
+            }
+        }
+    return 0;
+}
+
+/* im2col scratch of the C kernel: none for pointwise or depthwise convs. */
+static size_t conv_workspace(const Node *n)
+{
+    Window w;
+    if (window_geo(n, &w, NULL)) return 0;
+    int64_t Cg = n->in[1]->shape.dims[1], KP = 1, P = 1;
+    int pointwise = 1;
+    for (int i = 0; i < w.sr; i++) {
+        KP *= w.k[i];
+        P *= w.out[i];
+        if (w.k[i] != 1 || w.s[i] != 1 || w.pb[i] != 0 || w.pe[i] != 0) pointwise = 0;
+    }
+    if (pointwise || Cg == 1) return 0;
+    return (size_t)(Cg * KP * P) * ir_dtype_size(n->in[0]->dtype);
+}
+
+const OpDesc op_Conv = {
+    .name = "Conv",
+    .min_in = 2, .max_in = 3, .in_names = conv_in,
+    .min_out = 1, .max_out = 1, .out_names = conv_out,
+    .attrs = conv_attrs, .n_attrs = 6,
+    .infer = conv_infer,
+    .workspace = conv_workspace,
+    .eval = conv_eval,
+};
+
+/* ---- MaxPool / AveragePool ---------------------------------------------- */
+
+static const char *const pool_in[] = {"X"};
+static const char *const maxpool_out[] = {"Y", "Indices"};
+enum { MAXPOOL_AUTO_PAD, MAXPOOL_CEIL_MODE, MAXPOOL_DILATIONS, MAXPOOL_KERNEL_SHAPE, MAXPOOL_PADS,
+       MAXPOOL_STORAGE_ORDER, MAXPOOL_STRIDES };
+static const AttrSpec maxpool_attrs[] = {
+    {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    {"ceil_mode", ATTR_INT, "0", 0},
+    {"dilations", ATTR_INTS, NULL, 0},
+    {"kernel_shape", ATTR_INTS, NULL, 1},
+    {"pads", ATTR_INTS, NULL, 0},
+    {"storage_order", ATTR_INT, "0", 0},
+    {"strides", ATTR_INTS, NULL, 0},
+};
+
+static int pool_infer(Node *n, Diag *d)
+{
+    Window w;
+    if (check_float(n, 0, d)) return -1;
+    if (n->n_out > 1)
+        return diag_node_error(d, n, "output 'Indices' is not supported (only the pooled values Y)");
+    if (window_geo(n, &w, d)) return -1;
+    Shape os;
+    window_out_shape(n, &w, n->in[0]->shape.dims[1], &os);
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+/* Shared pooling reference: max (is_max) or mean of each window. */
+static int pool_eval(const Node *n, const double *const *in, double *const *out, Diag *d, int is_max,
+                     int count_include_pad)
+{
+    Window w;
+    if (window_geo(n, &w, d)) return -1;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t NC = xs->dims[0] * xs->dims[1], plane = 1, P = 1, KP = 1;
+    for (int i = 0; i < w.sr; i++) { plane *= w.in[i]; P *= w.out[i]; KP *= w.k[i]; }
+    for (int64_t q = 0; q < NC; q++) {
+        const double *x = in[0] + q * plane;
+        int64_t o[IR_MAX_RANK] = {0};
+        for (int64_t p = 0; p < P; p++, next_index(o, w.out, w.sr)) {
+            double acc = is_max ? -INFINITY : 0, cnt = 1;
+            int64_t t[IR_MAX_RANK] = {0};
+            for (int64_t kp = 0; kp < KP; kp++, next_index(t, w.k, w.sr)) {
+                int64_t off = 0, ok = 1;
+                for (int i = 0; i < w.sr && ok; i++) {
+                    int64_t pos = o[i] * w.s[i] - w.pb[i] + t[i] * w.dl[i];
+                    ok = pos >= 0 && pos < w.in[i];
+                    off = off * w.in[i] + pos;
+                }
+                if (!ok) continue;
+                if (is_max) { if (x[off] > acc) acc = x[off]; }
+                else acc += x[off];
+            }
+            if (!is_max) {
+                for (int i = 0; i < w.sr; i++) {
+                    int64_t s = o[i] * w.s[i] - w.pb[i], e = s + w.k[i];
+                    int64_t lim = count_include_pad ? w.in[i] + w.pe[i] : w.in[i];
+                    int64_t lo = count_include_pad ? s : (s < 0 ? 0 : s);
+                    cnt *= (double)((e < lim ? e : lim) - lo);
+                }
+                acc /= cnt;
+            }
+            out[0][q * P + p] = acc;
+        }
+    }
+    return 0;
+}
+
+static int maxpool_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    return pool_eval(n, in, out, d, 1, 0);
+}
+
+const OpDesc op_MaxPool = {
+    .name = "MaxPool",
+    .min_in = 1, .max_in = 1, .in_names = pool_in,
+    .min_out = 1, .max_out = 2, .out_names = maxpool_out,
+    .attrs = maxpool_attrs, .n_attrs = 7,
+    .infer = pool_infer,
+    .eval = maxpool_eval,
+};
+
+enum { AVGPOOL_AUTO_PAD, AVGPOOL_CEIL_MODE, AVGPOOL_COUNT_INCLUDE_PAD, AVGPOOL_KERNEL_SHAPE, AVGPOOL_PADS,
+       AVGPOOL_STRIDES };
+static const AttrSpec avgpool_attrs[] = {
+    {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    {"ceil_mode", ATTR_INT, "0", 0},
+    {"count_include_pad", ATTR_INT, "0", 0},
+    {"kernel_shape", ATTR_INTS, NULL, 1},
+    {"pads", ATTR_INTS, NULL, 0},
+    {"strides", ATTR_INTS, NULL, 0},
+};
+static const char *const one_out_Y[] = {"Y"};
+
+static int avgpool_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    return pool_eval(n, in, out, d, 0, n->attrs[AVGPOOL_COUNT_INCLUDE_PAD].i != 0);
+}
+
+const OpDesc op_AveragePool = {
+    .name = "AveragePool",
+    .min_in = 1, .max_in = 1, .in_names = pool_in,
+    .min_out = 1, .max_out = 1, .out_names = one_out_Y,
+    .attrs = avgpool_attrs, .n_attrs = 6,
+    .infer = pool_infer,
+    .eval = avgpool_eval,
+};
+
+/* ---- GlobalAveragePool -------------------------------------------------- */
+
+static int gap_infer(Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    char b1[160];
+    if (check_float(n, 0, d)) return -1;
+    if (xs->rank < 3)
+        return diag_node_error(d, n, "input 'X' must have rank >= 3 (N, C and at least one spatial dim), got shape %s",
+                               ir_shape_str(xs, b1, sizeof b1));
+    Shape os = *xs;
+    for (int i = 2; i < os.rank; i++) os.dims[i] = 1;
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+static int gap_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t NC = xs->dims[0] * xs->dims[1], S = 1;
+    for (int i = 2; i < xs->rank; i++) S *= xs->dims[i];
+    for (int64_t q = 0; q < NC; q++) {
+        double acc = 0;
+        for (int64_t i = 0; i < S; i++) acc += in[0][q * S + i];
+        out[0][q] = acc / (double)S;
+    }
+    return 0;
+}
+
+const OpDesc op_GlobalAveragePool = {
+    .name = "GlobalAveragePool",
+    .min_in = 1, .max_in = 1, .in_names = pool_in,
+    .min_out = 1, .max_out = 1, .out_names = one_out_Y,
+    .infer = gap_infer,
+    .eval = gap_eval,
+};
+
+/* ---- BatchNormalization (inference) ------------------------------------- */
+
+static const char *const bn_in[] = {"X", "scale", "B", "input_mean", "input_var"};
+static const char *const bn_out[] = {"Y", "running_mean", "running_var"};
+enum { BN_EPSILON, BN_MOMENTUM, BN_TRAINING_MODE };
+static const AttrSpec bn_attrs[] = {
+    {"epsilon", ATTR_FLOAT, "1e-5", 0},
+    {"momentum", ATTR_FLOAT, "0.9", 0},
+    {"training_mode", ATTR_INT, "0", 0},
+};
+static const InplacePair inplace_00[] = {{0, 0}};
+
+static int bn_infer(Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    char b1[160];
+    if (n->attrs[BN_TRAINING_MODE].i != 0)
+        return diag_node_error(d, n, "training_mode=%lld is not supported (inference only)",
+                               (long long)n->attrs[BN_TRAINING_MODE].i);
+    if (n->n_out > 1)
+        return diag_node_error(d, n, "outputs 'running_mean' and 'running_var' exist only in training mode; the inference form has 1 output");
+    if (check_float(n, 0, d)) return -1;
+    if (xs->rank < 2)
+        return diag_node_error(d, n, "input 'X' must have rank >= 2 (N, C, ...), got shape %s",
+                               ir_shape_str(xs, b1, sizeof b1));
+    for (int i = 1; i < 5; i++)
+        if (check_same_dtype(n, i, d) || check_vec(n, i, xs->dims[1], "channels of X", d)) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, xs);
+    return 0;
+}
+
+static int bn_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t N = xs->dims[0], C = xs->dims[1], S = 1;
+    for (int i = 2; i < xs->rank; i++) S *= xs->dims[i];
+    double eps = n->attrs[BN_EPSILON].f;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            double a = in[1][c] / sqrt(in[4][c] + eps);
+            for (int64_t i = 0; i < S; i++) {
+                int64_t e = (b * C + c) * S + i;
+                out[0][e] = (in[0][e] - in[3][c]) * a + in[2][c];
+            }
+        }
+    return 0;
+}
+
+const OpDesc op_BatchNormalization = {
+    .name = "BatchNormalization",
+    .min_in = 5, .max_in = 5, .in_names = bn_in,
+    .min_out = 1, .max_out = 3, .out_names = bn_out,
+    .attrs = bn_attrs, .n_attrs = 3,
+    .infer = bn_infer,
+    .inplace = inplace_00, .n_inplace = 1,
+    .eval = bn_eval,
+};
+
+/* ---- Softmax / LogSoftmax ----------------------------------------------- */
+
+static const char *const sm_in[] = {"input"};
+static const char *const sm_out[] = {"output"};
+enum { SOFTMAX_AXIS };
+static const AttrSpec sm_attrs[] = {{"axis", ATTR_INT, "-1", 0}};
+
+/* [outer, n, inner] view of the input around the normalized axis. */
+static int sm_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int64_t ax = n->attrs[SOFTMAX_AXIS].i;
+    int a = ir_norm_axis(ax, xs->rank);
+    char b1[160];
+    if (a < 0)
+        return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for input 'input' of shape %s",
+                               (long long)ax, ir_shape_str(xs, b1, sizeof b1));
+    *outer = 1;
+    *inner = 1;
+    for (int i = 0; i < a; i++) *outer *= xs->dims[i];
+    for (int i = a + 1; i < xs->rank; i++) *inner *= xs->dims[i];
+    *len = xs->dims[a];
+    return 0;
+}
+
+static int sm_infer(Node *n, Diag *d)
+{
+    int64_t o, l, i;
+    if (check_float(n, 0, d) || sm_split(n, &o, &l, &i, d)) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
+    return 0;
+}
+
+static int sm_eval_any(const Node *n, const double *const *in, double *const *out, Diag *d, int log_out)
+{
+    int64_t outer, len, inner;
+    if (sm_split(n, &outer, &len, &inner, d)) return -1;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const double *x = in[0] + o * len * inner + i;
+            double *y = out[0] + o * len * inner + i;
+            double mx = -INFINITY, s = 0;
+            for (int64_t j = 0; j < len; j++) mx = x[j * inner] > mx ? x[j * inner] : mx;
+            for (int64_t j = 0; j < len; j++) s += exp(x[j * inner] - mx);
+            for (int64_t j = 0; j < len; j++)
+                y[j * inner] = log_out ? x[j * inner] - mx - log(s) : exp(x[j * inner] - mx) / s;
+        }
+    return 0;
+}
+
+static int softmax_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    return sm_eval_any(n, in, out, d, 0);
+}
+
+static int logsoftmax_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    return sm_eval_any(n, in, out, d, 1);
+}
+
+const OpDesc op_Softmax = {
+    .name = "Softmax",
+    .min_in = 1, .max_in = 1, .in_names = sm_in,
+    .min_out = 1, .max_out = 1, .out_names = sm_out,
+    .attrs = sm_attrs, .n_attrs = 1,
+    .infer = sm_infer,
+    .eval = softmax_eval,
+};
+
+const OpDesc op_LogSoftmax = {
+    .name = "LogSoftmax",
+    .min_in = 1, .max_in = 1, .in_names = sm_in,
+    .min_out = 1, .max_out = 1, .out_names = sm_out,
+    .attrs = sm_attrs, .n_attrs = 1,
+    .infer = sm_infer,
+    .eval = logsoftmax_eval,
+};
+
+/* ---- LayerNormalization ------------------------------------------------- */
+
+static const char *const ln_in[] = {"X", "Scale", "B"};
+static const char *const ln_out[] = {"Y", "Mean", "InvStdDev"};
+enum { LN_AXIS, LN_EPSILON, LN_STASH_TYPE };
+static const AttrSpec ln_attrs[] = {
+    {"axis", ATTR_INT, "-1", 0},
+    {"epsilon", ATTR_FLOAT, "1e-5", 0},
+    {"stash_type", ATTR_INT, "1", 0},
+};
+
+/* Normalized axis of a LayerNormalization node, -1 when out of range. */
+static int ln_axis(const Node *n)
+{
+    return ir_norm_axis(n->attrs[LN_AXIS].i, n->in[0]->shape.rank);
+}
+
+/* Element strides of input i (Scale or B) broadcast to X.shape[axis:]. */
+static void ln_param_strides(const Node *n, int i, int axis, int64_t *st)
+{
+    const Shape *xs = &n->in[0]->shape, *ps = &n->in[i]->shape;
+    int r = xs->rank - axis;
+    int64_t acc = 1;
+    for (int k = r - 1; k >= 0; k--) {
+        int pk = k - (r - ps->rank);
+        if (pk < 0) { st[k] = 0; continue; }
+        st[k] = ps->dims[pk] == 1 ? 0 : acc;
+        acc *= ps->dims[pk];
+    }
+}
+
+static int ln_infer(Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    char b1[160], b2[160];
+    if (check_float(n, 0, d)) return -1;
+    int axis = ln_axis(n);
+    if (axis < 0)
+        return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for input 'X' of shape %s",
+                               (long long)n->attrs[LN_AXIS].i, ir_shape_str(xs, b1, sizeof b1));
+    if (n->attrs[LN_STASH_TYPE].i != 1)
+        return diag_node_error(d, n, "attribute 'stash_type' = %lld is not supported (only 1, float32)",
+                               (long long)n->attrs[LN_STASH_TYPE].i);
+    Shape norm = ir_shape(xs->rank - axis, xs->dims + axis);
+    for (int i = 1; i < 3 && i < n->n_in; i++) {
+        if (!n->in[i]) continue;
+        if (check_same_dtype(n, i, d)) return -1;
+        const Shape *ps = &n->in[i]->shape;
+        int ok = ps->rank <= norm.rank;
+        for (int k = 0; ok && k < ps->rank; k++) {
+            int64_t pd = ps->dims[ps->rank - 1 - k], nd = norm.dims[norm.rank - 1 - k];
+            ok = pd == nd || pd == 1;
+        }
+        if (!ok)
+            return diag_node_error(d, n, "input '%s' shape %s does not broadcast to the normalized shape %s (X.shape[%d:])",
+                                   ln_in[i], ir_shape_str(ps, b1, sizeof b1), ir_shape_str(&norm, b2, sizeof b2), axis);
+    }
+    ir_set_out(n, 0, n->in[0]->dtype, xs);
+    Shape ss = *xs;
+    for (int k = axis; k < ss.rank; k++) ss.dims[k] = 1;
+    for (int j = 1; j < n->n_out; j++) ir_set_out(n, j, DT_F32, &ss);
+    return 0;
+}
+
+static int ln_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int axis = ln_axis(n);
+    if (axis < 0) return diag_node_error(d, n, "attribute 'axis' is out of range");
+    int r = xs->rank - axis;
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < axis; k++) outer *= xs->dims[k];
+    for (int k = axis; k < xs->rank; k++) inner *= xs->dims[k];
+    int64_t ss[IR_MAX_RANK], bs[IR_MAX_RANK];
+    const double *B = n->n_in > 2 ? in[2] : NULL;
+    ln_param_strides(n, 1, axis, ss);
+    if (B) ln_param_strides(n, 2, axis, bs);
+    double eps = n->attrs[LN_EPSILON].f;
+    for (int64_t o = 0; o < outer; o++) {
+        const double *x = in[0] + o * inner;
+        double *y = out[0] + o * inner;
+        double mu = 0, var = 0;
+        for (int64_t j = 0; j < inner; j++) mu += x[j];
+        mu /= (double)inner;
+        for (int64_t j = 0; j < inner; j++) var += (x[j] - mu) * (x[j] - mu);
+        var /= (double)inner;
+        double rs = 1.0 / sqrt(var + eps);
+        int64_t t[IR_MAX_RANK] = {0};
+        for (int64_t j = 0; j < inner; j++, next_index(t, xs->dims + axis, r)) {
+            int64_t so = 0, bo = 0;
+            for (int k = 0; k < r; k++) { so += t[k] * ss[k]; if (B) bo += t[k] * bs[k]; }
+            y[j] = (x[j] - mu) * rs * in[1][so] + (B ? B[bo] : 0);
+        }
+        if (n->n_out > 1) out[1][o] = mu;
+        if (n->n_out > 2) out[2][o] = rs;
+    }
+    return 0;
+}
+
+const OpDesc op_LayerNormalization = {
+    .name = "LayerNormalization",
+    .min_in = 2, .max_in = 3, .in_names = ln_in,
+    .min_out = 1, .max_out = 3, .out_names = ln_out,
+    .attrs = ln_attrs, .n_attrs = 3,
+    .infer = ln_infer,
+    .eval = ln_eval,
+};

@@ -1,16 +1,893 @@
-/* shape.c — operator descriptions of the shape family (placeholder: names only). */
+/* shape.c — operator descriptions of the shape / data-movement family:
+ * Reshape, Flatten, Transpose, Concat, Split, Slice, Gather, Squeeze,
+ * Unsqueeze, Pad, Expand, Shape, Constant (ONNX opset 17 semantics).
+ *
+ * Shape-like operands (Reshape's shape, Slice's starts/ends/axes/steps,
+ * Squeeze/Unsqueeze axes, Pad pads, Expand shape, Split split) are inputs
+ * that must be constants at shape inference: the output shape is static.
+ * They are read with ir_const_ints(); a non-constant one is an error
+ * "input 'NAME' must be a constant".
+ *
+ * None of these ops does arithmetic, so the reference evaluation is pure
+ * data movement over doubles and works for every dtype. Most of it is one
+ * strided gather (strided_copy): the output is walked in row-major order and
+ * each element is read at `offset + sum(idx[k] * stride[k])` of the input,
+ * with strides permuted (Transpose), scaled by the step (Slice), or 0 on
+ * broadcast axes (Expand). The C emitter computes the same strides.
+ */
 #include "../op.h"
 
-const OpDesc op_Reshape = {.name = "Reshape", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Flatten = {.name = "Flatten", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Transpose = {.name = "Transpose", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Concat = {.name = "Concat", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Split = {.name = "Split", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Slice = {.name = "Slice", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Gather = {.name = "Gather", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Squeeze = {.name = "Squeeze", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Unsqueeze = {.name = "Unsqueeze", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Pad = {.name = "Pad", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Expand = {.name = "Expand", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Shape = {.name = "Shape", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Constant = {.name = "Constant", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SHP_BUF 256 /* room for one shape string */
+#define MAX_LIST 64 /* longest constant list read (pads, split, ...) */
+
+/* Row-major element strides of s. */
+static void contiguous_strides(const Shape *s, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= s->dims[i];
+    }
+}
+
+/* dst[e] = src[off + sum(idx_k * st_k)] for every index of `dims`. */
+static void strided_copy(double *dst, const double *src, const Shape *dims, const int64_t *st, int64_t off)
+{
+    int64_t total = ir_numel(dims);
+    int64_t idx[IR_MAX_RANK] = {0}, o = off;
+    for (int64_t e = 0; e < total; e++) {
+        dst[e] = src[o];
+        for (int j = dims->rank - 1; j >= 0; j--) {
+            o += st[j];
+            if (++idx[j] < dims->dims[j]) break;
+            o -= st[j] * idx[j];
+            idx[j] = 0;
+        }
+    }
+}
+
+/* Reads constant integer input i (1-D, at most MAX_LIST values) into out;
+ * returns the count or -1 with a diagnostic. */
+static int const_list(const Node *n, int i, const char *name, int64_t *out, Diag *d)
+{
+    const Value *v = n->in[i];
+    if (v->kind != VK_CONST) return diag_node_error(d, n, "input '%s' must be a constant", name);
+    if (!ir_dtype_is_int(v->dtype))
+        return diag_node_error(d, n, "input '%s' must be an integer tensor, got %s", name, ir_dtype_name(v->dtype));
+    if (v->shape.rank != 1) return diag_node_error(d, n, "input '%s' must be 1-D", name);
+    int k = ir_const_ints(v, out, MAX_LIST);
+    if (k < 0) return diag_node_error(d, n, "input '%s' has more than %d values", name, MAX_LIST);
+    return k;
+}
+
+/* Every required input (index < min_in) is present; -1 with a diagnostic. */
+static int need_inputs(const Node *n, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    for (int i = 0; i < od->min_in; i++)
+        if (i >= n->n_in || !n->in[i]) return diag_node_error(d, n, "input '%s' is required", od->in_names[i]);
+    return 0;
+}
+
+static const char *list_str(const int64_t *v, int n, char *buf, size_t cap)
+{
+    size_t k = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && k < cap; i++) k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)v[i]);
+    if (k < cap) snprintf(buf + k, cap - k, "]");
+    return buf;
+}
+
+static int eval_copy(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    memcpy(out[0], in[0], sizeof(double) * (size_t)ir_numel(&n->out[0]->shape));
+    return 0;
+}
+
+static const InplacePair inplace_00[] = {{0, 0}};
+static const char *const out_output[] = {"output"};
+static const char *const out_reshaped[] = {"reshaped"};
+static const char *const out_transposed[] = {"transposed"};
+static const char *const out_concat[] = {"concat_result"};
+static const char *const out_outputs[] = {"outputs"};
+static const char *const out_expanded[] = {"expanded"};
+static const char *const out_squeezed[] = {"squeezed"};
+static const char *const out_unsqueezed[] = {"expanded"};
+static const char *const out_shape[] = {"shape"};
+
+/* ---- Reshape -------------------------------------------------------------- */
+
+enum { RESHAPE_ALLOWZERO };
+static const AttrSpec reshape_attrs[] = {{"allowzero", ATTR_INT, "0", 0}};
+static const char *const reshape_in[] = {"data", "shape"};
+
+static int reshape_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    int64_t req[MAX_LIST];
+    int k = const_list(n, 1, "shape", req, d);
+    if (k < 0) return -1;
+    if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'shape' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
+    int allowzero = n->attrs[RESHAPE_ALLOWZERO].i != 0;
+    Shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = k;
+    int infer_at = -1, has_zero = 0;
+    int64_t known = 1;
+    char b1[SHP_BUF], b2[SHP_BUF];
+    for (int i = 0; i < k; i++) {
+        int64_t v = req[i];
+        if (v == -1) {
+            if (infer_at >= 0) return diag_node_error(d, n, "input 'shape' %s has more than one -1", list_str(req, k, b1, sizeof b1));
+            infer_at = i;
+            s.dims[i] = 1;
+            continue;
+        }
+        if (v < -1) return diag_node_error(d, n, "input 'shape' value %lld at index %d is invalid (must be >= -1)", (long long)v, i);
+        if (v == 0 && !allowzero) {
+            if (i >= x->shape.rank)
+                return diag_node_error(d, n, "input 'shape' has 0 at index %d, which copies a dim, but input 'data' has rank %d",
+                                       i, x->shape.rank);
+            v = x->shape.dims[i];
+        }
+        if (v == 0) has_zero = 1;
+        s.dims[i] = v;
+        if (ir_mul_ok(known, v, &known)) return diag_node_error(d, n, "input 'shape' %s overflows int64", list_str(req, k, b1, sizeof b1));
+    }
+    if (allowzero && has_zero && infer_at >= 0)
+        return diag_node_error(d, n, "input 'shape' cannot contain both 0 and -1 when allowzero=1");
+    int64_t total = ir_numel(&x->shape);
+    if (infer_at >= 0) {
+        if (known == 0 || total % known != 0)
+            return diag_node_error(d, n, "cannot reshape %s (%lld elements) to %s", ir_shape_str(&x->shape, b1, sizeof b1),
+                                   (long long)total, list_str(req, k, b2, sizeof b2));
+        s.dims[infer_at] = total / known;
+    } else if (known != total) {
+        return diag_node_error(d, n, "cannot reshape %s (%lld elements) to %s", ir_shape_str(&x->shape, b1, sizeof b1),
+                               (long long)total, list_str(req, k, b2, sizeof b2));
+    }
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+const OpDesc op_Reshape = {
+    .name = "Reshape", .min_in = 2, .max_in = 2, .in_names = reshape_in,
+    .min_out = 1, .max_out = 1, .out_names = out_reshaped,
+    .attrs = reshape_attrs, .n_attrs = 1, .infer = reshape_infer,
+    .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy,
+};
+
+/* ---- Flatten -------------------------------------------------------------- */
+
+enum { FLATTEN_AXIS };
+static const AttrSpec flatten_attrs[] = {{"axis", ATTR_INT, "1", 0}};
+static const char *const flatten_in[] = {"input"};
+
+static int flatten_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    int r = x->shape.rank;
+    int64_t axis = n->attrs[FLATTEN_AXIS].i;
+    if (axis < -r || axis > r)
+        return diag_node_error(d, n, "attribute 'axis' = %lld is out of range [%d, %d]", (long long)axis, -r, r);
+    if (axis < 0) axis += r;
+    Shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = 2;
+    s.dims[0] = s.dims[1] = 1;
+    for (int i = 0; i < r; i++) s.dims[i < axis ? 0 : 1] *= x->shape.dims[i];
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+const OpDesc op_Flatten = {
+    .name = "Flatten", .min_in = 1, .max_in = 1, .in_names = flatten_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = flatten_attrs, .n_attrs = 1, .infer = flatten_infer,
+    .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy,
+};
+
+/* ---- Transpose ------------------------------------------------------------ */
+
+enum { TRANSPOSE_PERM };
+static const AttrSpec transpose_attrs[] = {{"perm", ATTR_INTS, NULL, 0}};
+static const char *const transpose_in[] = {"data"};
+
+/* Fills perm[rank] (default: reversed); -1 with a diagnostic. */
+static int transpose_perm(const Node *n, int *perm, Diag *d)
+{
+    int r = n->in[0]->shape.rank;
+    const AttrVal *a = &n->attrs[TRANSPOSE_PERM];
+    if (!a->set) {
+        for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
+        return 0;
+    }
+    char b[SHP_BUF];
+    if (a->n != r)
+        return diag_node_error(d, n, "attribute 'perm' %s has %d values, but input 'data' has rank %d",
+                               list_str(a->ints, a->n, b, sizeof b), a->n, r);
+    int seen[IR_MAX_RANK] = {0};
+    for (int i = 0; i < r; i++) {
+        int64_t p = a->ints[i];
+        if (p < 0 || p >= r || seen[p])
+            return diag_node_error(d, n, "attribute 'perm' %s is not a permutation of 0..%d",
+                                   list_str(a->ints, a->n, b, sizeof b), r - 1);
+        seen[p] = 1;
+        perm[i] = (int)p;
+    }
+    return 0;
+}
+
+static int transpose_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    int perm[IR_MAX_RANK];
+    if (transpose_perm(n, perm, d)) return -1;
+    Shape s = x->shape;
+    for (int i = 0; i < s.rank; i++) s.dims[i] = x->shape.dims[perm[i]];
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+static int transpose_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int perm[IR_MAX_RANK];
+    if (transpose_perm(n, perm, d)) return -1;
+    int64_t ist[IR_MAX_RANK], st[IR_MAX_RANK];
+    contiguous_strides(&n->in[0]->shape, ist);
+    for (int i = 0; i < n->in[0]->shape.rank; i++) st[i] = ist[perm[i]];
+    strided_copy(out[0], in[0], &n->out[0]->shape, st, 0);
+    return 0;
+}
+
+const OpDesc op_Transpose = {
+    .name = "Transpose", .min_in = 1, .max_in = 1, .in_names = transpose_in,
+    .min_out = 1, .max_out = 1, .out_names = out_transposed,
+    .attrs = transpose_attrs, .n_attrs = 1, .infer = transpose_infer, .eval = transpose_eval,
+};
+
+/* ---- Concat --------------------------------------------------------------- */
+
+enum { CONCAT_AXIS };
+static const AttrSpec concat_attrs[] = {{"axis", ATTR_INT, NULL, 1}};
+static const char *const concat_in[] = {"inputs"};
+
+static int concat_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    if (n->n_in < 1) return diag_node_error(d, n, "needs at least one input");
+    if (!n->attrs[CONCAT_AXIS].set) return diag_node_error(d, n, "attribute 'axis' is required");
+    const Value *x0 = n->in[0];
+    int r = x0->shape.rank;
+    if (r < 1) return diag_node_error(d, n, "input 0 must have rank >= 1, got a scalar");
+    int64_t axis = n->attrs[CONCAT_AXIS].i;
+    int ax = ir_norm_axis(axis, r);
+    if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)axis, r);
+    Shape s = x0->shape;
+    s.dims[ax] = 0;
+    char b1[SHP_BUF], b2[SHP_BUF];
+    for (int i = 0; i < n->n_in; i++) {
+        const Value *x = n->in[i];
+        if (!x) return diag_node_error(d, n, "input %d is absent", i);
+        if (x->dtype != x0->dtype)
+            return diag_node_error(d, n, "input %d has dtype %s, but input 0 has dtype %s", i, ir_dtype_name(x->dtype),
+                                   ir_dtype_name(x0->dtype));
+        if (x->shape.rank != r)
+            return diag_node_error(d, n, "input %d has rank %d, but input 0 has rank %d", i, x->shape.rank, r);
+        for (int k = 0; k < r; k++)
+            if (k != ax && x->shape.dims[k] != x0->shape.dims[k])
+                return diag_node_error(d, n, "input %d shape %s does not match input 0 shape %s outside axis %d", i,
+                                       ir_shape_str(&x->shape, b1, sizeof b1), ir_shape_str(&x0->shape, b2, sizeof b2), ax);
+        if (ir_add_ok(s.dims[ax], x->shape.dims[ax], &s.dims[ax])) return diag_node_error(d, n, "output size along axis %d overflows", ax);
+    }
+    ir_set_out(n, 0, x0->dtype, &s);
+    return 0;
+}
+
+static int concat_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *os = &n->out[0]->shape;
+    int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, os->rank);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < ax; k++) outer *= os->dims[k];
+    for (int k = ax + 1; k < os->rank; k++) inner *= os->dims[k];
+    int64_t orow = os->dims[ax] * inner, off = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        int64_t row = n->in[i]->shape.dims[ax] * inner;
+        for (int64_t o = 0; o < outer; o++)
+            memcpy(out[0] + o * orow + off, in[i] + o * row, sizeof(double) * (size_t)row);
+        off += row;
+    }
+    return 0;
+}
+
+const OpDesc op_Concat = {
+    .name = "Concat", .min_in = 1, .max_in = -1, .in_names = concat_in,
+    .min_out = 1, .max_out = 1, .out_names = out_concat,
+    .attrs = concat_attrs, .n_attrs = 1, .infer = concat_infer, .eval = concat_eval,
+};
+
+/* ---- Split ---------------------------------------------------------------- */
+
+enum { SPLIT_AXIS };
+static const AttrSpec split_attrs[] = {{"axis", ATTR_INT, "0", 0}};
+static const char *const split_in[] = {"input", "split"};
+
+/* Fills sizes[n_out] along *axis; -1 with a diagnostic. */
+static int split_sizes(const Node *n, int *axis, int64_t *sizes, Diag *d)
+{
+    const Value *x = n->in[0];
+    int r = x->shape.rank;
+    int64_t a = n->attrs[SPLIT_AXIS].i;
+    int ax = ir_norm_axis(a, r);
+    if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, r);
+    *axis = ax;
+    int64_t dim = x->shape.dims[ax];
+    if (n->n_in > 1 && n->in[1]) {
+        int64_t sp[MAX_LIST];
+        int k = const_list(n, 1, "split", sp, d);
+        if (k < 0) return -1;
+        if (k != n->n_out)
+            return diag_node_error(d, n, "input 'split' has %d values, but the node has %d outputs", k, n->n_out);
+        int64_t sum = 0;
+        for (int i = 0; i < k; i++) {
+            if (sp[i] < 0) return diag_node_error(d, n, "input 'split' value %lld at index %d is negative", (long long)sp[i], i);
+            if (ir_add_ok(sum, sp[i], &sum)) return diag_node_error(d, n, "input 'split' sum overflows");
+            sizes[i] = sp[i];
+        }
+        if (sum != dim)
+            return diag_node_error(d, n, "input 'split' sums to %lld, but axis %d has size %lld", (long long)sum, ax, (long long)dim);
+        return 0;
+    }
+    if (dim % n->n_out != 0)
+        return diag_node_error(d, n, "axis %d of size %lld cannot be split equally into %d outputs", ax, (long long)dim, n->n_out);
+    for (int i = 0; i < n->n_out; i++) sizes[i] = dim / n->n_out;
+    return 0;
+}
+
+static int split_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    if (n->n_out < 1 || n->n_out > MAX_LIST) return diag_node_error(d, n, "needs 1 to %d outputs, got %d", MAX_LIST, n->n_out);
+    int ax;
+    int64_t sizes[MAX_LIST];
+    if (split_sizes(n, &ax, sizes, d)) return -1;
+    for (int i = 0; i < n->n_out; i++) {
+        Shape s = n->in[0]->shape;
+        s.dims[ax] = sizes[i];
+        ir_set_out(n, i, n->in[0]->dtype, &s);
+    }
+    return 0;
+}
+
+static int split_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int ax;
+    int64_t sizes[MAX_LIST];
+    if (split_sizes(n, &ax, sizes, d)) return -1;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < ax; k++) outer *= xs->dims[k];
+    for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
+    int64_t irow = xs->dims[ax] * inner, off = 0;
+    for (int i = 0; i < n->n_out; i++) {
+        int64_t row = sizes[i] * inner;
+        for (int64_t o = 0; o < outer; o++)
+            memcpy(out[i] + o * row, in[0] + o * irow + off, sizeof(double) * (size_t)row);
+        off += row;
+    }
+    return 0;
+}
+
+const OpDesc op_Split = {
+    .name = "Split", .min_in = 1, .max_in = 2, .in_names = split_in,
+    .min_out = 1, .max_out = -1, .out_names = out_outputs,
+    .attrs = split_attrs, .n_attrs = 1, .infer = split_infer, .eval = split_eval,
+};
+
+/* ---- Slice ---------------------------------------------------------------- */
+
+static const char *const slice_in[] = {"data", "starts", "ends", "axes", "steps"};
+
+/* Per output axis: first input index and step (1 / 0 on untouched axes). */
+typedef struct SlicePlan {
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK];
+    Shape out;
+} SlicePlan;
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* ONNX Slice: negative starts/ends count from the end; then clamp to
+ * [0, dim] for positive steps and to [0, dim-1] / [-1, dim-1] for negative. */
+static int slice_plan(const Node *n, SlicePlan *p, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int r = xs->rank;
+    int64_t starts[MAX_LIST], ends[MAX_LIST], axes[MAX_LIST], steps[MAX_LIST];
+    int ns = const_list(n, 1, "starts", starts, d);
+    if (ns < 0) return -1;
+    int ne = const_list(n, 2, "ends", ends, d);
+    if (ne < 0) return -1;
+    if (ns != ne) return diag_node_error(d, n, "inputs 'starts' and 'ends' have different lengths (%d and %d)", ns, ne);
+    if (n->n_in > 3 && n->in[3]) {
+        int na = const_list(n, 3, "axes", axes, d);
+        if (na < 0) return -1;
+        if (na != ns) return diag_node_error(d, n, "input 'axes' has %d values, but 'starts' has %d", na, ns);
+    } else {
+        if (ns > r) return diag_node_error(d, n, "input 'starts' has %d values, but input 'data' has rank %d", ns, r);
+        for (int i = 0; i < ns; i++) axes[i] = i;
+    }
+    if (n->n_in > 4 && n->in[4]) {
+        int nt = const_list(n, 4, "steps", steps, d);
+        if (nt < 0) return -1;
+        if (nt != ns) return diag_node_error(d, n, "input 'steps' has %d values, but 'starts' has %d", nt, ns);
+    } else {
+        for (int i = 0; i < ns; i++) steps[i] = 1;
+    }
+    p->out = *xs;
+    int seen[IR_MAX_RANK] = {0};
+    for (int k = 0; k < r; k++) {
+        p->start[k] = 0;
+        p->step[k] = 1;
+    }
+    for (int i = 0; i < ns; i++) {
+        int ax = ir_norm_axis(axes[i], r);
+        if (ax < 0) return diag_node_error(d, n, "input 'axes' value %lld is out of range for rank %d", (long long)axes[i], r);
+        if (seen[ax]) return diag_node_error(d, n, "input 'axes' lists axis %d twice", ax);
+        seen[ax] = 1;
+        int64_t step = steps[i], dim = xs->dims[ax];
+        if (step == 0) return diag_node_error(d, n, "input 'steps' value at index %d is 0", i);
+        if (step < -INT64_MAX) step = -INT64_MAX;
+        int64_t s = starts[i], e = ends[i], len;
+        if (s < 0) s += dim;
+        if (e < 0) e += dim;
+        if (step > 0) {
+            s = clamp64(s, 0, dim);
+            e = clamp64(e, 0, dim);
+            len = e > s ? (e - s - 1) / step + 1 : 0;
+        } else {
+            s = clamp64(s, 0, dim - 1);
+            e = clamp64(e, -1, dim - 1);
+            len = s > e ? (s - e - 1) / (-step) + 1 : 0;
+        }
+        p->start[ax] = len ? s : 0;
+        p->step[ax] = step;
+        p->out.dims[ax] = len;
+    }
+    return 0;
+}
+
+static int slice_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    SlicePlan p;
+    if (slice_plan(n, &p, d)) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, &p.out);
+    return 0;
+}
+
+static int slice_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    SlicePlan p;
+    if (slice_plan(n, &p, d)) return -1;
+    int64_t ist[IR_MAX_RANK], st[IR_MAX_RANK], off = 0;
+    contiguous_strides(&n->in[0]->shape, ist);
+    for (int k = 0; k < p.out.rank; k++) {
+        st[k] = ist[k] * p.step[k];
+        off += ist[k] * p.start[k];
+    }
+    if (ir_numel(&p.out) > 0) strided_copy(out[0], in[0], &p.out, st, off);
+    return 0;
+}
+
+const OpDesc op_Slice = {
+    .name = "Slice", .min_in = 3, .max_in = 5, .in_names = slice_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .infer = slice_infer, .eval = slice_eval,
+};
+
+/* ---- Gather --------------------------------------------------------------- */
+
+enum { GATHER_AXIS };
+static const AttrSpec gather_attrs[] = {{"axis", ATTR_INT, "0", 0}};
+static const char *const gather_in[] = {"data", "indices"};
+
+static int gather_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0], *ind = n->in[1];
+    int r = x->shape.rank, q = ind->shape.rank;
+    if (ind->dtype != DT_I32 && ind->dtype != DT_I64)
+        return diag_node_error(d, n, "input 'indices' must be i32 or i64, got %s", ir_dtype_name(ind->dtype));
+    if (r < 1) return diag_node_error(d, n, "input 'data' must have rank >= 1, got a scalar");
+    int64_t a = n->attrs[GATHER_AXIS].i;
+    int ax = ir_norm_axis(a, r);
+    if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, r);
+    if (r - 1 + q > IR_MAX_RANK) return diag_node_error(d, n, "output rank %d exceeds the maximum %d", r - 1 + q, IR_MAX_RANK);
+    int64_t dim = x->shape.dims[ax];
+    if (ind->kind == VK_CONST) {
+        int64_t cnt = ir_numel(&ind->shape);
+        for (int64_t i = 0; i < cnt; i++) {
+            int64_t v = (int64_t)ir_load_f64(ind->dtype, ind->data, (size_t)i);
+            if (ind->dtype == DT_I64) memcpy(&v, (const char *)ind->data + 8 * i, 8);
+            if (v < -dim || v >= dim)
+                return diag_node_error(d, n, "input 'indices' value %lld is out of range for axis %d of size %lld", (long long)v, ax,
+                                       (long long)dim);
+        }
+    }
+    Shape s;
+    memset(&s, 0, sizeof s);
+    for (int k = 0; k < ax; k++) s.dims[s.rank++] = x->shape.dims[k];
+    for (int k = 0; k < q; k++) s.dims[s.rank++] = ind->shape.dims[k];
+    for (int k = ax + 1; k < r; k++) s.dims[s.rank++] = x->shape.dims[k];
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+static int gather_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, xs->rank);
+    int64_t outer = 1, inner = 1, dim = xs->dims[ax], ni = ir_numel(&n->in[1]->shape);
+    for (int k = 0; k < ax; k++) outer *= xs->dims[k];
+    for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < ni; j++) {
+            int64_t v = (int64_t)in[1][j];
+            if (v < -dim || v >= dim)
+                return diag_node_error(d, n, "input 'indices' value %lld is out of range for axis %d of size %lld", (long long)v, ax,
+                                       (long long)dim);
+            if (v < 0) v += dim;
+            memcpy(out[0] + (o * ni + j) * inner, in[0] + (o * dim + v) * inner, sizeof(double) * (size_t)inner);
+        }
+    return 0;
+}
+
+const OpDesc op_Gather = {
+    .name = "Gather", .min_in = 2, .max_in = 2, .in_names = gather_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = gather_attrs, .n_attrs = 1, .infer = gather_infer, .eval = gather_eval,
+};
+
+/* ---- Squeeze / Unsqueeze -------------------------------------------------- */
+
+static const char *const squeeze_in[] = {"data", "axes"};
+
+static int squeeze_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    int r = x->shape.rank;
+    int drop[IR_MAX_RANK] = {0};
+    if (n->n_in > 1 && n->in[1]) {
+        int64_t axes[MAX_LIST];
+        int k = const_list(n, 1, "axes", axes, d);
+        if (k < 0) return -1;
+        for (int i = 0; i < k; i++) {
+            int ax = ir_norm_axis(axes[i], r);
+            if (ax < 0) return diag_node_error(d, n, "input 'axes' value %lld is out of range for rank %d", (long long)axes[i], r);
+            if (drop[ax]) return diag_node_error(d, n, "input 'axes' lists axis %d twice", ax);
+            if (x->shape.dims[ax] != 1)
+                return diag_node_error(d, n, "cannot squeeze axis %d of size %lld (must be 1)", ax, (long long)x->shape.dims[ax]);
+            drop[ax] = 1;
+        }
+    } else {
+        for (int i = 0; i < r; i++) drop[i] = x->shape.dims[i] == 1;
+    }
+    Shape s;
+    memset(&s, 0, sizeof s);
+    for (int i = 0; i < r; i++)
+        if (!drop[i]) s.dims[s.rank++] = x->shape.dims[i];
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+const OpDesc op_Squeeze = {
+    .name = "Squeeze", .min_in = 1, .max_in = 2, .in_names = squeeze_in,
+    .min_out = 1, .max_out = 1, .out_names = out_squeezed,
+    .infer = squeeze_infer, .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy,
+};
+
+static int unsqueeze_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    int64_t axes[MAX_LIST];
+    int k = const_list(n, 1, "axes", axes, d);
+    if (k < 0) return -1;
+    int r = x->shape.rank + k;
+    if (r > IR_MAX_RANK) return diag_node_error(d, n, "output rank %d exceeds the maximum %d", r, IR_MAX_RANK);
+    int ins[IR_MAX_RANK] = {0};
+    for (int i = 0; i < k; i++) {
+        int ax = ir_norm_axis(axes[i], r);
+        if (ax < 0) return diag_node_error(d, n, "input 'axes' value %lld is out of range for output rank %d", (long long)axes[i], r);
+        if (ins[ax]) return diag_node_error(d, n, "input 'axes' lists axis %d twice", ax);
+        ins[ax] = 1;
+    }
+    Shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = r;
+    for (int i = 0, j = 0; i < r; i++) s.dims[i] = ins[i] ? 1 : x->shape.dims[j++];
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+const OpDesc op_Unsqueeze = {
+    .name = "Unsqueeze", .min_in = 2, .max_in = 2, .in_names = squeeze_in,
+    .min_out = 1, .max_out = 1, .out_names = out_unsqueezed,
+    .infer = unsqueeze_infer, .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy,
+};
+
+/* ---- Pad ------------------------------------------------------------------ */
+
+enum { PAD_MODE };
+static const AttrSpec pad_attrs[] = {{"mode", ATTR_STRING, "constant", 0}};
+static const char *const pad_in[] = {"data", "pads", "constant_value"};
+
+/* 0 constant, 1 reflect, 2 edge (the runtime's gcrt_pad uses the same). */
+static int pad_mode(const char *s)
+{
+    if (strcmp(s, "constant") == 0) return 0;
+    if (strcmp(s, "reflect") == 0) return 1;
+    if (strcmp(s, "edge") == 0) return 2;
+    return -1;
+}
+
+/* Reads pads (begins then ends); sets *mode; -1 with a diagnostic. */
+static int pad_read(const Node *n, int64_t *pads, int *mode, Diag *d)
+{
+    const Value *x = n->in[0];
+    int r = x->shape.rank;
+    *mode = pad_mode(n->attrs[PAD_MODE].s);
+    if (*mode < 0) return diag_node_error(d, n, "attribute 'mode' must be constant, reflect or edge, got '%s'", n->attrs[PAD_MODE].s);
+    int k = const_list(n, 1, "pads", pads, d);
+    if (k < 0) return -1;
+    if (k != 2 * r) return diag_node_error(d, n, "input 'pads' has %d values, expected %d (2 * rank %d)", k, 2 * r, r);
+    return 0;
+}
+
+static int pad_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    int r = x->shape.rank, mode;
+    int64_t pads[MAX_LIST];
+    if (pad_read(n, pads, &mode, d)) return -1;
+    if (n->n_in > 2 && n->in[2]) {
+        const Value *c = n->in[2];
+        if (c->dtype != x->dtype)
+            return diag_node_error(d, n, "input 'constant_value' has dtype %s, but input 'data' has dtype %s", ir_dtype_name(c->dtype),
+                                   ir_dtype_name(x->dtype));
+        if (ir_numel(&c->shape) != 1) return diag_node_error(d, n, "input 'constant_value' must hold exactly one value");
+    }
+    Shape s = x->shape;
+    for (int i = 0; i < r; i++) {
+        int64_t dim = x->shape.dims[i], b = pads[i], e = pads[r + i];
+        if (b < -dim || e < -dim || dim + b + e < 0)
+            return diag_node_error(d, n, "input 'pads' (%lld, %lld) make axis %d of size %lld negative", (long long)b, (long long)e, i,
+                                   (long long)dim);
+        if (mode != 0 && dim == 0 && (b > 0 || e > 0))
+            return diag_node_error(d, n, "mode '%s' cannot pad axis %d of size 0", n->attrs[PAD_MODE].s, i);
+        s.dims[i] = dim + b + e;
+    }
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+/* Source index along an axis of size dim for output position i - begin,
+ * or -1 (constant mode, outside). numpy's reflect repeats for big pads. */
+static int64_t pad_src(int64_t j, int64_t dim, int mode)
+{
+    if (j >= 0 && j < dim) return j;
+    if (mode == 0) return -1;
+    if (mode == 2 || dim == 1) return j < 0 ? 0 : dim - 1;
+    int64_t period = 2 * (dim - 1), m = j % period;
+    if (m < 0) m += period;
+    return m < dim ? m : period - m;
+}
+
+static int pad_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape, *os = &n->out[0]->shape;
+    int r = xs->rank, mode;
+    int64_t pads[MAX_LIST], ist[IR_MAX_RANK];
+    if (pad_read(n, pads, &mode, d)) return -1;
+    double cval = n->n_in > 2 && in[2] ? in[2][0] : 0.0;
+    contiguous_strides(xs, ist);
+    int64_t total = ir_numel(os), idx[IR_MAX_RANK] = {0};
+    for (int64_t e = 0; e < total; e++) {
+        int64_t off = 0;
+        for (int k = 0; k < r && off >= 0; k++) {
+            int64_t s = pad_src(idx[k] - pads[k], xs->dims[k], mode);
+            off = s < 0 ? -1 : off + s * ist[k];
+        }
+        out[0][e] = off < 0 ? cval : in[0][off];
+        for (int k = r - 1; k >= 0; k--) {
+            if (++idx[k] < os->dims[k]) break;
+            idx[k] = 0;
+        }
+    }
+    return 0;
+}
+
+const OpDesc op_Pad = {
+    .name = "Pad", .min_in = 2, .max_in = 3, .in_names = pad_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = pad_attrs, .n_attrs = 1, .infer = pad_infer, .eval = pad_eval,
+};
+
+/* ---- Expand --------------------------------------------------------------- */
+
+static const char *const expand_in[] = {"input", "shape"};
+
+static int expand_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    int64_t req[MAX_LIST];
+    int k = const_list(n, 1, "shape", req, d);
+    if (k < 0) return -1;
+    if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'shape' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
+    Shape t, s;
+    memset(&t, 0, sizeof t);
+    t.rank = k;
+    for (int i = 0; i < k; i++) {
+        if (req[i] < 0) return diag_node_error(d, n, "input 'shape' value %lld at index %d is negative", (long long)req[i], i);
+        t.dims[i] = req[i];
+    }
+    char b1[SHP_BUF], b2[SHP_BUF];
+    if (ir_broadcast(&x->shape, &t, &s))
+        return diag_node_error(d, n, "input 'input' shape %s does not broadcast with input 'shape' %s",
+                               ir_shape_str(&x->shape, b1, sizeof b1), ir_shape_str(&t, b2, sizeof b2));
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+static int expand_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *xs = &n->in[0]->shape, *os = &n->out[0]->shape;
+    int64_t ist[IR_MAX_RANK], st[IR_MAX_RANK];
+    contiguous_strides(xs, ist);
+    for (int k = 0; k < os->rank; k++) {
+        int j = k - (os->rank - xs->rank);
+        st[k] = j < 0 || xs->dims[j] == 1 ? 0 : ist[j];
+    }
+    strided_copy(out[0], in[0], os, st, 0);
+    return 0;
+}
+
+const OpDesc op_Expand = {
+    .name = "Expand", .min_in = 2, .max_in = 2, .in_names = expand_in,
+    .min_out = 1, .max_out = 1, .out_names = out_expanded,
+    .infer = expand_infer, .eval = expand_eval,
+};
+
+/* ---- Shape ---------------------------------------------------------------- */
+
+enum { SHAPE_START, SHAPE_END };
+static const AttrSpec shape_attrs[] = {{"start", ATTR_INT, "0", 0}, {"end", ATTR_INT, NULL, 0}};
+static const char *const shape_in[] = {"data"};
+
+/* The [start, end) range of dims (opset 15: negative counts from the end,
+ * then clamped to [0, rank]). */
+static void shape_range(const Node *n, int *start, int *end)
+{
+    int r = n->in[0]->shape.rank;
+    int64_t s = n->attrs[SHAPE_START].i, e = n->attrs[SHAPE_END].set ? n->attrs[SHAPE_END].i : r;
+    if (s < 0) s += r;
+    if (e < 0) e += r;
+    *start = (int)clamp64(s, 0, r);
+    *end = (int)clamp64(e, 0, r);
+    if (*end < *start) *end = *start;
+}
+
+static int shape_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    (void)d;
+    int s, e;
+    shape_range(n, &s, &e);
+    Shape o;
+    memset(&o, 0, sizeof o);
+    o.rank = 1;
+    o.dims[0] = e - s;
+    ir_set_out(n, 0, DT_I64, &o);
+    return 0;
+}
+
+static int shape_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)in;
+    (void)d;
+    int s, e;
+    shape_range(n, &s, &e);
+    for (int i = s; i < e; i++) out[0][i - s] = (double)n->in[0]->shape.dims[i];
+    return 0;
+}
+
+const OpDesc op_Shape = {
+    .name = "Shape", .min_in = 1, .max_in = 1, .in_names = shape_in,
+    .min_out = 1, .max_out = 1, .out_names = out_shape,
+    .attrs = shape_attrs, .n_attrs = 2, .infer = shape_infer, .eval = shape_eval,
+};
+
+/* ---- Constant ------------------------------------------------------------- */
+
+enum { CONST_VALUE, CONST_VALUE_FLOAT, CONST_VALUE_FLOATS, CONST_VALUE_INT, CONST_VALUE_INTS, CONST_N_ATTRS };
+static const AttrSpec constant_attrs[] = {
+    {"value", ATTR_TENSOR, NULL, 0},
+    {"value_float", ATTR_FLOAT, NULL, 0},
+    {"value_floats", ATTR_FLOATS, NULL, 0},
+    {"value_int", ATTR_INT, NULL, 0},
+    {"value_ints", ATTR_INTS, NULL, 0},
+};
+
+static int constant_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    int which = -1, count = 0;
+    for (int i = 0; i < CONST_N_ATTRS; i++)
+        if (n->attrs[i].set) {
+            which = i;
+            count++;
+        }
+    if (count != 1)
+        return diag_node_error(d, n, "exactly one of the attributes value, value_float, value_floats, value_int, value_ints must be set, got %d",
+                               count);
+    const AttrVal *a = &n->attrs[which];
+    Shape s;
+    memset(&s, 0, sizeof s);
+    switch (which) {
+    case CONST_VALUE:
+        if (a->t.dtype == DT_UNDEF || (!a->t.data && ir_numel(&a->t.shape) > 0))
+            return diag_node_error(d, n, "attribute 'value' holds no tensor data");
+        ir_set_out(n, 0, a->t.dtype, &a->t.shape);
+        return 0;
+    case CONST_VALUE_FLOAT:
+        ir_set_out(n, 0, DT_F32, &s);
+        return 0;
+    case CONST_VALUE_INT:
+        ir_set_out(n, 0, DT_I64, &s);
+        return 0;
+    default:
+        s.rank = 1;
+        s.dims[0] = a->n;
+        ir_set_out(n, 0, which == CONST_VALUE_FLOATS ? DT_F32 : DT_I64, &s);
+        return 0;
+    }
+}
+
+static int constant_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)in;
+    (void)d;
+    const AttrVal *a = n->attrs;
+    if (a[CONST_VALUE].set) {
+        int64_t cnt = ir_numel(&a[CONST_VALUE].t.shape);
+        for (int64_t i = 0; i < cnt; i++) out[0][i] = ir_load_f64(a[CONST_VALUE].t.dtype, a[CONST_VALUE].t.data, (size_t)i);
+    } else if (a[CONST_VALUE_FLOAT].set) {
+        out[0][0] = a[CONST_VALUE_FLOAT].f;
+    } else if (a[CONST_VALUE_INT].set) {
+        out[0][0] = (double)a[CONST_VALUE_INT].i;
+    } else if (a[CONST_VALUE_FLOATS].set) {
+        for (int i = 0; i < a[CONST_VALUE_FLOATS].n; i++) out[0][i] = a[CONST_VALUE_FLOATS].floats[i];
+    } else {
+        for (int i = 0; i < a[CONST_VALUE_INTS].n; i++) out[0][i] = (double)a[CONST_VALUE_INTS].ints[i];
+    }
+    return 0;
+}
+
+const OpDesc op_Constant = {
+    .name = "Constant", .min_in = 0, .max_in = 0,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = constant_attrs, .n_attrs = CONST_N_ATTRS, .infer = constant_infer, .eval = constant_eval,
+};

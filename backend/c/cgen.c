@@ -1,0 +1,716 @@
+/* cgen.c — the C backend core: planned graph -> NAME.h + NAME.c.
+ *
+ * The schedule is one static function, NAME_schedule(weights, arena,
+ * inputs, outputs). It first declares one const pointer per tensor the
+ * schedule touches — into the arena at the planned offset for temporaries,
+ * into the weights blob for constants, the caller's buffers for graph
+ * inputs and outputs — then runs every node in g->nodes order: a comment
+ * (op, node, shapes) and the code of the emitter registered for the node's
+ * op, in its own block so that emitters' locals never meet. Outputs that a
+ * node does not write directly (graph inputs, constants, a value listed
+ * twice) are copied at the end.
+ *
+ * Tensor names come from the model: sanitized to C identifiers, made unique
+ * in the function, kept clear of C keywords, libc/libm names, all-caps
+ * (macro-like) names and of short names (1-3 characters without '_') that
+ * emitters like to use for loop locals; those get a "t_" prefix. Declarations are written after the body is generated so
+ * only tensors an emitter actually named are declared (no unused-variable
+ * warnings), and only constants the code reads go into the weights blob.
+ *
+ * Everything is a function of the graph and the options: names follow value
+ * ids, constants go in value-id order, nothing prints a pointer or a time.
+ * The output folder itself (weights, runtime, Makefile, main) is written by
+ * cgen_files.c and cgen_main.c; cgen_write() orchestrates.
+ */
+#include "backend.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- name sets ------------------------------------------------------------ */
+
+/* A set of identifiers (open addressing; used for membership only, so the
+ * hash never influences the output). */
+typedef struct NameSet {
+    const char **slot;
+    size_t cap, n;
+} NameSet;
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int ns_has(const NameSet *ns, const char *s)
+{
+    if (!ns->cap) return 0;
+    for (size_t i = name_hash(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1)) {
+        if (!ns->slot[i]) return 0;
+        if (strcmp(ns->slot[i], s) == 0) return 1;
+    }
+}
+
+static void ns_add(NameSet *ns, const char *s)
+{
+    if ((ns->n + 1) * 2 > ns->cap) {
+        NameSet big = {calloc(ns->cap ? ns->cap * 2 : 256, sizeof(char *)), ns->cap ? ns->cap * 2 : 256, 0};
+        GC_ASSERT(big.slot);
+        for (size_t i = 0; i < ns->cap; i++)
+            if (ns->slot[i]) ns_add(&big, ns->slot[i]);
+        free(ns->slot);
+        *ns = big;
+    }
+    size_t i = name_hash(s) & (ns->cap - 1);
+    while (ns->slot[i]) {
+        if (strcmp(ns->slot[i], s) == 0) return;
+        i = (i + 1) & (ns->cap - 1);
+    }
+    ns->slot[i] = s;
+    ns->n++;
+}
+
+/* C keywords and the names the generated code's headers define. */
+static const char *const cgen_reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+    "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+    "volatile", "while", "asm", "typeof", "bool", "true", "false", "alignas", "alignof", "noreturn",
+    "static_assert", "thread_local", "complex", "imaginary",
+    "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "intptr_t",
+    "uintptr_t", "intmax_t", "uintmax_t", "size_t", "ptrdiff_t", "wchar_t", "NULL", "offsetof",
+    "memcpy", "memmove", "memset", "memcmp", "memchr", "strlen", "strcmp", "strcpy", "strncpy", "strcat",
+    "errno", "assert", "main", "signbit", "fpclassify", "isnan", "isinf", "isfinite", "isnormal",
+    "isgreater", "isgreaterequal", "isless", "islessequal", "islessgreater", "isunordered",
+    "math_errhandling", "float_t", "double_t",
+    "arena", "weights", "inputs", "outputs",
+};
+
+/* libm functions; each is reserved with its f and l variants too. */
+static const char *const cgen_libm[] = {
+    "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh", "sinh",
+    "tanh", "exp", "exp2", "expm1", "frexp", "ilogb", "ldexp", "log", "log10", "log1p", "log2", "logb",
+    "modf", "scalbn", "scalbln", "cbrt", "fabs", "hypot", "pow", "sqrt", "erf", "erfc", "lgamma",
+    "tgamma", "ceil", "floor", "nearbyint", "rint", "lrint", "llrint", "round", "lround", "llround",
+    "trunc", "fmod", "remainder", "remquo", "copysign", "nan", "nextafter", "nexttoward", "fdim",
+    "fmax", "fmin", "fma", "abs", "labs", "llabs", "div",
+};
+
+/* Whether a sanitized identifier must not name a tensor as is. */
+static int name_needs_prefix(const NameSet *reserved, const char *s, const char *prefix)
+{
+    size_t len = strlen(s), pl = strlen(prefix);
+    if (len <= 3 && !strchr(s, '_')) return 1; /* i, j, n, i0, acc, ... belong to emitters */
+    if (ns_has(reserved, s)) return 1;
+    if (strncmp(s, "gcrt_", 5) == 0 || strncmp(s, "GCRT_", 5) == 0) return 1;
+    if (strncmp(s, prefix, pl) == 0 && s[pl] == '_') return 1; /* NAME_run, NAME_weights */
+    int upper = 1;
+    for (const char *p = s; *p; p++) upper &= !islower((unsigned char)*p);
+    return upper; /* INT64_MAX, INFINITY, HUGE_VAL: leave macros alone */
+}
+
+/* Writes a C identifier made of [A-Za-z0-9_] from s into buf (cap >= 64):
+ * other bytes become '_', leading underscores go, a leading digit or an
+ * empty result gets a "t" in front; at most 40 characters. */
+static void sanitize_ident(const char *s, char *buf)
+{
+    size_t n = 0;
+    while (*s == '_') s++;
+    if (!*s || isdigit((unsigned char)*s)) buf[n++] = 't';
+    if (n && *s) buf[n++] = '_';
+    for (; *s && n < 40; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char o = (char)((isalnum(ch) && ch < 128) ? ch : '_');
+        if (o == '_' && n && buf[n - 1] == '_') continue; /* "a::b" -> "a_b" */
+        buf[n++] = o;
+    }
+    while (n > 1 && buf[n - 1] == '_') n--;
+    buf[n] = 0;
+}
+
+/* ---- the Cgen context ----------------------------------------------------- */
+
+struct Cgen {
+    const Graph *g;
+    CgenModel *m;
+    Arena names_arena;
+    NameSet reserved; /* keywords and library names */
+    NameSet used;     /* every identifier given out in the schedule function */
+    Writer body;
+    const char **ptr;  /* per value id: its C identifier */
+    char *touched;     /* per value id: cgen_ptr() was asked for it */
+    int *out_slot;     /* per value id: first index in g->outputs, or -1 */
+    int arena_used, weights_used;
+};
+
+Writer *cgen_w(Cgen *c) { return &c->body; }
+
+/* A unique identifier from `base` (already sanitized): base, base_2, ... */
+static const char *unique_name(Cgen *c, NameSet *set, const char *base)
+{
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s", base);
+    for (int k = 2; ns_has(set, buf) || ns_has(&c->reserved, buf); k++)
+        snprintf(buf, sizeof buf, "%s_%d", base, k);
+    char *s = arena_strdup(&c->names_arena, buf);
+    ns_add(set, s);
+    return s;
+}
+
+/* Identifier for a tensor named `model_name` in the schedule function. */
+static const char *tensor_name(Cgen *c, const char *model_name)
+{
+    char san[64], buf[80];
+    sanitize_ident(model_name, san);
+    if (name_needs_prefix(&c->reserved, san, c->m->name)) snprintf(buf, sizeof buf, "t_%s", san);
+    else snprintf(buf, sizeof buf, "%s", san);
+    return unique_name(c, &c->used, buf);
+}
+
+const char *cgen_tmp(Cgen *c, const char *base)
+{
+    char san[64];
+    sanitize_ident(base && *base ? base : "tmp", san);
+    return unique_name(c, &c->used, san);
+}
+
+const char *cgen_ptr(Cgen *c, const Value *v)
+{
+    GC_ASSERT(v && v->id >= 0 && v->id < c->g->n_values && c->g->values[v->id] == v);
+    c->touched[v->id] = 1;
+    return c->ptr[v->id];
+}
+
+const char *cgen_workspace(Cgen *c, const Node *n)
+{
+    char buf[64];
+    c->arena_used = 1;
+    if (!n->ws_bytes) return "arena";
+    GC_ASSERT(n->ws_offset >= 0 && n->ws_offset % 64 == 0);
+    snprintf(buf, sizeof buf, "(arena + %lld)", (long long)n->ws_offset);
+    return arena_strdup(&c->names_arena, buf);
+}
+
+const char *cgen_ctype(DType t)
+{
+    static const char *const names[DT_COUNT] = {
+        [DT_F32] = "float", [DT_F64] = "double", [DT_F16] = "uint16_t", [DT_BF16] = "uint16_t",
+        [DT_I8] = "int8_t", [DT_U8] = "uint8_t", [DT_I16] = "int16_t", [DT_I32] = "int32_t",
+        [DT_I64] = "int64_t", [DT_BOOL] = "uint8_t",
+    };
+    GC_ASSERT(t > DT_UNDEF && t < DT_COUNT);
+    return names[t];
+}
+
+DType cgen_compute_type(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
+
+void cgen_load(Writer *w, DType t, const char *ptr, const char *idx)
+{
+    if (t == DT_F16) w_printf(w, "gcrt_f16_to_f32(%s[%s])", ptr, idx);
+    else if (t == DT_BF16) w_printf(w, "gcrt_bf16_to_f32(%s[%s])", ptr, idx);
+    else w_printf(w, "%s[%s]", ptr, idx);
+}
+
+void cgen_store(Writer *w, DType t, const char *ptr, const char *idx, const char *val)
+{
+    if (t == DT_F16) w_line(w, "%s[%s] = gcrt_f32_to_f16((float)(%s));", ptr, idx, val);
+    else if (t == DT_BF16) w_line(w, "%s[%s] = gcrt_f32_to_bf16((float)(%s));", ptr, idx, val);
+    else if (t == DT_BOOL) w_line(w, "%s[%s] = (uint8_t)((%s) != 0);", ptr, idx, val);
+    else w_line(w, "%s[%s] = (%s)(%s);", ptr, idx, cgen_ctype(t), val);
+}
+
+/* Appends s to a C comment: no comment terminator, no newline, no trigraph,
+ * printable ASCII only. */
+static void comment_text(Writer *w, const char *s)
+{
+    char buf[256];
+    size_t n = 0;
+    char prev = 0;
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char o = (ch >= 32 && ch < 127) ? (char)ch : '?';
+        if (o == '\\') o = '|';
+        if ((o == '/' && prev == '*') || (o == '*' && prev == '/') || (o == '?' && prev == '?')) o = '.';
+        buf[n++] = prev = o;
+        if (n == sizeof buf - 1) {
+            buf[n] = 0;
+            w_puts(w, buf);
+            n = 0;
+        }
+    }
+    buf[n] = 0;
+    w_puts(w, buf);
+}
+
+static void value_desc(Writer *w, const Value *v)
+{
+    char sh[256];
+    comment_text(w, v->name);
+    w_printf(w, " %s%s", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+}
+
+void cgen_node_comment(Cgen *c, const Node *n)
+{
+    Writer *w = &c->body;
+    w_puts(w, "/* ");
+    comment_text(w, ir_op(n->op)->name);
+    w_puts(w, " '");
+    comment_text(w, n->name);
+    w_puts(w, "': ");
+    for (int i = 0; i < n->n_in; i++) {
+        if (i) w_puts(w, ", ");
+        if (n->in[i]) value_desc(w, n->in[i]);
+        else w_puts(w, "_");
+    }
+    w_puts(w, " -> ");
+    for (int i = 0; i < n->n_out; i++) {
+        if (i) w_puts(w, ", ");
+        value_desc(w, n->out[i]);
+    }
+    w_puts(w, " */\n");
+}
+
+void cgen_str_lit(Writer *w, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\' || ch == '?') w_printf(w, "\\%c", ch);
+        else if (ch >= 32 && ch < 127) w_printf(w, "%c", ch);
+        else w_printf(w, "\\%03o", ch);
+    }
+}
+
+const char *cgen_npy_descr(DType t)
+{
+    static const char *const d[DT_COUNT] = {
+        [DT_F32] = "<f4", [DT_F64] = "<f8", [DT_F16] = "<f2", [DT_BF16] = "<u2", [DT_I8] = "|i1",
+        [DT_U8] = "|u1", [DT_I16] = "<i2", [DT_I32] = "<i4", [DT_I64] = "<i8", [DT_BOOL] = "|b1",
+    };
+    GC_ASSERT(t > DT_UNDEF && t < DT_COUNT);
+    return d[t];
+}
+
+static int64_t value_bytes(const Value *v) { return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype); }
+
+/* ---- NAME.c ------------------------------------------------------------- */
+
+/* Runs every emitter into c->body, then the output copies. */
+static int gen_body(Cgen *c, CgenEmitFn const *table, Diag *d)
+{
+    const Graph *g = c->g;
+    Writer *w = &c->body;
+    w->indent = 1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        for (int j = 0; j < n->n_out; j++) {
+            const Value *v = n->out[j];
+            if (c->out_slot[v->id] < 0 && v->offset < 0 && value_bytes(v) > 0)
+                return diag_node_error(d, n, "output '%s' has no arena offset (the graph is not memory-planned)", v->name);
+        }
+        if (i) w_puts(w, "\n");
+        cgen_node_comment(c, n);
+        w_line(w, "{");
+        w->indent++;
+        size_t mark = w->len;
+        if (table[n->op](c, n, d)) return -1;
+        if (w->len == mark) w_line(w, "/* nothing to do */");
+        w->indent--;
+        w_line(w, "}");
+    }
+    int first = 1;
+    for (int k = 0; k < g->n_outputs; k++) {
+        const Value *v = g->outputs[k];
+        if (v->kind == VK_TEMP && c->out_slot[v->id] == k) continue; /* written in place */
+        if (first) w_puts(w, g->n_nodes ? "\n" : "");
+        first = 0;
+        w_puts(w, "/* output ");
+        w_printf(w, "%d '", k);
+        comment_text(w, v->name);
+        w_printf(w, "' is %s: copy */\n",
+                 v->kind == VK_INPUT ? "a graph input" : v->kind == VK_CONST ? "a constant" : "listed before");
+        w_line(w, "gcrt_copy(outputs[%d], %s, %lld);", k, cgen_ptr(c, v), (long long)value_bytes(v));
+    }
+    return 0;
+}
+
+/* Assigns weights-blob offsets to the constants the code reads. */
+static void layout_weights(Cgen *c)
+{
+    CgenModel *m = c->m;
+    const Graph *g = c->g;
+    m->consts = calloc((size_t)g->n_values + 1, sizeof *m->consts);
+    m->const_off = calloc((size_t)g->n_values + 1, sizeof *m->const_off);
+    GC_ASSERT(m->consts && m->const_off);
+    int64_t off = 0;
+    for (int i = 0; i < g->n_values; i++) {
+        const Value *v = g->values[i];
+        if (v->kind != VK_CONST || !c->touched[i]) continue;
+        m->consts[m->n_consts] = v;
+        m->const_off[m->n_consts++] = off;
+        off += ((int64_t)v->nbytes + 63) / 64 * 64;
+    }
+    m->weights_bytes = off;
+}
+
+static int64_t const_offset(const CgenModel *m, const Value *v)
+{
+    for (int i = 0; i < m->n_consts; i++)
+        if (m->consts[i] == v) return m->const_off[i];
+    GC_ASSERT(0 && "constant not in the weights layout");
+    return -1;
+}
+
+/* The pointer declarations of the schedule function. */
+static void gen_decls(Cgen *c, Writer *w)
+{
+    const Graph *g = c->g;
+    char sh[256];
+    for (int i = 0; i < g->n_values; i++) {
+        const Value *v = g->values[i];
+        if (!c->touched[i]) continue;
+        const char *ct = cgen_ctype(v->dtype), *id = c->ptr[i];
+        w_printf(w, "    ");
+        if (v->kind == VK_INPUT) {
+            int k = 0;
+            while (g->inputs[k] != v) k++;
+            w_printf(w, "const %s *const %s = (const %s *)inputs[%d];", ct, id, ct, k);
+        } else if (v->kind == VK_CONST) {
+            c->weights_used = 1;
+            w_printf(w, "const %s *const %s = (const %s *)(const void *)(weights + %lld);", ct, id, ct,
+                     (long long)const_offset(c->m, v));
+        } else if (c->out_slot[i] >= 0) {
+            w_printf(w, "%s *const %s = (%s *)outputs[%d];", ct, id, ct, c->out_slot[i]);
+        } else {
+            c->arena_used = 1;
+            w_printf(w, "%s *const %s = (%s *)(void *)(arena + %lld);", ct, id, ct, (long long)v->offset);
+        }
+        w_printf(w, " /* %s%s", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+        if (strcmp(v->name, id) != 0) {
+            w_puts(w, " '");
+            comment_text(w, v->name);
+            w_puts(w, "'");
+        }
+        w_puts(w, " */\n");
+    }
+}
+
+/* Adds every identifier token of C text to seen; returns the storage the
+ * set points into (free it after the set). */
+static char *collect_idents(const char *text, NameSet *seen)
+{
+    size_t n = strlen(text);
+    char *buf = malloc(n + 2), *o = buf;
+    GC_ASSERT(buf);
+    for (const char *p = text; *p;) {
+        if (p[0] == '/' && p[1] == '*') { /* comments name tensors too: skip them */
+            const char *e = strstr(p + 2, "*/");
+            p = e ? e + 2 : p + strlen(p);
+        } else if (p[0] == '/' && p[1] == '/') {
+            while (*p && *p != '\n') p++;
+        } else if (*p == '"' || *p == '\'') {
+            char q = *p++;
+            while (*p && *p != q) p += (*p == '\\' && p[1]) ? 2 : 1;
+            if (*p) p++;
+        } else if (isalpha((unsigned char)*p) || *p == '_') {
+            char *start = o;
+            while (isalnum((unsigned char)*p) || *p == '_') *o++ = *p++;
+            *o++ = 0;
+            ns_add(seen, start);
+        } else if (isdigit((unsigned char)*p)) {
+            while (isalnum((unsigned char)*p) || *p == '_' || *p == '.') p++; /* 1.0e5f, 0x1p3 */
+        } else {
+            p++;
+        }
+    }
+    return buf;
+}
+
+static void api_params(const CgenModel *m, Writer *w)
+{
+    int file = m->o->weights == CGEN_WEIGHTS_FILE;
+    w_printf(w, "%svoid *arena", file ? "const void *weights, " : "");
+    for (int i = 0; i < m->g->n_inputs; i++)
+        w_printf(w, ", const %s *%s", cgen_ctype(m->ins[i].v->dtype), m->ins[i].param);
+    for (int i = 0; i < m->g->n_outputs; i++)
+        w_printf(w, ", %s *%s", cgen_ctype(m->outs[i].v->dtype), m->outs[i].param);
+}
+
+static void gen_source(Cgen *c, Writer *w)
+{
+    const CgenModel *m = c->m;
+    const Graph *g = c->g;
+    const char *N = m->name;
+    int file = m->o->weights == CGEN_WEIGHTS_FILE;
+    w_puts(w, "/* ");
+    w_printf(w, "%s.c: generated by graphc from graph '", N);
+    comment_text(w, g->name);
+    w_printf(w, "'; do not edit.\n * %d nodes; arena %lld bytes; weights %lld bytes. */\n", g->n_nodes,
+             (long long)g->arena_bytes, (long long)m->weights_bytes);
+    w_printf(w, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"gcrt.h\"\n#include \"%s.h\"\n\n", N);
+
+    Writer decls;
+    w_init(&decls);
+    gen_decls(c, &decls);
+    w_printf(w, "static int %s_schedule(const unsigned char *weights, unsigned char *arena,\n"
+                "    const void *const *inputs, void *const *outputs)\n{\n", N);
+    w_puts(w, decls.buf ? decls.buf : "");
+    w_free(&decls);
+    const char *unused[4] = {"weights", "arena", "inputs", "outputs"};
+    int is_used[4] = {c->weights_used, c->arena_used, 0, 0};
+    for (int i = 0; i < g->n_values; i++) {
+        if (!c->touched[i]) continue;
+        is_used[2] |= g->values[i]->kind == VK_INPUT;
+        is_used[3] |= g->values[i]->kind == VK_TEMP && c->out_slot[i] >= 0;
+    }
+    for (int k = 0; k < g->n_outputs; k++) is_used[3] |= !(g->outputs[k]->kind == VK_TEMP && c->out_slot[g->outputs[k]->id] == k);
+    for (int k = 0; k < 4; k++)
+        if (!is_used[k]) w_printf(w, "    (void)%s;\n", unused[k]);
+    /* An emitter may name a tensor and then write nothing (zero-size
+     * tensors): silence those pointers instead of tripping -Wunused. */
+    NameSet seen = {0};
+    char *toks = collect_idents(c->body.buf ? c->body.buf : "", &seen);
+    for (int i = 0; i < g->n_values; i++)
+        if (c->touched[i] && !ns_has(&seen, c->ptr[i])) w_printf(w, "    (void)%s;\n", c->ptr[i]);
+    free(seen.slot);
+    free(toks);
+    w_puts(w, "\n");
+    w_puts(w, c->body.buf ? c->body.buf : "");
+    w_puts(w, "    return 0;\n}\n\n");
+
+    /* NAME_run_v */
+    w_printf(w, "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs)\n{\n", N);
+    if (file) {
+        w_printf(w, "    if (%s_WEIGHTS_BYTES > 0 && (weights == NULL || ((uintptr_t)weights & 7u) != 0)) return -1;\n", N);
+    } else {
+        w_printf(w, "    if (weights == NULL) weights = %s_weights;\n", N);
+        w_printf(w, "    if (((uintptr_t)weights & 7u) != 0) return -1;\n");
+    }
+    if (g->arena_bytes > 0)
+        w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
+    w_printf(w, "    return %s_schedule((const unsigned char *)weights, (unsigned char *)arena, inputs, outputs);\n}\n\n", N);
+
+    /* NAME_run */
+    w_printf(w, "int %s_run(", N);
+    api_params(m, w);
+    w_puts(w, ")\n{\n");
+    w_printf(w, "    const void *inputs[%d];\n    void *outputs[%d];\n", g->n_inputs ? g->n_inputs : 1,
+             g->n_outputs ? g->n_outputs : 1);
+    if (!g->n_inputs) w_puts(w, "    inputs[0] = NULL;\n");
+    if (!g->n_outputs) w_puts(w, "    outputs[0] = NULL;\n");
+    for (int i = 0; i < g->n_inputs; i++) w_printf(w, "    inputs[%d] = (const void *)%s;\n", i, m->ins[i].param);
+    for (int i = 0; i < g->n_outputs; i++) w_printf(w, "    outputs[%d] = (void *)%s;\n", i, m->outs[i].param);
+    w_printf(w, "    return %s_run_v(%s, arena, inputs, outputs);\n}\n", N, file ? "weights" : "NULL");
+}
+
+/* ---- NAME.h ------------------------------------------------------------- */
+
+static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const char *KIND, int i, const Value *v)
+{
+    const char *N = m->name;
+    char sh[256];
+    w_printf(w, "/* %s %d: '", kind, i);
+    comment_text(w, v->name);
+    w_printf(w, "' %s%s */\n", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+    w_printf(w, "#define %s_%s_%d_NAME \"", N, KIND, i);
+    cgen_str_lit(w, v->name);
+    w_printf(w, "\"\n#define %s_%s_%d_DTYPE \"%s\"\n", N, KIND, i, ir_dtype_name(v->dtype));
+    w_printf(w, "#define %s_%s_%d_NPY_DESCR \"%s\"\n", N, KIND, i, cgen_npy_descr(v->dtype));
+    w_printf(w, "#define %s_%s_%d_RANK %d\n", N, KIND, i, v->shape.rank);
+    w_printf(w, "#define %s_%s_%d_DIMS {", N, KIND, i);
+    for (int k = 0; k < v->shape.rank; k++) w_printf(w, "%s%lld", k ? ", " : "", (long long)v->shape.dims[k]);
+    w_printf(w, "%s}\n", v->shape.rank ? "" : "1 /* rank 0: placeholder, no dims */");
+    w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, KIND, i, (long long)ir_numel(&v->shape));
+    w_printf(w, "#define %s_%s_%d_BYTES %lld\n\n", N, KIND, i, (long long)value_bytes(v));
+}
+
+static void gen_header(const CgenModel *m, Writer *w)
+{
+    const Graph *g = m->g;
+    const char *N = m->name;
+    int file = m->o->weights == CGEN_WEIGHTS_FILE;
+    char guard[96];
+    snprintf(guard, sizeof guard, "GRAPHC_MODEL_%s_H", N);
+    for (char *p = guard; *p; p++) *p = (char)toupper((unsigned char)*p);
+    w_printf(w, "/* %s.h: generated by graphc from graph '", N);
+    comment_text(w, g->name);
+    w_puts(w, "'; do not edit.\n *\n");
+    w_printf(w, " * The model runs in a caller-provided arena of %s_ARENA_BYTES bytes that\n"
+                " * must be 64-byte aligned (it may be NULL when %s_ARENA_BYTES is 0); it\n"
+                " * holds every intermediate tensor and need not be initialized. Nothing\n"
+                " * is allocated and no global state is written, so one arena per thread\n"
+                " * makes the model reentrant.\n",
+             N, N);
+    if (file)
+        w_printf(w, " * The weights (%s.weights, %s_WEIGHTS_BYTES bytes) are loaded by the\n"
+                    " * caller and passed to every run; 64-byte alignment is recommended,\n"
+                    " * 8 is required.\n", N, N);
+    else
+        w_printf(w, " * The weights are linked in as the constant %s_weights.\n", N);
+    w_printf(w, " * Tensors are dense, row-major, little-endian; f16 and bf16 elements are\n"
+                " * uint16_t bit patterns, bool elements are uint8_t 0/1.\n"
+                " * The run functions return 0, or -1 when the arena (or the weights) is\n"
+                " * NULL or misaligned.\n */\n");
+    w_printf(w, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n", guard, guard);
+    w_puts(w, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    w_printf(w, "#define %s_ARENA_BYTES %lld\n", N, (long long)g->arena_bytes);
+    w_printf(w, "#define %s_ARENA_ALIGN 64\n", N);
+    w_printf(w, "#define %s_WEIGHTS_BYTES %lld\n", N, (long long)m->weights_bytes);
+    w_printf(w, "#define %s_NUM_INPUTS %d\n", N, g->n_inputs);
+    w_printf(w, "#define %s_NUM_OUTPUTS %d\n\n", N, g->n_outputs);
+    for (int i = 0; i < g->n_inputs; i++) gen_port_defs(m, w, "input", "INPUT", i, g->inputs[i]);
+    for (int i = 0; i < g->n_outputs; i++) gen_port_defs(m, w, "output", "OUTPUT", i, g->outputs[i]);
+    if (!file)
+        w_printf(w, "/* The weights blob (%s_WEIGHTS_BYTES bytes, 64-byte aligned). */\n"
+                    "extern const unsigned char %s_weights[];\nextern const uint64_t %s_weights_size;\n\n",
+                 N, N, N);
+    w_printf(w, "/* Runs the model: inputs and outputs in graph order, each a dense buffer\n"
+                " * of the dtype and shape above. */\nint %s_run(", N);
+    api_params(m, w);
+    w_puts(w, ");\n\n");
+    w_printf(w, "/* The same with arrays of %s_NUM_INPUTS input and %s_NUM_OUTPUTS output\n"
+                " * pointers; weights %s. */\n"
+                "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs);\n\n",
+             N, N, file ? "is the loaded NAME.weights blob" : "may be NULL (the linked-in blob)", N);
+    w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+}
+
+/* ---- cgen_write ----------------------------------------------------------- */
+
+static void cgen_init(Cgen *c, const Graph *g, CgenModel *m)
+{
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->m = m;
+    w_init(&c->body);
+    for (size_t i = 0; i < sizeof cgen_reserved / sizeof cgen_reserved[0]; i++) ns_add(&c->reserved, cgen_reserved[i]);
+    for (size_t i = 0; i < sizeof cgen_libm / sizeof cgen_libm[0]; i++) {
+        char buf[32];
+        ns_add(&c->reserved, cgen_libm[i]);
+        snprintf(buf, sizeof buf, "%sf", cgen_libm[i]);
+        ns_add(&c->reserved, arena_strdup(&c->names_arena, buf));
+        snprintf(buf, sizeof buf, "%sl", cgen_libm[i]);
+        ns_add(&c->reserved, arena_strdup(&c->names_arena, buf));
+    }
+    size_t nv = (size_t)g->n_values + 1;
+    c->ptr = calloc(nv, sizeof *c->ptr);
+    c->touched = calloc(nv, 1);
+    c->out_slot = malloc(nv * sizeof *c->out_slot);
+    GC_ASSERT(c->ptr && c->touched && c->out_slot);
+    for (int i = 0; i < g->n_values; i++) c->out_slot[i] = -1;
+    for (int k = g->n_outputs - 1; k >= 0; k--) c->out_slot[g->outputs[k]->id] = k;
+    for (int i = 0; i < g->n_values; i++) c->ptr[i] = tensor_name(c, g->values[i]->name);
+
+    /* API parameter names: their own namespace (only keywords and the two
+     * fixed parameters are off limits). */
+    NameSet params = {0};
+    ns_add(&params, "arena");
+    ns_add(&params, "weights");
+    m->ins = calloc((size_t)g->n_inputs + 1, sizeof *m->ins);
+    m->outs = calloc((size_t)g->n_outputs + 1, sizeof *m->outs);
+    GC_ASSERT(m->ins && m->outs);
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? g->n_outputs : g->n_inputs;
+        for (int i = 0; i < n; i++) {
+            const Value *v = pass ? g->outputs[i] : g->inputs[i];
+            char san[64];
+            sanitize_ident(v->name, san);
+            CgenPort *p = pass ? &m->outs[i] : &m->ins[i];
+            p->v = v;
+            p->param = unique_name(c, &params, san);
+        }
+    }
+    free(params.slot);
+}
+
+static void cgen_fini(Cgen *c, CgenModel *m)
+{
+    w_free(&c->body);
+    free(c->reserved.slot);
+    free(c->used.slot);
+    free(c->ptr);
+    free(c->touched);
+    free(c->out_slot);
+    arena_free(&c->names_arena);
+    free(m->ins);
+    free(m->outs);
+    free(m->consts);
+    free(m->const_off);
+}
+
+/* Rejects model names whose files would overwrite a runtime file. */
+static int check_name(const char *name, Diag *d)
+{
+    static const char *const suffix[] = {".h", ".c", "_main.c", "_weights.c", "_weights.S", "_weights.bin", ".weights"};
+    for (size_t f = 0; f < gc_runtime_files_count; f++)
+        for (size_t s = 0; s < sizeof suffix / sizeof suffix[0]; s++) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s%s", name, suffix[s]);
+            if (strcmp(buf, gc_runtime_files[f].name) == 0)
+                return diag_error(d, "model name '%s' would overwrite the runtime file '%s'; choose another name", name, buf);
+        }
+    return 0;
+}
+
+int cgen_write(const Graph *g, const char *dir, const CgenOptions *o, Diag *d)
+{
+    GC_ASSERT(g && o && d);
+    CgenEmitFn table[OP_COUNT + 1];
+    cgen_build_table(table);
+    if (cgen_check_emitters(g, table, d)) return -1;
+    if (o->weights < CGEN_WEIGHTS_INCBIN || o->weights > CGEN_WEIGHTS_FILE)
+        return diag_error(d, "unknown weights mode %d (0 incbin, 1 c-array, 2 file)", o->weights);
+    if (g->arena_bytes < 0) return diag_error(d, "the graph is not memory-planned");
+
+    char name[64];
+    const char *raw = o->name && *o->name ? o->name : g->name && *g->name ? g->name : "model";
+    sanitize_ident(raw, name);
+    if (check_name(name, d)) return -1;
+
+    CgenModel m = {.g = g, .o = o, .name = name};
+    Cgen c;
+    cgen_init(&c, g, &m);
+    Writer src, hdr, mk, mainw;
+    w_init(&src);
+    w_init(&hdr);
+    w_init(&mk);
+    w_init(&mainw);
+    char *tmp = NULL;
+    int rc = gen_body(&c, table, d);
+    if (!rc) {
+        layout_weights(&c);
+        gen_source(&c, &src);
+        gen_header(&m, &hdr);
+        cgen_write_makefile(&m, &mk);
+        if (o->emit_main) cgen_write_main(&m, &mainw);
+        tmp = cgen_dir_begin(dir, d);
+        rc = tmp ? 0 : -1;
+    }
+    char fname[96];
+    if (!rc) {
+        snprintf(fname, sizeof fname, "%s.c", name);
+        rc = cgen_save(&src, tmp, fname, d);
+    }
+    if (!rc) {
+        snprintf(fname, sizeof fname, "%s.h", name);
+        rc = cgen_save(&hdr, tmp, fname, d);
+    }
+    if (!rc) rc = cgen_save(&mk, tmp, "Makefile", d);
+    if (!rc && o->emit_main) {
+        snprintf(fname, sizeof fname, "%s_main.c", name);
+        rc = cgen_save(&mainw, tmp, fname, d);
+    }
+    if (!rc) rc = cgen_write_weights(&m, tmp, d);
+    if (!rc) rc = cgen_write_runtime(tmp, d);
+    if (!rc) rc = cgen_dir_commit(tmp, dir, d);
+    else if (tmp) cgen_rmtree(tmp);
+    free(tmp);
+    w_free(&src);
+    w_free(&hdr);
+    w_free(&mk);
+    w_free(&mainw);
+    cgen_fini(&c, &m);
+    return rc;
+}

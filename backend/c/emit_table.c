@@ -1,0 +1,38 @@
+/* emit_table.c — the C backend's emitter table, indexed by OpKind.
+ *
+ * Each op family registers its emitters in backend/c/emit_<family>.c as a
+ * CgenEntry array ending in {-1, NULL}; this file merges the five arrays into
+ * one table. The table is built on the caller's stack per compile (no global
+ * state). A missing emitter is a user-facing error naming the node and op;
+ * two registrations of one op are a bug in the backend and abort.
+ */
+#include "backend.h"
+
+#include <string.h>
+
+static const CgenEntry *const cgen_families[] = {
+    cgen_elementwise_entries, cgen_linalg_entries, cgen_nn_entries,
+    cgen_reduce_entries, cgen_shape_entries,
+};
+
+void cgen_build_table(CgenEmitFn *table)
+{
+    memset(table, 0, sizeof(CgenEmitFn) * (size_t)OP_COUNT);
+    for (size_t f = 0; f < sizeof cgen_families / sizeof cgen_families[0]; f++)
+        for (const CgenEntry *e = cgen_families[f]; e->op != -1; e++) {
+            GC_ASSERT(e->op >= 0 && e->op < OP_COUNT && e->emit);
+            GC_ASSERT(!table[e->op] && "op registered twice in the C emitter table");
+            table[e->op] = e->emit;
+        }
+}
+
+int cgen_check_emitters(const Graph *g, CgenEmitFn const *table, Diag *d)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        GC_ASSERT(n->op >= 0 && n->op < OP_COUNT);
+        if (!table[n->op])
+            return diag_node_error(d, n, "the C backend has no emitter for op '%s'", ir_op(n->op)->name);
+    }
+    return 0;
+}

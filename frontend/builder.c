@@ -1,0 +1,213 @@
+/* builder.c — the public C builder API (include/graphc/graphc.h) on top of
+ * the IR. It is a thin checked layer: it turns dtype names and op names into
+ * IR enums, rejects what the IR would only assert on (bad ranks, negative
+ * dims, values from another graph, duplicate names, wrong input/output
+ * counts) with a message, and forwards attribute text to ir_set_attrs so the
+ * builder and the text IR accept the same attribute syntax. Check, print,
+ * interpret and compile reuse the same passes and backend as the driver.
+ */
+#include "graphc/graphc.h"
+
+#include "../backend/c/backend.h"
+#include "../ir/interp.h"
+#include "../ir/ir.h"
+#include "../ir/op.h"
+#include "../ir/text.h"
+#include "../ir/writer.h"
+#include "../passes/passes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+GcGraph *gc_graph_new(const char *name) { return ir_graph_new(name); }
+
+void gc_graph_free(GcGraph *g) { ir_graph_free(g); }
+
+/* Checks the parts shared by inputs and constants; fills *t and *s. */
+static int check_tensor(GcGraph *g, const char *what, const char *name, const char *dtype, int rank,
+                        const int64_t *dims, DType *t, Shape *s, GcDiag *d)
+{
+    if (!g) return diag_error(d, "%s: graph is NULL", what);
+    if (!name || !*name) return diag_error(d, "%s needs a name", what);
+    if (ir_find_value(g, name)) return diag_error(d, "%s '%s': the name is already used", what, name);
+    if (!dtype || ir_dtype_parse(dtype, t))
+        return diag_error(d, "%s '%s': unknown dtype '%s' (expected f32 f64 f16 bf16 i8 u8 i16 i32 i64 bool)", what,
+                          name, dtype ? dtype : "(null)");
+    if (rank < 0 || rank > IR_MAX_RANK)
+        return diag_error(d, "%s '%s': rank %d is outside 0..%d", what, name, rank, IR_MAX_RANK);
+    if (rank > 0 && !dims) return diag_error(d, "%s '%s': dims is NULL", what, name);
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0) return diag_error(d, "%s '%s': dimension %d is negative (%lld)", what, name, i, (long long)dims[i]);
+    *s = ir_shape(rank, dims);
+    int64_t n, bytes;
+    if (ir_shape_numel(s, &n) || ir_mul_ok(n, (int64_t)ir_dtype_size(*t), &bytes))
+        return diag_error(d, "%s '%s': shape is too large", what, name);
+    return 0;
+}
+
+GcValue *gc_input(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims, GcDiag *d)
+{
+    DType t;
+    Shape s;
+    if (check_tensor(g, "input", name, dtype, rank, dims, &t, &s, d)) return NULL;
+    return ir_add_input(g, name, t, &s);
+}
+
+GcValue *gc_const(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims,
+                  const void *data, GcDiag *d)
+{
+    DType t;
+    Shape s;
+    if (check_tensor(g, "constant", name, dtype, rank, dims, &t, &s, d)) return NULL;
+    if (!data && ir_numel(&s) > 0) return diag_error(d, "constant '%s': data is NULL", name), NULL;
+    return ir_add_const(g, name, t, &s, data, 1);
+}
+
+static int belongs(const GcGraph *g, const GcValue *v)
+{
+    return v->id >= 0 && v->id < g->n_values && g->values[v->id] == v;
+}
+
+/* Shared by gc_op and gc_op_multi; n_out < 0 means the op's minimum. */
+static Node *add_op(GcGraph *g, const char *op, const char *name, GcValue *const *in, int n_in,
+                    const char *attrs, int n_out, GcDiag *d)
+{
+    if (!g) return diag_error(d, "op: graph is NULL"), NULL;
+    if (!op) return diag_error(d, "op: op name is NULL"), NULL;
+    int k = ir_op_lookup(op);
+    if (k < 0) return diag_error(d, "unknown op '%s'", op), NULL;
+    const OpDesc *od = ir_op(k);
+    const char *label = name ? name : od->name;
+    if (n_in < 0 || n_in < od->min_in || (od->max_in >= 0 && n_in > od->max_in))
+        return diag_error(d, "node '%s' (%s): expects %d..%d inputs, got %d", label, od->name, od->min_in,
+                          od->max_in, n_in), NULL;
+    if (n_out < 0) n_out = od->min_out;
+    if (n_out < od->min_out || (od->max_out >= 0 && n_out > od->max_out))
+        return diag_error(d, "node '%s' (%s): expects %d..%d outputs, got %d", label, od->name, od->min_out,
+                          od->max_out, n_out), NULL;
+    if (n_in > 0 && !in) return diag_error(d, "node '%s' (%s): inputs array is NULL", label, od->name), NULL;
+    for (int i = 0; i < n_in; i++) {
+        if (in[i] && !belongs(g, in[i]))
+            return diag_error(d, "node '%s' (%s): input %d does not belong to this graph", label, od->name, i), NULL;
+        if (!in[i] && i < od->min_in)
+            return diag_error(d, "node '%s' (%s): required input %d is NULL", label, od->name, i), NULL;
+    }
+    if (name) {
+        for (int i = 0; i < g->n_nodes; i++)
+            if (strcmp(g->nodes[i]->name, name) == 0)
+                return diag_error(d, "node '%s' (%s): the node name is already used", name, od->name), NULL;
+    }
+    /* Outputs are named after the node ("fc1", then "fc1_1", ...), so the
+     * text IR prints `%fc1 = Gemm(...)`; unnamed nodes get fresh names. */
+    const char **out_names = NULL;
+    char (*buf)[280] = NULL;
+    if (name && n_out > 0) {
+        out_names = calloc((size_t)n_out, sizeof *out_names);
+        buf = calloc((size_t)n_out, sizeof *buf);
+        GC_ASSERT(out_names && buf);
+        for (int i = 0; i < n_out; i++) {
+            if (i == 0) snprintf(buf[i], sizeof buf[i], "%.256s", name);
+            else snprintf(buf[i], sizeof buf[i], "%.256s_%d", name, i);
+            out_names[i] = buf[i];
+        }
+    }
+    int n_nodes = g->n_nodes, n_values = g->n_values;
+    Node *n = ir_add_node(g, k, name, in, n_in, n_out, out_names);
+    free(out_names);
+    free(buf);
+    if (attrs && *attrs && ir_set_attrs(g, n, attrs, d)) {
+        /* Roll back: the node and its outputs are the last entries. */
+        g->n_nodes = n_nodes;
+        g->n_values = n_values;
+        return NULL;
+    }
+    return n;
+}
+
+GcValue *gc_op(GcGraph *g, const char *op, const char *name, GcValue *const *in, int n_in, const char *attrs,
+               GcDiag *d)
+{
+    Node *n = add_op(g, op, name, in, n_in, attrs, -1, d);
+    if (!n) return NULL;
+    if (n->n_out == 0) return diag_node_error(d, n, "op has no outputs"), NULL;
+    return n->out[0];
+}
+
+int gc_op_multi(GcGraph *g, const char *op, const char *name, GcValue *const *in, int n_in, const char *attrs,
+                int n_out, GcValue **out, GcDiag *d)
+{
+    if (n_out > 0 && !out) return diag_error(d, "op '%s': out array is NULL", op ? op : "(null)");
+    Node *n = add_op(g, op, name, in, n_in, attrs, n_out < 0 ? 0 : n_out, d);
+    if (!n) return -1;
+    for (int i = 0; i < n_out; i++) out[i] = n->out[i];
+    return 0;
+}
+
+void gc_output(GcGraph *g, GcValue *v)
+{
+    GC_ASSERT(g && v && belongs(g, v));
+    ir_add_output(g, v);
+}
+
+int gc_infer(GcGraph *g, GcDiag *d)
+{
+    if (ir_verify(g, d)) return -1;
+    return pass_infer_shapes(g, d);
+}
+
+int gc_value_shape(const GcValue *v, int64_t *dims, int max_rank)
+{
+    if (!v || !v->shape_known) return -1;
+    for (int i = 0; i < v->shape.rank && i < max_rank; i++) dims[i] = v->shape.dims[i];
+    return v->shape.rank;
+}
+
+int gc_write_text(GcGraph *g, const char *path, GcDiag *d)
+{
+    Writer w;
+    w_init(&w);
+    ir_print(g, &w, 0);
+    int rc = w_save(&w, path);
+    int err = errno;
+    w_free(&w);
+    if (rc) return diag_error(d, "cannot write '%s': %s", path, strerror(err));
+    return 0;
+}
+
+static int is_c_ident(const char *s)
+{
+    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag *d)
+{
+    GcCompileOptions defaults = {0};
+    if (!opt) opt = &defaults;
+    Writer dump;
+    w_init(&dump);
+    int rc = pass_run_pipeline(g, opt->print_after, &dump, d);
+    if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
+    w_free(&dump);
+    if (rc) return -1;
+    CgenOptions co = {0};
+    co.name = opt->name ? opt->name : g->name;
+    if (!is_c_ident(co.name))
+        return diag_error(d, "name '%s' is not a C identifier (set GcCompileOptions.name)", co.name);
+    if ((int)opt->weights < GC_WEIGHTS_INCBIN || opt->weights > GC_WEIGHTS_FILE)
+        return diag_error(d, "unknown weights mode %d", (int)opt->weights);
+    co.emit_main = opt->emit_main;
+    co.weights = (int)opt->weights;
+    return cgen_write(g, dir, &co, d);
+}
+
+int gc_interpret(GcGraph *g, const void *const *inputs, void *const *outputs, GcDiag *d)
+{
+    if (gc_infer(g, d)) return -1;
+    return ir_interp_run(g, INTERP_F32, inputs, outputs, d);
+}

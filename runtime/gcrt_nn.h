@@ -1,0 +1,50 @@
+/* gcrt_nn.h — neural-network layer kernels the generated code calls: conv,
+ * pooling, batch norm, softmax, layer norm. Plain C99; every size is an
+ * explicit argument; no allocation, no I/O, no global state.
+ *
+ * Tensors are row-major NC<spatial>. Spatial geometry is always given as
+ * 3-element arrays (depth, height, width): 1-D and 2-D ops pass 1 for the
+ * missing leading sizes/kernels/strides/dilations and 0 for their pads.
+ * Each kernel exists for float (_f32) and double (_f64).
+ */
+#ifndef GCRT_NN_H
+#define GCRT_NN_H
+
+#include <stdint.h>
+
+#define GCRT_NN_DECLARE(S, T)                                                                 \
+    /* Y[N,M,out] = conv(X[N,C,in], W[M,C/group,k]) + B[M] (B may be 0).                   \
+     * pad = leading pads. ws: scratch of C/group*prod(k)*prod(out) elements for          \
+     * im2col, or 0 to use the direct loops (always used when C/group == 1). */            \
+    void gcrt_conv##S(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,      \
+                      const int64_t *k, const int64_t *out, const int64_t *stride,            \
+                      const int64_t *dil, const int64_t *pad, const T *X, const T *W,         \
+                      const T *B, T *Y, T *ws);                                               \
+    /* Max over each window; padding never wins. NC = N*C planes. */                         \
+    void gcrt_maxpool##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \
+                         const int64_t *stride, const int64_t *dil, const int64_t *pad,       \
+                         const T *X, T *Y);                                                   \
+    /* Mean over each window; the divisor counts the positions inside the input, or,       \
+     * with count_include_pad, inside the padded input (pad = leading, pad_end = trailing). */ \
+    void gcrt_avgpool##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \
+                         const int64_t *stride, const int64_t *pad, const int64_t *pad_end,   \
+                         int count_include_pad, const T *X, T *Y);                            \
+    /* Y[p] = mean of X[p, 0..S) for each of NC planes. */                                    \
+    void gcrt_global_avgpool##S(int64_t NC, int64_t S, const T *X, T *Y);                     \
+    /* Inference batch norm over X[N,C,S]. */                                                 \
+    void gcrt_batchnorm##S(int64_t N, int64_t C, int64_t S, const T *X, const T *scale,        \
+                           const T *B, const T *mean, const T *var, T eps, T *Y);             \
+    /* Softmax / log-softmax of X viewed as [outer, n, inner] along the middle axis. */       \
+    void gcrt_softmax##S(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y);          \
+    void gcrt_logsoftmax##S(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y);       \
+    /* Layer norm of X viewed as [outer, inner] over inner. scale/B repeat with periods     \
+     * scale_n/b_n dividing inner (inner: a full vector, 1: a scalar); B may be 0;          \
+     * mean/invstd ([outer], may be 0) receive the statistics. */                          \
+    void gcrt_layernorm##S(int64_t outer, int64_t inner, const T *X, const T *scale,           \
+                           int64_t scale_n, const T *B, int64_t b_n, T eps, T *Y,             \
+                           T *mean, T *invstd);
+
+GCRT_NN_DECLARE(_f32, float)
+GCRT_NN_DECLARE(_f64, double)
+
+#endif

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# setup.sh — installs what graphc needs to build and test on Debian 12:
+# compiler and make, CMake, pkg-config, cmocka (unit tests), OpenBLAS (optional
+# fast GEMM in generated code), Debian's python3 + numpy (test drivers), binutils
+# (`nm` in the model tests). Idempotent: does nothing when everything is there.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config libcmocka-dev libopenblas-dev python3 python3-numpy
+          git ca-certificates binutils)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo=(sudo)
+fi
+echo "setup.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup.sh: done"

@@ -1,0 +1,316 @@
+#!/usr/bin/python3
+"""run_op_tests.py — the per-op test driver.
+
+Every tests/ops/**/*.gir file is one test, of one of two kinds:
+
+* A graph that must be rejected: its first line is `#! expect-error: MSG`.
+  `graphc compile FILE -o DIR` must exit with status 1, print "FILE: MSG" on
+  stderr (FILE exactly as passed on the command line) and leave no DIR behind.
+
+* A graph that must compute the same thing in the reference interpreter and in
+  the generated C: the driver reads the `input %x: dtype[dims]` lines, writes
+  seeded random inputs as .npy files (seed = hash of the file name, so runs
+  repeat), runs `graphc run FILE OUT in0.npy ...`, compiles with
+  `graphc compile FILE -o DIR --emit-main --name NAME` (NAME: the file stem
+  made a C identifier), builds DIR with make under strict
+  C99 warnings (and the sanitizers when GRAPHC_SANITIZE=1; half of the tests
+  with BLAS=0, the portable kernels), runs
+  DIR/NAME_main OUT2 in0.npy ... and compares every output file: same dtype
+  and shape, floats within atol + rtol*|expected| (NaN equals NaN), integers
+  and bools exactly.
+
+Directives (comment lines): `#! range %x LO HI` sets input x's random range
+(default -2..2; integers LO..HI inclusive) and `#! tol ATOL RTOL` the
+tolerances (default 1e-5 1e-5).
+
+Unless --no-coverage, the driver also checks that every op listed in
+ir/ops.def has at least one positive and one `_err_` test. It prints one line
+per failure and closes with "N passed, M failed"; the exit status is non-zero
+on any failure.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+STRICT_CFLAGS = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic"
+SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all"
+TIMEOUT = 300  # seconds for any one command
+
+NAME = r'(?:"(?:[^"\\]|\\.)*"|[A-Za-z0-9_.$/\-]+)'
+INPUT_RE = re.compile(r'^\s*input\s+%(' + NAME + r')\s*:\s*([a-z0-9]+)\s*\[([^\]]*)\]', re.M)
+GRAPH_RE = re.compile(r'^\s*graph\s+(' + NAME + r')\s*\{', re.M)
+RANGE_RE = re.compile(r'^#!\s*range\s+%(' + NAME + r')\s+(\S+)\s+(\S+)\s*$', re.M)
+TOL_RE = re.compile(r'^#!\s*tol\s+(\S+)\s+(\S+)\s*$', re.M)
+ERR_RE = re.compile(r'^#!\s*expect-error:\s?(.*?)\s*$')
+
+NP_DTYPES = {
+    "f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+    "i8": np.int8, "u8": np.uint8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "bool": np.bool_,
+}
+
+
+def unquote(name):
+    if name.startswith('"'):
+        return bytes(name[1:-1], "utf-8").decode("unicode_escape")
+    return name
+
+
+def to_bf16_bits(x):
+    """float array -> uint16 bits of the bfloat16 nearest (ties to even)."""
+    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
+    return b.astype(np.uint16)
+
+
+def from_bf16_bits(u):
+    return (np.asarray(u, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def parse_test(text):
+    """Returns (graph name, [(input, dtype, dims)], {input: (lo, hi)}, (atol, rtol))."""
+    m = GRAPH_RE.search(text)
+    gname = unquote(m.group(1)) if m else None
+    inputs = []
+    for m in INPUT_RE.finditer(text):
+        dims = [int(d) for d in m.group(3).replace(" ", "").split(",") if d]
+        inputs.append((unquote(m.group(1)), m.group(2), dims))
+    ranges = {unquote(m.group(1)): (float(m.group(2)), float(m.group(3))) for m in RANGE_RE.finditer(text)}
+    m = TOL_RE.search(text)
+    tol = (float(m.group(1)), float(m.group(2))) if m else (1e-5, 1e-5)
+    return gname, inputs, ranges, tol
+
+
+def make_input(rng, dtype, dims, lo, hi):
+    if dtype not in NP_DTYPES:
+        raise ValueError(f"unknown input dtype '{dtype}'")
+    shape = tuple(dims)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dtype in ("i8", "u8", "i16", "i32", "i64"):
+        return rng.integers(int(lo), int(hi), size=shape, endpoint=True).astype(NP_DTYPES[dtype])
+    x = rng.uniform(lo, hi, size=shape)
+    if dtype == "bf16":
+        return to_bf16_bits(x.astype(np.float32))
+    return x.astype(NP_DTYPES[dtype])
+
+
+def run(cmd, cwd=None, env=None):
+    try:
+        return subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=TIMEOUT, text=True, errors="replace")
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, -999, "", f"timed out after {TIMEOUT}s")
+
+
+def tail(s, n=600):
+    s = s.strip()
+    return s if len(s) <= n else "..." + s[-n:]
+
+
+def describe(p):
+    return f"exit {p.returncode}: {tail(p.stderr or p.stdout)}"
+
+
+def as_comparable(a):
+    """bf16 outputs come back as uint16 bits (the IR has no u16)."""
+    if a.dtype == np.uint16:
+        return from_bf16_bits(a).astype(np.float64), True
+    if a.dtype.kind == "f":
+        return a.astype(np.float64), True
+    return a, False
+
+
+def compare(got, exp, atol, rtol):
+    """None when got matches exp, else the reason."""
+    if got.dtype != exp.dtype:
+        return f"dtype {got.dtype} != expected {exp.dtype}"
+    if got.shape != exp.shape:
+        return f"shape {got.shape} != expected {exp.shape}"
+    g, isf = as_comparable(got)
+    e, _ = as_comparable(exp)
+    if not isf:
+        bad = g != e
+        if bad.any():
+            i = np.flatnonzero(bad)[0]
+            return f"{bad.sum()} elements differ; first at flat index {i}: got {g.flat[i]} expected {e.flat[i]}"
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = (g == e) | (np.isnan(g) & np.isnan(e)) | (np.abs(g - e) <= atol + rtol * np.abs(e))
+    if not ok.all():
+        i = np.flatnonzero(~ok)[0]
+        return (f"{(~ok).sum()} elements out of tolerance (atol={atol}, rtol={rtol}); first at flat index {i}: "
+                f"got {g.flat[i]!r} expected {e.flat[i]!r}")
+    return None
+
+
+def read_outputs(d):
+    return {p.name: np.load(p, allow_pickle=False) for p in sorted(Path(d).glob("*.npy"))}
+
+
+def check_error(args, f, text, work, msg):
+    out = work / "out"
+    p = run([args.graphc, "compile", f, "-o", str(out)])
+    if p.returncode != 1:
+        return f"expected exit status 1 from graphc compile, got {p.returncode}: {tail(p.stderr)}"
+    want = f"{f}: {msg}"
+    if want not in p.stderr:
+        return f"stderr lacks '{want}'; got: {tail(p.stderr)}"
+    if out.exists():
+        return f"output folder {out} left behind after an error"
+    return None
+
+
+def check_run(args, f, text, work):
+    gname, inputs, ranges, (atol, rtol) = parse_test(text)
+    if not gname:
+        return "no `graph NAME {` line"
+    seed = int.from_bytes(hashlib.sha256(Path(f).name.encode()).digest()[:8], "little")
+    rng = np.random.default_rng(seed)
+    in_files = []
+    for k, (name, dtype, dims) in enumerate(inputs):
+        lo, hi = ranges.get(name, (-2.0, 2.0))
+        try:
+            arr = make_input(rng, dtype, dims, lo, hi)
+        except ValueError as e:
+            return f"input %{name}: {e}"
+        path = work / f"in{k}.npy"
+        np.save(path, arr, allow_pickle=False)
+        in_files.append(str(path))
+
+    out_ref, out_c, cdir = work / "out_interp", work / "out_c", work / "c"
+    out_ref.mkdir()
+    out_c.mkdir()
+    p = run([args.graphc, "run", f, str(out_ref)] + in_files)
+    if p.returncode != 0:
+        return f"graphc run failed, {describe(p)}"
+    cname = re.sub(r"[^A-Za-z0-9_]", "_", Path(f).stem)
+    if not re.match(r"[A-Za-z_]", cname):
+        cname = "t_" + cname
+    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname])
+    if p.returncode != 0:
+        return f"graphc compile failed, {describe(p)}"
+    cflags, ldflags = STRICT_CFLAGS, ""
+    if os.environ.get("GRAPHC_SANITIZE") == "1":
+        cflags += " " + SAN_FLAGS
+        ldflags = SAN_FLAGS
+    # Half of the tests (by seed) build the portable kernels, the rest let the
+    # Makefile use OpenBLAS where present, so both paths of the runtime run.
+    blas = "0" if seed & 1 else "auto"
+    p = run(["make", "-s", "-C", str(cdir), f"CFLAGS={cflags}", f"LDFLAGS={ldflags}", f"BLAS={blas}"])
+    if p.returncode != 0:
+        return f"make BLAS={blas} failed, {describe(p)}"
+    exe = cdir / f"{cname}_main"
+    if not exe.exists():
+        return f"make did not produce {exe}"
+    p = run([str(exe), str(out_c)] + in_files)
+    if p.returncode != 0:
+        return f"{exe.name} failed, {describe(p)}"
+
+    ref, got = read_outputs(out_ref), read_outputs(out_c)
+    if not ref:
+        return "graphc run wrote no .npy output"
+    if sorted(ref) != sorted(got):
+        return f"output files differ: interpreter wrote {sorted(ref)}, compiled program wrote {sorted(got)}"
+    for name in ref:
+        why = compare(got[name], ref[name], atol, rtol)
+        if why:
+            return f"output {name} (BLAS={blas}): {why}"
+    return None
+
+
+def run_one(args, f, root_work):
+    """Runs test file f; returns None (pass) or the failure reason."""
+    text = Path(f).read_text()
+    first = text.split("\n", 1)[0]
+    rel = os.path.relpath(f, args.dir)
+    work = root_work / re.sub(r"[^A-Za-z0-9_.-]", "_", rel)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    m = ERR_RE.match(first)
+    try:
+        why = check_error(args, f, text, work, m.group(1)) if m else check_run(args, f, text, work)
+    except Exception as e:  # a driver bug or unreadable output must fail the test, not the run
+        why = f"driver error: {type(e).__name__}: {e}"
+    if not why and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return why
+
+
+def op_names(ops_def):
+    return re.findall(r"^\s*OP\(\s*([A-Za-z0-9_]+)\s*,", Path(ops_def).read_text(), re.M)
+
+
+def coverage_failures(files, ops_def):
+    """Ops from ops.def lacking a positive or an `_err_` test file."""
+    pos, err = [], []
+    for f in files:
+        base = Path(f).name.lower()
+        text = Path(f).read_text()
+        first = text.split("\n", 1)[0]
+        (err if "_err_" in base or ERR_RE.match(first) else pos).append((base, text, first))
+    fails = []
+    for op in op_names(ops_def):
+        prefix = op.lower() + "_"
+        call = re.compile(r"=\s*" + re.escape(op) + r"\s*\(")
+        if not any(b.startswith(prefix) or call.search(t) for b, t, _ in pos):
+            fails.append(f"coverage: op '{op}' has no positive test in tests/ops")
+        if not any(b.startswith(prefix) or f"({op})" in first for b, _, first in err):
+            fails.append(f"coverage: op '{op}' has no `_err_` test in tests/ops")
+    return fails
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphc", required=True, help="path of the graphc binary")
+    ap.add_argument("--dir", default="tests/ops", help="folder searched for *.gir tests (recursively)")
+    ap.add_argument("--work", help="scratch folder (default: a temporary one)")
+    ap.add_argument("--filter", help="only tests whose path contains this substring")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1, help="parallel tests")
+    ap.add_argument("--keep", action="store_true", help="keep the work folders of passing tests")
+    ap.add_argument("--ops-def", default=str(ROOT / "ir" / "ops.def"))
+    ap.add_argument("--no-coverage", action="store_true", help="skip the per-op coverage check")
+    ap.add_argument("--coverage-only", action="store_true", help="only run the per-op coverage check")
+    args = ap.parse_args()
+    args.graphc = os.path.abspath(args.graphc)
+
+    files = sorted(str(p) for p in Path(args.dir).rglob("*.gir"))
+    failures, passed = [], 0
+    if not args.no_coverage and not args.filter:
+        cov = coverage_failures(files, args.ops_def)
+        failures += cov
+        passed += 2 * len(op_names(args.ops_def)) - len(cov)
+    if not args.coverage_only:
+        if args.filter:
+            files = [f for f in files if args.filter in f]
+        root_work = Path(args.work or tempfile.mkdtemp(prefix="graphc-optests-")).resolve()
+        root_work.mkdir(parents=True, exist_ok=True)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
+            results = pool.map(lambda f: (f, run_one(args, f, root_work)), files)
+            for f, why in results:
+                if why:
+                    failures.append(f"FAIL {f}: {why}")
+                    print(failures[-1], flush=True)
+                else:
+                    passed += 1
+        if not args.work and not args.keep and not any(f.startswith("FAIL") for f in failures):
+            shutil.rmtree(root_work, ignore_errors=True)
+    for line in failures:
+        if not line.startswith("FAIL"):
+            print(line)
+    print(f"{passed} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,455 @@
+/* graphc.c — the command-line driver.
+ *
+ *   graphc compile MODEL -o DIR ...   model → passes → C sources in DIR
+ *   graphc run MODEL OUTDIR IN.npy..  model → reference interpreter → .npy
+ *   graphc dump MODEL ...             model → text IR on stdout
+ *
+ * Like QBE's main.c, the driver is only glue: it parses flags, loads the
+ * model by extension (frontend/load.c), runs the pass pipeline
+ * (passes/pipeline.c), and hands the graph to the backend or the
+ * interpreter. Subcommands are one table; each has its own --help text.
+ *
+ * Every failure — a bad flag, a bad model, a bad input file — prints exactly
+ * one line "graphc: error: MSG" on stderr and exits with status 1. Outputs are
+ * written atomically (temp file + rename, and the backend replaces its
+ * output folder as a whole), so an error never leaves a half-written file.
+ */
+#include "backend/c/backend.h"
+#include "frontend/load.h"
+#include "frontend/npy.h"
+#include "ir/interp.h"
+#include "ir/ir.h"
+#include "ir/text.h"
+#include "ir/writer.h"
+#include "passes/passes.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* ---- errors and flags ---- */
+
+__attribute__((format(printf, 1, 2)))
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("graphc: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+static int fail_diag(const Diag *d) { return fail("%s", d->n_errors ? d->msg : "unknown failure"); }
+
+/* Matches option `name` at argv[*i] in the forms "NAME=VALUE" and "NAME VALUE"
+ * (the latter consumes the next argument). Returns 1 on a match (with *val
+ * set, or NULL when the value is missing), 0 otherwise. */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0) return 0;
+    if (a[n] == '=') {
+        *val = a + n + 1;
+        return 1;
+    }
+    if (a[n] != 0) return 0;
+    *val = *i + 1 < argc ? argv[++*i] : NULL;
+    return 1;
+}
+
+static int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+
+static int is_ident_char(int c, int first)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
+}
+
+static int is_c_keyword(const char *s)
+{
+    static const char *const kw[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+        "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+        "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+        "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic",
+        "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local", NULL};
+    for (int i = 0; kw[i]; i++)
+        if (strcmp(s, kw[i]) == 0) return 1;
+    return 0;
+}
+
+static int is_c_ident(const char *s)
+{
+    if (!is_ident_char((unsigned char)s[0], 1)) return 0;
+    for (const char *p = s + 1; *p; p++)
+        if (!is_ident_char((unsigned char)*p, 0)) return 0;
+    return !is_c_keyword(s);
+}
+
+/* The model file's stem ("nets/resnet-18.gir" → "resnet_18"): every
+ * character outside [A-Za-z0-9_] becomes '_'. NULL, or why the result is
+ * still not a C identifier. */
+static const char *stem_name(const char *path, char *out, size_t cap)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    if (n == 0) return "the file name has no stem";
+    if (n + 1 > cap) return "the file name is too long";
+    for (size_t i = 0; i < n; i++) out[i] = is_ident_char((unsigned char)base[i], 0) ? base[i] : '_';
+    out[n] = 0;
+    if (out[0] >= '0' && out[0] <= '9') return "its stem starts with a digit";
+    if (is_c_keyword(out)) return "its stem is a C keyword";
+    return NULL;
+}
+
+/* mkdir -p. 0, or -1 with errno set. */
+static int make_dirs(const char *path)
+{
+    size_t n = strlen(path);
+    char *p = malloc(n + 1);
+    if (!p) return -1;
+    memcpy(p, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != 0) continue;
+        char c = p[i];
+        p[i] = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) { free(p); return -1; }
+        p[i] = c;
+    }
+    free(p);
+    struct stat st;
+    if (stat(path, &st) != 0) return -1;
+    if (!S_ISDIR(st.st_mode)) { errno = ENOTDIR; return -1; }
+    return 0;
+}
+
+static Graph *load(const char *path, Diag *d, int verbose)
+{
+    d->file = path;
+    Graph *g = load_model(path, d);
+    if (g && verbose)
+        fprintf(stderr, "graphc: loaded %s: graph '%s', %d nodes, %d inputs, %d outputs\n", path, g->name,
+                g->n_nodes, g->n_inputs, g->n_outputs);
+    return g;
+}
+
+/* ---- compile ---- */
+
+static const char compile_help[] =
+    "usage: graphc compile MODEL -o DIR [options]\n"
+    "\n"
+    "Compiles MODEL (.gir text IR) to standalone C99 sources in DIR: the compile\n"
+    "pipeline (passes listed below) runs first, then the C backend writes the\n"
+    "model's header, source, weights and a Makefile into DIR. DIR is written\n"
+    "atomically: after an error nothing is left behind.\n"
+    "\n"
+    "options:\n"
+    "  -o DIR               output folder (required)\n"
+    "  --name NAME          C prefix of the generated API and file names\n"
+    "                       (default: MODEL's file stem, with characters outside\n"
+    "                       [A-Za-z0-9_] turned into '_'; it must be a C identifier)\n"
+    "  --emit-main          also write NAME_main.c, a program that reads the inputs\n"
+    "                       from .npy files and writes output_<i>.npy files\n"
+    "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
+    "                       file pulled in with the assembler's .incbin), c-array\n"
+    "                       (a portable const C array) or file (NAME.weights,\n"
+    "                       loaded by the caller and passed to NAME_run)\n"
+    "  --print-after=PASS   print the text IR to stderr after pass PASS, or after\n"
+    "                       every pass with 'all' (constants over 64 elements elided)\n"
+    "  -v, --verbose        progress lines on stderr\n"
+    "  -h, --help           this help\n";
+
+/* Prints a help text, then the pipeline's pass names for --print-after. */
+static void print_help(const char *text)
+{
+    fputs(text, stdout);
+    fputs("\npasses, in pipeline order:", stdout);
+    for (const Pass *p = pass_pipeline; p->name; p++) printf(" %s", p->name);
+    fputc('\n', stdout);
+}
+
+static int cmd_compile(int argc, char **argv)
+{
+    const char *model = NULL, *dir = NULL, *name = NULL, *print_after = NULL, *weights = NULL;
+    int emit_main = 0, verbose = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (is_help(a)) { print_help(compile_help); return 0; }
+        if (opt_value(argc, argv, &i, "-o", &v)) {
+            if (!v || !*v) return fail("compile: %s needs a folder", a);
+            dir = v;
+        } else if (opt_value(argc, argv, &i, "--name", &v)) {
+            if (!v) return fail("compile: --name needs a value");
+            name = v;
+        } else if (opt_value(argc, argv, &i, "--weights", &v)) {
+            if (!v) return fail("compile: --weights needs a value (incbin, c-array or file)");
+            weights = v;
+        } else if (opt_value(argc, argv, &i, "--print-after", &v)) {
+            if (!v || !*v) return fail("compile: --print-after needs a pass name or 'all'");
+            print_after = v;
+        } else if (strcmp(a, "--emit-main") == 0) {
+            emit_main = 1;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+            verbose = 1;
+        } else if (a[0] == '-' && a[1] != 0) {
+            return fail("compile: unknown option '%s' (see graphc compile --help)", a);
+        } else if (!model) {
+            model = a;
+        } else {
+            return fail("compile: unexpected argument '%s' (one MODEL only; see graphc compile --help)", a);
+        }
+    }
+    if (!model) return fail("compile: missing MODEL (usage: graphc compile MODEL -o DIR [options])");
+    if (!dir) return fail("compile: missing -o DIR (usage: graphc compile MODEL -o DIR [options])");
+
+    CgenOptions co = {0};
+    co.emit_main = emit_main;
+    if (!weights || strcmp(weights, "incbin") == 0) co.weights = 0;
+    else if (strcmp(weights, "c-array") == 0) co.weights = 1;
+    else if (strcmp(weights, "file") == 0) co.weights = 2;
+    else return fail("compile: unknown --weights mode '%s' (expected incbin, c-array or file)", weights);
+    char stem[256];
+    if (name) {
+        if (!is_c_ident(name)) return fail("compile: --name '%s' is not a C identifier (or is a C keyword)", name);
+        co.name = name;
+    } else {
+        const char *why = stem_name(model, stem, sizeof stem);
+        if (why) return fail("%s: cannot derive a C name from the file name (%s); pass --name NAME", model, why);
+        co.name = stem;
+    }
+
+    Diag d = {0};
+    Graph *g = load(model, &d, verbose);
+    if (!g) return fail_diag(&d);
+    Writer dump;
+    w_init(&dump);
+    int rc = pass_run_pipeline(g, print_after, &dump, &d);
+    if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
+    w_free(&dump);
+    if (rc == 0 && verbose)
+        fprintf(stderr, "graphc: passes done: %d nodes, arena %lld bytes\n", g->n_nodes, (long long)g->arena_bytes);
+    if (rc == 0) rc = cgen_write(g, dir, &co, &d);
+    if (rc == 0 && verbose) fprintf(stderr, "graphc: wrote %s (name %s)\n", dir, co.name);
+    ir_graph_free(g);
+    return rc ? fail_diag(&d) : 0;
+}
+
+/* ---- run ---- */
+
+static const char run_help[] =
+    "usage: graphc run MODEL OUTDIR IN0.npy [IN1.npy ...] [options]\n"
+    "\n"
+    "Runs MODEL in the reference interpreter: one .npy file per graph input, in\n"
+    "the order of the graph's inputs, each with exactly the input's dtype and\n"
+    "shape (bf16 travels as '<u2' raw bits). Writes OUTDIR/output_<i>.npy for\n"
+    "each graph output i in the output's dtype; OUTDIR is created if needed.\n"
+    "\n"
+    "options:\n"
+    "  --f64                keep f32 values in double precision between ops\n"
+    "                       (outputs are still written in the graph's dtypes)\n"
+    "  -v, --verbose        progress lines on stderr\n"
+    "  -h, --help           this help\n";
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *model = NULL, *outdir = NULL;
+    const char **ins = calloc((size_t)argc + 1, sizeof *ins);
+    int n_ins = 0, f64 = 0, verbose = 0, rc = 1;
+    if (!ins) return fail("out of memory");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (is_help(a)) { fputs(run_help, stdout); free(ins); return 0; }
+        if (strcmp(a, "--f64") == 0) f64 = 1;
+        else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) verbose = 1;
+        else if (a[0] == '-' && a[1] != 0) { free(ins); return fail("run: unknown option '%s' (see graphc run --help)", a); }
+        else if (!model) model = a;
+        else if (!outdir) outdir = a;
+        else ins[n_ins++] = a;
+    }
+    if (!model || !outdir) {
+        free(ins);
+        return fail("run: missing %s (usage: graphc run MODEL OUTDIR IN0.npy ...)", model ? "OUTDIR" : "MODEL");
+    }
+
+    Diag d = {0};
+    Graph *g = load(model, &d, verbose);
+    NpyArray *arrs = NULL;
+    void **outs = NULL;
+    const void **inptr = NULL;
+    if (!g) goto diag_fail;
+    if (ir_verify(g, &d) || pass_infer_shapes(g, &d)) goto diag_fail;
+    if (n_ins != g->n_inputs) {
+        char names[512] = "";
+        for (int i = 0; i < g->n_inputs; i++) {
+            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, g->inputs[i]->name, sizeof names - strlen(names) - 1);
+        }
+        fail("%s: graph has %d input%s (%s), got %d .npy file%s", model, g->n_inputs, g->n_inputs == 1 ? "" : "s",
+             names, n_ins, n_ins == 1 ? "" : "s");
+        goto out;
+    }
+    arrs = calloc((size_t)n_ins + 1, sizeof *arrs);
+    outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
+    inptr = calloc((size_t)n_ins + 1, sizeof *inptr);
+    if (!arrs || !outs || !inptr) { fail("out of memory"); goto out; }
+    for (int i = 0; i < n_ins; i++) {
+        const Value *v = g->inputs[i];
+        if (npy_read(ins[i], &arrs[i], &d)) goto diag_fail;
+        if (arrs[i].dtype != v->dtype || !ir_shape_eq(&arrs[i].shape, &v->shape)) {
+            char want[256], got[256];
+            ir_shape_str(&v->shape, want, sizeof want);
+            ir_shape_str(&arrs[i].shape, got, sizeof got);
+            fail("%s: graph input %d '%s' is %s%s, but the file holds %s%s", ins[i], i, v->name,
+                 ir_dtype_name(v->dtype), want, ir_dtype_name(arrs[i].dtype), got);
+            goto out;
+        }
+        inptr[i] = arrs[i].data;
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        size_t nb = (size_t)ir_numel(&g->outputs[i]->shape) * ir_dtype_size(g->outputs[i]->dtype);
+        outs[i] = malloc(nb ? nb : 1);
+        if (!outs[i]) { fail("out of memory"); goto out; }
+    }
+    if (verbose) fprintf(stderr, "graphc: interpreting %d nodes (%s)\n", g->n_nodes, f64 ? "f64" : "f32");
+    if (ir_interp_run(g, f64 ? INTERP_F64 : INTERP_F32, inptr, outs, &d)) goto diag_fail;
+    if (make_dirs(outdir)) { fail("%s: cannot create folder: %s", outdir, strerror(errno)); goto out; }
+    for (int i = 0; i < g->n_outputs; i++) {
+        const Value *v = g->outputs[i];
+        char *path = malloc(strlen(outdir) + 32);
+        if (!path) { fail("out of memory"); goto out; }
+        sprintf(path, "%s/output_%d.npy", outdir, i);
+        int wrc = npy_write(path, v->dtype, &v->shape, outs[i], &d);
+        if (wrc == 0 && verbose) fprintf(stderr, "graphc: wrote %s (%s)\n", path, v->name);
+        free(path);
+        if (wrc) goto diag_fail;
+    }
+    rc = 0;
+    goto out;
+diag_fail:
+    fail_diag(&d);
+out:
+    if (arrs)
+        for (int i = 0; i < n_ins; i++) npy_free(&arrs[i]);
+    if (outs && g)
+        for (int i = 0; i < g->n_outputs; i++) free(outs[i]);
+    free(arrs);
+    free(outs);
+    free(inptr);
+    free(ins);
+    ir_graph_free(g);
+    return rc;
+}
+
+/* ---- dump ---- */
+
+static const char dump_help[] =
+    "usage: graphc dump MODEL [options]\n"
+    "\n"
+    "Prints MODEL's text IR on stdout, as loaded (no passes run).\n"
+    "\n"
+    "options:\n"
+    "  --print-after=PASS   run the compile pipeline and print the IR after pass\n"
+    "                       PASS instead, or after every pass with 'all'\n"
+    "                       (these dumps always elide constants over 64 elements)\n"
+    "  --elide              print constants over 64 elements as <elided N bytes>\n"
+    "                       (readable, but the parser refuses it)\n"
+    "  -h, --help           this help\n";
+
+static int cmd_dump(int argc, char **argv)
+{
+    const char *model = NULL, *print_after = NULL;
+    int elide = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (is_help(a)) { print_help(dump_help); return 0; }
+        if (opt_value(argc, argv, &i, "--print-after", &v)) {
+            if (!v || !*v) return fail("dump: --print-after needs a pass name or 'all'");
+            print_after = v;
+        } else if (strcmp(a, "--elide") == 0) {
+            elide = 1;
+        } else if (a[0] == '-' && a[1] != 0) {
+            return fail("dump: unknown option '%s' (see graphc dump --help)", a);
+        } else if (!model) {
+            model = a;
+        } else {
+            return fail("dump: unexpected argument '%s' (one MODEL only; see graphc dump --help)", a);
+        }
+    }
+    if (!model) return fail("dump: missing MODEL (usage: graphc dump MODEL [--print-after=PASS|all] [--elide])");
+
+    Diag d = {0};
+    Graph *g = load(model, &d, 0);
+    if (!g) return fail_diag(&d);
+    Writer w;
+    w_init(&w);
+    int rc = 0;
+    if (print_after) rc = pass_run_pipeline(g, print_after, &w, &d);
+    else ir_print(g, &w, elide);
+    if (w.len) fwrite(w.buf, 1, w.len, stdout);
+    w_free(&w);
+    ir_graph_free(g);
+    if (rc) return fail_diag(&d);
+    if (fflush(stdout) != 0) return fail("cannot write to stdout: %s", strerror(errno));
+    return 0;
+}
+
+/* ---- main ---- */
+
+typedef struct Command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} Command;
+
+static const Command commands[] = {
+    {"compile", cmd_compile, "compile a model to C sources"},
+    {"run", cmd_run, "run a model in the reference interpreter on .npy inputs"},
+    {"dump", cmd_dump, "print a model's text IR (optionally after a pass)"},
+    {NULL, NULL, NULL},
+};
+
+static void main_help(FILE *f)
+{
+    fputs("usage: graphc COMMAND [options]   (graphc COMMAND --help for details)\n\ncommands:\n", f);
+    for (const Command *c = commands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fprintf(f, "  %-10s %s\n", "help", "show a command's help (graphc help COMMAND)");
+    fputs("\nModels are graphc text IR files (.gir). Errors print one line\n"
+          "'graphc: error: ...' on stderr and exit with status 1.\n",
+          f);
+}
+
+static const Command *find_command(const char *name)
+{
+    for (const Command *c = commands; c->name; c++)
+        if (strcmp(c->name, name) == 0) return c;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return fail("missing command (compile, run or dump; see graphc --help)");
+    const char *cmd = argv[1];
+    if (is_help(cmd)) { main_help(stdout); return 0; }
+    if (strcmp(cmd, "help") == 0) {
+        if (argc < 3) { main_help(stdout); return 0; }
+        const Command *c = find_command(argv[2]);
+        if (!c) return fail("unknown command '%s' (commands: compile, run, dump)", argv[2]);
+        char help[] = "--help";
+        char *hargv[] = {help, NULL};
+        return c->fn(1, hargv);
+    }
+    const Command *c = find_command(cmd);
+    if (!c) {
+        if (cmd[0] == '-') return fail("unknown option '%s' (see graphc --help)", cmd);
+        return fail("unknown command '%s' (commands: compile, run, dump)", cmd);
+    }
+    return c->fn(argc - 2, argv + 2);
+}
