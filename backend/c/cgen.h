@@ -55,7 +55,5 @@ void cgen_store(Writer *w, DType t, const char *ptr, const char *idx, const char
 /* Writes a one-line comment describing the node: op, inputs and outputs with
  * dtypes and shapes. The core writes it before each emitter runs. */
 void cgen_node_comment(Cgen *c, const Node *n);
-/* Whether the output is built with OpenBLAS available (emitters write both
- * paths under #ifdef GCRT_USE_BLAS; this only tells what is preferred). */
 
 #endif

@@ -12,14 +12,12 @@
  * f32 and f64 are supported; other dtypes are refused with a diagnostic.
  */
 #include "cgen.h"
+#include "../../ir/ops/geometry.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Defined in ir/ops/nn.c: see the comment there. */
-int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
-                          int64_t *pad_begin, int64_t *pad_end);
 
 /* A C literal of v in dtype t (f32: "0.5f", f64: "0.5"). */
 static const char *float_lit(char *buf, size_t cap, double v, DType t)

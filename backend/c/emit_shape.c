@@ -12,10 +12,11 @@
  *  - Gather and Pad call their runtime kernels (runtime/gcrt_shape.c);
  *  - Shape stores its known dims; Constant copies a `static const` byte
  *    array holding the value's exact little-endian bytes.
- * Slice's start/step computation mirrors slice_plan in ir/ops/shape.c and
- * works from the already-inferred output shape.
+ * Slice and Shape read their resolved index ranges from the op description
+ * (ir/ops/geometry.h), so emitter and shape inference cannot disagree.
  */
 #include "cgen.h"
+#include "../../ir/ops/geometry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,37 +198,19 @@ static int emit_split(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-static int read_list(const Value *v, int64_t *out, int fill_from, int n_fill, int64_t fill)
-{
-    if (v) return ir_const_ints(v, out, MAX_LIST);
-    for (int i = 0; i < n_fill; i++) out[i] = fill_from ? i : fill;
-    return n_fill;
-}
-
 static int emit_slice(Cgen *c, const Node *n, Diag *d)
 {
     if (empty_out(c, n)) return 0;
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
-    int64_t starts[MAX_LIST], ends[MAX_LIST], axes[MAX_LIST], steps[MAX_LIST];
-    int ns = ir_const_ints(n->in[1], starts, MAX_LIST);
-    if (ns < 0 || ir_const_ints(n->in[2], ends, MAX_LIST) != ns ||
-        read_list(n->n_in > 3 ? n->in[3] : NULL, axes, 1, ns, 0) != ns ||
-        read_list(n->n_in > 4 ? n->in[4] : NULL, steps, 0, ns, 1) != ns)
-        return diag_node_error(d, n, "Slice parameters must be constant (run shape inference first)");
-    int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], off = 0;
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], off = 0;
+    Shape os;
+    if (ir_slice_plan(n, start, step, &os, d)) return -1;
     contiguous_strides(&x->shape, ist);
     contiguous_strides(&y->shape, ost);
-    for (int k = 0; k < r; k++) sst[k] = ist[k];
-    for (int i = 0; i < ns; i++) {
-        int ax = ir_norm_axis(axes[i], r);
-        int64_t step = steps[i], dim = x->shape.dims[ax], s = starts[i];
-        if (s < 0) s += dim;
-        s = step > 0 ? clamp64(s, 0, dim) : clamp64(s, 0, dim - 1);
-        sst[ax] = ist[ax] * step;
-        if (y->shape.dims[ax] > 0) off += s * ist[ax];
+    for (int k = 0; k < r; k++) {
+        sst[k] = ist[k] * step[k];
+        off += start[k] * ist[k];
     }
     char bx[EXPR_CAP], by[EXPR_CAP];
     emit_copy(c, ptr_name(c, y, by), ptr_off(c, x, off, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
@@ -319,10 +302,8 @@ static int emit_shape(Cgen *c, const Node *n, Diag *d)
     (void)d;
     Writer *w = cgen_w(c);
     const Value *y = n->out[0];
-    int r = n->in[0]->shape.rank;
-    int64_t s = attr(n, "start")->i;
-    if (s < 0) s += r;
-    s = clamp64(s, 0, r);
+    int s, e;
+    ir_shape_range(n, &s, &e);
     char by[EXPR_CAP];
     ptr_name(c, y, by);
     if (y->shape.dims[0] == 0) w_line(w, "/* empty shape slice */");

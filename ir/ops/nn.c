@@ -22,6 +22,7 @@
  * Reference evaluations work in double on any spatial rank.
  */
 #include "../op.h"
+#include "geometry.h"
 
 #include <math.h>
 #include <string.h>
@@ -186,9 +187,7 @@ static int window_geo(const Node *n, Window *w, Diag *d)
     return 0;
 }
 
-/* For a shape-inferred Conv, MaxPool or AveragePool node: kernel, strides,
- * dilations and resolved leading/trailing pads per spatial dim (arrays of
- * IR_MAX_RANK). Returns the spatial rank, or -1 if the node is invalid. */
+/* See geometry.h. */
 int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
                           int64_t *pad_begin, int64_t *pad_end)
 {

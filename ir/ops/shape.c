@@ -16,6 +16,7 @@
  * broadcast axes (Expand). The C emitter computes the same strides.
  */
 #include "../op.h"
+#include "geometry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,6 +466,15 @@ static int slice_plan(const Node *n, SlicePlan *p, Diag *d)
     return 0;
 }
 
+int ir_slice_plan(const Node *n, int64_t *start, int64_t *step, Shape *out, Diag *d)
+{
+    SlicePlan p;
+    if (slice_plan(n, &p, d)) return -1;
+    for (int k = 0; k < p.out.rank; k++) { start[k] = p.start[k]; step[k] = p.step[k]; }
+    *out = p.out;
+    return 0;
+}
+
 static int slice_infer(Node *n, Diag *d)
 {
     if (need_inputs(n, d)) return -1;
@@ -777,9 +787,8 @@ enum { SHAPE_START, SHAPE_END };
 static const AttrSpec shape_attrs[] = {{"start", ATTR_INT, "0", 0}, {"end", ATTR_INT, NULL, 0}};
 static const char *const shape_in[] = {"data"};
 
-/* The [start, end) range of dims (opset 15: negative counts from the end,
- * then clamped to [0, rank]). */
-static void shape_range(const Node *n, int *start, int *end)
+/* See geometry.h. */
+void ir_shape_range(const Node *n, int *start, int *end)
 {
     int r = n->in[0]->shape.rank;
     int64_t s = n->attrs[SHAPE_START].i, e = n->attrs[SHAPE_END].set ? n->attrs[SHAPE_END].i : r;
@@ -795,7 +804,7 @@ static int shape_infer(Node *n, Diag *d)
     if (need_inputs(n, d)) return -1;
     (void)d;
     int s, e;
-    shape_range(n, &s, &e);
+    ir_shape_range(n, &s, &e);
     Shape o;
     memset(&o, 0, sizeof o);
     o.rank = 1;
@@ -809,7 +818,7 @@ static int shape_eval(const Node *n, const double *const *in, double *const *out
     (void)in;
     (void)d;
     int s, e;
-    shape_range(n, &s, &e);
+    ir_shape_range(n, &s, &e);
     for (int i = s; i < e; i++) out[0][i - s] = (double)n->in[0]->shape.dims[i];
     return 0;
 }
