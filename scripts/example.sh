@@ -29,7 +29,7 @@ build/graphc run examples/mlp.gir build/example_run/interpreter examples/mlp_inp
 /usr/bin/python3 - <<'PY'
 import glob, os
 import numpy as np
-np.set_printoptions(precision=6, suppress=True)
+np.set_printoptions(precision=6, suppress=True, linewidth=150)
 for out in sorted(glob.glob("build/example_run/compiled/*.npy")):
     name = os.path.basename(out)
     c = np.load(out)
@@ -38,5 +38,5 @@ for out in sorted(glob.glob("build/example_run/compiled/*.npy")):
     print("  compiled C :", c.ravel())
     print("  interpreter:", ref.ravel())
     print(f"  max |difference| = {np.abs(c.astype(np.float64) - ref).max():.3g}; "
-          f"predicted class (argmax) = {int(c.ravel().argmax())}")
+          f"argmax = {int(c.ravel().argmax())}")
 PY

@@ -83,7 +83,7 @@ def parse_test(text):
     gname = unquote(m.group(1)) if m else None
     inputs = []
     for m in INPUT_RE.finditer(text):
-        dims = [int(d) for d in m.group(3).replace(" ", "").split(",") if d]
+        dims = [int(d) for d in re.sub(r"\s", "", m.group(3)).split(",") if d]
         inputs.append((unquote(m.group(1)), m.group(2), dims))
     ranges = {unquote(m.group(1)): (float(m.group(2)), float(m.group(3))) for m in RANGE_RE.finditer(text)}
     m = TOL_RE.search(text)

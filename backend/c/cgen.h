@@ -23,11 +23,9 @@ typedef struct CgenEntry {
     CgenEmitFn emit;
 } CgenEntry;
 
-extern const CgenEntry cgen_elementwise_entries[];
-extern const CgenEntry cgen_linalg_entries[];
-extern const CgenEntry cgen_nn_entries[];
-extern const CgenEntry cgen_reduce_entries[];
-extern const CgenEntry cgen_shape_entries[];
+#define FAMILY(name) extern const CgenEntry cgen_##name##_entries[];
+#include "../../ir/families.def"
+#undef FAMILY
 
 /* The writer for the body of the run function (statements; indentation is
  * managed by the core: emitters may use `w->indent++` inside blocks they open). */

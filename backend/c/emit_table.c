@@ -1,9 +1,9 @@
 /* emit_table.c — the C backend's emitter table, indexed by OpKind.
  *
  * Each op family registers its emitters in backend/c/emit_<family>.c as a
- * CgenEntry array ending in {-1, NULL}; this file merges the five arrays into
- * one table. The table is built on the caller's stack per compile (no global
- * state). A missing emitter is a user-facing error naming the node and op;
+ * CgenEntry array ending in {-1, NULL}; this file merges the arrays of the
+ * families listed in ir/families.def into one table. The table is built on
+ * the caller's stack per compile (no global state). A missing emitter is a user-facing error naming the node and op;
  * two registrations of one op are a bug in the backend and abort.
  */
 #include "backend.h"
@@ -11,8 +11,9 @@
 #include <string.h>
 
 static const CgenEntry *const cgen_families[] = {
-    cgen_elementwise_entries, cgen_linalg_entries, cgen_nn_entries,
-    cgen_reduce_entries, cgen_shape_entries,
+#define FAMILY(name) cgen_##name##_entries,
+#include "../../ir/families.def"
+#undef FAMILY
 };
 
 void cgen_build_table(CgenEmitFn *table)

@@ -193,3 +193,11 @@ const OpDesc op_ReduceMin = {
     .min_out = 1, .max_out = 1, .out_names = red_out,
     .attrs = red_attrs, .n_attrs = 2, .infer = reduce_infer, .eval = reduce_eval,
 };
+
+/* Placeholders (names only) until these reductions are described. */
+const OpDesc op_ReduceL1 = {.name = "ReduceL1", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+const OpDesc op_ReduceL2 = {.name = "ReduceL2", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+const OpDesc op_ReduceLogSum = {.name = "ReduceLogSum", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+const OpDesc op_ReduceLogSumExp = {.name = "ReduceLogSumExp", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+const OpDesc op_ReduceProd = {.name = "ReduceProd", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+const OpDesc op_ReduceSumSquare = {.name = "ReduceSumSquare", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
