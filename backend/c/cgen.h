@@ -27,6 +27,11 @@ typedef struct CgenEntry {
 #include "../../ir/families.def"
 #undef FAMILY
 
+/* The generic emitter of every op that has a scalar_expr facet: one loop
+ * nest with numpy broadcasting (backend/c/emit_elementwise.c). The table
+ * uses it for such ops unless a family registers its own emitter. */
+int cgen_emit_elementwise(Cgen *c, const Node *n, Diag *d);
+
 /* The writer for the body of the run function (statements; indentation is
  * managed by the core: emitters may use `w->indent++` inside blocks they open). */
 Writer *cgen_w(Cgen *c);

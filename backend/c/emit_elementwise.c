@@ -1,6 +1,7 @@
 /* emit_elementwise.c — the one C emitter of the elementwise family.
  *
- * Every elementwise op is registered with the same function: it writes a loop
+ * Every op with a scalar expression is emitted by this function (the emitter
+ * table falls back to it, see emit_table.c): it writes a loop
  * nest over the output and, per element, loads each input into a local of
  * its compute type (cgen_load converts f16/bf16 to float), evaluates the op's
  * scalar_expr on those locals and stores through cgen_store (which converts
@@ -68,7 +69,7 @@ static void write_offset(Writer *w, int rank, char **idx, const int64_t *st)
 
 #define EW_MAX_OPERANDS 64
 
-static int emit_elementwise(Cgen *c, const Node *n, Diag *d)
+int cgen_emit_elementwise(Cgen *c, const Node *n, Diag *d)
 {
     const OpDesc *od = ir_op(n->op);
     Writer *w = cgen_w(c);
@@ -185,18 +186,8 @@ static int emit_elementwise(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* No entries: every op whose description has a scalar expression gets
+ * cgen_emit_elementwise by default (see emit_table.c). */
 const CgenEntry cgen_elementwise_entries[] = {
-    {OP_Abs, emit_elementwise},        {OP_Neg, emit_elementwise},     {OP_Exp, emit_elementwise},
-    {OP_Log, emit_elementwise},        {OP_Sqrt, emit_elementwise},    {OP_Reciprocal, emit_elementwise},
-    {OP_Relu, emit_elementwise},       {OP_Sigmoid, emit_elementwise}, {OP_Tanh, emit_elementwise},
-    {OP_Erf, emit_elementwise},        {OP_LeakyRelu, emit_elementwise}, {OP_Elu, emit_elementwise},
-    {OP_Selu, emit_elementwise},       {OP_HardSigmoid, emit_elementwise}, {OP_HardSwish, emit_elementwise},
-    {OP_Softplus, emit_elementwise},   {OP_Clip, emit_elementwise},    {OP_Floor, emit_elementwise},
-    {OP_Ceil, emit_elementwise},       {OP_Sin, emit_elementwise},     {OP_Cos, emit_elementwise},
-    {OP_Not, emit_elementwise},        {OP_Identity, emit_elementwise}, {OP_Cast, emit_elementwise},
-    {OP_Add, emit_elementwise},        {OP_Sub, emit_elementwise},     {OP_Mul, emit_elementwise},
-    {OP_Div, emit_elementwise},        {OP_Pow, emit_elementwise},     {OP_Max, emit_elementwise},
-    {OP_Min, emit_elementwise},        {OP_Equal, emit_elementwise},   {OP_Less, emit_elementwise},
-    {OP_Greater, emit_elementwise},    {OP_Where, emit_elementwise},
     {-1, NULL},
 };

@@ -3,7 +3,9 @@
  * Each op family registers its emitters in backend/c/emit_<family>.c as a
  * CgenEntry array ending in {-1, NULL}; this file merges the arrays of the
  * families listed in ir/families.def into one table. The table is built on
- * the caller's stack per compile (no global state). A missing emitter is a user-facing error naming the node and op;
+ * the caller's stack per compile (no global state). Ops that a family does
+ * not register but whose description has a scalar expression get the generic
+ * elementwise emitter. A missing emitter is a user-facing error naming the node and op;
  * two registrations of one op are a bug in the backend and abort.
  */
 #include "backend.h"
@@ -25,6 +27,8 @@ void cgen_build_table(CgenEmitFn *table)
             GC_ASSERT(!table[e->op] && "op registered twice in the C emitter table");
             table[e->op] = e->emit;
         }
+    for (int k = 0; k < OP_COUNT; k++)
+        if (!table[k] && ir_op(k)->scalar_expr) table[k] = cgen_emit_elementwise;
 }
 
 int cgen_check_emitters(const Graph *g, CgenEmitFn const *table, Diag *d)
