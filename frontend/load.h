@@ -8,9 +8,23 @@
 
 typedef Graph *(*ModelLoader)(const char *path, Diag *d);
 
+/* A `--shape NAME=d0,d1,...` request: the shape of graph input NAME. */
+typedef struct InputShape {
+    const char *name;
+    Shape shape;
+} InputShape;
+
+typedef struct LoadOptions {
+    const InputShape *shapes;
+    int n_shapes;
+} LoadOptions;
+
+typedef Graph *(*ModelLoaderOpts)(const char *path, const LoadOptions *opts, Diag *d);
+
 typedef struct ModelFormat {
     const char *ext; /* ".gir" (matched case-insensitively at the end of the path) */
     ModelLoader load;
+    ModelLoaderOpts load_opts; /* used instead of `load` when set */
 } ModelFormat;
 
 /* Every known format, terminated by {NULL, NULL}. */
@@ -19,5 +33,9 @@ extern const ModelFormat model_formats[];
 /* Loads path with the loader of its extension; NULL with a diagnostic
  * ("FILE: unknown model format (expected .gir; ...)") otherwise. */
 Graph *load_model(const char *path, Diag *d);
+/* The same with options. Formats without their own handling of input
+ * shapes (text IR: shapes are static) accept a --shape only when it equals
+ * the input's shape; naming no input is an error. */
+Graph *load_model_opts(const char *path, const LoadOptions *opts, Diag *d);
 
 #endif

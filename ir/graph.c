@@ -22,8 +22,19 @@ Graph *ir_graph_new(const char *name)
 void ir_graph_free(Graph *g)
 {
     if (!g) return;
+    for (IrResource *r = g->resources; r; r = r->next) r->release(r->ptr, r->len);
     Arena a = g->arena; /* g itself lives in its arena */
     arena_free(&a);
+}
+
+void ir_graph_own(Graph *g, void *ptr, size_t len, void (*release)(void *, size_t))
+{
+    IrResource *r = ir_alloc(g, sizeof *r);
+    r->ptr = ptr;
+    r->len = len;
+    r->release = release;
+    r->next = g->resources;
+    g->resources = r;
 }
 
 void *ir_alloc(Graph *g, size_t n) { return arena_alloc(&g->arena, n); }
@@ -413,7 +424,7 @@ int ir_toposort(Graph *g, Diag *d)
         }
     }
     if (!rc) {
-        memcpy(g->nodes, order, sizeof(Node *) * (size_t)no);
+        if (no) memcpy(g->nodes, order, sizeof(Node *) * (size_t)no);
         g->n_nodes = no;
         for (int i = 0; i < no; i++) g->nodes[i]->id = i;
     }

@@ -197,10 +197,23 @@ typedef struct Graph {
     Value **outputs;
     int n_outputs, cap_outputs;
     int64_t arena_bytes; /* set by memory planning */
+    struct IrResource *resources; /* released by ir_graph_free, newest first */
 } Graph;
+
+/* An external resource the graph owns (e.g. the mmap of an ONNX file whose
+ * bytes constants borrow); the record lives in the graph arena. */
+typedef struct IrResource {
+    void *ptr;
+    size_t len;
+    void (*release)(void *ptr, size_t len);
+    struct IrResource *next;
+} IrResource;
 
 Graph *ir_graph_new(const char *name);
 void ir_graph_free(Graph *g);
+/* Makes g own ptr: ir_graph_free calls release(ptr, len) before freeing the
+ * arena (resources are released newest first). */
+void ir_graph_own(Graph *g, void *ptr, size_t len, void (*release)(void *, size_t));
 void *ir_alloc(Graph *g, size_t n);
 char *ir_strdup(Graph *g, const char *s);
 

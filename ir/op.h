@@ -73,6 +73,10 @@ typedef struct OpDesc {
      * Shapes come from the values. Returns 0 or a diagnostic. */
     int (*eval)(const Node *n, const double *const *in, double *const *out,
                 Diag *d);
+    /* 1 when eval reads only the input shapes, never their data (Shape,
+     * Size): constant folding then evaluates the node as soon as its input
+     * shapes are known, passing NULL for inputs that are not constants. */
+    int shape_only;
 } OpDesc;
 
 const OpDesc *ir_op(OpKind k);

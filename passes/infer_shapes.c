@@ -1,10 +1,18 @@
-/* infer_shapes.c — shape and dtype inference over the whole graph.
+/* infer_shapes.c — shape and dtype inference over the whole graph, with
+ * constant folding on the way.
  *
  * Visits nodes in topological order and asks each op's description to set
  * its outputs' dtype and shape. Before asking, it checks what every op
  * shares: input/output counts, required inputs present and already typed.
  * After, it checks that every output got a shape whose element count and
  * byte size fit in int64 (an overflowing shape is an error, never a wrap).
+ *
+ * Each node whose inputs are constants (or whose op reads only shapes, like
+ * Shape) is then folded at once (fold_constants.c) and leaves the schedule,
+ * so a later node that needs a static operand — Reshape's `shape`, Slice's
+ * `starts` — sees a constant even when an exporter computed it from Shape →
+ * Gather → Concat. A node whose static operand is still not constant gets
+ * its op's error ("input 'shape' must be a constant").
  */
 #include "passes.h"
 #include "../ir/op.h"
@@ -12,6 +20,7 @@
 int pass_infer_shapes(Graph *g, Diag *d)
 {
     if (ir_toposort(g, d)) return -1;
+    int kept = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         Node *n = g->nodes[i];
         const OpDesc *od = ir_op(n->op);
@@ -31,6 +40,11 @@ int pass_infer_shapes(Graph *g, Diag *d)
             if (ir_shape_numel(&v->shape, &cnt) || ir_mul_ok(cnt, (int64_t)ir_dtype_size(v->dtype), &bytes))
                 return diag_node_error(d, n, "output '%s' is too large: its byte size overflows", v->name);
         }
+        int folded = pass_fold_node(g, n, d);
+        if (folded < 0) return -1;
+        if (!folded) g->nodes[kept++] = n;
     }
+    g->n_nodes = kept;
+    for (int i = 0; i < kept; i++) g->nodes[i]->id = i;
     return 0;
 }

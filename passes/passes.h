@@ -21,7 +21,15 @@ extern const Pass pass_pipeline[];
  * names are an error listing the passes. The verifier runs after each pass. */
 int pass_run_pipeline(Graph *g, const char *print_after, Writer *dump, Diag *d);
 
+/* Shape inference; folds constant nodes as it goes (pass_fold_node). */
 int pass_infer_shapes(Graph *g, Diag *d);
+/* Folds what is left and removes dead nodes and values (fold_constants.c). */
+int pass_fold_constants(Graph *g, Diag *d);
 int pass_plan_memory(Graph *g, Diag *d);
+
+/* Folds node n, whose outputs' shapes are inferred, when its inputs are
+ * constants (or only their shapes matter): 1 if folded (its outputs are now
+ * constants; the caller drops n from the schedule), 0 if not, -1 on error. */
+int pass_fold_node(Graph *g, Node *n, Diag *d);
 
 #endif

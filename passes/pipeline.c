@@ -8,6 +8,7 @@
 
 const Pass pass_pipeline[] = {
     {"infer-shapes", pass_infer_shapes},
+    {"fold-constants", pass_fold_constants},
     {"plan-memory", pass_plan_memory},
     {NULL, NULL},
 };

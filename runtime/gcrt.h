@@ -5,9 +5,11 @@
 #define GCRT_H
 
 #include "gcrt_base.h"
+#include "gcrt_index.h"
 #include "gcrt_linalg.h"
 #include "gcrt_nn.h"
 #include "gcrt_reduce.h"
 #include "gcrt_shape.h"
+#include "gcrt_vision.h"
 
 #endif

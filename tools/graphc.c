@@ -131,10 +131,58 @@ static int make_dirs(const char *path)
     return 0;
 }
 
-static Graph *load(const char *path, Diag *d, int verbose)
+/* Parses "NAME=d0,d1,..." (an empty list after '=' is a scalar) of
+ * --shape into *out; NULL, or why the text is malformed. */
+static const char *parse_shape_opt(const char *text, InputShape *out)
+{
+    const char *eq = strrchr(text, '=');
+    if (!eq || eq == text) return "expected NAME=d0,d1,...";
+    out->name = strndup(text, (size_t)(eq - text));
+    if (!out->name) return "out of memory";
+    out->shape.rank = 0;
+    const char *p = eq + 1;
+    while (*p) {
+        if (out->shape.rank == IR_MAX_RANK) return "too many dims";
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno == ERANGE || v < 0) return "dims must be non-negative integers";
+        out->shape.dims[out->shape.rank++] = v;
+        p = end;
+        if (*p == ',' && p[1]) p++;
+        else if (*p) return "dims must be separated by commas";
+    }
+    int64_t n;
+    if (ir_shape_numel(&out->shape, &n)) return "the element count overflows";
+    return NULL;
+}
+
+/* Handles one --shape option at argv[*i]: 1 consumed, 0 not --shape, -1
+ * error (printed). */
+static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, InputShape *store)
+{
+    const char *v;
+    if (!opt_value(argc, argv, i, "--shape", &v)) return 0;
+    if (!v || !*v) { fail("%s: --shape needs NAME=d0,d1,...", cmd); return -1; }
+    InputShape *s = &store[o->n_shapes];
+    const char *why = parse_shape_opt(v, s);
+    if (why) { fail("%s: bad --shape '%s': %s", cmd, v, why); return -1; }
+    for (int k = 0; k < o->n_shapes; k++)
+        if (strcmp(store[k].name, s->name) == 0) { fail("%s: --shape for '%s' is given twice", cmd, s->name); return -1; }
+    o->n_shapes++;
+    return 1;
+}
+
+static void free_shapes(LoadOptions *o, InputShape *store)
+{
+    for (int k = 0; k < o->n_shapes; k++) free((char *)store[k].name);
+    free(store);
+}
+
+static Graph *load(const char *path, const LoadOptions *opts, Diag *d, int verbose)
 {
     d->file = path;
-    Graph *g = load_model(path, d);
+    Graph *g = load_model_opts(path, opts, d);
     if (g && verbose)
         fprintf(stderr, "graphc: loaded %s: graph '%s', %d nodes, %d inputs, %d outputs\n", path, g->name,
                 g->n_nodes, g->n_inputs, g->n_outputs);
@@ -146,7 +194,7 @@ static Graph *load(const char *path, Diag *d, int verbose)
 static const char compile_help[] =
     "usage: graphc compile MODEL -o DIR [options]\n"
     "\n"
-    "Compiles MODEL (.gir text IR) to standalone C99 sources in DIR: the compile\n"
+    "Compiles MODEL (.gir text IR or .onnx) to standalone C99 sources in DIR: the compile\n"
     "pipeline (passes listed below) runs first, then the C backend writes the\n"
     "model's header, source, weights and a Makefile into DIR. DIR is written\n"
     "atomically: after an error nothing is left behind.\n"
@@ -156,6 +204,8 @@ static const char compile_help[] =
     "  --name NAME          C prefix of the generated API and file names\n"
     "                       (default: MODEL's file stem, with characters outside\n"
     "                       [A-Za-z0-9_] turned into '_'; it must be a C identifier)\n"
+    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
+    "                       leaves symbolic (ONNX dim_param); may be repeated\n"
     "  --emit-main          also write NAME_main.c, a program that reads the inputs\n"
     "                       from .npy files and writes output_<i>.npy files\n"
     "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
@@ -176,39 +226,69 @@ static void print_help(const char *text)
     fputc('\n', stdout);
 }
 
+static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shapes, const char **model,
+                        const char **dir, const char **name, const char **print_after, const char **weights,
+                        int *emit_main, int *verbose);
+static int compile_model(const char *model, const char *dir, const char *name, const char *print_after,
+                         const char *weights, int emit_main, int verbose, const LoadOptions *lo);
+
 static int cmd_compile(int argc, char **argv)
 {
     const char *model = NULL, *dir = NULL, *name = NULL, *print_after = NULL, *weights = NULL;
     int emit_main = 0, verbose = 0;
+    LoadOptions lo = {0};
+    InputShape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
+    if (!shapes) return fail("out of memory");
+    lo.shapes = shapes;
+    int rc = compile_args(argc, argv, &lo, shapes, &model, &dir, &name, &print_after, &weights, &emit_main, &verbose);
+    if (rc == 0) rc = compile_model(model, dir, name, print_after, weights, emit_main, verbose, &lo);
+    free_shapes(&lo, shapes);
+    return rc < 0 ? 0 : rc;
+}
+
+/* Parses compile's arguments: 0 ok, -1 done (help printed), 1 error. */
+static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shapes, const char **model,
+                        const char **dir, const char **name, const char **print_after, const char **weights,
+                        int *emit_main, int *verbose)
+{
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (is_help(a)) { print_help(compile_help); return 0; }
-        if (opt_value(argc, argv, &i, "-o", &v)) {
+        int so;
+        if (is_help(a)) { print_help(compile_help); return -1; }
+        if ((so = shape_opt(argc, argv, &i, "compile", lo, shapes)) != 0) {
+            if (so < 0) return 1;
+        } else if (opt_value(argc, argv, &i, "-o", &v)) {
             if (!v || !*v) return fail("compile: %s needs a folder", a);
-            dir = v;
+            *dir = v;
         } else if (opt_value(argc, argv, &i, "--name", &v)) {
             if (!v) return fail("compile: --name needs a value");
-            name = v;
+            *name = v;
         } else if (opt_value(argc, argv, &i, "--weights", &v)) {
             if (!v) return fail("compile: --weights needs a value (incbin, c-array or file)");
-            weights = v;
+            *weights = v;
         } else if (opt_value(argc, argv, &i, "--print-after", &v)) {
             if (!v || !*v) return fail("compile: --print-after needs a pass name or 'all'");
-            print_after = v;
+            *print_after = v;
         } else if (strcmp(a, "--emit-main") == 0) {
-            emit_main = 1;
+            *emit_main = 1;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            verbose = 1;
+            *verbose = 1;
         } else if (a[0] == '-' && a[1] != 0) {
             return fail("compile: unknown option '%s' (see graphc compile --help)", a);
-        } else if (!model) {
-            model = a;
+        } else if (!*model) {
+            *model = a;
         } else {
             return fail("compile: unexpected argument '%s' (one MODEL only; see graphc compile --help)", a);
         }
     }
-    if (!model) return fail("compile: missing MODEL (usage: graphc compile MODEL -o DIR [options])");
-    if (!dir) return fail("compile: missing -o DIR (usage: graphc compile MODEL -o DIR [options])");
+    if (!*model) return fail("compile: missing MODEL (usage: graphc compile MODEL -o DIR [options])");
+    if (!*dir) return fail("compile: missing -o DIR (usage: graphc compile MODEL -o DIR [options])");
+    return 0;
+}
+
+static int compile_model(const char *model, const char *dir, const char *name, const char *print_after,
+                         const char *weights, int emit_main, int verbose, const LoadOptions *lo)
+{
 
     CgenOptions co = {0};
     co.emit_main = emit_main;
@@ -227,7 +307,7 @@ static int cmd_compile(int argc, char **argv)
     }
 
     Diag d = {0};
-    Graph *g = load(model, &d, verbose);
+    Graph *g = load(model, lo, &d, verbose);
     if (!g) return fail_diag(&d);
     Writer dump;
     w_init(&dump);
@@ -255,6 +335,8 @@ static const char run_help[] =
     "options:\n"
     "  --f64                keep f32 values in double precision between ops\n"
     "                       (outputs are still written in the graph's dtypes)\n"
+    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
+    "                       leaves symbolic (ONNX dim_param); may be repeated\n"
     "  -v, --verbose        progress lines on stderr\n"
     "  -h, --help           this help\n";
 
@@ -263,24 +345,35 @@ static int cmd_run(int argc, char **argv)
     const char *model = NULL, *outdir = NULL;
     const char **ins = calloc((size_t)argc + 1, sizeof *ins);
     int n_ins = 0, f64 = 0, verbose = 0, rc = 1;
-    if (!ins) return fail("out of memory");
+    LoadOptions lo = {0};
+    InputShape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
+    if (!ins || !shapes) { free(ins); free(shapes); return fail("out of memory"); }
+    lo.shapes = shapes;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (is_help(a)) { fputs(run_help, stdout); free(ins); return 0; }
-        if (strcmp(a, "--f64") == 0) f64 = 1;
+        int so;
+        if (is_help(a)) { fputs(run_help, stdout); free(ins); free_shapes(&lo, shapes); return 0; }
+        if ((so = shape_opt(argc, argv, &i, "run", &lo, shapes)) != 0) {
+            if (so < 0) { free(ins); free_shapes(&lo, shapes); return 1; }
+        } else if (strcmp(a, "--f64") == 0) f64 = 1;
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) verbose = 1;
-        else if (a[0] == '-' && a[1] != 0) { free(ins); return fail("run: unknown option '%s' (see graphc run --help)", a); }
+        else if (a[0] == '-' && a[1] != 0) {
+            free(ins);
+            free_shapes(&lo, shapes);
+            return fail("run: unknown option '%s' (see graphc run --help)", a);
+        }
         else if (!model) model = a;
         else if (!outdir) outdir = a;
         else ins[n_ins++] = a;
     }
     if (!model || !outdir) {
         free(ins);
+        free_shapes(&lo, shapes);
         return fail("run: missing %s (usage: graphc run MODEL OUTDIR IN0.npy ...)", model ? "OUTDIR" : "MODEL");
     }
 
     Diag d = {0};
-    Graph *g = load(model, &d, verbose);
+    Graph *g = load(model, &lo, &d, verbose);
     NpyArray *arrs = NULL;
     void **outs = NULL;
     const void **inptr = NULL;
@@ -344,6 +437,7 @@ out:
     free(outs);
     free(inptr);
     free(ins);
+    free_shapes(&lo, shapes);
     ir_graph_free(g);
     return rc;
 }
@@ -359,34 +453,51 @@ static const char dump_help[] =
     "  --print-after=PASS   run the compile pipeline and print the IR after pass\n"
     "                       PASS instead, or after every pass with 'all'\n"
     "                       (these dumps always elide constants over 64 elements)\n"
+    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
+    "                       leaves symbolic (ONNX dim_param); may be repeated\n"
     "  --elide              print constants over 64 elements as <elided N bytes>\n"
     "                       (readable, but the parser refuses it)\n"
     "  -h, --help           this help\n";
 
+static int dump_model(const char *model, const char *print_after, int elide, const LoadOptions *lo);
+
 static int cmd_dump(int argc, char **argv)
 {
     const char *model = NULL, *print_after = NULL;
-    int elide = 0;
-    for (int i = 0; i < argc; i++) {
+    int elide = 0, rc = 0;
+    LoadOptions lo = {0};
+    InputShape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
+    if (!shapes) return fail("out of memory");
+    lo.shapes = shapes;
+    for (int i = 0; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v;
-        if (is_help(a)) { print_help(dump_help); return 0; }
-        if (opt_value(argc, argv, &i, "--print-after", &v)) {
-            if (!v || !*v) return fail("dump: --print-after needs a pass name or 'all'");
-            print_after = v;
+        int so;
+        if (is_help(a)) { print_help(dump_help); rc = -1; }
+        else if ((so = shape_opt(argc, argv, &i, "dump", &lo, shapes)) != 0) {
+            if (so < 0) rc = 1;
+        } else if (opt_value(argc, argv, &i, "--print-after", &v)) {
+            if (!v || !*v) rc = fail("dump: --print-after needs a pass name or 'all'");
+            else print_after = v;
         } else if (strcmp(a, "--elide") == 0) {
             elide = 1;
         } else if (a[0] == '-' && a[1] != 0) {
-            return fail("dump: unknown option '%s' (see graphc dump --help)", a);
+            rc = fail("dump: unknown option '%s' (see graphc dump --help)", a);
         } else if (!model) {
             model = a;
         } else {
-            return fail("dump: unexpected argument '%s' (one MODEL only; see graphc dump --help)", a);
+            rc = fail("dump: unexpected argument '%s' (one MODEL only; see graphc dump --help)", a);
         }
     }
-    if (!model) return fail("dump: missing MODEL (usage: graphc dump MODEL [--print-after=PASS|all] [--elide])");
+    if (rc == 0 && !model) rc = fail("dump: missing MODEL (usage: graphc dump MODEL [--print-after=PASS|all] [--elide])");
+    if (rc == 0) rc = dump_model(model, print_after, elide, &lo);
+    free_shapes(&lo, shapes);
+    return rc < 0 ? 0 : rc;
+}
 
+static int dump_model(const char *model, const char *print_after, int elide, const LoadOptions *lo)
+{
     Diag d = {0};
-    Graph *g = load(model, &d, 0);
+    Graph *g = load(model, lo, &d, 0);
     if (!g) return fail_diag(&d);
     Writer w;
     w_init(&w);
@@ -421,8 +532,8 @@ static void main_help(FILE *f)
     fputs("usage: graphc COMMAND [options]   (graphc COMMAND --help for details)\n\ncommands:\n", f);
     for (const Command *c = commands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
     fprintf(f, "  %-10s %s\n", "help", "show a command's help (graphc help COMMAND)");
-    fputs("\nModels are graphc text IR files (.gir). Errors print one line\n"
-          "'graphc: error: ...' on stderr and exit with status 1.\n",
+    fputs("\nModels are graphc text IR files (.gir) or ONNX files (.onnx). Errors print\n"
+          "one line 'graphc: error: ...' on stderr and exit with status 1.\n",
           f);
 }
 

@@ -1,6 +1,644 @@
-/* emit_index.c — C emitters for the index family (placeholder: none yet). */
+/* emit_index.c — C emitters for the index family.
+ *
+ * Shapes are static, so every size is a literal. Three kinds of code:
+ *  - data movement (GatherElements, GatherND, the `none` scatters, Trilu,
+ *    Tile, ReverseSequence, ConstantOfShape) moves whole elements through
+ *    typed pointers or raw bytes and serves every dtype;
+ *  - data-dependent addressing goes through the runtime's offset functions
+ *    (gcrt_elements_offset, gcrt_nd_offset in runtime/gcrt_index.c), which
+ *    wrap negative indices and return -1 for an index out of range: a
+ *    gather then writes 0 and a scatter skips the element, so generated code
+ *    never touches memory outside its tensors;
+ *  - arithmetic (scatter reductions, CumSum, ArgMax/ArgMin, TopK keys) is
+ *    written inline with cgen_load/cgen_store in the compute type, so it
+ *    covers every numeric dtype (f16/bf16 compute in float).
+ * Range and ConstantOfShape values come from the op's reference evaluation,
+ * stored in the output dtype, so interpreter and compiled code agree.
+ */
 #include "cgen.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPR_CAP 256
+
+static const char *ptr_name(Cgen *c, const Value *v, char *buf)
+{
+    snprintf(buf, EXPR_CAP, "%s", cgen_ptr(c, v));
+    return buf;
+}
+
+static const AttrVal *attr(const Node *n, const char *key)
+{
+    int i = ir_attr_index(n, key);
+    GC_ASSERT(i >= 0);
+    return &n->attrs[i];
+}
+
+static int64_t dims_prod(const Shape *s, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= s->dims[i];
+    return p;
+}
+
+/* Whether n's output i is empty: writes a comment and touches nothing. */
+static int empty_out(Cgen *c, const Node *n, int i)
+{
+    if (ir_numel(&n->out[i]->shape) != 0) return 0;
+    w_line(cgen_w(c), "/* empty output */");
+    return 1;
+}
+
+static void emit_i64_array(Writer *w, const char *name, const int64_t *v, int n)
+{
+    w_printf(w, "static const int64_t %s[%d] = {", name, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) w_printf(w, "%s%lld", i ? ", " : "", (long long)v[i]);
+    if (n == 0) w_printf(w, "0");
+    w_printf(w, "};\n");
+}
+
+static void emit_bytes(Writer *w, const char *name, const unsigned char *b, size_t nb)
+{
+    w_printf(w, "static const unsigned char %s[%zu] = {", name, nb);
+    for (size_t i = 0; i < nb; i++) w_printf(w, "%s%s%u", i ? "," : "", i % 16 == 0 ? "\n    " : "", b[i]);
+    w_printf(w, "};\n");
+}
+
+/* Runs the op's reference evaluation on a node whose inputs are all
+ * constants (or absent) and returns output 0 encoded in its dtype
+ * (malloc'ed, *nb bytes), or NULL with a diagnostic. */
+static unsigned char *eval_output_bytes(const Node *n, size_t *nb, Diag *d)
+{
+    const Value *y = n->out[0];
+    int64_t cnt = ir_numel(&y->shape);
+    size_t es = ir_dtype_size(y->dtype);
+    double *ins[8] = {0};
+    double *vals = calloc((size_t)(cnt ? cnt : 1), sizeof(double));
+    unsigned char *bytes = calloc((size_t)(cnt ? cnt : 1), es);
+    int rc = !vals || !bytes || n->n_in > 8;
+    for (int i = 0; !rc && i < n->n_in; i++) {
+        const Value *v = n->in[i];
+        if (!v) continue;
+        if (v->kind != VK_CONST) {
+            rc = 1;
+            break;
+        }
+        int64_t k = ir_numel(&v->shape);
+        ins[i] = calloc((size_t)(k ? k : 1), sizeof(double));
+        if (!ins[i]) rc = 1;
+        for (int64_t j = 0; !rc && j < k; j++) ins[i][j] = ir_load_f64(v->dtype, v->data, (size_t)j);
+    }
+    if (!rc) {
+        double *outs[1] = {vals};
+        rc = ir_op(n->op)->eval(n, (const double *const *)ins, outs, d) ? 2 : 0;
+    }
+    for (int i = 0; i < 8; i++) free(ins[i]);
+    if (rc) {
+        free(vals);
+        free(bytes);
+        if (rc == 1) diag_node_error(d, n, "the C backend needs constant inputs to evaluate %s", ir_op(n->op)->name);
+        return NULL;
+    }
+    for (int64_t i = 0; i < cnt; i++) ir_store_f64(y->dtype, bytes, (size_t)i, vals[i]);
+    free(vals);
+    *nb = (size_t)cnt * es;
+    return bytes;
+}
+
+/* Writes `{ CT a = y[o]; CT b = u[j]; y[o] = a OP b; }` for a scatter reduction. */
+static void emit_reduce(Writer *w, DType t, int kind, const char *y, const char *yi, const char *u, const char *ui)
+{
+    static const char *const exprs[] = {"b", "a + b", "a * b", "(b > a ? b : a)", "(b < a ? b : a)"};
+    const char *ct = cgen_ctype(cgen_compute_type(t));
+    if (kind == 0) {
+        w_line(w, "%s[%s] = %s[%s];", y, yi, u, ui);
+        return;
+    }
+    w_line(w, "{");
+    w->indent++;
+    w_printf(w, "%s a = ", ct);
+    cgen_load(w, t, y, yi);
+    w_printf(w, ";\n");
+    w_printf(w, "%s b = ", ct);
+    cgen_load(w, t, u, ui);
+    w_printf(w, ";\n");
+    cgen_store(w, t, y, yi, exprs[kind]);
+    w->indent--;
+    w_line(w, "}");
+}
+
+static int reduction_kind(const char *s)
+{
+    static const char *const names[] = {"none", "add", "mul", "max", "min"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+/* Copies data (input 0) into the output unless they share memory. */
+static void emit_copy_data(Cgen *c, const Node *n)
+{
+    int64_t bytes = ir_numel(&n->out[0]->shape) * (int64_t)ir_dtype_size(n->out[0]->dtype);
+    char bx[EXPR_CAP], by[EXPR_CAP];
+    ptr_name(c, n->in[0], bx);
+    ptr_name(c, n->out[0], by);
+    w_line(cgen_w(c), "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %lld);", by, bx, by, bx, (long long)bytes);
+}
+
+/* ---- generators ------------------------------------------------------------ */
+
+static int emit_constant_of_shape(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    size_t es = ir_dtype_size(y->dtype);
+    unsigned char elem[16] = {0};
+    const AttrVal *a = attr(n, "value");
+    if (a->set && a->t.dtype == y->dtype && a->t.nbytes == es) memcpy(elem, a->t.data, es);
+    else ir_store_f64(y->dtype, elem, 0, a->set ? ir_load_f64(a->t.dtype, a->t.data, 0) : 0.0);
+    (void)d;
+    char name[64], by[EXPR_CAP];
+    snprintf(name, sizeof name, "%s", cgen_tmp(c, "fill_value"));
+    w_line(w, "{");
+    w->indent++;
+    emit_bytes(w, name, elem, es);
+    w_line(w, "gcrt_fill(%s, %s, %zu, %lld);", ptr_name(c, y, by), name, es, (long long)ir_numel(&y->shape));
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+static int emit_size(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    char by[EXPR_CAP];
+    w_line(cgen_w(c), "%s[0] = (int64_t)%lld;", ptr_name(c, n->out[0], by), (long long)ir_numel(&n->in[0]->shape));
+    return 0;
+}
+
+static int emit_range(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    size_t nb;
+    unsigned char *bytes = eval_output_bytes(n, &nb, d);
+    if (!bytes) return -1;
+    char name[64], by[EXPR_CAP];
+    snprintf(name, sizeof name, "%s", cgen_tmp(c, "range"));
+    w_line(w, "{");
+    w->indent++;
+    emit_bytes(w, name, bytes, nb);
+    w_line(w, "memcpy(%s, %s, %zu);", ptr_name(c, n->out[0], by), name, nb);
+    w->indent--;
+    w_line(w, "}");
+    free(bytes);
+    return 0;
+}
+
+static int emit_eyelike(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    int64_t rows = y->shape.dims[0], cols = y->shape.dims[1], k = attr(n, "k")->i;
+    int64_t lo = k < 0 ? -k : 0, hi = cols - k < rows ? cols - k : rows;
+    char by[EXPR_CAP], idx[128];
+    ptr_name(c, y, by);
+    w_line(w, "memset(%s, 0, %lld);", by, (long long)(rows * cols * (int64_t)ir_dtype_size(y->dtype)));
+    if (hi <= lo) return 0;
+    w_line(w, "for (int64_t i = %lld; i < %lld; i++)", (long long)lo, (long long)hi);
+    w->indent++;
+    snprintf(idx, sizeof idx, "i * %lld + i + %lld", (long long)cols, (long long)k);
+    cgen_store(w, y->dtype, by, idx, "1");
+    w->indent--;
+    return 0;
+}
+
+/* ---- gathers and scatters ------------------------------------------------------ */
+
+/* The loop over indices of GatherElements (scatter = 0) or ScatterElements. */
+static int emit_elements(Cgen *c, const Node *n, int scatter, Diag *d)
+{
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
+    int r = x->shape.rank;
+    int ax = ir_norm_axis(attr(n, "axis")->i, r);
+    int64_t cnt = ir_numel(&ind->shape);
+    int kind = scatter ? reduction_kind(attr(n, "reduction")->s) : 0;
+    if (ax < 0 || kind < 0) return diag_node_error(d, n, "invalid node (run shape inference first)");
+    if (scatter) {
+        if (ir_numel(&y->shape) == 0) {
+            w_line(w, "/* empty output */");
+            return 0;
+        }
+        emit_copy_data(c, n);
+    } else if (empty_out(c, n, 0)) {
+        return 0;
+    }
+    if (cnt == 0) return 0;
+    char bx[EXPR_CAP], bi[EXPR_CAP], by[EXPR_CAP], bu[EXPR_CAP], nid[64], ndd[64];
+    ptr_name(c, ind, bi);
+    ptr_name(c, y, by);
+    snprintf(nid, sizeof nid, "%s", cgen_tmp(c, "idx_dims"));
+    snprintf(ndd, sizeof ndd, "%s", cgen_tmp(c, "data_dims"));
+    w_line(w, "{");
+    w->indent++;
+    emit_i64_array(w, nid, ind->shape.dims, r);
+    emit_i64_array(w, ndd, x->shape.dims, r);
+    w_line(w, "for (int64_t j = 0; j < %lld; j++) {", (long long)cnt);
+    w->indent++;
+    w_line(w, "int64_t o = gcrt_elements_offset(%s, %d, j, %d, %s, %s, %d);", bi, ind->dtype == DT_I64, r, nid, ndd, ax);
+    if (scatter) {
+        w_line(w, "if (o < 0) continue;");
+        emit_reduce(w, y->dtype, kind, by, "o", ptr_name(c, n->in[2], bu), "j");
+    } else {
+        w_line(w, "%s[j] = o >= 0 ? %s[o] : (%s)0;", by, ptr_name(c, x, bx), cgen_ctype(y->dtype));
+    }
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+static int emit_gather_elements(Cgen *c, const Node *n, Diag *d) { return emit_elements(c, n, 0, d); }
+static int emit_scatter_elements(Cgen *c, const Node *n, Diag *d) { return emit_elements(c, n, 1, d); }
+
+/* Writes the dims and strides arrays of an ND index tuple addressing data
+ * axes [ax0, ax0 + m). */
+static void emit_nd_tables(Writer *w, const Shape *xs, int ax0, int m, const char *ndims, const char *nst)
+{
+    int64_t st[IR_MAX_RANK], acc = 1;
+    for (int i = xs->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= xs->dims[i];
+    }
+    emit_i64_array(w, ndims, xs->dims + ax0, m);
+    emit_i64_array(w, nst, st + ax0, m);
+}
+
+static int emit_gather_nd(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
+    const Shape *xs = &x->shape, *is = &ind->shape;
+    int b = (int)attr(n, "batch_dims")->i, q = is->rank, m = (int)is->dims[q - 1];
+    int64_t slice = dims_prod(xs, b + m, xs->rank), batch_stride = dims_prod(xs, b, xs->rank);
+    int64_t per_batch = dims_prod(is, b, q - 1), tuples = dims_prod(is, 0, q - 1);
+    int64_t sbytes = slice * (int64_t)ir_dtype_size(y->dtype);
+    char bx[EXPR_CAP], bi[EXPR_CAP], by[EXPR_CAP], nd[64], ns[64];
+    ptr_name(c, x, bx);
+    ptr_name(c, ind, bi);
+    ptr_name(c, y, by);
+    snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "nd_dims"));
+    snprintf(ns, sizeof ns, "%s", cgen_tmp(c, "nd_strides"));
+    w_line(w, "{");
+    w->indent++;
+    emit_nd_tables(w, xs, b, m, nd, ns);
+    w_line(w, "for (int64_t j = 0; j < %lld; j++) {", (long long)tuples);
+    w->indent++;
+    w_line(w, "int64_t o = gcrt_nd_offset(%s, %d, j, %d, %s, %s);", bi, ind->dtype == DT_I64, m, nd, ns);
+    if (b > 0)
+        w_line(w, "if (o >= 0) memcpy(%s + j * %lld, %s + (j / %lld) * %lld + o, %lld);", by, (long long)slice, bx, (long long)per_batch,
+               (long long)batch_stride, (long long)sbytes);
+    else
+        w_line(w, "if (o >= 0) memcpy(%s + j * %lld, %s + o, %lld);", by, (long long)slice, bx, (long long)sbytes);
+    w_line(w, "else memset(%s + j * %lld, 0, %lld);", by, (long long)slice, (long long)sbytes);
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+static int emit_scatter_nd(Cgen *c, const Node *n, Diag *d)
+{
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
+    const Shape *xs = &x->shape, *is = &ind->shape;
+    int q = is->rank, m = (int)is->dims[q - 1];
+    int kind = reduction_kind(attr(n, "reduction")->s);
+    if (kind < 0) return diag_node_error(d, n, "invalid node (run shape inference first)");
+    int64_t slice = dims_prod(xs, m, xs->rank), tuples = dims_prod(is, 0, q - 1);
+    emit_copy_data(c, n);
+    if (tuples == 0 || slice == 0) return 0;
+    char bi[EXPR_CAP], by[EXPR_CAP], bu[EXPR_CAP], nd[64], ns[64];
+    ptr_name(c, ind, bi);
+    ptr_name(c, y, by);
+    ptr_name(c, n->in[2], bu);
+    snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "nd_dims"));
+    snprintf(ns, sizeof ns, "%s", cgen_tmp(c, "nd_strides"));
+    w_line(w, "{");
+    w->indent++;
+    emit_nd_tables(w, xs, 0, m, nd, ns);
+    w_line(w, "for (int64_t j = 0; j < %lld; j++) {", (long long)tuples);
+    w->indent++;
+    w_line(w, "int64_t o = gcrt_nd_offset(%s, %d, j, %d, %s, %s);", bi, ind->dtype == DT_I64, m, nd, ns);
+    w_line(w, "if (o < 0) continue;");
+    if (kind == 0) {
+        w_line(w, "memcpy(%s + o, %s + j * %lld, %lld);", by, bu, (long long)slice, (long long)(slice * (int64_t)ir_dtype_size(y->dtype)));
+    } else {
+        w_line(w, "for (int64_t e = 0; e < %lld; e++)", (long long)slice);
+        w->indent++;
+        char ui[64];
+        snprintf(ui, sizeof ui, "j * %lld + e", (long long)slice);
+        emit_reduce(w, y->dtype, kind, by, "o + e", bu, ui);
+        w->indent--;
+    }
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+static int emit_onehot(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *ind = n->in[0], *vals = n->in[2], *y = n->out[0];
+    const Shape *os = &y->shape;
+    int ax = ir_norm_axis(attr(n, "axis")->i, os->rank);
+    int64_t depth = os->dims[ax], outer = dims_prod(os, 0, ax), inner = dims_prod(os, ax + 1, os->rank);
+    char bi[EXPR_CAP], bv[EXPR_CAP], by[EXPR_CAP], idx[128];
+    ptr_name(c, vals, bv);
+    ptr_name(c, y, by);
+    w_line(w, "for (int64_t e = 0; e < %lld; e++) %s[e] = %s[0];", (long long)ir_numel(os), by, bv);
+    if (outer * inner == 0) return 0;
+    ptr_name(c, ind, bi);
+    snprintf(idx, sizeof idx, "o * %lld + i", (long long)inner);
+    w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
+    w->indent++;
+    w_line(w, "for (int64_t i = 0; i < %lld; i++) {", (long long)inner);
+    w->indent++;
+    if (ir_dtype_is_float(ind->dtype)) {
+        w_printf(w, "double v = (double)");
+        cgen_load(w, ind->dtype, bi, idx);
+        w_printf(w, ";\n");
+        w_line(w, "int64_t k;");
+        w_line(w, "if (!(v > %lld.0 && v < %lld.0)) continue;", (long long)(-depth - 1), (long long)depth);
+        w_line(w, "k = (int64_t)v;");
+    } else {
+        w_line(w, "int64_t k = (int64_t)%s[%s];", bi, idx);
+    }
+    w_line(w, "if (k < 0) k += %lld;", (long long)depth);
+    w_line(w, "if (k >= 0 && k < %lld) %s[(o * %lld + k) * %lld + i] = %s[1];", (long long)depth, by, (long long)depth, (long long)inner, bv);
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    return 0;
+}
+
+/* ---- movement ------------------------------------------------------------------ */
+
+static int emit_trilu(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (empty_out(c, n, 0)) return 0;
+    const Value *x = n->in[0], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    int r = xs->rank;
+    char bx[EXPR_CAP], by[EXPR_CAP], kx[EXPR_CAP];
+    int64_t kc = 0;
+    if (n->n_in > 1 && n->in[1]) {
+        if (n->in[1]->kind == VK_CONST && ir_const_ints(n->in[1], &kc, 1) == 1) snprintf(kx, sizeof kx, "(int64_t)%lld", (long long)kc);
+        else snprintf(kx, sizeof kx, "%s[0]", cgen_ptr(c, n->in[1]));
+    } else {
+        snprintf(kx, sizeof kx, "(int64_t)0");
+    }
+    w_line(cgen_w(c), "gcrt_trilu(%s, %s, %zu, %lld, %lld, %lld, %s, %d);", ptr_name(c, y, by), ptr_name(c, x, bx),
+           ir_dtype_size(x->dtype), (long long)dims_prod(xs, 0, r - 2), (long long)xs->dims[r - 2], (long long)xs->dims[r - 1], kx,
+           attr(n, "upper")->i != 0);
+    return 0;
+}
+
+static int emit_tile(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    int r = x->shape.rank;
+    char bx[EXPR_CAP], by[EXPR_CAP], ni[64], no[64];
+    ptr_name(c, x, bx);
+    ptr_name(c, y, by);
+    if (r == 0) {
+        w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
+        return 0;
+    }
+    snprintf(ni, sizeof ni, "%s", cgen_tmp(c, "in_dims"));
+    snprintf(no, sizeof no, "%s", cgen_tmp(c, "out_dims"));
+    w_line(w, "{");
+    w->indent++;
+    emit_i64_array(w, ni, x->shape.dims, r);
+    emit_i64_array(w, no, y->shape.dims, r);
+    w_line(w, "gcrt_tile(%s, %s, %zu, %d, %s, %s);", by, bx, ir_dtype_size(x->dtype), r, ni, no);
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+static int emit_reverse_sequence(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (empty_out(c, n, 0)) return 0;
+    const Value *x = n->in[0], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    char bx[EXPR_CAP], by[EXPR_CAP], bl[EXPR_CAP];
+    w_line(cgen_w(c), "gcrt_reverse_sequence(%s, %s, %zu, %lld, %lld, %lld, %d, %s);", ptr_name(c, y, by), ptr_name(c, x, bx),
+           ir_dtype_size(x->dtype), (long long)xs->dims[0], (long long)xs->dims[1], (long long)dims_prod(xs, 2, xs->rank),
+           (int)attr(n, "batch_axis")->i, ptr_name(c, n->in[1], bl));
+    return 0;
+}
+
+/* ---- arithmetic ------------------------------------------------------------------ */
+
+/* CumSum. A constant axis folds the loop bounds into literals; a runtime
+ * axis (output shape does not depend on it) computes them from a dims
+ * table, an invalid one falling back to the last axis (never out of bounds). */
+static int emit_cumsum(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    int r = xs->rank;
+    int excl = attr(n, "exclusive")->i != 0, rev = attr(n, "reverse")->i != 0;
+    const char *cts = cgen_ctype(cgen_compute_type(y->dtype));
+    char bx[EXPR_CAP], by[EXPR_CAP], ba[EXPR_CAP], so[64], sd[64], si[64], tab[64];
+    int64_t a;
+    ptr_name(c, x, bx);
+    ptr_name(c, y, by);
+    w_line(w, "{");
+    w->indent++;
+    if (n->in[1]->kind == VK_CONST && ir_const_ints(n->in[1], &a, 1) == 1) {
+        int ax = ir_norm_axis(a, r);
+        snprintf(so, sizeof so, "%lld", (long long)dims_prod(xs, 0, ax));
+        snprintf(sd, sizeof sd, "%lld", (long long)xs->dims[ax]);
+        snprintf(si, sizeof si, "%lld", (long long)dims_prod(xs, ax + 1, r));
+    } else {
+        snprintf(tab, sizeof tab, "%s", cgen_tmp(c, "cumsum_dims"));
+        emit_i64_array(w, tab, xs->dims, r);
+        w_line(w, "int64_t ax = (int64_t)%s[0], no = 1, nd, ni = 1;", ptr_name(c, n->in[1], ba));
+        w_line(w, "if (ax < 0) ax += %d;", r);
+        w_line(w, "if (ax < 0 || ax >= %d) ax = %d;", r, r - 1);
+        w_line(w, "for (int64_t q = 0; q < ax; q++) no *= %s[q];", tab);
+        w_line(w, "nd = %s[ax];", tab);
+        w_line(w, "for (int64_t q = ax + 1; q < %d; q++) ni *= %s[q];", r, tab);
+        snprintf(so, sizeof so, "no");
+        snprintf(sd, sizeof sd, "nd");
+        snprintf(si, sizeof si, "ni");
+    }
+    w_line(w, "for (int64_t o = 0; o < %s; o++)", so);
+    w->indent++;
+    w_line(w, "for (int64_t i = 0; i < %s; i++) {", si);
+    w->indent++;
+    w_line(w, "%s acc = (%s)0;", cts, cts);
+    w_line(w, "for (int64_t t = 0; t < %s; t++) {", sd);
+    w->indent++;
+    if (rev) w_line(w, "int64_t p = (o * %s + (%s - 1 - t)) * %s + i;", sd, sd, si);
+    else w_line(w, "int64_t p = (o * %s + t) * %s + i;", sd, si);
+    w_printf(w, "%s v = ", cts);
+    cgen_load(w, x->dtype, bx, "p");
+    w_printf(w, ";\n");
+    if (excl) cgen_store(w, y->dtype, by, "p", "acc");
+    w_line(w, "acc = (%s)(acc + v);", cts);
+    if (!excl) cgen_store(w, y->dtype, by, "p", "acc");
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+static int emit_arg(Cgen *c, const Node *n, int want_max)
+{
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int last = attr(n, "select_last_index")->i != 0;
+    int64_t outer = dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank);
+    const char *cts = cgen_ctype(cgen_compute_type(x->dtype));
+    const char *cmp = want_max ? (last ? ">=" : ">") : (last ? "<=" : "<");
+    char bx[EXPR_CAP], by[EXPR_CAP], idx[128];
+    ptr_name(c, x, bx);
+    ptr_name(c, y, by);
+    w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
+    w->indent++;
+    w_line(w, "for (int64_t i = 0; i < %lld; i++) {", (long long)inner);
+    w->indent++;
+    snprintf(idx, sizeof idx, "o * %lld + i", (long long)(dim * inner));
+    w_printf(w, "%s bst = ", cts);
+    cgen_load(w, x->dtype, bx, idx);
+    w_printf(w, ";\n");
+    w_line(w, "int64_t bi = 0;");
+    w_line(w, "for (int64_t t = 1; t < %lld; t++) {", (long long)dim);
+    w->indent++;
+    snprintf(idx, sizeof idx, "(o * %lld + t) * %lld + i", (long long)dim, (long long)inner);
+    w_printf(w, "%s v = ", cts);
+    cgen_load(w, x->dtype, bx, idx);
+    w_printf(w, ";\n");
+    w_line(w, "if (v %s bst) {", cmp);
+    w->indent++;
+    w_line(w, "bst = v;");
+    w_line(w, "bi = t;");
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    w_line(w, "%s[o * %lld + i] = bi;", by, (long long)inner);
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    return 0;
+}
+
+static int emit_argmax(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    return emit_arg(c, n, 1);
+}
+
+static int emit_argmin(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    return emit_arg(c, n, 0);
+}
+
+static int emit_topk(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (empty_out(c, n, 0)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int64_t outer = dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank);
+    int64_t k = y->shape.dims[ax];
+    int largest = attr(n, "largest")->i != 0;
+    char bx[EXPR_CAP], by[EXPR_CAP], bi[EXPR_CAP], ws[EXPR_CAP], idx[128];
+    ptr_name(c, x, bx);
+    ptr_name(c, y, by);
+    snprintf(ws, sizeof ws, "%s", cgen_workspace(c, n));
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "double *ky = (double *)(void *)%s;", ws);
+    w_line(w, "int64_t *ord = (int64_t *)(void *)(%s + %lld);", ws, (long long)(dim * 8));
+    w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
+    w->indent++;
+    w_line(w, "for (int64_t i = 0; i < %lld; i++) {", (long long)inner);
+    w->indent++;
+    snprintf(idx, sizeof idx, "(o * %lld + t) * %lld + i", (long long)dim, (long long)inner);
+    w_printf(w, "for (int64_t t = 0; t < %lld; t++) ky[t] = (double)", (long long)dim);
+    cgen_load(w, x->dtype, bx, idx);
+    w_printf(w, ";\n");
+    w_line(w, "gcrt_topk_order(ky, ord, %lld, %lld, %d);", (long long)dim, (long long)k, largest);
+    w_line(w, "for (int64_t t = 0; t < %lld; t++) {", (long long)k);
+    w->indent++;
+    w_line(w, "%s[(o * %lld + t) * %lld + i] = %s[(o * %lld + ord[t]) * %lld + i];", by, (long long)k, (long long)inner, bx, (long long)dim,
+           (long long)inner);
+    if (n->n_out > 1)
+        w_line(w, "%s[(o * %lld + t) * %lld + i] = ord[t];", ptr_name(c, n->out[1], bi), (long long)k, (long long)inner);
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
 const CgenEntry cgen_index_entries[] = {
+    {OP_ConstantOfShape, emit_constant_of_shape},
+    {OP_Size, emit_size},
+    {OP_GatherElements, emit_gather_elements},
+    {OP_ScatterElements, emit_scatter_elements},
+    {OP_ScatterND, emit_scatter_nd},
+    {OP_GatherND, emit_gather_nd},
+    {OP_Trilu, emit_trilu},
+    {OP_Range, emit_range},
+    {OP_Tile, emit_tile},
+    {OP_CumSum, emit_cumsum},
+    {OP_OneHot, emit_onehot},
+    {OP_ArgMax, emit_argmax},
+    {OP_ArgMin, emit_argmin},
+    {OP_TopK, emit_topk},
+    {OP_EyeLike, emit_eyelike},
+    {OP_ReverseSequence, emit_reverse_sequence},
     {-1, NULL},
 };

@@ -1,5 +1,6 @@
-/* emit_reduce.c — C emitters for ReduceSum, ReduceMean, ReduceMax and
- * ReduceMin.
+/* emit_reduce.c — C emitters for ReduceSum, ReduceMean, ReduceMax,
+ * ReduceMin, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceProd
+ * and ReduceSumSquare.
  *
  * Shapes are static, so a reduction is emitted as plain nested loops with
  * constant strides and no workspace: the input's axes are split into kept
@@ -10,7 +11,10 @@
  * reduced axes. Each output element accumulates in a double (any dtype,
  * loaded and stored with cgen_load / cgen_store), which matches the double
  * reference evaluation closely. Max/min propagate NaN like numpy; the mean
- * of nothing is 0/0 = NaN, the sum of nothing is 0.
+ * of nothing is 0/0 = NaN, the sum of nothing is 0, the product 1.
+ * ReduceLogSumExp runs the reduced loops twice: the maximum m first, then
+ * m + log(sum exp(x - m)) (m itself when it is infinite or NaN), as the
+ * reference does.
  */
 #include "cgen.h"
 
@@ -56,6 +60,59 @@ static void idx_term(char *buf, const char *var, int64_t stride)
     else snprintf(buf + k, IDX_CAP - k, "%s%s * %lld", sep, var, (long long)stride);
 }
 
+typedef enum RedStep { RED_STEP_SUM, RED_STEP_MAX, RED_STEP_MIN, RED_STEP_ABS, RED_STEP_SQ,
+                       RED_STEP_MUL, RED_STEP_EXP } RedStep;
+
+static RedStep red_step_of(const Node *n)
+{
+    if (n->op == OP_ReduceMax) return RED_STEP_MAX;
+    if (n->op == OP_ReduceMin) return RED_STEP_MIN;
+    if (n->op == OP_ReduceL1) return RED_STEP_ABS;
+    if (n->op == OP_ReduceL2 || n->op == OP_ReduceSumSquare) return RED_STEP_SQ;
+    if (n->op == OP_ReduceProd) return RED_STEP_MUL;
+    return RED_STEP_SUM; /* sum, mean, log-sum */
+}
+
+/* Writes the reduced loop nest folding every element of the current output
+ * element into `acc` with `step` (`mx`: the maximum, for RED_STEP_EXP).
+ * `kept_idx` is the index expression of the kept axes. */
+static void reduce_loops(Cgen *c, const Node *n, const int *cls, const int64_t *size, const int64_t *stride,
+                         int m, const char *kept_idx, const char *bx, const char *v, RedStep step,
+                         const char *acc, const char *mx)
+{
+    Writer *w = cgen_w(c);
+    char idx[IDX_CAP];
+    snprintf(idx, sizeof idx, "%s", kept_idx);
+    w_line(w, "{");
+    w->indent++;
+    int open = 1;
+    for (int j = m - 1; j >= 0; j--) {
+        if (!cls[j]) continue;
+        const char *r = cgen_tmp(c, "r");
+        w_line(w, "for (int64_t %s = 0; %s < %lld; %s++) {", r, r, (long long)size[j], r);
+        w->indent++;
+        open++;
+        idx_term(idx, r, stride[j]);
+    }
+    if (!idx[0]) snprintf(idx, sizeof idx, "0");
+    w_printf(w, "double %s = (double)(", v);
+    cgen_load(w, n->in[0]->dtype, bx, idx);
+    w_printf(w, ");\n");
+    switch (step) {
+    case RED_STEP_MAX: w_line(w, "if (%s != %s || %s > %s) %s = %s;", v, v, v, acc, acc, v); break;
+    case RED_STEP_MIN: w_line(w, "if (%s != %s || %s < %s) %s = %s;", v, v, v, acc, acc, v); break;
+    case RED_STEP_ABS: w_line(w, "%s += fabs(%s);", acc, v); break;
+    case RED_STEP_SQ: w_line(w, "%s += %s * %s;", acc, v, v); break;
+    case RED_STEP_MUL: w_line(w, "%s *= %s;", acc, v); break;
+    case RED_STEP_EXP: w_line(w, "%s += exp(%s - %s);", acc, v, mx); break;
+    default: w_line(w, "%s += %s;", acc, v); break;
+    }
+    for (int j = 0; j < open; j++) {
+        w->indent--;
+        w_line(w, "}");
+    }
+}
+
 static int emit_reduce(Cgen *c, const Node *n, Diag *d)
 {
     Writer *w = cgen_w(c);
@@ -97,49 +154,45 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
         st *= dk;
     }
     /* cls/size/stride were built innermost first; loops go outermost first */
-    DType t = x->dtype;
     int is_max = n->op == OP_ReduceMax, is_min = n->op == OP_ReduceMin;
-    const char *init = is_max ? "-INFINITY" : is_min ? "INFINITY" : "0.0";
-    char idx[IDX_CAP] = "", var[IR_MAX_RANK][64], o[64], acc[64], v[64];
+    int is_lse = n->op == OP_ReduceLogSumExp, is_prod = n->op == OP_ReduceProd;
+    const char *init = is_max ? "-INFINITY" : is_min ? "INFINITY" : is_prod ? "1.0" : "0.0";
+    char idx[IDX_CAP] = "", o[64], acc[64], mx[64], v[64];
     snprintf(o, sizeof o, "%s", cgen_tmp(c, "o"));
     snprintf(acc, sizeof acc, "%s", cgen_tmp(c, "acc"));
+    snprintf(mx, sizeof mx, "%s", cgen_tmp(c, "mx"));
     snprintf(v, sizeof v, "%s", cgen_tmp(c, "v"));
     w_line(w, "{");
     w->indent++;
     w_line(w, "int64_t %s = 0;", o);
-    int open = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) w_line(w, "double %s = %s;", acc, init);
-        for (int j = m - 1; j >= 0; j--) {
-            if (cls[j] != pass) continue;
-            snprintf(var[j], sizeof var[j], "%s", cgen_tmp(c, pass ? "r" : "k"));
-            w_line(w, "for (int64_t %s = 0; %s < %lld; %s++) {", var[j], var[j], (long long)size[j], var[j]);
-            w->indent++;
-            open++;
-            idx_term(idx, var[j], stride[j]);
-        }
-        if (pass == 0) continue;
-        if (!idx[0]) snprintf(idx, sizeof idx, "0");
-        w_printf(w, "double %s = (double)(", v);
-        cgen_load(w, t, bx, idx);
-        w_printf(w, ");\n");
-        if (is_max) w_line(w, "if (%s != %s || %s > %s) %s = %s;", v, v, v, acc, acc, v);
-        else if (is_min) w_line(w, "if (%s != %s || %s < %s) %s = %s;", v, v, v, acc, acc, v);
-        else w_line(w, "%s += %s;", acc, v);
+    int n_kept = 0;
+    for (int j = m - 1; j >= 0; j--) {
+        if (cls[j]) continue;
+        const char *k = cgen_tmp(c, "k");
+        w_line(w, "for (int64_t %s = 0; %s < %lld; %s++) {", k, k, (long long)size[j], k);
+        w->indent++;
+        n_kept++;
+        idx_term(idx, k, stride[j]);
     }
-    /* close the reduced loops, store, then close the kept loops */
-    int n_red = 0;
-    for (int j = 0; j < m; j++) n_red += cls[j];
-    for (int j = 0; j < n_red; j++) {
-        w->indent--;
-        w_line(w, "}");
+    if (is_lse) {
+        w_line(w, "double %s = -INFINITY;", mx);
+        reduce_loops(c, n, cls, size, stride, m, idx, bx, v, RED_STEP_MAX, mx, NULL);
+        w_line(w, "double %s = 0.0;", acc);
+        reduce_loops(c, n, cls, size, stride, m, idx, bx, v, RED_STEP_EXP, acc, mx);
+    } else {
+        w_line(w, "double %s = %s;", acc, init);
+        reduce_loops(c, n, cls, size, stride, m, idx, bx, v, red_step_of(n), acc, NULL);
     }
-    char val[256];
+    char val[512];
     if (n->op == OP_ReduceMean) snprintf(val, sizeof val, "%s / (double)%lld", acc, (long long)count);
+    else if (n->op == OP_ReduceL2) snprintf(val, sizeof val, "sqrt(%s)", acc);
+    else if (n->op == OP_ReduceLogSum) snprintf(val, sizeof val, "log(%s)", acc);
+    else if (is_lse)
+        snprintf(val, sizeof val, "(%s - %s == 0.0) ? %s + log(%s) : %s", mx, mx, mx, acc, mx);
     else snprintf(val, sizeof val, "%s", acc);
     cgen_store(w, y->dtype, by, o, val);
     w_line(w, "%s++;", o);
-    for (int j = n_red; j < open; j++) {
+    for (int j = 0; j < n_kept; j++) {
         w->indent--;
         w_line(w, "}");
     }
@@ -153,5 +206,11 @@ const CgenEntry cgen_reduce_entries[] = {
     {OP_ReduceSum, emit_reduce},
     {OP_ReduceMax, emit_reduce},
     {OP_ReduceMin, emit_reduce},
+    {OP_ReduceL1, emit_reduce},
+    {OP_ReduceL2, emit_reduce},
+    {OP_ReduceLogSum, emit_reduce},
+    {OP_ReduceLogSumExp, emit_reduce},
+    {OP_ReduceProd, emit_reduce},
+    {OP_ReduceSumSquare, emit_reduce},
     {-1, NULL},
 };

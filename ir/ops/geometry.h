@@ -21,4 +21,33 @@ int ir_slice_plan(const Node *n, int64_t *start, int64_t *step, Shape *out, Diag
  * (opset 15: negative counts from the end, then clamped to [0, rank]). */
 void ir_shape_range(const Node *n, int *start, int *end);
 
+/* ---- vision family (ir/ops/vision.c) ---- */
+
+/* For a shape-inferred ConvTranspose node: kernel, strides, dilations and
+ * resolved leading pads per spatial dim (negative pads extend the output).
+ * Returns the spatial rank, or -1 if the node is invalid. */
+int ir_convtranspose_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
+                              int64_t *pad_begin);
+
+/* DepthToSpace: flat index in X[N,C,H,W] of output element (n, c, y, x)
+ * (output [N, C/b^2, H*b, W*b]; crd selects CRD mode, else DCR).
+ * SpaceToDepth is its DCR inverse. */
+int64_t ir_depth_to_space_src(int64_t C, int64_t H, int64_t W, int64_t b, int crd, int64_t n, int64_t c,
+                              int64_t y, int64_t x);
+
+/* For a shape-inferred Resize or Upsample node and one axis of X: for each
+ * output index o of that axis, 4 slots idx[4*o+j] / w[4*o+j] with the input
+ * indices (clamped) and weights of its taps, unused slots weight 0; an
+ * output index outside the tf_crop_and_resize crop has idx[4*o] = -1 (its
+ * elements are ir_resize_extrapolation(n)). Returns the largest number of
+ * used taps (1..4), or -1 if the node is invalid. */
+int ir_resize_axis_taps(const Node *n, int axis, int64_t *idx, double *w);
+double ir_resize_extrapolation(const Node *n);
+
+/* Hardmax: [outer, len, inner] view around the axis; -1 if invalid. */
+int ir_hardmax_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner);
+
+/* MeanVarianceNormalization: mask[a] = 1 for each reduced axis of X. */
+int ir_mvn_axes(const Node *n, int *mask, Diag *d);
+
 #endif

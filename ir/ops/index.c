@@ -1,19 +1,1049 @@
-/* index.c — operator descriptions of the index family (placeholder: names only). */
+/* index.c — operator descriptions of the index family: gathers and scatters
+ * driven by index tensors (GatherElements, ScatterElements, GatherND,
+ * ScatterND, OneHot), generators (ConstantOfShape, Range, EyeLike, Size),
+ * selections (Trilu, Tile, ReverseSequence, ArgMax, ArgMin, TopK) and the
+ * running sum CumSum, all with ONNX opset-17 semantics.
+ *
+ * Shapes are static: every operand that decides an output shape (the shape
+ * of ConstantOfShape, Range's start/limit/delta, Tile's repeats, TopK's K,
+ * OneHot's depth) must be a constant at shape inference; CumSum's axis and
+ * Trilu's k may come at runtime (they do not change the output shape).
+ * Index tensors (indices, sequence_lens) may be runtime values: shape
+ * inference checks the constant ones against the data shape (an out-of-range
+ * constant index is an error), the reference evaluation reports a runtime
+ * out-of-range index as an error, and the generated C never reads or writes
+ * out of bounds (gathers yield 0, scatters skip the element). Negative
+ * indices count from the end of their axis, as ONNX says.
+ *
+ * The reference evaluations run on doubles in row-major order; gathers
+ * and scatters locate elements through row-major coordinates (coords_of).
+ */
 #include "../op.h"
 
-const OpDesc op_ConstantOfShape = {.name = "ConstantOfShape", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Size = {.name = "Size", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_GatherElements = {.name = "GatherElements", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ScatterElements = {.name = "ScatterElements", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ScatterND = {.name = "ScatterND", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_GatherND = {.name = "GatherND", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Trilu = {.name = "Trilu", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Range = {.name = "Range", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Tile = {.name = "Tile", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_CumSum = {.name = "CumSum", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_OneHot = {.name = "OneHot", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ArgMax = {.name = "ArgMax", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ArgMin = {.name = "ArgMin", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_TopK = {.name = "TopK", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_EyeLike = {.name = "EyeLike", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ReverseSequence = {.name = "ReverseSequence", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SHP_BUF 256
+#define MAX_LIST 64
+
+/* ---- shared helpers -------------------------------------------------------- */
+
+static void contiguous_strides(const Shape *s, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= s->dims[i];
+    }
+}
+
+/* Row-major coordinates of element e of shape s. */
+static void coords_of(const Shape *s, int64_t e, int64_t *c)
+{
+    for (int i = s->rank - 1; i >= 0; i--) {
+        int64_t dim = s->dims[i] ? s->dims[i] : 1;
+        c[i] = e % dim;
+        e /= dim;
+    }
+}
+
+static int64_t dims_prod(const Shape *s, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= s->dims[i];
+    return p;
+}
+
+/* Every required input (index < min_in) is present; -1 with a diagnostic. */
+static int need_inputs(const Node *n, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    for (int i = 0; i < od->min_in; i++)
+        if (i >= n->n_in || !n->in[i]) return diag_node_error(d, n, "input '%s' is required", od->in_names[i]);
+    return 0;
+}
+
+static int has_in(const Node *n, int i) { return i < n->n_in && n->in[i]; }
+
+/* Element i of an integer constant, exact for int64. */
+static int64_t const_int_at(const Value *v, int64_t i)
+{
+    if (v->dtype == DT_I64) {
+        int64_t x;
+        memcpy(&x, (const char *)v->data + 8 * i, 8);
+        return x;
+    }
+    return (int64_t)ir_load_f64(v->dtype, v->data, (size_t)i);
+}
+
+/* Input i must be int32 or int64 (an index tensor). */
+static int need_index_dtype(const Node *n, int i, Diag *d)
+{
+    DType t = n->in[i]->dtype;
+    if (t != DT_I32 && t != DT_I64)
+        return diag_node_error(d, n, "input '%s' must be int32 or int64, got %s", ir_op(n->op)->in_names[i], ir_dtype_name(t));
+    return 0;
+}
+
+/* Constant scalar-like (one element) input i as a double; -1 with a diagnostic. */
+static int const_scalar(const Node *n, int i, double *out, Diag *d)
+{
+    const Value *v = n->in[i];
+    const char *name = ir_op(n->op)->in_names[i];
+    char b[SHP_BUF];
+    if (v->kind != VK_CONST) return diag_node_error(d, n, "input '%s' must be a constant", name);
+    if (ir_numel(&v->shape) != 1)
+        return diag_node_error(d, n, "input '%s' must hold exactly one value, got shape %s", name, ir_shape_str(&v->shape, b, sizeof b));
+    *out = ir_dtype_is_int(v->dtype) ? (double)const_int_at(v, 0) : ir_load_f64(v->dtype, v->data, 0);
+    return 0;
+}
+
+/* Constant integer scalar input i; -1 with a diagnostic. */
+static int const_int_scalar(const Node *n, int i, int64_t *out, Diag *d)
+{
+    const Value *v = n->in[i];
+    if (v->kind == VK_CONST && !ir_dtype_is_int(v->dtype))
+        return diag_node_error(d, n, "input '%s' must be an integer tensor, got %s", ir_op(n->op)->in_names[i], ir_dtype_name(v->dtype));
+    double x;
+    if (const_scalar(n, i, &x, d)) return -1;
+    *out = const_int_at(v, 0);
+    return 0;
+}
+
+/* Constant 1-D integer input i (at most MAX_LIST values); count or -1. */
+static int const_list(const Node *n, int i, int64_t *out, Diag *d)
+{
+    const Value *v = n->in[i];
+    const char *name = ir_op(n->op)->in_names[i];
+    if (v->kind != VK_CONST) return diag_node_error(d, n, "input '%s' must be a constant", name);
+    if (!ir_dtype_is_int(v->dtype))
+        return diag_node_error(d, n, "input '%s' must be an integer tensor, got %s", name, ir_dtype_name(v->dtype));
+    if (v->shape.rank != 1) return diag_node_error(d, n, "input '%s' must be 1-D, got rank %d", name, v->shape.rank);
+    int k = ir_const_ints(v, out, MAX_LIST);
+    if (k < 0) return diag_node_error(d, n, "input '%s' has more than %d values", name, MAX_LIST);
+    return k;
+}
+
+/* Checks constant index tensor `ind`: element e addresses axis
+ * ax0 + e % m of size lim[e % m]. Runtime tensors pass. */
+static int check_const_indices(const Node *n, const Value *ind, const int64_t *lim, int m, int ax0, Diag *d)
+{
+    if (ind->kind != VK_CONST || m <= 0) return 0;
+    int64_t cnt = ir_numel(&ind->shape);
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t v = const_int_at(ind, e), dim = lim[e % m];
+        if (v < -dim || v >= dim)
+            return diag_node_error(d, n, "input 'indices' value %lld is out of range for axis %lld of size %lld", (long long)v,
+                                   (long long)(ax0 + e % m), (long long)dim);
+    }
+    return 0;
+}
+
+/* Wraps runtime index v into [0, dim); -1 with a diagnostic when out of range. */
+static int64_t wrap_index(const Node *n, double v, int64_t dim, int64_t axis, Diag *d)
+{
+    int64_t i = (int64_t)v;
+    if (i < -dim || i >= dim) {
+        diag_node_error(d, n, "input 'indices' value %lld is out of range for axis %lld of size %lld", (long long)i, (long long)axis,
+                        (long long)dim);
+        return -1;
+    }
+    return i < 0 ? i + dim : i;
+}
+
+/* Reduction of ScatterElements / ScatterND: 0 none, 1 add, 2 mul, 3 max, 4 min. */
+static int reduction_kind(const char *s)
+{
+    static const char *const names[] = {"none", "add", "mul", "max", "min"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+static double reduce2(int kind, double a, double b)
+{
+    switch (kind) {
+    case 1: return a + b;
+    case 2: return a * b;
+    case 3: return b > a ? b : a;
+    case 4: return b < a ? b : a;
+    default: return b;
+    }
+}
+
+static int check_reduction(const Node *n, const char *s, Diag *d)
+{
+    if (reduction_kind(s) < 0) return diag_node_error(d, n, "attribute 'reduction' must be none, add, mul, max or min, got '%s'", s);
+    return 0;
+}
+
+static const InplacePair inplace_00[] = {{0, 0}};
+static const char *const out_output[] = {"output"};
+
+/* ---- ConstantOfShape ---------------------------------------------------------- */
+
+enum { COS_VALUE };
+static const AttrSpec cos_attrs[] = {{"value", ATTR_TENSOR, NULL, 0}};
+static const char *const cos_in[] = {"input"};
+
+static int cos_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    int64_t dims[MAX_LIST];
+    int k = const_list(n, 0, dims, d);
+    if (k < 0) return -1;
+    if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'input' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
+    Shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = k;
+    for (int i = 0; i < k; i++) {
+        if (dims[i] < 0) return diag_node_error(d, n, "input 'input' value %lld at index %d is negative", (long long)dims[i], i);
+        s.dims[i] = dims[i];
+    }
+    int64_t cnt;
+    if (ir_shape_numel(&s, &cnt)) return diag_node_error(d, n, "output element count overflows int64");
+    DType t = DT_F32;
+    const AttrVal *a = &n->attrs[COS_VALUE];
+    if (a->set) {
+        int64_t vn = ir_numel(&a->t.shape);
+        if (vn != 1) return diag_node_error(d, n, "attribute 'value' must hold exactly one element, got %lld", (long long)vn);
+        if (a->t.dtype == DT_UNDEF || !a->t.data) return diag_node_error(d, n, "attribute 'value' holds no tensor data");
+        t = a->t.dtype;
+    }
+    ir_set_out(n, 0, t, &s);
+    return 0;
+}
+
+static int cos_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)in;
+    (void)d;
+    const AttrVal *a = &n->attrs[COS_VALUE];
+    double v = a->set ? ir_load_f64(a->t.dtype, a->t.data, 0) : 0.0;
+    int64_t cnt = ir_numel(&n->out[0]->shape);
+    for (int64_t i = 0; i < cnt; i++) out[0][i] = v;
+    return 0;
+}
+
+const OpDesc op_ConstantOfShape = {
+    .name = "ConstantOfShape", .min_in = 1, .max_in = 1, .in_names = cos_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = cos_attrs, .n_attrs = 1, .infer = cos_infer, .eval = cos_eval,
+};
+
+/* ---- Size ------------------------------------------------------------------- */
+
+static const char *const size_in[] = {"data"};
+static const char *const size_out[] = {"size"};
+
+static int size_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    Shape s;
+    memset(&s, 0, sizeof s);
+    ir_set_out(n, 0, DT_I64, &s);
+    return 0;
+}
+
+static int size_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)in;
+    (void)d;
+    out[0][0] = (double)ir_numel(&n->in[0]->shape);
+    return 0;
+}
+
+const OpDesc op_Size = {
+    .name = "Size", .min_in = 1, .max_in = 1, .in_names = size_in,
+    .min_out = 1, .max_out = 1, .out_names = size_out,
+    .infer = size_infer, .eval = size_eval, .shape_only = 1,
+};
+
+/* ---- GatherElements / ScatterElements ------------------------------------------ */
+
+enum { GE_AXIS };
+static const AttrSpec ge_attrs[] = {{"axis", ATTR_INT, "0", 0}};
+enum { SE_AXIS, SE_REDUCTION };
+static const AttrSpec se_attrs[] = {{"axis", ATTR_INT, "0", 0}, {"reduction", ATTR_STRING, "none", 0}};
+static const char *const ge_in[] = {"data", "indices"};
+static const char *const se_in[] = {"data", "indices", "updates"};
+
+/* Shared checks: indices has data's rank and fits inside data off the
+ * axis; returns the normalized axis or -1. */
+static int elements_check(Node *n, int64_t axis_attr, Diag *d)
+{
+    const Value *x = n->in[0], *ind = n->in[1];
+    char b1[SHP_BUF], b2[SHP_BUF];
+    int r = x->shape.rank;
+    if (need_index_dtype(n, 1, d)) return -1;
+    if (r < 1) return diag_node_error(d, n, "input 'data' must have rank >= 1, got a scalar");
+    if (ind->shape.rank != r)
+        return diag_node_error(d, n, "input 'indices' has rank %d, but input 'data' has rank %d", ind->shape.rank, r);
+    int ax = ir_norm_axis(axis_attr, r);
+    if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)axis_attr, r);
+    for (int k = 0; k < r; k++)
+        if (k != ax && ind->shape.dims[k] > x->shape.dims[k])
+            return diag_node_error(d, n, "input 'indices' shape %s exceeds input 'data' shape %s on axis %d",
+                                   ir_shape_str(&ind->shape, b1, sizeof b1), ir_shape_str(&x->shape, b2, sizeof b2), k);
+    if (check_const_indices(n, ind, &x->shape.dims[ax], 1, ax, d)) return -1;
+    return ax;
+}
+
+static int ge_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    if (elements_check(n, n->attrs[GE_AXIS].i, d) < 0) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, &n->in[1]->shape);
+    return 0;
+}
+
+/* Offset in data of element e of indices (value v along axis ax), or -1. */
+static int64_t elements_offset(const Node *n, int64_t e, double v, int ax, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int64_t c[IR_MAX_RANK], st[IR_MAX_RANK];
+    coords_of(&n->in[1]->shape, e, c);
+    int64_t w = wrap_index(n, v, xs->dims[ax], ax, d);
+    if (w < 0) return -1;
+    c[ax] = w;
+    contiguous_strides(xs, st);
+    int64_t off = 0;
+    for (int k = 0; k < xs->rank; k++) off += c[k] * st[k];
+    return off;
+}
+
+static int ge_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int ax = ir_norm_axis(n->attrs[GE_AXIS].i, n->in[0]->shape.rank);
+    int64_t cnt = ir_numel(&n->in[1]->shape);
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t off = elements_offset(n, e, in[1][e], ax, d);
+        if (off < 0) return -1;
+        out[0][e] = in[0][off];
+    }
+    return 0;
+}
+
+const OpDesc op_GatherElements = {
+    .name = "GatherElements", .min_in = 2, .max_in = 2, .in_names = ge_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = ge_attrs, .n_attrs = 1, .infer = ge_infer, .eval = ge_eval,
+};
+
+static int se_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0], *ind = n->in[1], *u = n->in[2];
+    char b1[SHP_BUF], b2[SHP_BUF];
+    if (check_reduction(n, n->attrs[SE_REDUCTION].s, d)) return -1;
+    if (u->dtype != x->dtype)
+        return diag_node_error(d, n, "input 'updates' has dtype %s, but input 'data' has dtype %s", ir_dtype_name(u->dtype),
+                               ir_dtype_name(x->dtype));
+    if (!ir_shape_eq(&u->shape, &ind->shape))
+        return diag_node_error(d, n, "input 'updates' shape %s differs from input 'indices' shape %s",
+                               ir_shape_str(&u->shape, b1, sizeof b1), ir_shape_str(&ind->shape, b2, sizeof b2));
+    if (elements_check(n, n->attrs[SE_AXIS].i, d) < 0) return -1;
+    ir_set_out(n, 0, x->dtype, &x->shape);
+    return 0;
+}
+
+static int se_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int ax = ir_norm_axis(n->attrs[SE_AXIS].i, n->in[0]->shape.rank);
+    int kind = reduction_kind(n->attrs[SE_REDUCTION].s);
+    memcpy(out[0], in[0], sizeof(double) * (size_t)ir_numel(&n->in[0]->shape));
+    int64_t cnt = ir_numel(&n->in[1]->shape);
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t off = elements_offset(n, e, in[1][e], ax, d);
+        if (off < 0) return -1;
+        out[0][off] = reduce2(kind, out[0][off], in[2][e]);
+    }
+    return 0;
+}
+
+const OpDesc op_ScatterElements = {
+    .name = "ScatterElements", .min_in = 3, .max_in = 3, .in_names = se_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = se_attrs, .n_attrs = 2, .infer = se_infer,
+    .inplace = inplace_00, .n_inplace = 1, .eval = se_eval,
+};
+
+/* ---- GatherND / ScatterND ------------------------------------------------------- */
+
+enum { GND_BATCH_DIMS };
+static const AttrSpec gnd_attrs[] = {{"batch_dims", ATTR_INT, "0", 0}};
+enum { SND_REDUCTION };
+static const AttrSpec snd_attrs[] = {{"reduction", ATTR_STRING, "none", 0}};
+
+static int gnd_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0], *ind = n->in[1];
+    char b1[SHP_BUF], b2[SHP_BUF];
+    if (need_index_dtype(n, 1, d)) return -1;
+    int r = x->shape.rank, q = ind->shape.rank;
+    int64_t b = n->attrs[GND_BATCH_DIMS].i;
+    if (r < 1) return diag_node_error(d, n, "input 'data' must have rank >= 1, got a scalar");
+    if (q < 1) return diag_node_error(d, n, "input 'indices' must have rank >= 1, got a scalar");
+    if (b < 0 || b >= q || b >= r)
+        return diag_node_error(d, n, "attribute 'batch_dims' = %lld must be in [0, min(rank(data), rank(indices)) = %d)", (long long)b,
+                               q < r ? q : r);
+    for (int k = 0; k < b; k++)
+        if (ind->shape.dims[k] != x->shape.dims[k])
+            return diag_node_error(d, n, "input 'indices' shape %s and input 'data' shape %s differ on batch axis %d",
+                                   ir_shape_str(&ind->shape, b1, sizeof b1), ir_shape_str(&x->shape, b2, sizeof b2), k);
+    int64_t m = ind->shape.dims[q - 1];
+    if (m < 1 || m > r - b)
+        return diag_node_error(d, n, "last dim of input 'indices' is %lld; it must be in [1, rank(data) - batch_dims = %lld]", (long long)m,
+                               (long long)(r - b));
+    int orank = (int)(q - 1 + r - b - m);
+    if (orank > IR_MAX_RANK) return diag_node_error(d, n, "output rank %d exceeds the maximum %d", orank, IR_MAX_RANK);
+    if (check_const_indices(n, ind, &x->shape.dims[b], (int)m, (int)b, d)) return -1;
+    Shape s;
+    memset(&s, 0, sizeof s);
+    for (int k = 0; k < q - 1; k++) s.dims[s.rank++] = ind->shape.dims[k];
+    for (int k = (int)(b + m); k < r; k++) s.dims[s.rank++] = x->shape.dims[k];
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+/* Element offset in data (past dims [ax0, ax0+m)) of index tuple t, or -1. */
+static int64_t nd_offset(const Node *n, const double *tuple, int m, int ax0, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int64_t st[IR_MAX_RANK], off = 0;
+    contiguous_strides(xs, st);
+    for (int k = 0; k < m; k++) {
+        int64_t w = wrap_index(n, tuple[k], xs->dims[ax0 + k], ax0 + k, d);
+        if (w < 0) return -1;
+        off += w * st[ax0 + k];
+    }
+    return off;
+}
+
+static int gnd_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
+    int b = (int)n->attrs[GND_BATCH_DIMS].i, q = is->rank;
+    int m = (int)is->dims[q - 1];
+    int64_t slice = dims_prod(xs, b + m, xs->rank), batch_stride = dims_prod(xs, b, xs->rank);
+    int64_t per_batch = dims_prod(is, b, q - 1), tuples = dims_prod(is, 0, q - 1);
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = nd_offset(n, in[1] + t * m, m, b, d);
+        if (off < 0) return -1;
+        off += (per_batch ? t / per_batch : 0) * batch_stride;
+        memcpy(out[0] + t * slice, in[0] + off, sizeof(double) * (size_t)slice);
+    }
+    return 0;
+}
+
+const OpDesc op_GatherND = {
+    .name = "GatherND", .min_in = 2, .max_in = 2, .in_names = ge_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = gnd_attrs, .n_attrs = 1, .infer = gnd_infer, .eval = gnd_eval,
+};
+
+static int snd_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0], *ind = n->in[1], *u = n->in[2];
+    char b1[SHP_BUF], b2[SHP_BUF];
+    if (check_reduction(n, n->attrs[SND_REDUCTION].s, d)) return -1;
+    if (need_index_dtype(n, 1, d)) return -1;
+    if (u->dtype != x->dtype)
+        return diag_node_error(d, n, "input 'updates' has dtype %s, but input 'data' has dtype %s", ir_dtype_name(u->dtype),
+                               ir_dtype_name(x->dtype));
+    int r = x->shape.rank, q = ind->shape.rank;
+    if (r < 1) return diag_node_error(d, n, "input 'data' must have rank >= 1, got a scalar");
+    if (q < 1) return diag_node_error(d, n, "input 'indices' must have rank >= 1, got a scalar");
+    int64_t k = ind->shape.dims[q - 1];
+    if (k < 1 || k > r)
+        return diag_node_error(d, n, "last dim of input 'indices' is %lld; it must be in [1, rank(data) = %d]", (long long)k, r);
+    Shape want;
+    memset(&want, 0, sizeof want);
+    for (int i = 0; i < q - 1; i++) want.dims[want.rank++] = ind->shape.dims[i];
+    for (int i = (int)k; i < r; i++) {
+        if (want.rank >= IR_MAX_RANK) return diag_node_error(d, n, "input 'updates' would need rank > %d", IR_MAX_RANK);
+        want.dims[want.rank++] = x->shape.dims[i];
+    }
+    if (!ir_shape_eq(&u->shape, &want))
+        return diag_node_error(d, n, "input 'updates' shape %s must be indices.shape[:-1] + data.shape[%lld:] = %s",
+                               ir_shape_str(&u->shape, b1, sizeof b1), (long long)k, ir_shape_str(&want, b2, sizeof b2));
+    if (check_const_indices(n, ind, x->shape.dims, (int)k, 0, d)) return -1;
+    ir_set_out(n, 0, x->dtype, &x->shape);
+    return 0;
+}
+
+static int snd_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
+    int q = is->rank, m = (int)is->dims[q - 1];
+    int kind = reduction_kind(n->attrs[SND_REDUCTION].s);
+    int64_t slice = dims_prod(xs, m, xs->rank), tuples = dims_prod(is, 0, q - 1);
+    memcpy(out[0], in[0], sizeof(double) * (size_t)ir_numel(xs));
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = nd_offset(n, in[1] + t * m, m, 0, d);
+        if (off < 0) return -1;
+        for (int64_t e = 0; e < slice; e++) out[0][off + e] = reduce2(kind, out[0][off + e], in[2][t * slice + e]);
+    }
+    return 0;
+}
+
+const OpDesc op_ScatterND = {
+    .name = "ScatterND", .min_in = 3, .max_in = 3, .in_names = se_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = snd_attrs, .n_attrs = 1, .infer = snd_infer,
+    .inplace = inplace_00, .n_inplace = 1, .eval = snd_eval,
+};
+
+/* ---- Trilu ------------------------------------------------------------------ */
+
+enum { TRILU_UPPER };
+static const AttrSpec trilu_attrs[] = {{"upper", ATTR_INT, "1", 0}};
+static const char *const trilu_in[] = {"input", "k"};
+
+static int trilu_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    char b[SHP_BUF];
+    if (x->shape.rank < 2) return diag_node_error(d, n, "input 'input' must have rank >= 2, got %d", x->shape.rank);
+    if (has_in(n, 1)) {
+        const Value *k = n->in[1];
+        if (k->dtype != DT_I64) return diag_node_error(d, n, "input 'k' must be int64, got %s", ir_dtype_name(k->dtype));
+        if (ir_numel(&k->shape) != 1)
+            return diag_node_error(d, n, "input 'k' must hold exactly one value, got shape %s", ir_shape_str(&k->shape, b, sizeof b));
+    }
+    ir_set_out(n, 0, x->dtype, &x->shape);
+    return 0;
+}
+
+static int trilu_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *xs = &n->in[0]->shape;
+    int r = xs->rank;
+    int64_t rows = xs->dims[r - 2], cols = xs->dims[r - 1], cnt = ir_numel(xs);
+    int64_t k = has_in(n, 1) ? (int64_t)in[1][0] : 0;
+    int upper = n->attrs[TRILU_UPPER].i != 0;
+    for (int64_t e = 0; e < cnt; e++) {
+        int64_t j = e % cols, i = (e / cols) % rows;
+        int keep = upper ? j - i >= k : j - i <= k;
+        out[0][e] = keep ? in[0][e] : 0.0;
+    }
+    return 0;
+}
+
+const OpDesc op_Trilu = {
+    .name = "Trilu", .min_in = 1, .max_in = 2, .in_names = trilu_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = trilu_attrs, .n_attrs = 1, .infer = trilu_infer,
+    .inplace = inplace_00, .n_inplace = 1, .eval = trilu_eval,
+};
+
+/* ---- Range ------------------------------------------------------------------ */
+
+static const char *const range_in[] = {"start", "limit", "delta"};
+
+/* Reads start, limit, delta and the element count; -1 with a diagnostic. */
+static int range_read(const Node *n, double *v, int64_t *count, Diag *d)
+{
+    for (int i = 0; i < 3; i++)
+        if (n->in[i]->kind != VK_CONST) return diag_node_error(d, n, "Range needs constant inputs");
+    for (int i = 0; i < 3; i++)
+        if (const_scalar(n, i, &v[i], d)) return -1;
+    if (v[2] == 0) return diag_node_error(d, n, "input 'delta' must not be zero");
+    double c;
+    if (n->in[0]->dtype == DT_F32) /* the count is computed in the input type */
+        c = ceil(ir_round_to(DT_F32, ir_round_to(DT_F32, v[1] - v[0]) / v[2]));
+    else
+        c = ceil((v[1] - v[0]) / v[2]);
+    if (!(c < 9.0e15)) {
+        if (c > 0 || isnan(c)) return diag_node_error(d, n, "Range output length is too large");
+    }
+    *count = c > 0 ? (int64_t)c : 0;
+    return 0;
+}
+
+static int range_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    DType t = n->in[0]->dtype;
+    if (t != DT_F32 && t != DT_F64 && t != DT_I16 && t != DT_I32 && t != DT_I64)
+        return diag_node_error(d, n, "input 'start' must be float, double, int16, int32 or int64, got %s", ir_dtype_name(t));
+    for (int i = 1; i < 3; i++)
+        if (n->in[i]->dtype != t)
+            return diag_node_error(d, n, "input '%s' has dtype %s, but input 'start' has dtype %s", range_in[i],
+                                   ir_dtype_name(n->in[i]->dtype), ir_dtype_name(t));
+    double v[3];
+    int64_t count = 0;
+    if (range_read(n, v, &count, d)) return -1;
+    Shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = 1;
+    s.dims[0] = count;
+    ir_set_out(n, 0, t, &s);
+    return 0;
+}
+
+static int range_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    int64_t cnt = n->out[0]->shape.dims[0];
+    for (int64_t i = 0; i < cnt; i++) out[0][i] = in[0][0] + (double)i * in[2][0];
+    return 0;
+}
+
+const OpDesc op_Range = {
+    .name = "Range", .min_in = 3, .max_in = 3, .in_names = range_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .infer = range_infer, .eval = range_eval,
+};
+
+/* ---- Tile ------------------------------------------------------------------- */
+
+static const char *const tile_in[] = {"input", "repeats"};
+
+static int tile_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    int64_t rep[MAX_LIST];
+    int k = const_list(n, 1, rep, d);
+    if (k < 0) return -1;
+    int r = x->shape.rank;
+    if (k != r) return diag_node_error(d, n, "input 'repeats' has %d values, but input 'input' has rank %d", k, r);
+    Shape s = x->shape;
+    for (int i = 0; i < r; i++) {
+        if (rep[i] < 0) return diag_node_error(d, n, "input 'repeats' value %lld at index %d is negative", (long long)rep[i], i);
+        if (ir_mul_ok(x->shape.dims[i], rep[i], &s.dims[i])) return diag_node_error(d, n, "output dim %d overflows int64", i);
+    }
+    int64_t cnt;
+    if (ir_shape_numel(&s, &cnt)) return diag_node_error(d, n, "output element count overflows int64");
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+static int tile_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *xs = &n->in[0]->shape, *os = &n->out[0]->shape;
+    int64_t st[IR_MAX_RANK], c[IR_MAX_RANK], cnt = ir_numel(os);
+    contiguous_strides(xs, st);
+    for (int64_t e = 0; e < cnt; e++) {
+        coords_of(os, e, c);
+        int64_t off = 0;
+        for (int k = 0; k < os->rank; k++) off += (c[k] % xs->dims[k]) * st[k];
+        out[0][e] = in[0][off];
+    }
+    return 0;
+}
+
+const OpDesc op_Tile = {
+    .name = "Tile", .min_in = 2, .max_in = 2, .in_names = tile_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .infer = tile_infer, .eval = tile_eval,
+};
+
+/* ---- CumSum ----------------------------------------------------------------- */
+
+enum { CUMSUM_EXCLUSIVE, CUMSUM_REVERSE };
+static const AttrSpec cumsum_attrs[] = {{"exclusive", ATTR_INT, "0", 0}, {"reverse", ATTR_INT, "0", 0}};
+static const char *const cumsum_in[] = {"x", "axis"};
+static const char *const cumsum_out[] = {"y"};
+
+static int cumsum_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    if (x->dtype == DT_BOOL) return diag_node_error(d, n, "input 'x' must be numeric, got bool");
+    if (x->shape.rank < 1) return diag_node_error(d, n, "input 'x' must have rank >= 1, got a scalar");
+    const Value *av = n->in[1];
+    char b[SHP_BUF];
+    if (av->kind != VK_CONST) { /* a runtime axis: checked when evaluated */
+        if (need_index_dtype(n, 1, d)) return -1;
+        if (ir_numel(&av->shape) != 1)
+            return diag_node_error(d, n, "input 'axis' must hold exactly one value, got shape %s", ir_shape_str(&av->shape, b, sizeof b));
+    } else {
+        int64_t a;
+        if (const_int_scalar(n, 1, &a, d)) return -1;
+        if (ir_norm_axis(a, x->shape.rank) < 0)
+            return diag_node_error(d, n, "input 'axis' = %lld is out of range for rank %d", (long long)a, x->shape.rank);
+    }
+    ir_set_out(n, 0, x->dtype, &x->shape);
+    return 0;
+}
+
+static int cumsum_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ax = ir_norm_axis((int64_t)in[1][0], xs->rank);
+    if (ax < 0) return diag_node_error(d, n, "input 'axis' = %lld is out of range for rank %d", (long long)in[1][0], xs->rank);
+    int64_t outer = dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank);
+    int excl = n->attrs[CUMSUM_EXCLUSIVE].i != 0, rev = n->attrs[CUMSUM_REVERSE].i != 0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double acc = 0;
+            for (int64_t t = 0; t < dim; t++) {
+                int64_t p = (o * dim + (rev ? dim - 1 - t : t)) * inner + i;
+                double v = in[0][p];
+                if (excl) {
+                    out[0][p] = acc;
+                    acc += v;
+                } else {
+                    acc += v;
+                    out[0][p] = acc;
+                }
+            }
+        }
+    return 0;
+}
+
+const OpDesc op_CumSum = {
+    .name = "CumSum", .min_in = 2, .max_in = 2, .in_names = cumsum_in,
+    .min_out = 1, .max_out = 1, .out_names = cumsum_out,
+    .attrs = cumsum_attrs, .n_attrs = 2, .infer = cumsum_infer,
+    .inplace = inplace_00, .n_inplace = 1, .eval = cumsum_eval,
+};
+
+/* ---- OneHot ----------------------------------------------------------------- */
+
+enum { ONEHOT_AXIS };
+static const AttrSpec onehot_attrs[] = {{"axis", ATTR_INT, "-1", 0}};
+static const char *const onehot_in[] = {"indices", "depth", "values"};
+
+static int onehot_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *ind = n->in[0], *vals = n->in[2];
+    char b[SHP_BUF];
+    if (ind->dtype == DT_BOOL) return diag_node_error(d, n, "input 'indices' must be numeric, got bool");
+    if (n->in[1]->dtype == DT_BOOL) return diag_node_error(d, n, "input 'depth' must be numeric, got bool");
+    double dv;
+    if (const_scalar(n, 1, &dv, d)) return -1;
+    if (!(dv >= 1) || dv > 1e15) return diag_node_error(d, n, "input 'depth' must be >= 1, got %g", dv);
+    if (vals->shape.rank != 1 || vals->shape.dims[0] != 2)
+        return diag_node_error(d, n, "input 'values' must have shape [2] (off, on), got %s", ir_shape_str(&vals->shape, b, sizeof b));
+    int r = ind->shape.rank + 1;
+    if (r > IR_MAX_RANK) return diag_node_error(d, n, "output rank %d exceeds the maximum %d", r, IR_MAX_RANK);
+    int64_t a = n->attrs[ONEHOT_AXIS].i;
+    int ax = ir_norm_axis(a, r);
+    if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for output rank %d", (long long)a, r);
+    Shape s;
+    memset(&s, 0, sizeof s);
+    s.rank = r;
+    for (int i = 0, j = 0; i < r; i++) s.dims[i] = i == ax ? (int64_t)dv : ind->shape.dims[j++];
+    int64_t cnt;
+    if (ir_shape_numel(&s, &cnt)) return diag_node_error(d, n, "output element count overflows int64");
+    ir_set_out(n, 0, vals->dtype, &s);
+    return 0;
+}
+
+static int onehot_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *os = &n->out[0]->shape;
+    int ax = ir_norm_axis(n->attrs[ONEHOT_AXIS].i, os->rank);
+    int64_t depth = os->dims[ax], outer = dims_prod(os, 0, ax), inner = dims_prod(os, ax + 1, os->rank);
+    int64_t cnt = ir_numel(os);
+    for (int64_t e = 0; e < cnt; e++) out[0][e] = in[2][0];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double v = in[0][o * inner + i];
+            if (!(v > -(double)depth - 1.0 && v < (double)depth)) continue;
+            int64_t k = (int64_t)v;
+            if (k < 0) k += depth;
+            if (k >= 0 && k < depth) out[0][(o * depth + k) * inner + i] = in[2][1];
+        }
+    return 0;
+}
+
+const OpDesc op_OneHot = {
+    .name = "OneHot", .min_in = 3, .max_in = 3, .in_names = onehot_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = onehot_attrs, .n_attrs = 1, .infer = onehot_infer, .eval = onehot_eval,
+};
+
+/* ---- ArgMax / ArgMin ---------------------------------------------------------- */
+
+enum { ARG_AXIS, ARG_KEEPDIMS, ARG_SELECT_LAST };
+static const AttrSpec arg_attrs[] = {
+    {"axis", ATTR_INT, "0", 0}, {"keepdims", ATTR_INT, "1", 0}, {"select_last_index", ATTR_INT, "0", 0}};
+static const char *const arg_in[] = {"data"};
+static const char *const arg_out[] = {"reduced"};
+
+static int arg_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    if (x->dtype == DT_BOOL) return diag_node_error(d, n, "input 'data' must be numeric, got bool");
+    int r = x->shape.rank;
+    if (r < 1) return diag_node_error(d, n, "input 'data' must have rank >= 1, got a scalar");
+    int64_t a = n->attrs[ARG_AXIS].i;
+    int ax = ir_norm_axis(a, r);
+    if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, r);
+    if (x->shape.dims[ax] == 0) return diag_node_error(d, n, "cannot reduce axis %d of size 0", ax);
+    Shape s;
+    memset(&s, 0, sizeof s);
+    for (int i = 0; i < r; i++) {
+        if (i == ax && !n->attrs[ARG_KEEPDIMS].i) continue;
+        s.dims[s.rank++] = i == ax ? 1 : x->shape.dims[i];
+    }
+    ir_set_out(n, 0, DT_I64, &s);
+    return 0;
+}
+
+static int arg_eval_dir(const Node *n, const double *x, double *y, int want_max)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ax = ir_norm_axis(n->attrs[ARG_AXIS].i, xs->rank);
+    int last = n->attrs[ARG_SELECT_LAST].i != 0;
+    int64_t outer = dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double best = x[o * dim * inner + i];
+            int64_t bi = 0;
+            for (int64_t t = 1; t < dim; t++) {
+                double v = x[(o * dim + t) * inner + i];
+                int better = want_max ? v > best : v < best;
+                if (better || (last && v == best)) {
+                    best = v;
+                    bi = t;
+                }
+            }
+            y[o * inner + i] = (double)bi;
+        }
+    return 0;
+}
+
+static int argmax_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    return arg_eval_dir(n, in[0], out[0], 1);
+}
+
+static int argmin_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    return arg_eval_dir(n, in[0], out[0], 0);
+}
+
+const OpDesc op_ArgMax = {
+    .name = "ArgMax", .min_in = 1, .max_in = 1, .in_names = arg_in,
+    .min_out = 1, .max_out = 1, .out_names = arg_out,
+    .attrs = arg_attrs, .n_attrs = 3, .infer = arg_infer, .eval = argmax_eval,
+};
+
+const OpDesc op_ArgMin = {
+    .name = "ArgMin", .min_in = 1, .max_in = 1, .in_names = arg_in,
+    .min_out = 1, .max_out = 1, .out_names = arg_out,
+    .attrs = arg_attrs, .n_attrs = 3, .infer = arg_infer, .eval = argmin_eval,
+};
+
+/* ---- TopK ------------------------------------------------------------------- */
+
+enum { TOPK_AXIS, TOPK_LARGEST, TOPK_SORTED };
+static const AttrSpec topk_attrs[] = {{"axis", ATTR_INT, "-1", 0}, {"largest", ATTR_INT, "1", 0}, {"sorted", ATTR_INT, "1", 0}};
+static const char *const topk_in[] = {"X", "K"};
+static const char *const topk_out[] = {"Values", "Indices"};
+
+static int topk_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    if (x->dtype == DT_BOOL) return diag_node_error(d, n, "input 'X' must be numeric, got bool");
+    int r = x->shape.rank;
+    if (r < 1) return diag_node_error(d, n, "input 'X' must have rank >= 1, got a scalar");
+    int64_t a = n->attrs[TOPK_AXIS].i;
+    int ax = ir_norm_axis(a, r);
+    if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, r);
+    int64_t k;
+    if (const_int_scalar(n, 1, &k, d)) return -1;
+    if (k < 0 || k > x->shape.dims[ax])
+        return diag_node_error(d, n, "input 'K' = %lld is out of range [0, %lld] for axis %d", (long long)k, (long long)x->shape.dims[ax], ax);
+    Shape s = x->shape;
+    s.dims[ax] = k;
+    ir_set_out(n, 0, x->dtype, &s);
+    if (n->n_out > 1) ir_set_out(n, 1, DT_I64, &s);
+    return 0;
+}
+
+/* Scratch of the C kernel: one slice of keys (double) and its order (int64). */
+static size_t topk_workspace(const Node *n)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank);
+    if (ax < 0) return 0;
+    return (size_t)xs->dims[ax] * 16;
+}
+
+typedef struct TopkCtx {
+    const double *key;
+    int largest;
+} TopkCtx;
+
+/* Whether element a comes before b: larger (smaller) first, NaN as the
+ * largest value, ties by lower index (a total order). */
+static int topk_before(const TopkCtx *c, int64_t a, int64_t b)
+{
+    double x = c->key[a], y = c->key[b];
+    int xn = isnan(x), yn = isnan(y);
+    if (xn || yn) {
+        if (xn && yn) return a < b;
+        return c->largest ? xn : yn;
+    }
+    if (x != y) return c->largest ? x > y : x < y;
+    return a < b;
+}
+
+static int topk_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank);
+    int64_t outer = dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank);
+    int64_t k = n->out[0]->shape.dims[ax];
+    double *key = malloc(sizeof(double) * (size_t)(dim ? dim : 1));
+    int64_t *ord = malloc(sizeof(int64_t) * (size_t)(dim ? dim : 1));
+    if (!key || !ord) {
+        free(key);
+        free(ord);
+        return diag_node_error(d, n, "out of memory");
+    }
+    TopkCtx c = {key, n->attrs[TOPK_LARGEST].i != 0};
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            for (int64_t t = 0; t < dim; t++) {
+                key[t] = in[0][(o * dim + t) * inner + i];
+                ord[t] = t;
+            }
+            /* selection of the first k in order (reference: simple, O(k * dim)) */
+            for (int64_t s = 0; s < k; s++) {
+                int64_t best = s;
+                for (int64_t t = s + 1; t < dim; t++)
+                    if (topk_before(&c, ord[t], ord[best])) best = t;
+                int64_t tmp = ord[s];
+                ord[s] = ord[best];
+                ord[best] = tmp;
+                int64_t p = (o * k + s) * inner + i;
+                out[0][p] = key[ord[s]];
+                if (n->n_out > 1) out[1][p] = (double)ord[s];
+            }
+        }
+    free(key);
+    free(ord);
+    return 0;
+}
+
+const OpDesc op_TopK = {
+    .name = "TopK", .min_in = 2, .max_in = 2, .in_names = topk_in,
+    .min_out = 1, .max_out = 2, .out_names = topk_out,
+    .attrs = topk_attrs, .n_attrs = 3, .infer = topk_infer, .workspace = topk_workspace, .eval = topk_eval,
+};
+
+/* ---- EyeLike ---------------------------------------------------------------- */
+
+enum { EYE_DTYPE, EYE_K };
+static const AttrSpec eye_attrs[] = {{"dtype", ATTR_INT, NULL, 0}, {"k", ATTR_INT, "0", 0}};
+static const char *const eye_in[] = {"input"};
+
+/* ONNX TensorProto.DataType codes graphc supports. */
+static DType onnx_dtype(int64_t code)
+{
+    static const struct { int code; DType t; } codes[] = {
+        {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {5, DT_I16}, {6, DT_I32},
+        {7, DT_I64}, {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {16, DT_BF16},
+    };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i].code == code) return codes[i].t;
+    return DT_UNDEF;
+}
+
+static int eye_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    if (x->shape.rank != 2) return diag_node_error(d, n, "input 'input' must have rank 2, got %d", x->shape.rank);
+    DType t = x->dtype;
+    if (n->attrs[EYE_DTYPE].set) {
+        t = onnx_dtype(n->attrs[EYE_DTYPE].i);
+        if (t == DT_UNDEF)
+            return diag_node_error(d, n, "attribute 'dtype' = %lld is not a supported ONNX dtype", (long long)n->attrs[EYE_DTYPE].i);
+    }
+    ir_set_out(n, 0, t, &x->shape);
+    return 0;
+}
+
+static int eye_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)in;
+    (void)d;
+    const Shape *s = &n->out[0]->shape;
+    int64_t rows = s->dims[0], cols = s->dims[1], k = n->attrs[EYE_K].i;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) out[0][i * cols + j] = j - i == k ? 1.0 : 0.0;
+    return 0;
+}
+
+const OpDesc op_EyeLike = {
+    .name = "EyeLike", .min_in = 1, .max_in = 1, .in_names = eye_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = eye_attrs, .n_attrs = 2, .infer = eye_infer, .eval = eye_eval, .shape_only = 1,
+};
+
+/* ---- ReverseSequence ---------------------------------------------------------- */
+
+enum { RS_BATCH_AXIS, RS_TIME_AXIS };
+static const AttrSpec rs_attrs[] = {{"batch_axis", ATTR_INT, "1", 0}, {"time_axis", ATTR_INT, "0", 0}};
+static const char *const rs_in[] = {"input", "sequence_lens"};
+static const char *const rs_out[] = {"Y"};
+
+static int rs_infer(Node *n, Diag *d)
+{
+    if (need_inputs(n, d)) return -1;
+    const Value *x = n->in[0], *len = n->in[1];
+    char b[SHP_BUF];
+    int64_t ba = n->attrs[RS_BATCH_AXIS].i, ta = n->attrs[RS_TIME_AXIS].i;
+    if (x->shape.rank < 2) return diag_node_error(d, n, "input 'input' must have rank >= 2, got %d", x->shape.rank);
+    if ((ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
+        return diag_node_error(d, n, "attributes 'batch_axis' = %lld and 'time_axis' = %lld must be 0 and 1 in some order", (long long)ba,
+                               (long long)ta);
+    if (len->dtype != DT_I64) return diag_node_error(d, n, "input 'sequence_lens' must be int64, got %s", ir_dtype_name(len->dtype));
+    int64_t batch = x->shape.dims[ba], tdim = x->shape.dims[ta];
+    if (len->shape.rank != 1 || len->shape.dims[0] != batch)
+        return diag_node_error(d, n, "input 'sequence_lens' must have shape [%lld] (the batch size), got %s", (long long)batch,
+                               ir_shape_str(&len->shape, b, sizeof b));
+    if (len->kind == VK_CONST)
+        for (int64_t i = 0; i < batch; i++) {
+            int64_t v = const_int_at(len, i);
+            if (v < 0 || v > tdim)
+                return diag_node_error(d, n, "input 'sequence_lens' value %lld is out of range [0, %lld]", (long long)v, (long long)tdim);
+        }
+    ir_set_out(n, 0, x->dtype, &x->shape);
+    return 0;
+}
+
+static int rs_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ba = (int)n->attrs[RS_BATCH_AXIS].i, ta = 1 - ba;
+    int64_t d0 = xs->dims[0], d1 = xs->dims[1], inner = dims_prod(xs, 2, xs->rank), tdim = xs->dims[ta];
+    for (int64_t i0 = 0; i0 < d0; i0++)
+        for (int64_t i1 = 0; i1 < d1; i1++) {
+            int64_t b = ba == 0 ? i0 : i1, t = ba == 0 ? i1 : i0;
+            int64_t len = (int64_t)in[1][b];
+            if (len < 0 || len > tdim)
+                return diag_node_error(d, n, "input 'sequence_lens' value %lld is out of range [0, %lld]", (long long)len, (long long)tdim);
+            int64_t st = t < len ? len - 1 - t : t;
+            int64_t s0 = ba == 0 ? i0 : st, s1 = ba == 0 ? st : i1;
+            memcpy(out[0] + (i0 * d1 + i1) * inner, in[0] + (s0 * d1 + s1) * inner, sizeof(double) * (size_t)inner);
+        }
+    return 0;
+}
+
+const OpDesc op_ReverseSequence = {
+    .name = "ReverseSequence", .min_in = 2, .max_in = 2, .in_names = rs_in,
+    .min_out = 1, .max_out = 1, .out_names = rs_out,
+    .attrs = rs_attrs, .n_attrs = 2, .infer = rs_infer, .eval = rs_eval,
+};

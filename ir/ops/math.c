@@ -1,31 +1,490 @@
-/* math.c — operator descriptions of the math family (placeholder: names only). */
-#include "../op.h"
+/* math.c — operator descriptions of the math family: more elementwise ops
+ * (logic, Mod, Sign, Round, NaN/Inf tests, inverse and hyperbolic
+ * trigonometry, small activations, variadic Sum/Mean, BitShift, CastLike).
+ *
+ * Like the elementwise family, each op is described by infer (ONNX opset 17
+ * dtype rules, numpy broadcasting), scalar_ref (the function on doubles,
+ * used by the interpreter and constant folding through ir_eval_elementwise)
+ * and scalar_expr (the same function as C text in a compute type `ct`:
+ * float functions and `f` literals for f32 — also for f16/bf16, which
+ * compute in float —, double ones for f64, integer arithmetic for integer
+ * types). The C backend's generic elementwise emitter writes the loops.
+ *
+ * Corner cases are defined the same way on both sides, never left to C's
+ * undefined behaviour: integer Mod by 0 gives 0 (numpy), x % -1 is 0 (C's
+ * INT_MIN % -1 traps), BitShift by 8 or more gives 0 (numpy), Round is
+ * half-to-even (nearbyint in the default rounding mode), NaN propagates
+ * through Sign/PRelu/ThresholdedRelu/Celu and gives 0 in Shrink (ONNX's
+ * reference formulas). Expressions may repeat an argument: the emitter
+ * passes identifiers of locals.
+ *
+ * CastLike is the one op without scalar facets: its second input only
+ * supplies a dtype and may have any shape, so it must not take part in
+ * broadcasting or fusion. It evaluates and emits as Cast on its first input
+ * (Cast's facets read only in[0] and out[0]).
+ */
+#include "ew_common.h"
 
-const OpDesc op_And = {.name = "And", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Or = {.name = "Or", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Xor = {.name = "Xor", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Mod = {.name = "Mod", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Sign = {.name = "Sign", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Round = {.name = "Round", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_IsNaN = {.name = "IsNaN", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_IsInf = {.name = "IsInf", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Acos = {.name = "Acos", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Acosh = {.name = "Acosh", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Asin = {.name = "Asin", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Asinh = {.name = "Asinh", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Atan = {.name = "Atan", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Atanh = {.name = "Atanh", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Cosh = {.name = "Cosh", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Sinh = {.name = "Sinh", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Tan = {.name = "Tan", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Softsign = {.name = "Softsign", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ThresholdedRelu = {.name = "ThresholdedRelu", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Celu = {.name = "Celu", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Shrink = {.name = "Shrink", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_PRelu = {.name = "PRelu", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_GreaterOrEqual = {.name = "GreaterOrEqual", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_LessOrEqual = {.name = "LessOrEqual", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Sum = {.name = "Sum", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Mean = {.name = "Mean", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_BitShift = {.name = "BitShift", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_CastLike = {.name = "CastLike", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int is_signed_int(DType t) { return ir_dtype_is_int(t) && t != DT_U8; }
+
+/* Post-processes an arithmetic result for the output dtype (integer wrap). */
+static double fin(const Node *n, double v)
+{
+    DType t = n->out[0]->dtype;
+    return ir_dtype_is_int(t) ? ew_wrap_int(t, v) : v;
+}
+
+/* ---- inference ----------------------------------------------------------- */
+
+static int infer_unary(Node *n, EwClass c, DType out, Diag *d)
+{
+    if (ew_check_count(n, d) || ew_check_class(n, 0, c, d)) return -1;
+    ir_set_out(n, 0, out == DT_UNDEF ? n->in[0]->dtype : out, &n->in[0]->shape);
+    return 0;
+}
+
+static int infer_unary_float(Node *n, Diag *d) { return infer_unary(n, EW_FLOAT, DT_UNDEF, d); }
+static int infer_unary_numeric(Node *n, Diag *d) { return infer_unary(n, EW_NUMERIC, DT_UNDEF, d); }
+static int infer_float_test(Node *n, Diag *d) { return infer_unary(n, EW_FLOAT, DT_BOOL, d); }
+
+/* Inputs of one dtype of class c, broadcast; output dtype `out` (DT_UNDEF:
+ * the inputs'). */
+static int infer_nary(Node *n, EwClass c, DType out, Diag *d)
+{
+    if (ew_check_count(n, d) || ew_check_class(n, 0, c, d)) return -1;
+    for (int j = 1; j < n->n_in; j++)
+        if (ew_check_same_dtype(n, j, 0, d)) return -1;
+    Shape s;
+    if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
+    ir_set_out(n, 0, out == DT_UNDEF ? n->in[0]->dtype : out, &s);
+    return 0;
+}
+
+static int infer_logic(Node *n, Diag *d) { return infer_nary(n, EW_BOOL, DT_UNDEF, d); }
+static int infer_compare(Node *n, Diag *d) { return infer_nary(n, EW_NUMERIC, DT_BOOL, d); }
+static int infer_float_nary(Node *n, Diag *d) { return infer_nary(n, EW_FLOAT, DT_UNDEF, d); }
+
+enum { MOD_FMOD };
+static const AttrSpec mod_attrs[] = {{"fmod", ATTR_INT, "0", 0}};
+
+static int infer_mod(Node *n, Diag *d)
+{
+    if (infer_nary(n, EW_NUMERIC, DT_UNDEF, d)) return -1;
+    int64_t f = n->attrs[MOD_FMOD].i;
+    if (f != 0 && f != 1) return diag_node_error(d, n, "attribute 'fmod' must be 0 or 1, got %lld", (long long)f);
+    DType t = n->in[0]->dtype;
+    if (f == 0 && ir_dtype_is_float(t))
+        return diag_node_error(d, n, "attribute 'fmod' must be 1 for float dtype %s (fmod=0 is integer modulo)",
+                               ir_dtype_name(t));
+    return 0;
+}
+
+enum { ISINF_DETECT_NEGATIVE, ISINF_DETECT_POSITIVE };
+static const AttrSpec isinf_attrs[] = {{"detect_negative", ATTR_INT, "1", 0}, {"detect_positive", ATTR_INT, "1", 0}};
+
+enum { ALPHA_ALPHA };
+static const AttrSpec thresholded_attrs[] = {{"alpha", ATTR_FLOAT, "1.0", 0}};
+static const AttrSpec celu_attrs[] = {{"alpha", ATTR_FLOAT, "1.0", 0}};
+
+static int infer_celu(Node *n, Diag *d)
+{
+    if (infer_unary_float(n, d)) return -1;
+    if (n->attrs[ALPHA_ALPHA].f == 0) return diag_node_error(d, n, "attribute 'alpha' must not be 0");
+    return 0;
+}
+
+enum { SHRINK_BIAS, SHRINK_LAMBD };
+static const AttrSpec shrink_attrs[] = {{"bias", ATTR_FLOAT, "0.0", 0}, {"lambd", ATTR_FLOAT, "0.5", 0}};
+
+/* PRelu: slope broadcasts to X's shape (unidirectionally). */
+static int infer_prelu(Node *n, Diag *d)
+{
+    if (ew_check_count(n, d) || ew_check_class(n, 0, EW_NUMERIC, d) || ew_check_same_dtype(n, 1, 0, d)) return -1;
+    const Shape *x = &n->in[0]->shape, *s = &n->in[1]->shape;
+    Shape r;
+    if (ir_broadcast(x, s, &r) != 0 || !ir_shape_eq(&r, x)) {
+        char xb[128], sb[128];
+        return diag_node_error(d, n, "input 'slope' shape %s does not broadcast to input 'X' shape %s",
+                               ir_shape_str(s, sb, sizeof sb), ir_shape_str(x, xb, sizeof xb));
+    }
+    ir_set_out(n, 0, n->in[0]->dtype, x);
+    return 0;
+}
+
+enum { BITSHIFT_DIRECTION };
+static const AttrSpec bitshift_attrs[] = {{"direction", ATTR_STRING, NULL, 1}};
+
+/* 1 for LEFT, 0 for RIGHT (after inference checked the attribute). */
+static int shift_left(const Node *n) { return strcmp(n->attrs[BITSHIFT_DIRECTION].s, "LEFT") == 0; }
+
+static int infer_bitshift(Node *n, Diag *d)
+{
+    if (ew_check_count(n, d)) return -1;
+    for (int j = 0; j < 2; j++) {
+        DType t = n->in[j]->dtype;
+        char nb[32];
+        if (t != DT_U8)
+            return diag_node_error(d, n, "input '%s' has dtype %s; expected an unsigned integer dtype (u8)",
+                                   ew_in_name(n, j, nb, sizeof nb), ir_dtype_name(t));
+    }
+    const AttrVal *a = &n->attrs[BITSHIFT_DIRECTION];
+    if (!a->set) return diag_node_error(d, n, "required attribute 'direction' is missing");
+    if (strcmp(a->s, "LEFT") != 0 && strcmp(a->s, "RIGHT") != 0)
+        return diag_node_error(d, n, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"%s\"", a->s);
+    Shape s;
+    if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
+    ir_set_out(n, 0, DT_U8, &s);
+    return 0;
+}
+
+/* CastLike: the output has input's shape and target_type's dtype. */
+static int infer_castlike(Node *n, Diag *d)
+{
+    if (ew_check_count(n, d)) return -1;
+    ir_set_out(n, 0, n->in[1]->dtype, &n->in[0]->shape);
+    return 0;
+}
+
+/* ---- scalar functions ---------------------------------------------------- */
+
+#define A (args[0])
+#define B (args[1])
+#define EXPR(Op) static void expr_##Op(const Node *n, Writer *w, const char *const *args, DType ct)
+#define REF(Op) static double ref_##Op(const Node *n, const double *x)
+
+/* Unary float functions of <math.h>: NAME(x) -> "namef(x)" / "name(x)". */
+#define MATH_UNARY(Op, cfn, ref) \
+    EXPR(Op)                     \
+    {                            \
+        (void)n;                 \
+        w_printf(w, "%s%s(%s)", cfn, ew_fs(ct), A); \
+    }                            \
+    REF(Op)                      \
+    {                            \
+        (void)n;                 \
+        return ref(x[0]);        \
+    }
+MATH_UNARY(Acos, "acos", acos)
+MATH_UNARY(Acosh, "acosh", acosh)
+MATH_UNARY(Asin, "asin", asin)
+MATH_UNARY(Asinh, "asinh", asinh)
+MATH_UNARY(Atan, "atan", atan)
+MATH_UNARY(Atanh, "atanh", atanh)
+MATH_UNARY(Cosh, "cosh", cosh)
+MATH_UNARY(Sinh, "sinh", sinh)
+MATH_UNARY(Tan, "tan", tan)
+MATH_UNARY(Round, "nearbyint", nearbyint) /* half to even in the default rounding mode */
+#undef MATH_UNARY
+
+EXPR(And)
+{
+    (void)n, (void)ct;
+    w_printf(w, "((%s) && (%s))", A, B);
+}
+REF(And) { (void)n; return x[0] != 0 && x[1] != 0; }
+
+EXPR(Or)
+{
+    (void)n, (void)ct;
+    w_printf(w, "((%s) || (%s))", A, B);
+}
+REF(Or) { (void)n; return x[0] != 0 || x[1] != 0; }
+
+EXPR(Xor)
+{
+    (void)n, (void)ct;
+    w_printf(w, "((!(%s)) != (!(%s)))", A, B);
+}
+REF(Xor) { (void)n; return (x[0] != 0) != (x[1] != 0); }
+
+/* Mod: fmod=1 is C's truncated remainder (fmod for floats), fmod=0 the
+ * floored one whose sign follows the divisor (Python, numpy.mod). */
+EXPR(Mod)
+{
+    int f = n->attrs[MOD_FMOD].i != 0;
+    if (ir_dtype_is_float(ct)) {
+        w_printf(w, "fmod%s((%s), (%s))", ew_fs(ct), A, B);
+    } else if (!is_signed_int(ct)) {
+        w_printf(w, "((%s) == 0 ? 0 : (%s) %% (%s))", B, A, B);
+    } else if (f) {
+        w_printf(w, "((%s) == 0 || (%s) == -1 ? 0 : (%s) %% (%s))", B, B, A, B);
+    } else {
+        w_printf(w, "((%s) == 0 || (%s) == -1 ? 0 : ((%s) %% (%s) != 0 && (((%s) %% (%s)) < 0) != ((%s) < 0)) ? "
+                    "(%s) %% (%s) + (%s) : (%s) %% (%s))",
+                 B, B, A, B, A, B, B, A, B, B, A, B);
+    }
+}
+REF(Mod)
+{
+    double a = x[0], b = x[1];
+    if (ir_dtype_is_float(n->out[0]->dtype)) return fmod(a, b);
+    if (b == 0) return 0;
+    double r = fmod(a, b);
+    if (n->attrs[MOD_FMOD].i == 0 && r != 0 && (r < 0) != (b < 0)) r += b;
+    return fin(n, r);
+}
+
+EXPR(Sign)
+{
+    char z[64], o[64], m[64];
+    (void)n;
+    if (ir_dtype_is_float(ct))
+        w_printf(w, "((%s) > %s ? %s : (%s) < %s ? %s : (%s))", A, ew_lit(z, sizeof z, ct, 0),
+                 ew_lit(o, sizeof o, ct, 1), A, z, ew_lit(m, sizeof m, ct, -1), A);
+    else if (is_signed_int(ct)) w_printf(w, "(((%s) > 0) - ((%s) < 0))", A, A);
+    else w_printf(w, "((%s) != 0)", A);
+}
+REF(Sign)
+{
+    (void)n;
+    return x[0] > 0 ? 1 : x[0] < 0 ? -1 : x[0];
+}
+
+/* NaN is the one value unequal to itself. */
+EXPR(IsNaN)
+{
+    (void)n, (void)ct;
+    w_printf(w, "((%s) != (%s))", A, A);
+}
+REF(IsNaN) { (void)n; return isnan(x[0]) ? 1 : 0; }
+
+EXPR(IsInf)
+{
+    (void)ct;
+    int neg = n->attrs[ISINF_DETECT_NEGATIVE].i != 0, pos = n->attrs[ISINF_DETECT_POSITIVE].i != 0;
+    if (neg && pos) w_printf(w, "((%s) == INFINITY || (%s) == -INFINITY)", A, A);
+    else if (pos) w_printf(w, "((%s) == INFINITY)", A);
+    else if (neg) w_printf(w, "((%s) == -INFINITY)", A);
+    else w_printf(w, "((void)(%s), 0)", A);
+}
+REF(IsInf)
+{
+    if (!isinf(x[0])) return 0;
+    return x[0] > 0 ? n->attrs[ISINF_DETECT_POSITIVE].i != 0 : n->attrs[ISINF_DETECT_NEGATIVE].i != 0;
+}
+
+/* Softsign = x / (1 + |x|). */
+EXPR(Softsign)
+{
+    char o[64];
+    (void)n;
+    w_printf(w, "((%s) / (%s + fabs%s(%s)))", A, ew_lit(o, sizeof o, ct, 1), ew_fs(ct), A);
+}
+REF(Softsign) { (void)n; return x[0] / (1 + fabs(x[0])); }
+
+/* ThresholdedRelu = x > alpha ? x : 0 (NaN stays NaN, as in ONNX's formula). */
+EXPR(ThresholdedRelu)
+{
+    char al[64], z[64];
+    w_printf(w, "((%s) <= %s ? %s : (%s))", A, ew_lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f),
+             ew_lit(z, sizeof z, ct, 0), A);
+}
+REF(ThresholdedRelu) { return x[0] <= n->attrs[ALPHA_ALPHA].f ? 0 : x[0]; }
+
+/* Celu = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), which is x for
+ * x > 0 and alpha * expm1(x / alpha) otherwise, for either sign of alpha. */
+EXPR(Celu)
+{
+    char al[64], z[64];
+    ew_lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f);
+    w_printf(w, "((%s) > %s ? (%s) : %s * expm1%s((%s) / %s))", A, ew_lit(z, sizeof z, ct, 0), A, al, ew_fs(ct), A,
+             al);
+}
+REF(Celu)
+{
+    double al = n->attrs[ALPHA_ALPHA].f;
+    return x[0] > 0 ? x[0] : al * expm1(x[0] / al);
+}
+
+/* Shrink = x < -lambd ? x + bias : x > lambd ? x - bias : 0. Integer inputs
+ * compare and add in double and convert the result back. */
+EXPR(Shrink)
+{
+    double bias = n->attrs[SHRINK_BIAS].f, lambd = n->attrs[SHRINK_LAMBD].f;
+    char lo[64], hi[64], bs[64], z[64];
+    if (ir_dtype_is_float(ct)) {
+        ew_lit(lo, sizeof lo, ct, -lambd);
+        ew_lit(hi, sizeof hi, ct, lambd);
+        ew_lit(bs, sizeof bs, ct, bias);
+        w_printf(w, "((%s) < %s ? (%s) + %s : (%s) > %s ? (%s) - %s : %s)", A, lo, A, bs, A, hi, A, bs,
+                 ew_lit(z, sizeof z, ct, 0));
+        return;
+    }
+    ew_lit(lo, sizeof lo, DT_F64, -lambd);
+    ew_lit(hi, sizeof hi, DT_F64, lambd);
+    ew_lit(bs, sizeof bs, DT_F64, bias);
+    const char *t = ew_ctype(ct);
+    w_printf(w, "((double)(%s) < %s ? (%s)((double)(%s) + %s) : (double)(%s) > %s ? (%s)((double)(%s) - %s) : 0)", A,
+             lo, t, A, bs, A, hi, t, A, bs);
+}
+REF(Shrink)
+{
+    double bias = n->attrs[SHRINK_BIAS].f, lambd = n->attrs[SHRINK_LAMBD].f;
+    double v = x[0] < -lambd ? x[0] + bias : x[0] > lambd ? x[0] - bias : 0;
+    return fin(n, v);
+}
+
+/* PRelu = x < 0 ? slope * x : x; unsigned inputs pass through. */
+EXPR(PRelu)
+{
+    char z[64];
+    (void)n;
+    if (ct == DT_U8) {
+        w_printf(w, "((void)(%s), (%s))", B, A);
+        return;
+    }
+    w_printf(w, "((%s) < %s ? (%s) * (%s) : (%s))", A, ew_lit(z, sizeof z, ct, 0), B, A, A);
+}
+REF(PRelu) { return x[0] < 0 ? fin(n, x[1] * x[0]) : x[0]; }
+
+EXPR(GreaterOrEqual)
+{
+    (void)n, (void)ct;
+    w_printf(w, "((%s) >= (%s))", A, B);
+}
+REF(GreaterOrEqual) { (void)n; return x[0] >= x[1]; }
+
+EXPR(LessOrEqual)
+{
+    (void)n, (void)ct;
+    w_printf(w, "((%s) <= (%s))", A, B);
+}
+REF(LessOrEqual) { (void)n; return x[0] <= x[1]; }
+
+/* Writes "(x0 + x1 + ...)". */
+static void write_sum(const Node *n, Writer *w, const char *const *args)
+{
+    w_puts(w, "(");
+    for (int j = 0; j < n->n_in; j++) w_printf(w, "%s(%s)", j ? " + " : "", args[j]);
+    w_puts(w, ")");
+}
+
+EXPR(Sum)
+{
+    (void)ct;
+    write_sum(n, w, args);
+}
+REF(Sum)
+{
+    double s = 0;
+    for (int j = 0; j < n->n_in; j++) s += x[j];
+    return s;
+}
+
+EXPR(Mean)
+{
+    char c[64];
+    w_puts(w, "(");
+    write_sum(n, w, args);
+    w_printf(w, " / %s)", ew_lit(c, sizeof c, ct, n->n_in));
+}
+REF(Mean) { return ref_Sum(n, x) / n->n_in; }
+
+/* BitShift on u8: shifts of 8 or more give 0 (numpy); the store truncates
+ * the int result of << to 8 bits. */
+EXPR(BitShift)
+{
+    (void)ct;
+    w_printf(w, "((%s) >= 8 ? 0 : (%s) %s (%s))", B, A, shift_left(n) ? "<<" : ">>", B);
+}
+REF(BitShift)
+{
+    if (x[1] >= 8) return 0;
+    double p = ldexp(1.0, (int)x[1]);
+    return shift_left(n) ? fmod(x[0] * p, 256.0) : floor(x[0] / p);
+}
+
+#undef A
+#undef B
+#undef EXPR
+#undef REF
+
+/* CastLike = Cast of input 0 to target_type's dtype: evaluated through
+ * Cast's description on a one-input view of the node. */
+static int eval_castlike(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    Node view = *n;
+    view.op = OP_Cast;
+    view.n_in = 1;
+    return ir_eval_elementwise(&view, in, out, d);
+}
+
+/* ---- the descriptions ---------------------------------------------------- */
+
+static const char *const names_X[] = {"X"};
+static const char *const names_Y[] = {"Y"};
+static const char *const names_input[] = {"input"};
+static const char *const names_output[] = {"output"};
+static const char *const names_AB[] = {"A", "B"};
+static const char *const names_C[] = {"C"};
+static const char *const names_XY[] = {"X", "Y"};
+static const char *const names_Z[] = {"Z"};
+static const char *const names_prelu[] = {"X", "slope"};
+static const char *const names_data[] = {"data_0"};
+static const char *const names_sum[] = {"sum"};
+static const char *const names_mean[] = {"mean"};
+static const char *const names_castlike[] = {"input", "target_type"};
+
+static const InplacePair inplace_0_0[] = {{0, 0}};
+
+#define N_OF(a) ((int)(sizeof a / sizeof a[0]))
+/* Facets every op here shares; SAME_DTYPE ops may also write in place. */
+#define EW(Op) \
+    .name = #Op, .min_out = 1, .max_out = 1, .scalar_expr = expr_##Op, .scalar_ref = ref_##Op, \
+    .eval = ir_eval_elementwise
+#define INPLACE .inplace = inplace_0_0, .n_inplace = 1
+#define UNARY(Op, inf, in_n, out_n) \
+    const OpDesc op_##Op = {EW(Op), INPLACE, .min_in = 1, .max_in = 1, .in_names = in_n, .out_names = out_n, \
+                            .infer = inf}
+#define BINARY(Op, inf, in_n, out_n) \
+    const OpDesc op_##Op = {EW(Op), INPLACE, .min_in = 2, .max_in = 2, .in_names = in_n, .out_names = out_n, \
+                            .infer = inf}
+
+BINARY(And, infer_logic, names_AB, names_C);
+BINARY(Or, infer_logic, names_AB, names_C);
+BINARY(Xor, infer_logic, names_AB, names_C);
+const OpDesc op_Mod = {EW(Mod), INPLACE, .min_in = 2, .max_in = 2, .in_names = names_AB, .out_names = names_C,
+                       .infer = infer_mod, .attrs = mod_attrs, .n_attrs = N_OF(mod_attrs)};
+UNARY(Sign, infer_unary_numeric, names_input, names_output);
+UNARY(Round, infer_unary_float, names_X, names_Y);
+const OpDesc op_IsNaN = {EW(IsNaN), .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
+                         .infer = infer_float_test};
+const OpDesc op_IsInf = {EW(IsInf), .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
+                         .infer = infer_float_test, .attrs = isinf_attrs, .n_attrs = N_OF(isinf_attrs)};
+UNARY(Acos, infer_unary_float, names_input, names_output);
+UNARY(Acosh, infer_unary_float, names_input, names_output);
+UNARY(Asin, infer_unary_float, names_input, names_output);
+UNARY(Asinh, infer_unary_float, names_input, names_output);
+UNARY(Atan, infer_unary_float, names_input, names_output);
+UNARY(Atanh, infer_unary_float, names_input, names_output);
+UNARY(Cosh, infer_unary_float, names_input, names_output);
+UNARY(Sinh, infer_unary_float, names_input, names_output);
+UNARY(Tan, infer_unary_float, names_input, names_output);
+UNARY(Softsign, infer_unary_float, names_input, names_output);
+const OpDesc op_ThresholdedRelu = {EW(ThresholdedRelu), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_X,
+                                   .out_names = names_Y, .infer = infer_unary_float, .attrs = thresholded_attrs,
+                                   .n_attrs = N_OF(thresholded_attrs)};
+const OpDesc op_Celu = {EW(Celu), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
+                        .infer = infer_celu, .attrs = celu_attrs, .n_attrs = N_OF(celu_attrs)};
+const OpDesc op_Shrink = {EW(Shrink), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_input,
+                          .out_names = names_output, .infer = infer_unary_numeric, .attrs = shrink_attrs,
+                          .n_attrs = N_OF(shrink_attrs)};
+BINARY(PRelu, infer_prelu, names_prelu, names_Y);
+const OpDesc op_GreaterOrEqual = {EW(GreaterOrEqual), .min_in = 2, .max_in = 2, .in_names = names_AB,
+                                  .out_names = names_C, .infer = infer_compare};
+const OpDesc op_LessOrEqual = {EW(LessOrEqual), .min_in = 2, .max_in = 2, .in_names = names_AB,
+                               .out_names = names_C, .infer = infer_compare};
+const OpDesc op_Sum = {EW(Sum), INPLACE, .min_in = 1, .max_in = -1, .in_names = names_data, .out_names = names_sum,
+                       .infer = infer_float_nary};
+const OpDesc op_Mean = {EW(Mean), INPLACE, .min_in = 1, .max_in = -1, .in_names = names_data,
+                        .out_names = names_mean, .infer = infer_float_nary};
+const OpDesc op_BitShift = {EW(BitShift), INPLACE, .min_in = 2, .max_in = 2, .in_names = names_XY,
+                            .out_names = names_Z, .infer = infer_bitshift, .attrs = bitshift_attrs,
+                            .n_attrs = N_OF(bitshift_attrs)};
+const OpDesc op_CastLike = {.name = "CastLike", .min_in = 2, .max_in = 2, .in_names = names_castlike,
+                            .min_out = 1, .max_out = 1, .out_names = names_output, .infer = infer_castlike,
+                            .eval = eval_castlike};

@@ -1,30 +1,36 @@
 /* reduce.c — operator descriptions of the reduce family: ReduceMean,
- * ReduceMax, ReduceMin (opset-17 form: `axes` is an ints attribute) and
- * ReduceSum (opset-13 form: `axes` is an optional constant i64 input, with
- * `noop_with_empty_axes`).
+ * ReduceMax, ReduceMin, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp,
+ * ReduceProd, ReduceSumSquare (opset-17 form: `axes` is an ints attribute)
+ * and ReduceSum (opset-13 form: `axes` is an optional constant i64 input,
+ * with `noop_with_empty_axes`).
  *
  * Every reduction is described by a boolean mask over the input's axes
  * (reduce_mask). An empty axes list reduces every axis, except for
  * ReduceSum with noop_with_empty_axes=1, which is then the identity.
  * keepdims=1 keeps reduced axes as size 1, keepdims=0 drops them.
  *
- * Empty reductions follow numpy: a sum over nothing is 0, a mean is NaN,
- * and max/min over nothing has no identity, so it is rejected at shape
- * inference (unless the output is itself empty).
+ * Empty reductions follow numpy: a sum over nothing is 0 (so L1, L2 and
+ * SumSquare give 0, LogSum and LogSumExp give -inf), a product is 1, a mean
+ * is NaN, and max/min over nothing has no identity, so it is rejected at
+ * shape inference (unless the output is itself empty).
  *
- * Reference evaluation walks the input once in row-major order and folds
- * each element into the output element it maps to (reduced axes have
- * output stride 0).
+ * Reference evaluation walks the input in row-major order and folds each
+ * element into the output element it maps to (reduced axes have output
+ * stride 0). ReduceLogSumExp is computed stably as m + log(sum exp(x - m))
+ * with m the maximum (one extra pass); an infinite or NaN m is the result.
  */
 #include "../op.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-enum { RED_AXES, RED_KEEPDIMS };           /* ReduceMean / ReduceMax / ReduceMin */
+enum { RED_AXES, RED_KEEPDIMS };           /* every reduction but ReduceSum */
 enum { RSUM_KEEPDIMS, RSUM_NOOP_EMPTY };   /* ReduceSum */
 
-typedef enum RedKind { RK_SUM, RK_MEAN, RK_MAX, RK_MIN } RedKind;
+typedef enum RedKind {
+    RK_SUM, RK_MEAN, RK_MAX, RK_MIN, RK_L1, RK_L2, RK_LOGSUM, RK_LOGSUMEXP, RK_PROD, RK_SUMSQ
+} RedKind;
 
 static const char *const red_in[] = {"data"};
 static const char *const rsum_in[] = {"data", "axes"};
@@ -44,7 +50,13 @@ static RedKind red_kind(const Node *n)
     if (n->op == OP_ReduceSum) return RK_SUM;
     if (n->op == OP_ReduceMean) return RK_MEAN;
     if (n->op == OP_ReduceMax) return RK_MAX;
-    return RK_MIN;
+    if (n->op == OP_ReduceMin) return RK_MIN;
+    if (n->op == OP_ReduceL1) return RK_L1;
+    if (n->op == OP_ReduceL2) return RK_L2;
+    if (n->op == OP_ReduceLogSum) return RK_LOGSUM;
+    if (n->op == OP_ReduceLogSumExp) return RK_LOGSUMEXP;
+    if (n->op == OP_ReduceProd) return RK_PROD;
+    return RK_SUMSQ;
 }
 
 /* Fills mask[rank] (1 = reduced) from the node's axes; returns 0, 1 when the
@@ -130,6 +142,39 @@ static int reduce_infer(Node *n, Diag *d)
     return 0;
 }
 
+/* One fold step of kind k: acc combined with element v (m: the maximum of
+ * the output element, used by LogSumExp's second pass). */
+static double red_step(RedKind k, double acc, double v, double m)
+{
+    switch (k) {
+    case RK_MAX: return (v != v || v > acc) ? v : acc;
+    case RK_MIN: return (v != v || v < acc) ? v : acc;
+    case RK_L1: return acc + fabs(v);
+    case RK_L2:
+    case RK_SUMSQ: return acc + v * v;
+    case RK_PROD: return acc * v;
+    case RK_LOGSUMEXP: return acc + exp(v - m);
+    default: return acc + v; /* sum, mean, log-sum */
+    }
+}
+
+/* Folds in[] into acc[] (pre-initialized) with kind k; m[] holds per-output
+ * maxima for LogSumExp (NULL otherwise). */
+static void red_fold(const Shape *xs, const int64_t *ost, RedKind k, const double *in, double *acc,
+                     const double *m)
+{
+    int64_t total = ir_numel(xs), idx[IR_MAX_RANK] = {0}, o = 0;
+    for (int64_t e = 0; e < total; e++) {
+        acc[o] = red_step(k, acc[o], in[e], m ? m[o] : 0.0);
+        for (int j = xs->rank - 1; j >= 0; j--) {
+            o += ost[j];
+            if (++idx[j] < xs->dims[j]) break;
+            o -= ost[j] * idx[j];
+            idx[j] = 0;
+        }
+    }
+}
+
 static int reduce_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape;
@@ -142,8 +187,6 @@ static int reduce_eval(const Node *n, const double *const *in, double *const *ou
         return 0;
     }
     RedKind k = red_kind(n);
-    double init = k == RK_MAX ? -INFINITY : k == RK_MIN ? INFINITY : 0.0;
-    for (int64_t i = 0; i < on; i++) out[0][i] = init;
     /* output strides over the input's axes (0 on reduced axes) */
     int64_t ost[IR_MAX_RANK], st = 1, count = 1;
     for (int i = xs->rank - 1; i >= 0; i--) {
@@ -155,21 +198,25 @@ static int reduce_eval(const Node *n, const double *const *in, double *const *ou
             st *= xs->dims[i];
         }
     }
-    int64_t idx[IR_MAX_RANK] = {0}, o = 0;
-    for (int64_t e = 0; e < total; e++) {
-        double v = in[0][e], *acc = &out[0][o];
-        if (k == RK_SUM || k == RK_MEAN) *acc += v;
-        else if (k == RK_MAX) { if (v != v || v > *acc) *acc = v; }
-        else if (v != v || v < *acc) *acc = v;
-        for (int j = xs->rank - 1; j >= 0; j--) {
-            o += ost[j];
-            if (++idx[j] < xs->dims[j]) break;
-            o -= ost[j] * idx[j];
-            idx[j] = 0;
-        }
+    if (k == RK_LOGSUMEXP) {
+        double *m = malloc(sizeof(double) * (size_t)(on ? on : 1));
+        if (!m) return diag_node_error(d, n, "out of memory");
+        for (int64_t i = 0; i < on; i++) m[i] = -INFINITY;
+        red_fold(xs, ost, RK_MAX, in[0], m, NULL);
+        for (int64_t i = 0; i < on; i++) out[0][i] = 0.0;
+        red_fold(xs, ost, RK_LOGSUMEXP, in[0], out[0], m);
+        for (int64_t i = 0; i < on; i++) out[0][i] = isfinite(m[i]) ? m[i] + log(out[0][i]) : m[i];
+        free(m);
+        return 0;
     }
-    if (k == RK_MEAN)
-        for (int64_t i = 0; i < on; i++) out[0][i] = count ? out[0][i] / (double)count : NAN;
+    double init = k == RK_MAX ? -INFINITY : k == RK_MIN ? INFINITY : k == RK_PROD ? 1.0 : 0.0;
+    for (int64_t i = 0; i < on; i++) out[0][i] = init;
+    red_fold(xs, ost, k, in[0], out[0], NULL);
+    for (int64_t i = 0; i < on; i++) {
+        if (k == RK_MEAN) out[0][i] = count ? out[0][i] / (double)count : NAN;
+        else if (k == RK_L2) out[0][i] = sqrt(out[0][i]);
+        else if (k == RK_LOGSUM) out[0][i] = log(out[0][i]);
+    }
     return 0;
 }
 
@@ -194,10 +241,16 @@ const OpDesc op_ReduceMin = {
     .attrs = red_attrs, .n_attrs = 2, .infer = reduce_infer, .eval = reduce_eval,
 };
 
-/* Placeholders (names only) until these reductions are described. */
-const OpDesc op_ReduceL1 = {.name = "ReduceL1", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ReduceL2 = {.name = "ReduceL2", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ReduceLogSum = {.name = "ReduceLogSum", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ReduceLogSumExp = {.name = "ReduceLogSumExp", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ReduceProd = {.name = "ReduceProd", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_ReduceSumSquare = {.name = "ReduceSumSquare", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+#define RED_DESC(NAME)                                                                   \
+    const OpDesc op_##NAME = {                                                           \
+        .name = #NAME, .min_in = 1, .max_in = 1, .in_names = red_in,                      \
+        .min_out = 1, .max_out = 1, .out_names = red_out,                                \
+        .attrs = red_attrs, .n_attrs = 2, .infer = reduce_infer, .eval = reduce_eval,    \
+    };
+RED_DESC(ReduceL1)
+RED_DESC(ReduceL2)
+RED_DESC(ReduceLogSum)
+RED_DESC(ReduceLogSumExp)
+RED_DESC(ReduceProd)
+RED_DESC(ReduceSumSquare)
+#undef RED_DESC

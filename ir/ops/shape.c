@@ -826,7 +826,7 @@ static int shape_eval(const Node *n, const double *const *in, double *const *out
 const OpDesc op_Shape = {
     .name = "Shape", .min_in = 1, .max_in = 1, .in_names = shape_in,
     .min_out = 1, .max_out = 1, .out_names = out_shape,
-    .attrs = shape_attrs, .n_attrs = 2, .infer = shape_infer, .eval = shape_eval,
+    .attrs = shape_attrs, .n_attrs = 2, .infer = shape_infer, .eval = shape_eval, .shape_only = 1,
 };
 
 /* ---- Constant ------------------------------------------------------------- */

@@ -1,14 +1,1084 @@
-/* vision.c — operator descriptions of the vision family (placeholder: names only). */
+/* vision.c — operator descriptions of the vision family, ONNX opset 17:
+ * ConvTranspose, GlobalMaxPool, InstanceNormalization, LRN, DepthToSpace,
+ * SpaceToDepth, Resize, Upsample (opset 9 form), Hardmax, Dropout
+ * (inference) and MeanVarianceNormalization.
+ *
+ * Two ops carry real geometry, computed once here and shared with the C
+ * emitter through ir/ops/geometry.h so that inference, the reference and
+ * the generated code read the same numbers:
+ *
+ * ConvTranspose (ct_geo). Per spatial dim with effective kernel
+ * ek = (k-1)*dilation+1 and output_padding op:
+ *   output_shape given: out = output_shape, total = s*(in-1) + op + ek - out;
+ *   SAME_*:             out = in*s, total as above;
+ *   NOTSET/VALID:       out = s*(in-1) + op + ek - pb - pe (VALID: pads 0).
+ * A total is split with floor division (h = floor(total/2)): SAME_UPPER puts
+ * h at the begin, every other mode puts total-h at the begin (so a negative
+ * total extends the end, as the ONNX tests expect). Output position of input
+ * i and tap t: i*s - pb + t*dilation.
+ *
+ * Resize / Upsample (resize_plan, resize_axis_taps). Interpolation is
+ * separable: for each axis and output index, the coordinate transform gives
+ * x in input space; base = ceil(x)-1 and t = x-base in (0,1] (the ONNX
+ * reference picks the neighbours left of x, with t = 1 on integers);
+ * nearest picks base or base+1 by nearest_mode, linear weighs base/base+1
+ * by (1-t, t), cubic weighs base-1..base+2 with Keys' kernel (coefficient
+ * A; exclude_outside zeroes taps outside the input and renormalizes).
+ * Indices are clamped to the input (edge padding). A scale given by
+ * `scales` is used as is in the transform (align_corners divides by
+ * scale*in - 1, as the ONNX reference does); `sizes` gives scale out/in.
+ * tf_crop_and_resize marks coordinates outside [0, in-1] as outside: the
+ * output element is extrapolation_value. Each output element is the sum over
+ * the tensor product of the axes' taps.
+ *
+ * Reference evaluations work in double.
+ */
 #include "../op.h"
+#include "geometry.h"
 
-const OpDesc op_ConvTranspose = {.name = "ConvTranspose", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_GlobalMaxPool = {.name = "GlobalMaxPool", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_InstanceNormalization = {.name = "InstanceNormalization", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_LRN = {.name = "LRN", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_DepthToSpace = {.name = "DepthToSpace", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_SpaceToDepth = {.name = "SpaceToDepth", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Resize = {.name = "Resize", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Upsample = {.name = "Upsample", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Hardmax = {.name = "Hardmax", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_Dropout = {.name = "Dropout", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
-const OpDesc op_MeanVarianceNormalization = {.name = "MeanVarianceNormalization", .min_in = 0, .max_in = -1, .min_out = 1, .max_out = -1};
+#include <math.h>
+#include <string.h>
+
+/* ---- shared helpers ----------------------------------------------------- */
+
+static int check_float(const Node *n, int i, Diag *d)
+{
+    const Value *v = n->in[i];
+    if (!ir_dtype_is_float(v->dtype))
+        return diag_node_error(d, n, "input '%s' has dtype %s; expected a floating-point type",
+                               ir_op(n->op)->in_names[i], ir_dtype_name(v->dtype));
+    return 0;
+}
+
+static int check_same_dtype(const Node *n, int i, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    if (n->in[i]->dtype != n->in[0]->dtype)
+        return diag_node_error(d, n, "input '%s' has dtype %s but input '%s' has %s", od->in_names[i],
+                               ir_dtype_name(n->in[i]->dtype), od->in_names[0], ir_dtype_name(n->in[0]->dtype));
+    return 0;
+}
+
+static int check_vec(const Node *n, int i, int64_t c, const char *what, Diag *d)
+{
+    const Shape *s = &n->in[i]->shape;
+    char b1[160];
+    if (s->rank != 1 || s->dims[0] != c)
+        return diag_node_error(d, n, "input '%s' shape %s does not match the %lld %s (expected [%lld])",
+                               ir_op(n->op)->in_names[i], ir_shape_str(s, b1, sizeof b1), (long long)c, what,
+                               (long long)c);
+    return 0;
+}
+
+static int check_min_rank(const Node *n, int rank, const char *what, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    char b1[160];
+    if (xs->rank < rank)
+        return diag_node_error(d, n, "input '%s' must have rank >= %d (%s), got shape %s",
+                               ir_op(n->op)->in_names[0], rank, what, ir_shape_str(xs, b1, sizeof b1));
+    return 0;
+}
+
+/* Advances a row-major multi-index; returns 0 after the last one. */
+static int next_index(int64_t *idx, const int64_t *dims, int r)
+{
+    for (int k = r - 1; k >= 0; k--) {
+        if (++idx[k] < dims[k]) return 1;
+        idx[k] = 0;
+    }
+    return 0;
+}
+
+static const char *ints_str(const int64_t *v, int n, char *buf, size_t cap)
+{
+    Shape s = ir_shape(n, v);
+    return ir_shape_str(&s, buf, cap);
+}
+
+static int64_t prod(const int64_t *v, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++) p *= v[i];
+    return p;
+}
+
+static int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+
+static const char *const one_X[] = {"X"};
+static const char *const one_Y[] = {"Y"};
+static const char *const one_input[] = {"input"};
+static const char *const one_output[] = {"output"};
+static const InplacePair inplace_00[] = {{0, 0}};
+
+/* ---- ConvTranspose ------------------------------------------------------ */
+
+static const char *const ct_in[] = {"X", "W", "B"};
+enum { CT_AUTO_PAD, CT_DILATIONS, CT_GROUP, CT_KERNEL_SHAPE, CT_OUTPUT_PADDING, CT_OUTPUT_SHAPE, CT_PADS,
+       CT_STRIDES };
+static const AttrSpec ct_attrs[] = {
+    {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    {"dilations", ATTR_INTS, NULL, 0},
+    {"group", ATTR_INT, "1", 0},
+    {"kernel_shape", ATTR_INTS, NULL, 0},
+    {"output_padding", ATTR_INTS, NULL, 0},
+    {"output_shape", ATTR_INTS, NULL, 0},
+    {"pads", ATTR_INTS, NULL, 0},
+    {"strides", ATTR_INTS, NULL, 0},
+};
+
+typedef struct CtGeo {
+    int sr;
+    int64_t in[IR_MAX_RANK], k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK];
+    int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK], op[IR_MAX_RANK], out[IR_MAX_RANK];
+} CtGeo;
+
+/* Reads ints attribute k of length len (default dflt), each >= minv. */
+static int ct_ints(const Node *n, int k, int sr, int len, int64_t dflt, int64_t minv, int64_t *v, Diag *d)
+{
+    const AttrVal *a = &n->attrs[k];
+    const char *key = ct_attrs[k].name;
+    char b1[160];
+    for (int i = 0; i < len; i++) v[i] = dflt;
+    if (!a->set) return 0;
+    if (a->n != len)
+        return diag_node_error(d, n, "attribute '%s' has %d values; expected %d (%s%d spatial dims of X)", key, a->n,
+                               len, len == 2 * sr ? "begin and end for each of " : "one for each of ", sr);
+    for (int i = 0; i < len; i++)
+        if (a->ints[i] < minv)
+            return diag_node_error(d, n, "attribute '%s' must be %s, got %s", key,
+                                   minv > 0 ? "positive" : "non-negative", ints_str(a->ints, a->n, b1, sizeof b1));
+    memcpy(v, a->ints, sizeof(int64_t) * (size_t)len);
+    return 0;
+}
+
+static int ct_geo(const Node *n, CtGeo *g, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
+    char b1[160], b2[160];
+    if (check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
+    int sr = g->sr = xs->rank - 2;
+    if (ws->rank != xs->rank)
+        return diag_node_error(d, n, "input 'W' must have rank %d (same as X), got shape %s", xs->rank,
+                               ir_shape_str(ws, b1, sizeof b1));
+    for (int i = 0; i < sr; i++) {
+        g->in[i] = xs->dims[2 + i];
+        g->k[i] = ws->dims[2 + i];
+    }
+    const AttrVal *ka = &n->attrs[CT_KERNEL_SHAPE];
+    if (ka->set && (ka->n != sr || memcmp(ka->ints, g->k, sizeof(int64_t) * (size_t)sr) != 0))
+        return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of input 'W'",
+                               ints_str(ka->ints, ka->n, b1, sizeof b1), ints_str(g->k, sr, b2, sizeof b2));
+    for (int i = 0; i < sr; i++)
+        if (g->k[i] <= 0)
+            return diag_node_error(d, n, "kernel dims must be positive, got %s", ints_str(g->k, sr, b1, sizeof b1));
+    int64_t pads[2 * IR_MAX_RANK];
+    if (ct_ints(n, CT_STRIDES, sr, sr, 1, 1, g->s, d) || ct_ints(n, CT_DILATIONS, sr, sr, 1, 1, g->dl, d) ||
+        ct_ints(n, CT_PADS, sr, 2 * sr, 0, 0, pads, d) || ct_ints(n, CT_OUTPUT_PADDING, sr, sr, 0, 0, g->op, d))
+        return -1;
+    const char *ap = n->attrs[CT_AUTO_PAD].s;
+    int same = 0, upper = 0, valid = 0;
+    if (strcmp(ap, "SAME_UPPER") == 0) same = upper = 1;
+    else if (strcmp(ap, "SAME_LOWER") == 0) same = 1;
+    else if (strcmp(ap, "VALID") == 0) valid = 1;
+    else if (strcmp(ap, "NOTSET") != 0)
+        return diag_node_error(d, n, "attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '%s'", ap);
+    int pads_nonzero = 0;
+    for (int i = 0; i < 2 * sr; i++) pads_nonzero |= pads[i] != 0;
+    if ((same || valid) && pads_nonzero)
+        return diag_node_error(d, n, "attribute 'pads' cannot be used together with auto_pad=%s", ap);
+    const AttrVal *os = &n->attrs[CT_OUTPUT_SHAPE];
+    const int64_t *osv = NULL;
+    if (os->set) {
+        if (os->n != sr && os->n != sr + 2)
+            return diag_node_error(d, n, "attribute 'output_shape' has %d values; expected %d (one for each spatial dim of X)",
+                                   os->n, sr);
+        osv = os->ints + (os->n - sr);
+        for (int i = 0; i < sr; i++)
+            if (osv[i] < 0)
+                return diag_node_error(d, n, "attribute 'output_shape' must be non-negative, got %s",
+                                       ints_str(os->ints, os->n, b1, sizeof b1));
+    }
+    for (int i = 0; i < sr; i++) {
+        int64_t ek = (g->k[i] - 1) * g->dl[i] + 1;
+        int64_t full = g->s[i] * (g->in[i] - 1) + g->op[i] + ek;
+        if (osv || same) {
+            g->out[i] = osv ? osv[i] : g->in[i] * g->s[i];
+            int64_t total = full - g->out[i], h = floor_div2(total);
+            g->pb[i] = upper ? h : total - h;
+            g->pe[i] = total - g->pb[i];
+        } else {
+            g->pb[i] = valid ? 0 : pads[i];
+            g->pe[i] = valid ? 0 : pads[sr + i];
+            g->out[i] = full - g->pb[i] - g->pe[i];
+            if (g->out[i] < 0)
+                return diag_node_error(d, n, "output spatial dim %d would be %lld: pads %lld+%lld exceed the full output %lld",
+                                       i, (long long)g->out[i], (long long)g->pb[i], (long long)g->pe[i], (long long)full);
+        }
+    }
+    return 0;
+}
+
+/* See geometry.h. */
+int ir_convtranspose_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
+                              int64_t *pad_begin)
+{
+    CtGeo g;
+    if (ct_geo(n, &g, NULL)) return -1;
+    size_t sz = sizeof(int64_t) * (size_t)g.sr;
+    memcpy(kernel, g.k, sz);
+    memcpy(strides, g.s, sz);
+    memcpy(dilations, g.dl, sz);
+    memcpy(pad_begin, g.pb, sz);
+    return g.sr;
+}
+
+static int ct_infer(Node *n, Diag *d)
+{
+    CtGeo g;
+    char b1[160];
+    if (check_float(n, 0, d) || check_same_dtype(n, 1, d)) return -1;
+    if (n->n_in > 2 && n->in[2] && check_same_dtype(n, 2, d)) return -1;
+    if (ct_geo(n, &g, d)) return -1;
+    const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
+    int64_t group = n->attrs[CT_GROUP].i, C = xs->dims[1];
+    if (group <= 0) return diag_node_error(d, n, "attribute 'group' must be positive, got %lld", (long long)group);
+    if (C % group != 0)
+        return diag_node_error(d, n, "input 'X' has %lld channels, which group=%lld does not divide", (long long)C,
+                               (long long)group);
+    if (ws->dims[0] != C)
+        return diag_node_error(d, n, "input 'W' shape %s must have %lld input channels (the channels of X) in dim 0",
+                               ir_shape_str(ws, b1, sizeof b1), (long long)C);
+    int64_t M = ws->dims[1] * group;
+    if (n->n_in > 2 && n->in[2] && check_vec(n, 2, M, "output channels (W.shape[1]*group)", d)) return -1;
+    Shape os;
+    os.rank = xs->rank;
+    os.dims[0] = xs->dims[0];
+    os.dims[1] = M;
+    for (int i = 0; i < g.sr; i++) os.dims[2 + i] = g.out[i];
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+static int ct_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    CtGeo g;
+    if (ct_geo(n, &g, d)) return -1;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t N = xs->dims[0], C = xs->dims[1], group = n->attrs[CT_GROUP].i;
+    int64_t Cg = C / group, Mg = n->in[1]->shape.dims[1], M = Mg * group;
+    int64_t IP = prod(g.in, 0, g.sr), OP = prod(g.out, 0, g.sr), KP = prod(g.k, 0, g.sr);
+    const double *B = n->n_in > 2 ? in[2] : NULL;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t p = 0; p < OP; p++) out[0][(b * M + m) * OP + p] = B ? B[m] : 0;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            int64_t grp = c / Cg;
+            int64_t ii[IR_MAX_RANK] = {0};
+            for (int64_t ip = 0; ip < IP; ip++, next_index(ii, g.in, g.sr)) {
+                double x = in[0][(b * C + c) * IP + ip];
+                int64_t t[IR_MAX_RANK] = {0};
+                for (int64_t kp = 0; kp < KP; kp++, next_index(t, g.k, g.sr)) {
+                    int64_t off = 0, ok = 1;
+                    for (int i = 0; i < g.sr && ok; i++) {
+                        int64_t pos = ii[i] * g.s[i] - g.pb[i] + t[i] * g.dl[i];
+                        ok = pos >= 0 && pos < g.out[i];
+                        off = off * g.out[i] + pos;
+                    }
+                    if (!ok) continue;
+                    for (int64_t mg = 0; mg < Mg; mg++) {
+                        int64_t m = grp * Mg + mg;
+                        out[0][(b * M + m) * OP + off] += x * in[1][(c * Mg + mg) * KP + kp];
+                    }
+                }
+            }
+        }
+    return 0;
+}
+
+const OpDesc op_ConvTranspose = {
+    .name = "ConvTranspose",
+    .min_in = 2, .max_in = 3, .in_names = ct_in,
+    .min_out = 1, .max_out = 1, .out_names = one_Y,
+    .attrs = ct_attrs, .n_attrs = 8,
+    .infer = ct_infer,
+    .eval = ct_eval,
+};
+
+/* ---- GlobalMaxPool ------------------------------------------------------ */
+
+static int gmp_infer(Node *n, Diag *d)
+{
+    if (check_float(n, 0, d) || check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
+    Shape os = n->in[0]->shape;
+    for (int i = 2; i < os.rank; i++) os.dims[i] = 1;
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+static int gmp_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int64_t NC = xs->dims[0] * xs->dims[1], S = prod(xs->dims, 2, xs->rank);
+    if (S == 0 && NC > 0) return diag_node_error(d, n, "input 'X' has empty spatial dims: the maximum is undefined");
+    for (int64_t q = 0; q < NC; q++) {
+        double mx = -INFINITY;
+        for (int64_t i = 0; i < S; i++) mx = in[0][q * S + i] > mx ? in[0][q * S + i] : mx;
+        out[0][q] = mx;
+    }
+    return 0;
+}
+
+const OpDesc op_GlobalMaxPool = {
+    .name = "GlobalMaxPool",
+    .min_in = 1, .max_in = 1, .in_names = one_X,
+    .min_out = 1, .max_out = 1, .out_names = one_Y,
+    .infer = gmp_infer,
+    .eval = gmp_eval,
+};
+
+/* ---- InstanceNormalization ---------------------------------------------- */
+
+static const char *const in_in[] = {"input", "scale", "B"};
+enum { INORM_EPSILON };
+static const AttrSpec inorm_attrs[] = {{"epsilon", ATTR_FLOAT, "1e-5", 0}};
+
+static int inorm_infer(Node *n, Diag *d)
+{
+    if (check_float(n, 0, d) || check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
+    int64_t C = n->in[0]->shape.dims[1];
+    for (int i = 1; i < 3; i++)
+        if (check_same_dtype(n, i, d) || check_vec(n, i, C, "channels of input", d)) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
+    return 0;
+}
+
+static int inorm_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t N = xs->dims[0], C = xs->dims[1], S = prod(xs->dims, 2, xs->rank);
+    double eps = n->attrs[INORM_EPSILON].f;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++) {
+            const double *x = in[0] + (b * C + c) * S;
+            double *y = out[0] + (b * C + c) * S, mu = 0, var = 0;
+            for (int64_t i = 0; i < S; i++) mu += x[i];
+            mu /= (double)S;
+            for (int64_t i = 0; i < S; i++) var += (x[i] - mu) * (x[i] - mu);
+            var /= (double)S;
+            double a = in[1][c] / sqrt(var + eps);
+            for (int64_t i = 0; i < S; i++) y[i] = (x[i] - mu) * a + in[2][c];
+        }
+    return 0;
+}
+
+const OpDesc op_InstanceNormalization = {
+    .name = "InstanceNormalization",
+    .min_in = 3, .max_in = 3, .in_names = in_in,
+    .min_out = 1, .max_out = 1, .out_names = one_output,
+    .attrs = inorm_attrs, .n_attrs = 1,
+    .infer = inorm_infer,
+    .eval = inorm_eval,
+};
+
+/* ---- LRN ---------------------------------------------------------------- */
+
+enum { LRN_ALPHA, LRN_BETA, LRN_BIAS, LRN_SIZE };
+static const AttrSpec lrn_attrs[] = {
+    {"alpha", ATTR_FLOAT, "1e-4", 0},
+    {"beta", ATTR_FLOAT, "0.75", 0},
+    {"bias", ATTR_FLOAT, "1.0", 0},
+    {"size", ATTR_INT, NULL, 1},
+};
+
+static int lrn_infer(Node *n, Diag *d)
+{
+    if (check_float(n, 0, d) || check_min_rank(n, 2, "N, C, ...", d)) return -1;
+    if (!n->attrs[LRN_SIZE].set) return diag_node_error(d, n, "required attribute 'size' is missing");
+    if (n->attrs[LRN_SIZE].i <= 0)
+        return diag_node_error(d, n, "attribute 'size' must be positive, got %lld", (long long)n->attrs[LRN_SIZE].i);
+    ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
+    return 0;
+}
+
+static int lrn_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t N = xs->dims[0], C = xs->dims[1], S = prod(xs->dims, 2, xs->rank), size = n->attrs[LRN_SIZE].i;
+    int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    double alpha = n->attrs[LRN_ALPHA].f, beta = n->attrs[LRN_BETA].f, bias = n->attrs[LRN_BIAS].f;
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t i = 0; i < S; i++) {
+                double sq = 0;
+                for (int64_t j = c - lo; j <= c + hi; j++)
+                    if (j >= 0 && j < C) {
+                        double v = in[0][(b * C + j) * S + i];
+                        sq += v * v;
+                    }
+                int64_t e = (b * C + c) * S + i;
+                out[0][e] = in[0][e] / pow(bias + alpha / (double)size * sq, beta);
+            }
+    return 0;
+}
+
+const OpDesc op_LRN = {
+    .name = "LRN",
+    .min_in = 1, .max_in = 1, .in_names = one_X,
+    .min_out = 1, .max_out = 1, .out_names = one_Y,
+    .attrs = lrn_attrs, .n_attrs = 4,
+    .infer = lrn_infer,
+    .eval = lrn_eval,
+};
+
+/* ---- DepthToSpace / SpaceToDepth ---------------------------------------- */
+
+enum { D2S_BLOCKSIZE, D2S_MODE };
+static const AttrSpec d2s_attrs[] = {
+    {"blocksize", ATTR_INT, NULL, 1},
+    {"mode", ATTR_STRING, "DCR", 0},
+};
+enum { S2D_BLOCKSIZE };
+static const AttrSpec s2d_attrs[] = {{"blocksize", ATTR_INT, NULL, 1}};
+
+static int block_check(const Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    char b1[160];
+    if (xs->rank != 4)
+        return diag_node_error(d, n, "input 'input' must have rank 4 (N, C, H, W), got shape %s",
+                               ir_shape_str(xs, b1, sizeof b1));
+    if (!n->attrs[0].set) return diag_node_error(d, n, "required attribute 'blocksize' is missing");
+    if (n->attrs[0].i <= 0)
+        return diag_node_error(d, n, "attribute 'blocksize' must be positive, got %lld", (long long)n->attrs[0].i);
+    return 0;
+}
+
+static int d2s_infer(Node *n, Diag *d)
+{
+    if (block_check(n, d)) return -1;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t b = n->attrs[D2S_BLOCKSIZE].i;
+    const char *mode = n->attrs[D2S_MODE].s;
+    if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+        return diag_node_error(d, n, "attribute 'mode' must be DCR or CRD, got '%s'", mode);
+    if (xs->dims[1] % (b * b) != 0)
+        return diag_node_error(d, n, "input 'input' has %lld channels, which blocksize^2 = %lld does not divide",
+                               (long long)xs->dims[1], (long long)(b * b));
+    Shape os = *xs;
+    os.dims[1] = xs->dims[1] / (b * b);
+    os.dims[2] = xs->dims[2] * b;
+    os.dims[3] = xs->dims[3] * b;
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+static int s2d_infer(Node *n, Diag *d)
+{
+    if (block_check(n, d)) return -1;
+    const Shape *xs = &n->in[0]->shape;
+    int64_t b = n->attrs[S2D_BLOCKSIZE].i;
+    char b1[160];
+    if (xs->dims[2] % b != 0 || xs->dims[3] % b != 0)
+        return diag_node_error(d, n, "input 'input' shape %s: H and W must be multiples of blocksize %lld",
+                               ir_shape_str(xs, b1, sizeof b1), (long long)b);
+    Shape os = *xs;
+    os.dims[1] = xs->dims[1] * b * b;
+    os.dims[2] = xs->dims[2] / b;
+    os.dims[3] = xs->dims[3] / b;
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+/* See geometry.h. */
+int64_t ir_depth_to_space_src(int64_t C, int64_t H, int64_t W, int64_t b, int crd, int64_t n, int64_t c,
+                              int64_t y, int64_t x)
+{
+    int64_t Co = C / (b * b), h = y / b, bh = y % b, w = x / b, bw = x % b;
+    int64_t ci = crd ? (c * b + bh) * b + bw : (bh * b + bw) * Co + c;
+    return ((n * C + ci) * H + h) * W + w;
+}
+
+static int d2s_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+    int64_t b = n->attrs[D2S_BLOCKSIZE].i, e = 0;
+    int crd = strcmp(n->attrs[D2S_MODE].s, "CRD") == 0;
+    for (int64_t i = 0; i < ys->dims[0]; i++)
+        for (int64_t c = 0; c < ys->dims[1]; c++)
+            for (int64_t y = 0; y < ys->dims[2]; y++)
+                for (int64_t x = 0; x < ys->dims[3]; x++)
+                    out[0][e++] = in[0][ir_depth_to_space_src(xs->dims[1], xs->dims[2], xs->dims[3], b, crd, i, c,
+                                                              y, x)];
+    return 0;
+}
+
+static int s2d_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    /* SpaceToDepth is the inverse of DepthToSpace in DCR mode. */
+    const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+    int64_t b = n->attrs[S2D_BLOCKSIZE].i, e = 0;
+    for (int64_t i = 0; i < xs->dims[0]; i++)
+        for (int64_t c = 0; c < xs->dims[1]; c++)
+            for (int64_t y = 0; y < xs->dims[2]; y++)
+                for (int64_t x = 0; x < xs->dims[3]; x++)
+                    out[0][ir_depth_to_space_src(ys->dims[1], ys->dims[2], ys->dims[3], b, 0, i, c, y, x)] =
+                        in[0][e++];
+    return 0;
+}
+
+const OpDesc op_DepthToSpace = {
+    .name = "DepthToSpace",
+    .min_in = 1, .max_in = 1, .in_names = one_input,
+    .min_out = 1, .max_out = 1, .out_names = one_output,
+    .attrs = d2s_attrs, .n_attrs = 2,
+    .infer = d2s_infer,
+    .eval = d2s_eval,
+};
+
+const OpDesc op_SpaceToDepth = {
+    .name = "SpaceToDepth",
+    .min_in = 1, .max_in = 1, .in_names = one_input,
+    .min_out = 1, .max_out = 1, .out_names = one_output,
+    .attrs = s2d_attrs, .n_attrs = 1,
+    .infer = s2d_infer,
+    .eval = s2d_eval,
+};
+
+/* ---- Resize / Upsample -------------------------------------------------- */
+
+static const char *const resize_in[] = {"X", "roi", "scales", "sizes"};
+enum { RS_CTM, RS_CUBIC_A, RS_EXCLUDE_OUTSIDE, RS_EXTRAPOLATION, RS_MODE, RS_NEAREST_MODE };
+static const AttrSpec resize_attrs[] = {
+    {"coordinate_transformation_mode", ATTR_STRING, "half_pixel", 0},
+    {"cubic_coeff_a", ATTR_FLOAT, "-0.75", 0},
+    {"exclude_outside", ATTR_INT, "0", 0},
+    {"extrapolation_value", ATTR_FLOAT, "0.0", 0},
+    {"mode", ATTR_STRING, "nearest", 0},
+    {"nearest_mode", ATTR_STRING, "round_prefer_floor", 0},
+};
+static const char *const upsample_in[] = {"X", "scales"};
+enum { US_MODE };
+static const AttrSpec upsample_attrs[] = {{"mode", ATTR_STRING, "nearest", 0}};
+
+enum { RM_NEAREST, RM_LINEAR, RM_CUBIC };
+enum { CT_HALF_PIXEL, CT_ASYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_TF_CROP, CT_ALIGN_CORNERS };
+enum { NM_ROUND_FLOOR, NM_ROUND_CEIL, NM_FLOOR, NM_CEIL };
+
+typedef struct ResizePlan {
+    int rank, mode, ctm, nearest;
+    double a, extrap;
+    int exclude;
+    int64_t in[IR_MAX_RANK], out[IR_MAX_RANK];
+    double scale[IR_MAX_RANK], roi_b[IR_MAX_RANK], roi_e[IR_MAX_RANK];
+} ResizePlan;
+
+static int pick(const char *s, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return -1;
+}
+
+/* Optional input i that is present and non-empty (exporters pass empty
+ * tensors for absent roi/scales). */
+static const Value *nonempty_in(const Node *n, int i)
+{
+    if (i >= n->n_in || !n->in[i] || ir_numel(&n->in[i]->shape) == 0) return NULL;
+    return n->in[i];
+}
+
+/* Reads a constant float vector input (scales, roi) of length len into v. */
+static int const_floats(const Node *n, int i, int len, double *v, Diag *d)
+{
+    const Value *x = n->in[i];
+    const char *name = ir_op(n->op)->in_names[i];
+    char b1[160];
+    if (x->kind != VK_CONST) return diag_node_error(d, n, "input '%s' must be a constant", name);
+    if (!ir_dtype_is_float(x->dtype))
+        return diag_node_error(d, n, "input '%s' has dtype %s; expected a floating-point type", name,
+                               ir_dtype_name(x->dtype));
+    if (x->shape.rank != 1 || x->shape.dims[0] != len)
+        return diag_node_error(d, n, "input '%s' shape %s must be [%d] (%s)", name,
+                               ir_shape_str(&x->shape, b1, sizeof b1), len,
+                               i == 1 ? "begins then ends, one per axis of X" : "one per axis of X");
+    for (int k = 0; k < len; k++) v[k] = ir_load_f64(x->dtype, x->data, (size_t)k);
+    return 0;
+}
+
+static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
+{
+    static const char *const modes[] = {"nearest", "linear", "cubic"};
+    static const char *const ctms[] = {"half_pixel", "asymmetric", "pytorch_half_pixel", "tf_crop_and_resize",
+                                       "align_corners"};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    const Shape *xs = &n->in[0]->shape;
+    int r = p->rank = xs->rank;
+    char b1[160];
+    memcpy(p->in, xs->dims, sizeof(int64_t) * (size_t)r);
+    p->a = -0.75;
+    p->extrap = 0;
+    p->exclude = 0;
+    const Value *scales = NULL, *sizes = NULL;
+    if (r < 1) return diag_node_error(d, n, "input 'X' must have rank >= 1, got a scalar");
+    if (n->op == OP_Upsample) {
+        p->mode = pick(n->attrs[US_MODE].s, modes, 2);
+        if (p->mode < 0)
+            return diag_node_error(d, n, "attribute 'mode' must be nearest or linear, got '%s'", n->attrs[US_MODE].s);
+        p->ctm = CT_ASYMMETRIC;
+        p->nearest = NM_FLOOR;
+        scales = n->in[1];
+        if (!scales) return diag_node_error(d, n, "input 'scales' is required");
+    } else {
+        p->mode = pick(n->attrs[RS_MODE].s, modes, 3);
+        if (p->mode < 0)
+            return diag_node_error(d, n, "attribute 'mode' must be nearest, linear or cubic, got '%s'",
+                                   n->attrs[RS_MODE].s);
+        p->ctm = pick(n->attrs[RS_CTM].s, ctms, 5);
+        if (p->ctm < 0)
+            return diag_node_error(d, n, "attribute 'coordinate_transformation_mode' must be half_pixel, asymmetric, pytorch_half_pixel, tf_crop_and_resize or align_corners, got '%s'",
+                                   n->attrs[RS_CTM].s);
+        p->nearest = pick(n->attrs[RS_NEAREST_MODE].s, nms, 4);
+        if (p->nearest < 0)
+            return diag_node_error(d, n, "attribute 'nearest_mode' must be round_prefer_floor, round_prefer_ceil, floor or ceil, got '%s'",
+                                   n->attrs[RS_NEAREST_MODE].s);
+        p->a = n->attrs[RS_CUBIC_A].f;
+        p->exclude = n->attrs[RS_EXCLUDE_OUTSIDE].i != 0;
+        p->extrap = n->attrs[RS_EXTRAPOLATION].f;
+        scales = nonempty_in(n, 2);
+        sizes = nonempty_in(n, 3);
+        if (scales && sizes) return diag_node_error(d, n, "only one of inputs 'scales' and 'sizes' may be given");
+        if (!scales && !sizes) return diag_node_error(d, n, "one of inputs 'scales' and 'sizes' must be given");
+        for (int i = 0; i < r; i++) {
+            p->roi_b[i] = 0;
+            p->roi_e[i] = 1;
+        }
+        if (p->ctm == CT_TF_CROP) {
+            double roi[2 * IR_MAX_RANK];
+            if (!nonempty_in(n, 1))
+                return diag_node_error(d, n, "input 'roi' is required with coordinate_transformation_mode=tf_crop_and_resize");
+            if (const_floats(n, 1, 2 * r, roi, d)) return -1;
+            for (int i = 0; i < r; i++) {
+                p->roi_b[i] = roi[i];
+                p->roi_e[i] = roi[r + i];
+            }
+        }
+    }
+    if (scales) {
+        if (const_floats(n, n->op == OP_Upsample ? 1 : 2, r, p->scale, d)) return -1;
+        for (int i = 0; i < r; i++) {
+            if (!(p->scale[i] > 0))
+                return diag_node_error(d, n, "input 'scales' must be positive, got %g for axis %d", p->scale[i], i);
+            p->out[i] = (int64_t)floor(p->scale[i] * (double)p->in[i]);
+        }
+    } else {
+        int64_t sz[IR_MAX_RANK + 1];
+        if (sizes->kind != VK_CONST) return diag_node_error(d, n, "input 'sizes' must be a constant");
+        int cnt = ir_const_ints(sizes, sz, IR_MAX_RANK + 1);
+        if (cnt < 0) return diag_node_error(d, n, "input 'sizes' must be an integer tensor, got %s",
+                                            ir_dtype_name(sizes->dtype));
+        if (cnt != r || sizes->shape.rank != 1)
+            return diag_node_error(d, n, "input 'sizes' shape %s must be [%d] (one per axis of X)",
+                                   ir_shape_str(&sizes->shape, b1, sizeof b1), r);
+        for (int i = 0; i < r; i++) {
+            if (sz[i] < 0)
+                return diag_node_error(d, n, "input 'sizes' must be non-negative, got %s", ints_str(sz, r, b1, sizeof b1));
+            if (p->in[i] == 0 && sz[i] > 0)
+                return diag_node_error(d, n, "axis %d of X is empty and cannot be resized to %lld", i, (long long)sz[i]);
+            p->out[i] = sz[i];
+            p->scale[i] = p->in[i] ? (double)sz[i] / (double)p->in[i] : 1.0;
+        }
+    }
+    return 0;
+}
+
+static void cubic_coeffs(double t, double A, double *c)
+{
+    double u = t + 1, v = 1 - t, w = 2 - t;
+    c[0] = ((A * u - 5 * A) * u + 8 * A) * u - 4 * A;
+    c[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    c[2] = ((A + 2) * v - (A + 3)) * v * v + 1;
+    c[3] = ((A * w - 5 * A) * w + 8 * A) * w - 4 * A;
+}
+
+/* Taps of output index o along axis ax: returns their count (zero-weight
+ * taps dropped, equal clamped indices merged), 0 when outside the crop. */
+static int plan_taps(const ResizePlan *p, int ax, int64_t o, int64_t *idx, double *w)
+{
+    int64_t in = p->in[ax];
+    double s = p->scale[ax], ow = s * (double)in, x, fo = (double)o;
+    switch (p->ctm) {
+    case CT_ASYMMETRIC: x = fo / s; break;
+    case CT_ALIGN_CORNERS: x = ow == 1 ? 0 : fo * (double)(in - 1) / (ow - 1); break;
+    case CT_PYTORCH_HALF_PIXEL: x = ow == 1 ? -0.5 : (fo + 0.5) / s - 0.5; break;
+    case CT_TF_CROP: {
+        double rb = p->roi_b[ax], re = p->roi_e[ax];
+        x = ow == 1 ? (re - rb) * (double)(in - 1) / 2 : fo * (re - rb) * (double)(in - 1) / (ow - 1);
+        x += rb * (double)(in - 1);
+        if (x < 0 || x > (double)(in - 1)) return 0;
+        break;
+    }
+    default: x = (fo + 0.5) / s - 0.5; break;
+    }
+    double base = ceil(x) - 1, t = x - base;
+    int64_t b = (int64_t)base, raw[4];
+    double cw[4];
+    int cnt;
+    if (p->mode == RM_NEAREST) {
+        int up;
+        if (t == 1) up = 1;
+        else if (p->nearest == NM_ROUND_FLOOR) up = t > 0.5;
+        else if (p->nearest == NM_ROUND_CEIL) up = t >= 0.5;
+        else up = p->nearest == NM_CEIL;
+        raw[0] = b + up;
+        cw[0] = 1;
+        cnt = 1;
+    } else if (p->mode == RM_LINEAR) {
+        raw[0] = b;
+        raw[1] = b + 1;
+        cw[0] = 1 - t;
+        cw[1] = t;
+        cnt = 2;
+    } else {
+        cubic_coeffs(t, p->a, cw);
+        for (int j = 0; j < 4; j++) raw[j] = b - 1 + j;
+        cnt = 4;
+        if (p->exclude) {
+            double sum = 0;
+            for (int j = 0; j < 4; j++) {
+                if (raw[j] < 0 || raw[j] >= in) cw[j] = 0;
+                sum += cw[j];
+            }
+            for (int j = 0; j < 4; j++) cw[j] /= sum;
+        }
+    }
+    int k = 0;
+    for (int j = 0; j < cnt; j++) {
+        if (cw[j] == 0) continue;
+        int64_t c = raw[j] < 0 ? 0 : raw[j] >= in ? in - 1 : raw[j];
+        if (k > 0 && idx[k - 1] == c) {
+            w[k - 1] += cw[j];
+            continue;
+        }
+        idx[k] = c;
+        w[k++] = cw[j];
+    }
+    if (k == 0) { /* all weights zero: keep one null tap */
+        idx[0] = 0;
+        w[0] = 0;
+        k = 1;
+    }
+    return k;
+}
+
+/* See geometry.h. */
+int ir_resize_axis_taps(const Node *n, int axis, int64_t *idx, double *w)
+{
+    ResizePlan p;
+    if (resize_plan(n, &p, NULL)) return -1;
+    int kmax = 1;
+    for (int64_t o = 0; o < p.out[axis]; o++) {
+        int k = plan_taps(&p, axis, o, idx + 4 * o, w + 4 * o);
+        if (k == 0) {
+            for (int j = 0; j < 4; j++) {
+                idx[4 * o + j] = -1;
+                w[4 * o + j] = 0;
+            }
+            continue;
+        }
+        for (int j = k; j < 4; j++) {
+            idx[4 * o + j] = idx[4 * o];
+            w[4 * o + j] = 0;
+        }
+        if (k > kmax) kmax = k;
+    }
+    return kmax;
+}
+
+/* See geometry.h. */
+double ir_resize_extrapolation(const Node *n)
+{
+    return n->op == OP_Resize ? n->attrs[RS_EXTRAPOLATION].f : 0.0;
+}
+
+static int resize_infer(Node *n, Diag *d)
+{
+    ResizePlan p;
+    char b1[160];
+    if (resize_plan(n, &p, d)) return -1;
+    if (p.mode != RM_NEAREST && !ir_dtype_is_float(n->in[0]->dtype))
+        return diag_node_error(d, n, "mode '%s' needs a floating-point input 'X', got %s",
+                               p.mode == RM_LINEAR ? "linear" : "cubic", ir_dtype_name(n->in[0]->dtype));
+    Shape os = ir_shape(p.rank, p.out);
+    int64_t cnt;
+    if (ir_shape_numel(&os, &cnt))
+        return diag_node_error(d, n, "output shape %s is too large", ir_shape_str(&os, b1, sizeof b1));
+    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    return 0;
+}
+
+static int resize_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    ResizePlan p;
+    if (resize_plan(n, &p, d)) return -1;
+    int r = p.rank;
+    int64_t total = prod(p.out, 0, r);
+    if (total == 0) return 0;
+    int64_t st[IR_MAX_RANK], o[IR_MAX_RANK] = {0};
+    st[r - 1] = 1;
+    for (int a = r - 2; a >= 0; a--) st[a] = st[a + 1] * p.in[a + 1];
+    for (int64_t e = 0; e < total; e++, next_index(o, p.out, r)) {
+        int64_t idx[IR_MAX_RANK][4], kk[IR_MAX_RANK], t[IR_MAX_RANK] = {0};
+        double w[IR_MAX_RANK][4];
+        int outside = 0;
+        for (int a = 0; a < r; a++) {
+            kk[a] = plan_taps(&p, a, o[a], idx[a], w[a]);
+            if (kk[a] == 0) outside = 1;
+        }
+        if (outside) {
+            out[0][e] = p.extrap;
+            continue;
+        }
+        double acc = 0;
+        do {
+            double wt = 1;
+            int64_t off = 0;
+            for (int a = 0; a < r; a++) {
+                wt *= w[a][t[a]];
+                off += idx[a][t[a]] * st[a];
+            }
+            acc += wt * in[0][off];
+        } while (next_index(t, kk, r));
+        out[0][e] = acc;
+    }
+    return 0;
+}
+
+const OpDesc op_Resize = {
+    .name = "Resize",
+    .min_in = 1, .max_in = 4, .in_names = resize_in,
+    .min_out = 1, .max_out = 1, .out_names = one_Y,
+    .attrs = resize_attrs, .n_attrs = 6,
+    .infer = resize_infer,
+    .eval = resize_eval,
+};
+
+const OpDesc op_Upsample = {
+    .name = "Upsample",
+    .min_in = 2, .max_in = 2, .in_names = upsample_in,
+    .min_out = 1, .max_out = 1, .out_names = one_Y,
+    .attrs = upsample_attrs, .n_attrs = 1,
+    .infer = resize_infer,
+    .eval = resize_eval,
+};
+
+/* ---- Hardmax ------------------------------------------------------------ */
+
+enum { HM_AXIS };
+static const AttrSpec hm_attrs[] = {{"axis", ATTR_INT, "-1", 0}};
+
+/* [outer, len, inner] view around the normalized axis. */
+static int hm_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int64_t ax = n->attrs[HM_AXIS].i;
+    int a = ir_norm_axis(ax, xs->rank);
+    char b1[160];
+    if (a < 0)
+        return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for input 'input' of shape %s",
+                               (long long)ax, ir_shape_str(xs, b1, sizeof b1));
+    *outer = prod(xs->dims, 0, a);
+    *len = xs->dims[a];
+    *inner = prod(xs->dims, a + 1, xs->rank);
+    return 0;
+}
+
+/* See geometry.h. */
+int ir_hardmax_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner)
+{
+    return hm_split(n, outer, len, inner, NULL);
+}
+
+static int hm_infer(Node *n, Diag *d)
+{
+    int64_t o, l, i;
+    if (check_float(n, 0, d) || hm_split(n, &o, &l, &i, d)) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
+    return 0;
+}
+
+static int hm_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int64_t outer, len, inner;
+    if (hm_split(n, &outer, &len, &inner, d)) return -1;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const double *x = in[0] + o * len * inner + i;
+            double *y = out[0] + o * len * inner + i;
+            int64_t best = 0;
+            for (int64_t j = 0; j < len; j++) {
+                if (x[j * inner] > x[best * inner]) best = j;
+                y[j * inner] = 0;
+            }
+            if (len > 0) y[best * inner] = 1;
+        }
+    return 0;
+}
+
+const OpDesc op_Hardmax = {
+    .name = "Hardmax",
+    .min_in = 1, .max_in = 1, .in_names = one_input,
+    .min_out = 1, .max_out = 1, .out_names = one_output,
+    .attrs = hm_attrs, .n_attrs = 1,
+    .infer = hm_infer,
+    .eval = hm_eval,
+};
+
+/* ---- Dropout (inference) ------------------------------------------------ */
+
+/* Y = X and mask = all true. Training mode (random drops) is refused unless
+ * the ratio is a constant 0, where it is the identity as well. */
+
+static const char *const dropout_in[] = {"data", "ratio", "training_mode"};
+static const char *const dropout_out[] = {"output", "mask"};
+enum { DROPOUT_SEED };
+static const AttrSpec dropout_attrs[] = {{"seed", ATTR_INT, NULL, 0}};
+
+static int dropout_infer(Node *n, Diag *d)
+{
+    char b1[160];
+    if (n->n_in > 1 && n->in[1]) {
+        const Value *r = n->in[1];
+        if (!ir_dtype_is_float(r->dtype) || ir_numel(&r->shape) != 1)
+            return diag_node_error(d, n, "input 'ratio' must be a floating-point scalar, got %s%s",
+                                   ir_dtype_name(r->dtype), ir_shape_str(&r->shape, b1, sizeof b1));
+    }
+    /* A constant ratio of 0 drops nothing: then training mode is the identity too. */
+    const Value *rv = n->n_in > 1 ? n->in[1] : NULL;
+    int zero_ratio = rv && rv->kind == VK_CONST && ir_load_f64(rv->dtype, rv->data, 0) == 0;
+    if (n->n_in > 2 && n->in[2]) {
+        const Value *t = n->in[2];
+        if (t->dtype != DT_BOOL || ir_numel(&t->shape) != 1)
+            return diag_node_error(d, n, "input 'training_mode' must be a bool scalar, got %s%s",
+                                   ir_dtype_name(t->dtype), ir_shape_str(&t->shape, b1, sizeof b1));
+        if (t->kind != VK_CONST && !zero_ratio)
+            return diag_node_error(d, n, "input 'training_mode' must be a constant: training mode is not supported (inference only)");
+        if (t->kind == VK_CONST && ir_load_f64(t->dtype, t->data, 0) != 0 && !zero_ratio)
+            return diag_node_error(d, n, "training_mode=true is not supported (inference only: Dropout is the identity)");
+    }
+    ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
+    if (n->n_out > 1) ir_set_out(n, 1, DT_BOOL, &n->in[0]->shape);
+    return 0;
+}
+
+static int dropout_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    int64_t cnt = ir_numel(&n->in[0]->shape);
+    for (int64_t i = 0; i < cnt; i++) {
+        out[0][i] = in[0][i];
+        if (n->n_out > 1) out[1][i] = 1;
+    }
+    return 0;
+}
+
+const OpDesc op_Dropout = {
+    .name = "Dropout",
+    .min_in = 1, .max_in = 3, .in_names = dropout_in,
+    .min_out = 1, .max_out = 2, .out_names = dropout_out,
+    .attrs = dropout_attrs, .n_attrs = 1,
+    .infer = dropout_infer,
+    .inplace = inplace_00, .n_inplace = 1,
+    .eval = dropout_eval,
+};
+
+/* ---- MeanVarianceNormalization ------------------------------------------ */
+
+enum { MVN_AXES };
+static const AttrSpec mvn_attrs[] = {{"axes", ATTR_INTS, "[0,2,3]", 0}};
+
+/* See geometry.h: reduced-axis mask of a MeanVarianceNormalization node. */
+int ir_mvn_axes(const Node *n, int *mask, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    const AttrVal *a = &n->attrs[MVN_AXES];
+    char b1[160], b2[160];
+    for (int i = 0; i < xs->rank; i++) mask[i] = 0;
+    for (int i = 0; i < a->n; i++) {
+        int ax = ir_norm_axis(a->ints[i], xs->rank);
+        if (ax < 0)
+            return diag_node_error(d, n, "attribute 'axes' %s has axis %lld out of range for input 'X' of shape %s",
+                                   ints_str(a->ints, a->n, b1, sizeof b1), (long long)a->ints[i],
+                                   ir_shape_str(xs, b2, sizeof b2));
+        if (mask[ax])
+            return diag_node_error(d, n, "attribute 'axes' %s names axis %d twice", ints_str(a->ints, a->n, b1, sizeof b1),
+                                   ax);
+        mask[ax] = 1;
+    }
+    return 0;
+}
+
+static int mvn_infer(Node *n, Diag *d)
+{
+    int mask[IR_MAX_RANK];
+    if (check_float(n, 0, d) || ir_mvn_axes(n, mask, d)) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
+    return 0;
+}
+
+static int mvn_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int mask[IR_MAX_RANK];
+    if (ir_mvn_axes(n, mask, d)) return -1;
+    const Shape *xs = &n->in[0]->shape;
+    int r = xs->rank;
+    int64_t total = ir_numel(xs), st[IR_MAX_RANK], kdims[IR_MAX_RANK], rdims[IR_MAX_RANK];
+    int kax[IR_MAX_RANK], rax[IR_MAX_RANK], nk = 0, nr = 0;
+    if (total == 0) return 0;
+    if (r == 0) { /* a scalar normalizes to 0 */
+        out[0][0] = 0;
+        return 0;
+    }
+    st[r - 1] = 1;
+    for (int a = r - 2; a >= 0; a--) st[a] = st[a + 1] * xs->dims[a + 1];
+    for (int a = 0; a < r; a++) {
+        if (mask[a]) { rax[nr] = a; rdims[nr++] = xs->dims[a]; }
+        else { kax[nk] = a; kdims[nk++] = xs->dims[a]; }
+    }
+    int64_t K = prod(kdims, 0, nk), R = prod(rdims, 0, nr);
+    int64_t ki[IR_MAX_RANK] = {0};
+    for (int64_t k = 0; k < K; k++, next_index(ki, kdims, nk)) {
+        int64_t base = 0, ri[IR_MAX_RANK] = {0};
+        for (int j = 0; j < nk; j++) base += ki[j] * st[kax[j]];
+        double s1 = 0, s2 = 0;
+        for (int64_t q = 0; q < R; q++, next_index(ri, rdims, nr)) {
+            int64_t off = base;
+            for (int j = 0; j < nr; j++) off += ri[j] * st[rax[j]];
+            s1 += in[0][off];
+            s2 += in[0][off] * in[0][off];
+        }
+        double mu = s1 / (double)R, var = s2 / (double)R - mu * mu;
+        double sd = sqrt(var > 0 ? var : 0) + 1e-9;
+        memset(ri, 0, sizeof ri);
+        for (int64_t q = 0; q < R; q++, next_index(ri, rdims, nr)) {
+            int64_t off = base;
+            for (int j = 0; j < nr; j++) off += ri[j] * st[rax[j]];
+            out[0][off] = (in[0][off] - mu) / sd;
+        }
+    }
+    return 0;
+}
+
+const OpDesc op_MeanVarianceNormalization = {
+    .name = "MeanVarianceNormalization",
+    .min_in = 1, .max_in = 1, .in_names = one_X,
+    .min_out = 1, .max_out = 1, .out_names = one_Y,
+    .attrs = mvn_attrs, .n_attrs = 1,
+    .infer = mvn_infer,
+    .eval = mvn_eval,
+};

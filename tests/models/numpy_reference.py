@@ -14,10 +14,12 @@ The generator (shared with the C test; change both together):
     x_{k+1} = (1103515245 * x_k + 12345) mod 2^31,  x_0 = seed
     value_k = ((x_{k+1} >> 8) / 2^23 - 0.5) * scale        (float64, then float32)
 Weights use scale = 2*sqrt(6/fan_in) (He-uniform) and biases scale 0.2; inputs scale 2.
-Run: /usr/bin/python3 tests/models/numpy_reference.py
+Run: /usr/bin/python3 tests/models/numpy_reference.py [--check]
+(--check only compares the files with freshly computed data; ctest runs that.)
 """
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -87,13 +89,23 @@ def lenet():
 
 
 def main():
+    check = "--check" in sys.argv[1:]
     os.makedirs(DATA, exist_ok=True)
+    bad = 0
     for name, fn in (("mlp", mlp), ("lenet", lenet)):
         x, y = fn()
-        np.save(os.path.join(DATA, f"{name}_input.npy"), x)
-        np.save(os.path.join(DATA, f"{name}_expected.npy"), y)
+        for kind, arr in (("input", x), ("expected", y)):
+            path = os.path.join(DATA, f"{name}_{kind}.npy")
+            if not check:
+                np.save(path, arr)
+            elif not os.path.exists(path) or not np.array_equal(np.load(path), arr):
+                print(f"{path} is stale: rerun /usr/bin/python3 tests/models/numpy_reference.py")
+                bad += 1
         print(f"{name}: input {x.shape}, output {y.shape}: {np.array2string(y.ravel()[:5], precision=5)} ...")
+    if check:
+        print(f"{4 - bad} passed, {bad} failed")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,165 @@
+/* ew_common.c — shared checks and expression helpers of the elementwise-style
+ * op families (see ew_common.h). The message texts are the family-wide ones
+ * that tests match exactly, so every family reports a broken rule the same
+ * way.
+ */
+#include "ew_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ew_in_name(const Node *n, int j, char *buf, size_t cap)
+{
+    const OpDesc *od = ir_op(n->op);
+    if (od->max_in == -1) {
+        snprintf(buf, cap, "data_%d", j);
+        return buf;
+    }
+    return j < od->max_in ? od->in_names[j] : "?";
+}
+
+int ew_check_count(Node *n, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    if (n->n_out != 1) return diag_node_error(d, n, "expects 1 output, got %d", n->n_out);
+    if (od->max_in == -1) {
+        if (n->n_in < od->min_in)
+            return diag_node_error(d, n, "expects at least %d input%s, got %d", od->min_in,
+                                   od->min_in == 1 ? "" : "s", n->n_in);
+    } else if (n->n_in < od->min_in || n->n_in > od->max_in) {
+        if (od->min_in == od->max_in)
+            return diag_node_error(d, n, "expects %d input%s, got %d", od->min_in, od->min_in == 1 ? "" : "s",
+                                   n->n_in);
+        return diag_node_error(d, n, "expects %d to %d inputs, got %d", od->min_in, od->max_in, n->n_in);
+    }
+    char nb[32];
+    int need = od->max_in == -1 ? n->n_in : od->min_in; /* variadic inputs are all required */
+    for (int j = 0; j < n->n_in && j < need; j++)
+        if (!n->in[j]) return diag_node_error(d, n, "input '%s' is required", ew_in_name(n, j, nb, sizeof nb));
+    return 0;
+}
+
+static int class_ok(DType t, EwClass c)
+{
+    switch (c) {
+    case EW_ANY: return 1;
+    case EW_FLOAT: return ir_dtype_is_float(t);
+    case EW_SIGNED: return ir_dtype_is_float(t) || (ir_dtype_is_int(t) && t != DT_U8);
+    case EW_NUMERIC: return t != DT_BOOL;
+    case EW_BOOL: return t == DT_BOOL;
+    }
+    return 0;
+}
+
+static const char *class_text(EwClass c)
+{
+    switch (c) {
+    case EW_FLOAT: return "a float dtype (f32, f64, f16, bf16)";
+    case EW_SIGNED: return "a signed numeric dtype (float or signed integer)";
+    case EW_NUMERIC: return "a numeric dtype (not bool)";
+    case EW_BOOL: return "bool";
+    default: return "any dtype";
+    }
+}
+
+int ew_check_class(Node *n, int j, EwClass c, Diag *d)
+{
+    char nb[32];
+    DType t = n->in[j]->dtype;
+    if (class_ok(t, c)) return 0;
+    return diag_node_error(d, n, "input '%s' has dtype %s; expected %s", ew_in_name(n, j, nb, sizeof nb),
+                           ir_dtype_name(t), class_text(c));
+}
+
+int ew_check_same_dtype(Node *n, int j, int ref, Diag *d)
+{
+    char nb[32], rb[32];
+    if (n->in[j]->dtype == n->in[ref]->dtype) return 0;
+    return diag_node_error(d, n, "input '%s' has dtype %s but input '%s' has dtype %s",
+                           ew_in_name(n, j, nb, sizeof nb), ir_dtype_name(n->in[j]->dtype),
+                           ew_in_name(n, ref, rb, sizeof rb), ir_dtype_name(n->in[ref]->dtype));
+}
+
+int ew_broadcast_inputs(Node *n, int first, Shape *out, Diag *d)
+{
+    Shape acc;
+    int have = 0;
+    for (int j = first; j < n->n_in; j++) {
+        if (!n->in[j]) continue;
+        const Shape *s = &n->in[j]->shape;
+        if (!have) {
+            acc = *s;
+            have = 1;
+            continue;
+        }
+        Shape r;
+        if (ir_broadcast(&acc, s, &r) == 0) {
+            acc = r;
+            continue;
+        }
+        char nb[32], rb[32], sb[128], ab[128];
+        for (int k = first; k < j; k++) { /* name one earlier input that clashes */
+            if (!n->in[k] || ir_broadcast(&n->in[k]->shape, s, &r) == 0) continue;
+            return diag_node_error(d, n, "input '%s' shape %s does not broadcast with input '%s' shape %s",
+                                   ew_in_name(n, j, nb, sizeof nb), ir_shape_str(s, sb, sizeof sb),
+                                   ew_in_name(n, k, rb, sizeof rb),
+                                   ir_shape_str(&n->in[k]->shape, ab, sizeof ab));
+        }
+        return diag_node_error(d, n,
+                               "input '%s' shape %s does not broadcast with the shape %s of the inputs before it",
+                               ew_in_name(n, j, nb, sizeof nb), ir_shape_str(s, sb, sizeof sb),
+                               ir_shape_str(&acc, ab, sizeof ab));
+    }
+    GC_ASSERT(have);
+    *out = acc;
+    return 0;
+}
+
+const char *ew_fs(DType ct) { return ct == DT_F64 ? "" : "f"; }
+
+/* Floats: the shortest decimal that reads back as the same value of ct. */
+const char *ew_lit(char *buf, size_t cap, DType ct, double v)
+{
+    if (!ir_dtype_is_float(ct)) {
+        snprintf(buf, cap, "%lld", (long long)v);
+        return buf;
+    }
+    int f32 = ct != DT_F64;
+    for (int prec = f32 ? 6 : 15; prec <= (f32 ? 9 : 17); prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        double back = strtod(buf, NULL);
+        if (f32 ? (float)back == (float)v : back == v) break;
+    }
+    if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", cap - strlen(buf) - 1);
+    if (f32) strncat(buf, "f", cap - strlen(buf) - 1);
+    return buf;
+}
+
+const char *ew_ctype(DType ct)
+{
+    switch (ct) {
+    case DT_F64: return "double";
+    case DT_I8: return "int8_t";
+    case DT_U8: return "uint8_t";
+    case DT_I16: return "int16_t";
+    case DT_I32: return "int32_t";
+    case DT_I64: return "int64_t";
+    case DT_BOOL: return "uint8_t";
+    default: return "float";
+    }
+}
+
+double ew_wrap_int(DType t, double v)
+{
+    if (!isfinite(v)) return 0;
+    v = trunc(v);
+    int bits = (int)ir_dtype_size(t) * 8;
+    if (bits >= 64) return v;
+    uint64_t mask = (UINT64_C(1) << bits) - 1;
+    if (v >= 9.2e18 || v <= -9.2e18) return 0;
+    uint64_t u = (uint64_t)(int64_t)v & mask;
+    if (t != DT_U8 && u >= (UINT64_C(1) << (bits - 1))) return (double)(int64_t)(u - (UINT64_C(1) << bits));
+    return (double)u;
+}

@@ -1,0 +1,44 @@
+/* ew_common.h — helpers shared by the elementwise-style op families
+ * (ir/ops/elementwise.c, ir/ops/math.c): input-count and dtype checks with
+ * the standard messages, numpy broadcasting of several inputs, and the
+ * pieces scalar_expr writers need (typed C literals, <math.h> suffixes).
+ * Messages name inputs by the op's ONNX names ("input 'B'"); variadic ops
+ * name input j "data_j".
+ */
+#ifndef GRAPHC_EW_COMMON_H
+#define GRAPHC_EW_COMMON_H
+
+#include "../op.h"
+
+/* Dtype classes an input may be required to belong to. */
+typedef enum EwClass {
+    EW_ANY,
+    EW_FLOAT,   /* f32 f64 f16 bf16 */
+    EW_SIGNED,  /* floats and signed integers */
+    EW_NUMERIC, /* everything but bool */
+    EW_BOOL
+} EwClass;
+
+/* Name of input j of n ("data_j" for variadic ops) written into buf. */
+const char *ew_in_name(const Node *n, int j, char *buf, size_t cap);
+/* One output, input count within the op's bounds, required inputs present. */
+int ew_check_count(Node *n, Diag *d);
+/* Input j's dtype belongs to class c ("input 'X' has dtype i32; expected ..."). */
+int ew_check_class(Node *n, int j, EwClass c, Diag *d);
+/* Input j has input ref's dtype. */
+int ew_check_same_dtype(Node *n, int j, int ref, Diag *d);
+/* Numpy-broadcasts the present inputs [first, n_in) into *out. */
+int ew_broadcast_inputs(Node *n, int first, Shape *out, Diag *d);
+
+/* "f" for float compute types, "" for f64: suffix of <math.h> names. */
+const char *ew_fs(DType ct);
+/* Number v as a C literal of compute type ct ("1.0f", "0.5", "3"). */
+const char *ew_lit(char *buf, size_t cap, DType ct, double v);
+/* C spelling of compute type ct: float, double, int8_t, uint8_t (also bool),
+ * int16_t, int32_t, int64_t. */
+const char *ew_ctype(DType ct);
+/* Wraps an integral double into integer dtype t's range modulo 2^bits (C
+ * conversion semantics); non-finite values give 0. */
+double ew_wrap_int(DType t, double v);
+
+#endif

@@ -1,0 +1,170 @@
+/* fold_constants.c — constant folding and dead-value elimination.
+ *
+ * Folding. A node whose inputs are all constants is evaluated at compile
+ * time with its op's reference evaluation (OpDesc.eval, on doubles), and its
+ * outputs become constants: the data is stored in the output dtype in the
+ * graph arena (ir_store_f64 rounding), the value turns VK_CONST with no
+ * producer, and the node leaves the schedule. An op marked `shape_only`
+ * (Shape, Size) reads only its inputs' shapes, so it folds as soon as those
+ * are known, whatever its inputs hold.
+ *
+ * Folding runs inside shape inference (pass_fold_node is called on each node
+ * right after its infer), so the Shape → Gather → Unsqueeze → Concat chains
+ * that PyTorch exports become constants before Reshape, Slice or Expand
+ * read them as their static `shape`/`starts` operands. The pass
+ * "fold-constants" that follows folds whatever is left (nothing, after
+ * infer-shapes) and removes what nothing uses: nodes no output depends on
+ * (ir_toposort) and values no live node reads or writes (the constants whose
+ * only readers were folded, unused declared constants, outputs of dropped
+ * nodes). Graph inputs and outputs always stay; an output that became a
+ * constant is still produced (the backend copies it).
+ *
+ * Limits, chosen and documented here:
+ * - Size cap: a node whose outputs total more than FOLD_MAX_BYTES is folded
+ *   only when they are no larger than its constant inputs (a Transpose of a
+ *   weight folds; a ConstantOfShape / Expand that would blow a scalar up to
+ *   a huge tensor stays a runtime node and keeps the weights small).
+ * - Precision: evaluation is in double, as in the interpreter, so i64
+ *   values beyond 2^53 may lose low bits (they are not shape-like in
+ *   practice). The INT64_MAX sentinel ("slice to the end") is kept exact:
+ *   a double at or above 2^63 stores as INT64_MAX.
+ * - An op without eval is never folded; an eval error on constant data is
+ *   reported (the same node would fail in the interpreter).
+ *
+ * The dead-value sweep compacts g->values and renumbers ids. The graph's
+ * name index (ir/graph.c) cannot be rebuilt from here, so a removed value's
+ * name is cleared to "": its index slot stays as a tombstone that no lookup
+ * matches, and the next growth of the index drops it.
+ */
+#include "passes.h"
+#include "../ir/op.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FOLD_MAX_BYTES ((int64_t)16 << 20)
+
+static int64_t value_bytes(const Value *v)
+{
+    return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype);
+}
+
+/* Stores element i of a folded output; see the INT64_MAX note above. */
+static void store_elem(DType t, void *data, size_t i, double x)
+{
+    if (t == DT_I64 && x >= 9223372036854775808.0) {
+        int64_t m = INT64_MAX;
+        memcpy((char *)data + 8 * i, &m, 8);
+        return;
+    }
+    ir_store_f64(t, data, i, x);
+}
+
+/* 1 when n may be folded now: it has an eval, its inputs are constants (or
+ * only their shapes matter) and its outputs pass the size cap. */
+static int foldable(const Node *n)
+{
+    const OpDesc *od = ir_op(n->op);
+    if (!od->eval) return 0;
+    int64_t in_bytes = 0, out_bytes = 0;
+    for (int j = 0; j < n->n_in; j++) {
+        const Value *v = n->in[j];
+        if (!v) continue;
+        if (v->kind != VK_CONST && !od->shape_only) return 0;
+        if (v->kind == VK_CONST) in_bytes += value_bytes(v);
+    }
+    for (int j = 0; j < n->n_out; j++) {
+        if (!n->out[j]->shape_known) return 0;
+        out_bytes += value_bytes(n->out[j]);
+    }
+    return out_bytes <= FOLD_MAX_BYTES || out_bytes <= in_bytes;
+}
+
+/* Evaluates n (foldable) and turns its outputs into constants. */
+static int fold(Graph *g, Node *n, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    int ni = n->n_in, no = n->n_out, rc = 0;
+    double **in = calloc((size_t)ni + 1, sizeof *in);
+    double **out = calloc((size_t)no + 1, sizeof *out);
+    GC_ASSERT(in && out);
+    for (int j = 0; j < ni; j++) {
+        const Value *v = n->in[j];
+        if (!v || v->kind != VK_CONST) continue; /* absent, or shape_only */
+        int64_t cnt = ir_numel(&v->shape);
+        in[j] = malloc(sizeof(double) * (size_t)(cnt ? cnt : 1));
+        GC_ASSERT(in[j]);
+        for (int64_t k = 0; k < cnt; k++) in[j][k] = ir_load_f64(v->dtype, v->data, (size_t)k);
+    }
+    for (int j = 0; j < no; j++) {
+        int64_t cnt = ir_numel(&n->out[j]->shape);
+        out[j] = calloc((size_t)(cnt ? cnt : 1), sizeof(double));
+        GC_ASSERT(out[j]);
+    }
+    rc = od->eval(n, (const double *const *)in, (double *const *)out, d);
+    for (int j = 0; j < no && !rc; j++) {
+        Value *v = n->out[j];
+        int64_t cnt = ir_numel(&v->shape);
+        size_t nbytes = (size_t)value_bytes(v);
+        void *data = ir_alloc(g, nbytes ? nbytes : 1);
+        for (int64_t k = 0; k < cnt; k++) store_elem(v->dtype, data, (size_t)k, out[j][k]);
+        v->kind = VK_CONST;
+        v->producer = NULL;
+        v->producer_out = 0;
+        v->data = data;
+        v->nbytes = nbytes;
+    }
+    for (int j = 0; j < ni; j++) free(in[j]);
+    for (int j = 0; j < no; j++) free(out[j]);
+    free(in);
+    free(out);
+    return rc ? -1 : 1;
+}
+
+int pass_fold_node(Graph *g, Node *n, Diag *d)
+{
+    return foldable(n) ? fold(g, n, d) : 0;
+}
+
+/* Drops every value that is not a graph input or output and that no node
+ * of the schedule reads or writes; renumbers the rest. */
+static void sweep_values(Graph *g)
+{
+    char *keep = calloc((size_t)g->n_values + 1, 1);
+    GC_ASSERT(keep);
+    for (int i = 0; i < g->n_inputs; i++) keep[g->inputs[i]->id] = 1;
+    for (int i = 0; i < g->n_outputs; i++) keep[g->outputs[i]->id] = 1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j]) keep[n->in[j]->id] = 1;
+        for (int j = 0; j < n->n_out; j++) keep[n->out[j]->id] = 1;
+    }
+    int k = 0;
+    for (int i = 0; i < g->n_values; i++) {
+        Value *v = g->values[i];
+        if (keep[i]) {
+            v->id = k;
+            g->values[k++] = v;
+        } else {
+            v->name = ""; /* tombstone in the name index, see above */
+        }
+    }
+    g->n_values = k;
+    free(keep);
+}
+
+int pass_fold_constants(Graph *g, Diag *d)
+{
+    int k = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        Node *n = g->nodes[i];
+        int f = pass_fold_node(g, n, d);
+        if (f < 0) return -1;
+        if (!f) g->nodes[k++] = n;
+    }
+    g->n_nodes = k;
+    if (ir_toposort(g, d)) return -1;
+    sweep_values(g);
+    return 0;
+}

@@ -1,0 +1,273 @@
+/* gcrt_vision.c — vision kernels (see gcrt_vision.h).
+ *
+ * Like gcrt_nn.c, the typed kernels are written once over an element type T
+ * and a name suffix S: the file includes itself twice with
+ * GCRT_VISION_TEMPLATE defined, for float (_f32) and double (_f64).
+ *
+ * ConvTranspose scatters: Y starts at the bias and every input element adds
+ * its products with the kernel taps into the output positions they reach,
+ * so no scratch is needed. Resize reads tap tables that the compiler
+ * computed (coordinate transforms, rounding and cubic weights all live in
+ * the compiler), and sums the tensor product of the per-axis taps for each
+ * output element. Reductions (norm statistics, LRN window sums, resize
+ * sums) accumulate in double.
+ */
+#ifndef GCRT_VISION_TEMPLATE
+
+#include "gcrt_vision.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GCRT_VISION_MAX_RANK 8
+
+/* Copies element si of src to element di of dst, elements of es bytes. */
+static void gcrt_vision_move(unsigned char *dst, int64_t di, const unsigned char *src, int64_t si, int64_t es)
+{
+    memcpy(dst + di * es, src + si * es, (size_t)es);
+}
+
+void gcrt_depth_to_space(int64_t esize, int64_t N, int64_t C, int64_t H, int64_t W, int64_t b, int crd,
+                         const void *X, void *Y)
+{
+    const unsigned char *x = (const unsigned char *)X;
+    unsigned char *y = (unsigned char *)Y;
+    int64_t Co = C / (b * b), e = 0, n, c, oy, ox;
+    for (n = 0; n < N; n++)
+        for (c = 0; c < Co; c++)
+            for (oy = 0; oy < H * b; oy++)
+                for (ox = 0; ox < W * b; ox++) {
+                    int64_t bh = oy % b, bw = ox % b;
+                    int64_t ci = crd ? (c * b + bh) * b + bw : (bh * b + bw) * Co + c;
+                    gcrt_vision_move(y, e++, x, ((n * C + ci) * H + oy / b) * W + ox / b, esize);
+                }
+}
+
+void gcrt_space_to_depth(int64_t esize, int64_t N, int64_t C, int64_t H, int64_t W, int64_t b,
+                         const void *X, void *Y)
+{
+    const unsigned char *x = (const unsigned char *)X;
+    unsigned char *y = (unsigned char *)Y;
+    int64_t Ho = H / b, Wo = W / b, Co = C * b * b, e = 0, n, c, iy, ix;
+    for (n = 0; n < N; n++)
+        for (c = 0; c < C; c++)
+            for (iy = 0; iy < H; iy++)
+                for (ix = 0; ix < W; ix++) {
+                    int64_t co = ((iy % b) * b + ix % b) * C + c;
+                    gcrt_vision_move(y, ((n * Co + co) * Ho + iy / b) * Wo + ix / b, x, e++, esize);
+                }
+}
+
+#define GCRT_VISION_TEMPLATE
+#define T float
+#define S(name) name##_f32
+#include "gcrt_vision.c"
+#undef T
+#undef S
+
+#define T double
+#define S(name) name##_f64
+#include "gcrt_vision.c"
+
+#else /* GCRT_VISION_TEMPLATE: the kernels for one element type */
+
+void S(gcrt_convtranspose)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in, const int64_t *k,
+                           const int64_t *out, const int64_t *st, const int64_t *dl, const int64_t *pd,
+                           const T *X, const T *W, const T *B, T *Y)
+{
+    int64_t Cg = C / group, Mg = M / group;
+    int64_t IP = in[0] * in[1] * in[2], OP = out[0] * out[1] * out[2], KP = k[0] * k[1] * k[2];
+    int64_t n, m, c, p, id, ih, iw, kd, kh, kw, mg;
+    for (n = 0; n < N; n++)
+        for (m = 0; m < M; m++) {
+            T b = B ? B[m] : (T)0;
+            T *y = Y + (n * M + m) * OP;
+            for (p = 0; p < OP; p++) y[p] = b;
+        }
+    for (n = 0; n < N; n++)
+        for (c = 0; c < C; c++) {
+            int64_t g = c / Cg;
+            const T *x = X + (n * C + c) * IP;
+            T *yg = Y + (n * M + g * Mg) * OP;
+            const T *wc = W + c * Mg * KP;
+            for (id = 0; id < in[0]; id++)
+                for (ih = 0; ih < in[1]; ih++)
+                    for (iw = 0; iw < in[2]; iw++) {
+                        T xv = x[(id * in[1] + ih) * in[2] + iw];
+                        for (kd = 0; kd < k[0]; kd++) {
+                            int64_t od = id * st[0] - pd[0] + kd * dl[0];
+                            if (od < 0 || od >= out[0]) continue;
+                            for (kh = 0; kh < k[1]; kh++) {
+                                int64_t oh = ih * st[1] - pd[1] + kh * dl[1];
+                                if (oh < 0 || oh >= out[1]) continue;
+                                for (kw = 0; kw < k[2]; kw++) {
+                                    int64_t ow = iw * st[2] - pd[2] + kw * dl[2];
+                                    int64_t op = (od * out[1] + oh) * out[2] + ow, kp = (kd * k[1] + kh) * k[2] + kw;
+                                    if (ow < 0 || ow >= out[2]) continue;
+                                    for (mg = 0; mg < Mg; mg++) yg[mg * OP + op] += xv * wc[mg * KP + kp];
+                                }
+                            }
+                        }
+                    }
+        }
+}
+
+void S(gcrt_global_maxpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
+{
+    int64_t q, i;
+    for (q = 0; q < NC; q++) {
+        T mx = X[q * Sz];
+        for (i = 1; i < Sz; i++)
+            if (X[q * Sz + i] > mx) mx = X[q * Sz + i];
+        Y[q] = mx;
+    }
+}
+
+void S(gcrt_instancenorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B, double eps,
+                          T *Y)
+{
+    int64_t n, c, i;
+    for (n = 0; n < N; n++)
+        for (c = 0; c < C; c++) {
+            const T *x = X + (n * C + c) * Sz;
+            T *y = Y + (n * C + c) * Sz;
+            double mu = 0, var = 0, a;
+            for (i = 0; i < Sz; i++) mu += x[i];
+            mu /= (double)Sz;
+            for (i = 0; i < Sz; i++) var += ((double)x[i] - mu) * ((double)x[i] - mu);
+            var /= (double)Sz;
+            a = (double)scale[c] / sqrt(var + eps);
+            for (i = 0; i < Sz; i++) y[i] = (T)(((double)x[i] - mu) * a + (double)B[c]);
+        }
+}
+
+void S(gcrt_lrn)(int64_t N, int64_t C, int64_t Sz, int64_t size, double alpha, double beta, double bias,
+                 const T *X, T *Y)
+{
+    int64_t lo = (size - 1) / 2, hi = size - 1 - lo, n, c, i, j;
+    for (n = 0; n < N; n++)
+        for (c = 0; c < C; c++) {
+            int64_t j0 = c - lo < 0 ? 0 : c - lo, j1 = c + hi >= C ? C - 1 : c + hi;
+            for (i = 0; i < Sz; i++) {
+                double sq = 0;
+                for (j = j0; j <= j1; j++) {
+                    double v = X[(n * C + j) * Sz + i];
+                    sq += v * v;
+                }
+                Y[(n * C + c) * Sz + i] =
+                    (T)((double)X[(n * C + c) * Sz + i] / pow(bias + alpha / (double)size * sq, beta));
+            }
+        }
+}
+
+void S(gcrt_mvn)(int rank, const int64_t *dims, const int *mask, const T *X, T *Y)
+{
+    int64_t st[GCRT_VISION_MAX_RANK], kd[GCRT_VISION_MAX_RANK], rd[GCRT_VISION_MAX_RANK];
+    int64_t ks[GCRT_VISION_MAX_RANK], rs[GCRT_VISION_MAX_RANK], ki[GCRT_VISION_MAX_RANK], ri[GCRT_VISION_MAX_RANK];
+    int64_t K = 1, R = 1, k, q;
+    int nk = 0, nr = 0, a;
+    st[rank - 1] = 1;
+    for (a = rank - 2; a >= 0; a--) st[a] = st[a + 1] * dims[a + 1];
+    for (a = 0; a < rank; a++) {
+        if (mask[a]) { rd[nr] = dims[a]; rs[nr++] = st[a]; R *= dims[a]; }
+        else { kd[nk] = dims[a]; ks[nk++] = st[a]; K *= dims[a]; }
+    }
+    for (a = 0; a < nk; a++) ki[a] = 0;
+    for (k = 0; k < K; k++) {
+        int64_t base = 0;
+        double s1 = 0, s2 = 0, mu, var, sd;
+        for (a = 0; a < nk; a++) base += ki[a] * ks[a];
+        for (int pass = 0; pass < 2; pass++) {
+            for (a = 0; a < nr; a++) ri[a] = 0;
+            for (q = 0; q < R; q++) {
+                int64_t off = base;
+                for (a = 0; a < nr; a++) off += ri[a] * rs[a];
+                if (pass == 0) {
+                    s1 += X[off];
+                    s2 += (double)X[off] * X[off];
+                } else {
+                    Y[off] = (T)(((double)X[off] - mu) / sd);
+                }
+                for (a = nr - 1; a >= 0; a--) {
+                    if (++ri[a] < rd[a]) break;
+                    ri[a] = 0;
+                }
+            }
+            if (pass == 0) {
+                mu = s1 / (double)R;
+                var = s2 / (double)R - mu * mu;
+                sd = sqrt(var > 0 ? var : 0) + 1e-9;
+            }
+        }
+        for (a = nk - 1; a >= 0; a--) {
+            if (++ki[a] < kd[a]) break;
+            ki[a] = 0;
+        }
+    }
+}
+
+void S(gcrt_hardmax)(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y)
+{
+    int64_t o, i, j;
+    for (o = 0; o < outer; o++)
+        for (i = 0; i < inner; i++) {
+            const T *x = X + o * n * inner + i;
+            T *y = Y + o * n * inner + i;
+            int64_t best = 0;
+            for (j = 0; j < n; j++) {
+                if (x[j * inner] > x[best * inner]) best = j;
+                y[j * inner] = 0;
+            }
+            if (n > 0) y[best * inner] = 1;
+        }
+}
+
+void S(gcrt_resize)(int rank, const int64_t *in, const int64_t *out, const int64_t *K, const int64_t *idx,
+                    const double *w, double extrap, const T *X, T *Y)
+{
+    int64_t st[GCRT_VISION_MAX_RANK], base[GCRT_VISION_MAX_RANK], o[GCRT_VISION_MAX_RANK], t[GCRT_VISION_MAX_RANK];
+    int64_t total = 1, e;
+    int a;
+    st[rank - 1] = 1;
+    for (a = rank - 2; a >= 0; a--) st[a] = st[a + 1] * in[a + 1];
+    base[0] = 0;
+    for (a = 0; a + 1 < rank; a++) base[a + 1] = base[a] + out[a] * K[a];
+    for (a = 0; a < rank; a++) {
+        total *= out[a];
+        o[a] = 0;
+    }
+    for (e = 0; e < total; e++) {
+        int outside = 0;
+        for (a = 0; a < rank; a++) {
+            t[a] = 0;
+            if (idx[base[a] + o[a] * K[a]] < 0) outside = 1;
+        }
+        if (outside) {
+            Y[e] = (T)extrap;
+        } else {
+            double acc = 0;
+            for (;;) {
+                double wt = 1;
+                int64_t off = 0;
+                for (a = 0; a < rank; a++) {
+                    int64_t j = base[a] + o[a] * K[a] + t[a];
+                    wt *= w[j];
+                    off += idx[j] * st[a];
+                }
+                acc += wt * (double)X[off];
+                for (a = rank - 1; a >= 0; a--) {
+                    if (++t[a] < K[a]) break;
+                    t[a] = 0;
+                }
+                if (a < 0) break;
+            }
+            Y[e] = (T)acc;
+        }
+        for (a = rank - 1; a >= 0; a--) {
+            if (++o[a] < out[a]) break;
+            o[a] = 0;
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,355 @@
+#!/usr/bin/python3
+"""run_onnx_suite.py — the ONNX backend node-test conformance harness.
+
+Each test_*/ folder of the ONNX node suite holds model.onnx and
+test_data_set_0/{input,output}_N.pb. For every test the harness
+
+  1. compiles the model: `graphc compile model.onnx -o DIR --emit-main --name m`;
+  2. builds it fast: the runtime sources (gcrt_*.c, the same in every output
+     folder) are compiled ONCE into a static library in the work folder, and
+     each test compiles only m.c, m_main.c and m_weights.S with
+     `cc -O1 -std=c99 -w` (the portable kernels: no BLAS);
+  3. converts the inputs (graph inputs in order, initializers excluded) to
+     .npy with onnx.numpy_helper, runs m_main, and compares every output with
+     output_N.pb: dtype and shape equal; floats within
+     1e-5 + 1e-3 * |expected| (NaN matches NaN); integers and bools exactly;
+  4. with --interp, also runs `graphc run` and compares the same way.
+
+Each test gets one status: pass; unsupported (graphc says the op, a dtype or
+a feature is unsupported or the C backend has no emitter for it); error (any
+other compile, build or run failure); wrong (an output differs). The summary
+counts the statuses over all tests and over the float32-only subset (tests
+whose model inputs and outputs are all float32 tensors); --csv writes one row
+per test (name, status, detail).
+
+Without --suite the suite is generated into WORK/suite with
+../shared/tools/gen_onnx_node_suite.py (the shared folder beside the repo
+root) using /usr/bin/python3 and Debian's python3-onnx, unless it is
+already there.
+
+--expect FILE (one test name per line, '#' comments) turns the run into a
+regression guard: it closes with "N passed, M failed" over the listed tests
+and exits non-zero if any of them does not pass.
+"""
+import argparse
+import concurrent.futures
+import csv
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+GEN_SCRIPT = ROOT.parent / "shared" / "tools" / "gen_onnx_node_suite.py"
+CC = os.environ.get("CC", "cc")
+CFLAGS = ["-O1", "-std=c99", "-w"]
+ATOL, RTOL = 1e-5, 1e-3
+TIMEOUT = 120  # seconds for any one command
+
+# graphc errors that mean "not supported" rather than "broken".
+UNSUPPORTED_RE = re.compile(r"unsupported|not supported|does not support|supports only|no emitter|unknown op|"
+                            r"no shape inference|no reference evaluation", re.I)
+
+
+def run(cmd, cwd=None):
+    try:
+        return subprocess.run(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=TIMEOUT, text=True, errors="replace")
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, -999, "", f"timed out after {TIMEOUT}s")
+
+
+def one_line(s, n=300):
+    s = " ".join((s or "").split())
+    return s if len(s) <= n else s[:n] + "..."
+
+
+def to_bf16_bits(x):
+    b = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(u):
+    return (np.asarray(u, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+class Runtime:
+    """The runtime library, built once from the first compiled output folder."""
+
+    def __init__(self, work):
+        self.dir = work / "runtime"
+        self.lock = threading.Lock()
+        self.lib = None
+        self.error = None
+
+    def get(self, outdir):
+        """Path of libgcrt.a, or raises RuntimeError with the build failure."""
+        with self.lock:
+            if self.lib is None and self.error is None:
+                self._build(outdir)
+            if self.error:
+                raise RuntimeError(self.error)
+            return self.lib
+
+    def _build(self, outdir):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        for p in Path(outdir).glob("gcrt*"):
+            shutil.copy(p, self.dir / p.name)
+        objs = []
+        for src in sorted(self.dir.glob("gcrt_*.c")):
+            obj = src.with_suffix(".o")
+            p = run([CC] + CFLAGS + ["-I.", "-c", src.name, "-o", obj.name], cwd=self.dir)
+            if p.returncode != 0:
+                self.error = f"runtime build failed ({src.name}): {one_line(p.stderr)}"
+                return
+            objs.append(obj.name)
+        lib = self.dir / "libgcrt.a"
+        p = run(["ar", "rcs", lib.name] + objs, cwd=self.dir)
+        if p.returncode != 0:
+            self.error = f"ar failed: {one_line(p.stderr)}"
+            return
+        self.lib = lib
+
+
+def value_info(vi):
+    """(elem_type or None for non-tensors, name)."""
+    t = vi.type
+    if t.WhichOneof("value") != "tensor_type":
+        return None, vi.name
+    return t.tensor_type.elem_type, vi.name
+
+
+def model_ports(model_path):
+    m = onnx.load(str(model_path))
+    inits = {i.name for i in m.graph.initializer}
+    ins = [value_info(v) for v in m.graph.input if v.name not in inits]
+    outs = [value_info(v) for v in m.graph.output]
+    return ins, outs
+
+
+def load_pb(path, elem_type):
+    t = TensorProto()
+    t.ParseFromString(Path(path).read_bytes())
+    a = numpy_helper.to_array(t)
+    if elem_type == TensorProto.BFLOAT16 and a.dtype != np.uint16:
+        a = to_bf16_bits(a)
+    return np.array(a, order="C")  # (ascontiguousarray would make a 0-d array 1-d)
+
+
+def compare(got, exp):
+    """None when got matches exp, else the reason."""
+    if got.dtype != exp.dtype:
+        return f"dtype {got.dtype} != expected {exp.dtype}"
+    if got.shape != exp.shape:
+        return f"shape {got.shape} != expected {exp.shape}"
+    if got.dtype == np.uint16 or got.dtype.kind == "f":
+        g = from_bf16_bits(got) if got.dtype == np.uint16 else got
+        e = from_bf16_bits(exp) if exp.dtype == np.uint16 else exp
+        g, e = g.astype(np.float64), e.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            ok = (g == e) | (np.isnan(g) & np.isnan(e)) | (np.abs(g - e) <= ATOL + RTOL * np.abs(e))
+        if not ok.all():
+            i = np.flatnonzero(~ok)[0]
+            return f"{(~ok).sum()} of {ok.size} elements out of tolerance; first at {i}: got {g.flat[i]!r} expected {e.flat[i]!r}"
+        return None
+    bad = got != exp
+    if bad.any():
+        i = np.flatnonzero(bad)[0]
+        return f"{bad.sum()} of {bad.size} elements differ; first at {i}: got {got.flat[i]!r} expected {exp.flat[i]!r}"
+    return None
+
+
+def check_outputs(outdir, expected, who):
+    """None, or (status, detail) for the outputs written to outdir."""
+    for k, exp in enumerate(expected):
+        p = outdir / f"output_{k}.npy"
+        if not p.exists():
+            return "error", f"{who} wrote no {p.name}"
+        try:
+            got = np.load(p, allow_pickle=False)
+        except Exception as e:
+            return "error", f"{who}: cannot read {p.name}: {e}"
+        why = compare(got, exp)
+        if why:
+            return "wrong", f"{who} output {k}: {why}"
+    return None
+
+
+def graphc_failure(p, what):
+    msg = one_line(p.stderr or p.stdout)
+    status = "unsupported" if p.returncode == 1 and UNSUPPORTED_RE.search(msg) else "error"
+    return status, f"{what} (exit {p.returncode}): {msg}"
+
+
+def run_test(args, test, runtime):
+    """(status, detail, f32_only) for one test folder."""
+    work = args.work / test.name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    f32 = False
+    try:
+        ins, outs = model_ports(test / "model.onnx")
+        f32 = all(t == TensorProto.FLOAT for t, _ in ins + outs)
+        status, detail = check_test(args, test, work, runtime, ins, outs)
+    except Exception as e:  # a harness bug or unreadable data fails the test, not the run
+        status, detail = "error", f"harness: {type(e).__name__}: {one_line(str(e))}"
+    if status == "pass" and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return status, detail, f32
+
+
+def check_test(args, test, work, runtime, ins, outs):
+    cdir = work / "c"
+    p = run([args.graphc, "compile", str(test / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m"])
+    if p.returncode != 0:
+        return graphc_failure(p, "graphc compile")
+    data = test / "test_data_set_0"
+    if any(t is None for t, _ in ins + outs):
+        return "unsupported", "non-tensor (sequence/optional) model input or output"
+    in_files = []
+    for k, (t, _) in enumerate(ins):
+        pb = data / f"input_{k}.pb"
+        if not pb.exists():
+            return "error", f"missing {pb.name}"
+        path = work / f"in{k}.npy"
+        np.save(path, load_pb(pb, t), allow_pickle=False)
+        in_files.append(str(path))
+    expected = [load_pb(data / f"output_{k}.pb", t) for k, (t, _) in enumerate(outs)]
+
+    try:
+        lib = runtime.get(cdir)
+    except RuntimeError as e:
+        return "error", str(e)
+    p = run([CC] + CFLAGS + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S", str(lib), "-lm"], cwd=cdir)
+    if p.returncode != 0:
+        return "error", f"cc failed (exit {p.returncode}): {one_line(p.stderr)}"
+    out_c = work / "out_c"
+    p = run([str(cdir / "m_main"), str(out_c)] + in_files)
+    if p.returncode != 0:
+        return "error", f"m_main failed (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
+    bad = check_outputs(out_c, expected, "compiled")
+    if bad:
+        return bad
+    if args.interp:
+        out_i = work / "out_interp"
+        p = run([args.graphc, "run", str(test / "model.onnx"), str(out_i)] + in_files)
+        if p.returncode != 0:
+            return graphc_failure(p, "graphc run")
+        bad = check_outputs(out_i, expected, "interpreter")
+        if bad:
+            return bad
+    return "pass", ""
+
+
+def find_suite(args):
+    if args.suite:
+        suite = Path(args.suite)
+        if (suite / "node").is_dir() and not list(suite.glob("test_*")):
+            suite = suite / "node"
+        return suite
+    gen = args.work / "suite"
+    if not (gen / "node").is_dir():
+        print(f"generating the ONNX node suite into {gen} ...", flush=True)
+        p = subprocess.run(["/usr/bin/python3", str(GEN_SCRIPT), str(gen)], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        if p.returncode != 0 or not (gen / "node").is_dir():
+            sys.exit(f"suite generation failed (exit {p.returncode}): {one_line(p.stdout, 2000)}")
+    return gen / "node"
+
+
+def read_expect(path):
+    names = []
+    for line in Path(path).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.append(line)
+    return names
+
+
+def summary_line(label, rows):
+    counts = {s: 0 for s in ("pass", "unsupported", "error", "wrong")}
+    for s in rows:
+        counts[s] += 1
+    return (f"{label}: {len(rows)} tests: {counts['pass']} pass, {counts['unsupported']} unsupported, "
+            f"{counts['error']} error, {counts['wrong']} wrong")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphc", default=str(ROOT / "build" / "graphc"), help="path of the graphc binary")
+    ap.add_argument("--suite", help="folder holding the test_*/ folders (default: generate into WORK/suite)")
+    ap.add_argument("--work", help="scratch folder (default: a temporary one)")
+    ap.add_argument("--filter", help="only tests whose name contains this substring")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1, help="parallel tests")
+    ap.add_argument("--csv", help="write name,status,detail per test to this file")
+    ap.add_argument("--interp", action="store_true", help="also check the reference interpreter (graphc run)")
+    ap.add_argument("--expect", help="file of test names that must pass (regression guard)")
+    ap.add_argument("--keep", action="store_true", help="keep the work folders of passing tests")
+    ap.add_argument("-v", "--verbose", action="store_true", help="one line per test")
+    args = ap.parse_args()
+    args.graphc = os.path.abspath(args.graphc)
+    if not os.access(args.graphc, os.X_OK):
+        sys.exit(f"graphc binary not found: {args.graphc} (pass --graphc PATH)")
+    temp_work = not args.work
+    args.work = Path(args.work or tempfile.mkdtemp(prefix="graphc-onnx-")).resolve()
+    args.work.mkdir(parents=True, exist_ok=True)
+
+    suite = find_suite(args)
+    tests = sorted(p for p in suite.glob("test_*") if p.is_dir() and (p / "model.onnx").exists())
+    if args.filter:
+        tests = [t for t in tests if args.filter in t.name]
+    if not tests:
+        sys.exit(f"no test_*/model.onnx under {suite}")
+    runtime = Runtime(args.work)
+    t0 = time.time()
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
+        futs = {pool.submit(run_test, args, t, runtime): t.name for t in tests}
+        for f in concurrent.futures.as_completed(futs):
+            name = futs[f]
+            results[name] = f.result()
+            if args.verbose:
+                st, det, _ = results[name]
+                print(f"{st:11} {name}" + (f": {det}" if det else ""), flush=True)
+
+    names = sorted(results)
+    if args.csv:
+        with open(args.csv, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["name", "status", "detail"])
+            for n in names:
+                w.writerow([n, results[n][0], results[n][1]])
+    print(summary_line("all", [results[n][0] for n in names]))
+    print(summary_line("float32-only", [results[n][0] for n in names if results[n][2]]))
+    print(f"({time.time() - t0:.0f} s, -j {args.j}, {'compiled C + interpreter' if args.interp else 'compiled C'})")
+
+    rc = 0
+    if args.expect:
+        want = [n for n in read_expect(args.expect) if not args.filter or args.filter in n]
+        failed = []
+        for n in want:
+            if n not in results:
+                failed.append(f"FAIL {n}: not in the suite")
+            elif results[n][0] != "pass":
+                failed.append(f"FAIL {n}: {results[n][0]}: {results[n][1]}")
+        for line in failed:
+            print(line)
+        print(f"{len(want) - len(failed)} passed, {len(failed)} failed")
+        rc = 1 if failed else 0
+    if temp_work and not args.keep and rc == 0:
+        shutil.rmtree(args.work, ignore_errors=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
