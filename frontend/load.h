@@ -17,6 +17,7 @@ typedef struct InputShape {
 typedef struct LoadOptions {
     const InputShape *shapes;
     int n_shapes;
+    int no_fold; /* copied into Graph.no_fold by the driver */
 } LoadOptions;
 
 typedef Graph *(*ModelLoaderOpts)(const char *path, const LoadOptions *opts, Diag *d);

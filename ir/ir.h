@@ -197,6 +197,7 @@ typedef struct Graph {
     Value **outputs;
     int n_outputs, cap_outputs;
     int64_t arena_bytes; /* set by memory planning */
+    int no_fold; /* option: constant folding off (tests of emitters) */
     struct IrResource *resources; /* released by ir_graph_free, newest first */
 } Graph;
 

@@ -90,7 +90,7 @@ static int fold(Graph *g, Node *n, Diag *d)
     GC_ASSERT(in && out);
     for (int j = 0; j < ni; j++) {
         const Value *v = n->in[j];
-        if (!v || v->kind != VK_CONST) continue; /* absent, or shape_only */
+        if (!v || v->kind != VK_CONST || od->shape_only) continue; /* eval reads no data */
         int64_t cnt = ir_numel(&v->shape);
         in[j] = malloc(sizeof(double) * (size_t)(cnt ? cnt : 1));
         GC_ASSERT(in[j]);
@@ -123,7 +123,7 @@ static int fold(Graph *g, Node *n, Diag *d)
 
 int pass_fold_node(Graph *g, Node *n, Diag *d)
 {
-    return foldable(n) ? fold(g, n, d) : 0;
+    return !g->no_fold && foldable(n) ? fold(g, n, d) : 0;
 }
 
 /* Drops every value that is not a graph input or output and that no node

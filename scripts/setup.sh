@@ -5,7 +5,7 @@
 # (`nm` in the model tests). Idempotent: does nothing when everything is there.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libcmocka-dev libopenblas-dev python3 python3-numpy
+packages=(build-essential cmake pkg-config libcmocka-dev libopenblas-dev python3 python3-numpy python3-onnx
           git ca-certificates binutils)
 
 missing=()

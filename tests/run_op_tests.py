@@ -21,7 +21,9 @@ Every tests/ops/**/*.gir file is one test, of one of two kinds:
   and bools exactly.
 
 Directives (comment lines): `#! range %x LO HI` sets input x's random range
-(default -2..2; integers LO..HI inclusive) and `#! tol ATOL RTOL` the
+(default -2..2; integers LO..HI inclusive), `#! fold` keeps constant folding on
+(it is off by default, --no-fold, so ops fed by constants reach the C code) and
+`#! tol ATOL RTOL` the
 tolerances (default 1e-5 1e-5).
 
 Unless --no-coverage, the driver also checks that every op listed in
@@ -53,6 +55,7 @@ INPUT_RE = re.compile(r'^\s*input\s+%(' + NAME + r')\s*:\s*([a-z0-9]+)\s*\[([^\]
 GRAPH_RE = re.compile(r'^\s*graph\s+(' + NAME + r')\s*\{', re.M)
 RANGE_RE = re.compile(r'^#!\s*range\s+%(' + NAME + r')\s+(\S+)\s+(\S+)\s*$', re.M)
 TOL_RE = re.compile(r'^#!\s*tol\s+(\S+)\s+(\S+)\s*$', re.M)
+FOLD_RE = re.compile(r'^#!\s*fold\s*$', re.M)
 ERR_RE = re.compile(r'^#!\s*expect-error:\s?(.*?)\s*$')
 
 NP_DTYPES = {
@@ -225,13 +228,17 @@ def check_run(args, f, text, work):
     out_ref, out_c, cdir = work / "out_interp", work / "out_c", work / "c"
     out_ref.mkdir()
     out_c.mkdir()
-    p = run([args.graphc, "run", f, str(out_ref)] + in_files)
+    # Constant folding stays off unless the test asks for it (`#! fold`), so
+    # that ops fed only by constants still reach their C emitters.
+    fold = [] if FOLD_RE.search(text) else ["--no-fold"]
+    p = run([args.graphc, "run", f, str(out_ref)] + fold + in_files)
     if p.returncode != 0:
         return f"graphc run failed, {describe(p)}"
     cname = re.sub(r"[^A-Za-z0-9_]", "_", Path(f).stem)
     if not re.match(r"[A-Za-z_]", cname):
         cname = "t_" + cname
-    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname])
+    cname = cname[:40].rstrip("_")  # graphc's limit for model names
+    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname] + fold)
     if p.returncode != 0:
         return f"graphc compile failed, {describe(p)}"
     cflags, ldflags = STRICT_CFLAGS, ""

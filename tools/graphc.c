@@ -162,6 +162,10 @@ static const char *parse_shape_opt(const char *text, InputShape *out)
 static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, InputShape *store)
 {
     const char *v;
+    if (strcmp(argv[*i], "--no-fold") == 0) {
+        o->no_fold = 1;
+        return 1;
+    }
     if (!opt_value(argc, argv, i, "--shape", &v)) return 0;
     if (!v || !*v) { fail("%s: --shape needs NAME=d0,d1,...", cmd); return -1; }
     InputShape *s = &store[o->n_shapes];
@@ -183,6 +187,7 @@ static Graph *load(const char *path, const LoadOptions *opts, Diag *d, int verbo
 {
     d->file = path;
     Graph *g = load_model_opts(path, opts, d);
+    if (g) g->no_fold = opts->no_fold;
     if (g && verbose)
         fprintf(stderr, "graphc: loaded %s: graph '%s', %d nodes, %d inputs, %d outputs\n", path, g->name,
                 g->n_nodes, g->n_inputs, g->n_outputs);
@@ -206,6 +211,8 @@ static const char compile_help[] =
     "                       [A-Za-z0-9_] turned into '_'; it must be a C identifier)\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
+    "  --no-fold            fold nothing at compile time: nodes with constant\n"
+    "                       inputs stay nodes (shape operands must be constants)\n"
     "  --emit-main          also write NAME_main.c, a program that reads the inputs\n"
     "                       from .npy files and writes output_<i>.npy files\n"
     "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
@@ -337,6 +344,8 @@ static const char run_help[] =
     "                       (outputs are still written in the graph's dtypes)\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
+    "  --no-fold            fold nothing at compile time: nodes with constant\n"
+    "                       inputs stay nodes (shape operands must be constants)\n"
     "  -v, --verbose        progress lines on stderr\n"
     "  -h, --help           this help\n";
 
@@ -455,6 +464,8 @@ static const char dump_help[] =
     "                       (these dumps always elide constants over 64 elements)\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
+    "  --no-fold            fold nothing at compile time: nodes with constant\n"
+    "                       inputs stay nodes (shape operands must be constants)\n"
     "  --elide              print constants over 64 elements as <elided N bytes>\n"
     "                       (readable, but the parser refuses it)\n"
     "  -h, --help           this help\n";

@@ -667,6 +667,8 @@ int cgen_write(const Graph *g, const char *dir, const CgenOptions *o, Diag *d)
     char name[64];
     const char *raw = o->name && *o->name ? o->name : g->name && *g->name ? g->name : "model";
     sanitize_ident(raw, name);
+    if (o->name && *o->name && strcmp(name, o->name) != 0)
+        return diag_error(d, "model name '%s' is not a C identifier of at most 40 characters (try '%s')", o->name, name);
     if (check_name(name, d)) return -1;
 
     CgenModel m = {.g = g, .o = o, .name = name};

@@ -29,7 +29,8 @@ already there.
 
 --expect FILE (one test name per line, '#' comments) turns the run into a
 regression guard: it closes with "N passed, M failed" over the listed tests
-and exits non-zero if any of them does not pass.
+and exits non-zero if any of them does not pass. --write-expect FILE writes
+the names of the tests that passed in this run, to refresh that list.
 """
 import argparse
 import concurrent.futures
@@ -56,7 +57,7 @@ ATOL, RTOL = 1e-5, 1e-3
 TIMEOUT = 120  # seconds for any one command
 
 # graphc errors that mean "not supported" rather than "broken".
-UNSUPPORTED_RE = re.compile(r"unsupported|not supported|does not support|supports only|no emitter|unknown op|"
+UNSUPPORTED_RE = re.compile(r"unsupported|not (?:a )?supported|does not support|supports only|no emitter|unknown op|"
                             r"no shape inference|no reference evaluation", re.I)
 
 
@@ -89,16 +90,20 @@ class Runtime:
         self.dir = work / "runtime"
         self.lock = threading.Lock()
         self.lib = None
+        self.sources = []
         self.error = None
 
     def get(self, outdir):
-        """Path of libgcrt.a, or raises RuntimeError with the build failure."""
+        """What to link for outdir: libgcrt.a, or outdir's own gcrt_*.c when
+        its runtime files differ from the library's (never expected). Raises
+        RuntimeError with the build failure."""
         with self.lock:
             if self.lib is None and self.error is None:
                 self._build(outdir)
             if self.error:
                 raise RuntimeError(self.error)
-            return self.lib
+        own = sorted(p.name for p in Path(outdir).glob("gcrt_*.c"))
+        return [str(self.lib)] if own == self.sources else own
 
     def _build(self, outdir):
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -113,6 +118,7 @@ class Runtime:
                 self.error = f"runtime build failed ({src.name}): {one_line(p.stderr)}"
                 return
             objs.append(obj.name)
+        self.sources = sorted(p.name for p in self.dir.glob("gcrt_*.c"))
         lib = self.dir / "libgcrt.a"
         p = run(["ar", "rcs", lib.name] + objs, cwd=self.dir)
         if p.returncode != 0:
@@ -230,7 +236,7 @@ def check_test(args, test, work, runtime, ins, outs):
         lib = runtime.get(cdir)
     except RuntimeError as e:
         return "error", str(e)
-    p = run([CC] + CFLAGS + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S", str(lib), "-lm"], cwd=cdir)
+    p = run([CC] + CFLAGS + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S"] + lib + ["-lm"], cwd=cdir)
     if p.returncode != 0:
         return "error", f"cc failed (exit {p.returncode}): {one_line(p.stderr)}"
     out_c = work / "out_c"
@@ -294,6 +300,8 @@ def main():
     ap.add_argument("--csv", help="write name,status,detail per test to this file")
     ap.add_argument("--interp", action="store_true", help="also check the reference interpreter (graphc run)")
     ap.add_argument("--expect", help="file of test names that must pass (regression guard)")
+    ap.add_argument("--write-expect", metavar="FILE",
+                    help="write the names of the passing tests to FILE (to refresh the --expect list)")
     ap.add_argument("--keep", action="store_true", help="keep the work folders of passing tests")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per test")
     args = ap.parse_args()
@@ -333,6 +341,11 @@ def main():
     print(summary_line("float32-only", [results[n][0] for n in names if results[n][2]]))
     print(f"({time.time() - t0:.0f} s, -j {args.j}, {'compiled C + interpreter' if args.interp else 'compiled C'})")
 
+    if args.write_expect:
+        with open(args.write_expect, "w") as fh:
+            fh.write("# ONNX node tests that must pass (tests/onnx/run_onnx_suite.py --expect);\n"
+                     "# written by run_onnx_suite.py --write-expect%s.\n" % (" --interp" if args.interp else ""))
+            fh.writelines(n + "\n" for n in names if results[n][0] == "pass")
     rc = 0
     if args.expect:
         want = [n for n in read_expect(args.expect) if not args.filter or args.filter in n]

@@ -635,7 +635,7 @@ static char *read_file(const char *path, size_t *len)
 
 static void check_gir_file(const char *path, WalkStats *st)
 {
-    size_t len;
+    size_t len = 0;
     char *text = read_file(path, &len);
     assert_non_null(text);
     Diag d;
