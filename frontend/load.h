@@ -18,6 +18,11 @@ typedef struct LoadOptions {
     const InputShape *shapes;
     int n_shapes;
     int no_fold; /* copied into Graph.no_fold by the driver */
+    /* --bind NAME=FILE.npy: graph inputs turned into constants (the driver
+     * applies them after loading); the strings are borrowed. */
+#define LOAD_MAX_BINDS 32
+    const char *binds[LOAD_MAX_BINDS];
+    int n_binds;
 } LoadOptions;
 
 typedef Graph *(*ModelLoaderOpts)(const char *path, const LoadOptions *opts, Diag *d);

@@ -112,6 +112,35 @@ Value *ir_new_value(Graph *g, const char *name)
     return v;
 }
 
+void ir_sweep_values(Graph *g)
+{
+    char *keep = calloc((size_t)g->n_values + 1, 1);
+    GC_ASSERT(keep);
+    for (int i = 0; i < g->n_inputs; i++) keep[g->inputs[i]->id] = 1;
+    for (int i = 0; i < g->n_outputs; i++) keep[g->outputs[i]->id] = 1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j]) keep[n->in[j]->id] = 1;
+        for (int j = 0; j < n->n_out; j++) keep[n->out[j]->id] = 1;
+    }
+    int k = 0;
+    for (int i = 0; i < g->n_values; i++)
+        if (keep[i]) {
+            g->values[i]->id = k;
+            g->values[k++] = g->values[i];
+        }
+    free(keep);
+    /* rebuild the name index over the survivors */
+    g->by_name = NULL;
+    g->cap_by_name = 0;
+    g->n_values = 0;
+    while (g->n_values < k) {
+        index_add(g, g->values[g->n_values]);
+        g->n_values++;
+    }
+}
+
 Value *ir_add_input(Graph *g, const char *name, DType t, const Shape *s)
 {
     Value *v = ir_new_value(g, name);
@@ -142,6 +171,20 @@ Value *ir_add_const(Graph *g, const char *name, DType t, const Shape *s,
         v->data = data;
     }
     return v;
+}
+
+void ir_bind_input(Graph *g, Value *v, const void *data)
+{
+    GC_ASSERT(v->kind == VK_INPUT);
+    int k = 0;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] != v) g->inputs[k++] = g->inputs[i];
+    g->n_inputs = k;
+    v->kind = VK_CONST;
+    v->nbytes = (size_t)ir_numel(&v->shape) * ir_dtype_size(v->dtype);
+    void *p = ir_alloc(g, v->nbytes);
+    if (v->nbytes) memcpy(p, data, v->nbytes);
+    v->data = p;
 }
 
 void ir_add_output(Graph *g, Value *v)

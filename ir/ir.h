@@ -227,6 +227,9 @@ Value *ir_add_input(Graph *g, const char *name, DType t, const Shape *s);
 Value *ir_add_const(Graph *g, const char *name, DType t, const Shape *s,
                     const void *data, int copy);
 void ir_add_output(Graph *g, Value *v);
+/* Turns graph input v into a constant holding a copy of data (v's dtype and
+ * shape): the input leaves g->inputs. */
+void ir_bind_input(Graph *g, Value *v, const void *data);
 /* Appends a node; creates n_out fresh output values (named out_names[i] when
  * given, otherwise after the node); attributes start at their defaults. */
 Node *ir_add_node(Graph *g, OpKind op, const char *name, Value *const *in,
@@ -240,6 +243,9 @@ int ir_set_attrs(Graph *g, Node *n, const char *kvs, Diag *d);
 /* Index of attribute `key` in n's op schema, -1 if none. */
 int ir_attr_index(const Node *n, const char *key);
 
+/* Drops every value that is not a graph input or output and that no node
+ * reads or writes; renumbers the rest and rebuilds the name index. */
+void ir_sweep_values(Graph *g);
 /* Number of nodes reading v (linear scan). */
 int ir_value_uses(const Graph *g, const Value *v);
 /* Structural checks; see the invariants above. */

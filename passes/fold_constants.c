@@ -31,10 +31,8 @@
  * - An op without eval is never folded; an eval error on constant data is
  *   reported (the same node would fail in the interpreter).
  *
- * The dead-value sweep compacts g->values and renumbers ids. The graph's
- * name index (ir/graph.c) cannot be rebuilt from here, so a removed value's
- * name is cleared to "": its index slot stays as a tombstone that no lookup
- * matches, and the next growth of the index drops it.
+ * Afterwards ir_sweep_values() drops the values nothing uses any more and
+ * renumbers the rest.
  */
 #include "passes.h"
 #include "../ir/op.h"
@@ -126,34 +124,6 @@ int pass_fold_node(Graph *g, Node *n, Diag *d)
     return !g->no_fold && foldable(n) ? fold(g, n, d) : 0;
 }
 
-/* Drops every value that is not a graph input or output and that no node
- * of the schedule reads or writes; renumbers the rest. */
-static void sweep_values(Graph *g)
-{
-    char *keep = calloc((size_t)g->n_values + 1, 1);
-    GC_ASSERT(keep);
-    for (int i = 0; i < g->n_inputs; i++) keep[g->inputs[i]->id] = 1;
-    for (int i = 0; i < g->n_outputs; i++) keep[g->outputs[i]->id] = 1;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const Node *n = g->nodes[i];
-        for (int j = 0; j < n->n_in; j++)
-            if (n->in[j]) keep[n->in[j]->id] = 1;
-        for (int j = 0; j < n->n_out; j++) keep[n->out[j]->id] = 1;
-    }
-    int k = 0;
-    for (int i = 0; i < g->n_values; i++) {
-        Value *v = g->values[i];
-        if (keep[i]) {
-            v->id = k;
-            g->values[k++] = v;
-        } else {
-            v->name = ""; /* tombstone in the name index, see above */
-        }
-    }
-    g->n_values = k;
-    free(keep);
-}
-
 int pass_fold_constants(Graph *g, Diag *d)
 {
     int k = 0;
@@ -165,6 +135,6 @@ int pass_fold_constants(Graph *g, Diag *d)
     }
     g->n_nodes = k;
     if (ir_toposort(g, d)) return -1;
-    sweep_values(g);
+    ir_sweep_values(g);
     return 0;
 }

@@ -9,7 +9,9 @@
 #include "gcrt_linalg.h"
 #include "gcrt_nn.h"
 #include "gcrt_reduce.h"
+#include "gcrt_rnn.h"
 #include "gcrt_shape.h"
+#include "gcrt_signal.h"
 #include "gcrt_vision.h"
 
 #endif

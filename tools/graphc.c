@@ -166,6 +166,12 @@ static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions
         o->no_fold = 1;
         return 1;
     }
+    if (opt_value(argc, argv, i, "--bind", &v)) {
+        if (!v || !strchr(v, '=') || *v == '=') { fail("%s: --bind needs NAME=FILE.npy", cmd); return -1; }
+        if (o->n_binds == LOAD_MAX_BINDS) { fail("%s: at most %d --bind options", cmd, LOAD_MAX_BINDS); return -1; }
+        o->binds[o->n_binds++] = v;
+        return 1;
+    }
     if (!opt_value(argc, argv, i, "--shape", &v)) return 0;
     if (!v || !*v) { fail("%s: --shape needs NAME=d0,d1,...", cmd); return -1; }
     InputShape *s = &store[o->n_shapes];
@@ -183,11 +189,50 @@ static void free_shapes(LoadOptions *o, InputShape *store)
     free(store);
 }
 
+/* Applies the --bind options: each names a graph input and a .npy file
+ * whose dtype and shape must match it exactly. */
+static int apply_binds(Graph *g, const LoadOptions *o, Diag *d)
+{
+    for (int k = 0; k < o->n_binds; k++) {
+        const char *eq = strrchr(o->binds[k], '=');
+        char *name = strndup(o->binds[k], (size_t)(eq - o->binds[k]));
+        if (!name) return diag_error(d, "out of memory");
+        Value *v = ir_find_value(g, name);
+        int rc = 0;
+        if (!v || v->kind != VK_INPUT) {
+            rc = diag_error(d, "--bind: '%s' is not a graph input", name);
+        } else {
+            NpyArray a;
+            const char *file = d->file;
+            d->file = NULL; /* the npy reader names its own file */
+            rc = npy_read(eq + 1, &a, d);
+            d->file = file;
+            if (rc == 0) {
+                char s1[128], s2[128];
+                if (a.dtype != v->dtype || !ir_shape_eq(&a.shape, &v->shape))
+                    rc = diag_error(d, "--bind: '%s' is %s%s but input '%s' is %s%s", eq + 1, ir_dtype_name(a.dtype),
+                                    ir_shape_str(&a.shape, s1, sizeof s1), name, ir_dtype_name(v->dtype),
+                                    ir_shape_str(&v->shape, s2, sizeof s2));
+                else
+                    ir_bind_input(g, v, a.data);
+                npy_free(&a);
+            }
+        }
+        free(name);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 static Graph *load(const char *path, const LoadOptions *opts, Diag *d, int verbose)
 {
     d->file = path;
     Graph *g = load_model_opts(path, opts, d);
     if (g) g->no_fold = opts->no_fold;
+    if (g && apply_binds(g, opts, d)) {
+        ir_graph_free(g);
+        g = NULL;
+    }
     if (g && verbose)
         fprintf(stderr, "graphc: loaded %s: graph '%s', %d nodes, %d inputs, %d outputs\n", path, g->name,
                 g->n_nodes, g->n_inputs, g->n_outputs);
@@ -213,6 +258,9 @@ static const char compile_help[] =
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
     "  --no-fold            fold nothing at compile time: nodes with constant\n"
     "                       inputs stay nodes (shape operands must be constants)\n"
+    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"
+    "                       constant with FILE's value (dtype and shape must match);\n"
+    "                       it is no longer an input of the model; may be repeated\n"
     "  --emit-main          also write NAME_main.c, a program that reads the inputs\n"
     "                       from .npy files and writes output_<i>.npy files\n"
     "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
@@ -346,6 +394,9 @@ static const char run_help[] =
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
     "  --no-fold            fold nothing at compile time: nodes with constant\n"
     "                       inputs stay nodes (shape operands must be constants)\n"
+    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"
+    "                       constant with FILE's value (dtype and shape must match);\n"
+    "                       it is no longer an input of the model; may be repeated\n"
     "  -v, --verbose        progress lines on stderr\n"
     "  -h, --help           this help\n";
 
@@ -466,6 +517,9 @@ static const char dump_help[] =
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
     "  --no-fold            fold nothing at compile time: nodes with constant\n"
     "                       inputs stay nodes (shape operands must be constants)\n"
+    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"
+    "                       constant with FILE's value (dtype and shape must match);\n"
+    "                       it is no longer an input of the model; may be repeated\n"
     "  --elide              print constants over 64 elements as <elided N bytes>\n"
     "                       (readable, but the parser refuses it)\n"
     "  -h, --help           this help\n";

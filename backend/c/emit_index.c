@@ -16,48 +16,11 @@
  * stored in the output dtype, so interpreter and compiled code agree.
  */
 #include "cgen.h"
+#include "emit_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define EXPR_CAP 256
-
-static const char *ptr_name(Cgen *c, const Value *v, char *buf)
-{
-    snprintf(buf, EXPR_CAP, "%s", cgen_ptr(c, v));
-    return buf;
-}
-
-static const AttrVal *attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
-}
-
-static int64_t dims_prod(const Shape *s, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= s->dims[i];
-    return p;
-}
-
-/* Whether n's output i is empty: writes a comment and touches nothing. */
-static int empty_out(Cgen *c, const Node *n, int i)
-{
-    if (ir_numel(&n->out[i]->shape) != 0) return 0;
-    w_line(cgen_w(c), "/* empty output */");
-    return 1;
-}
-
-static void emit_i64_array(Writer *w, const char *name, const int64_t *v, int n)
-{
-    w_printf(w, "static const int64_t %s[%d] = {", name, n > 0 ? n : 1);
-    for (int i = 0; i < n; i++) w_printf(w, "%s%lld", i ? ", " : "", (long long)v[i]);
-    if (n == 0) w_printf(w, "0");
-    w_printf(w, "};\n");
-}
 
 static void emit_bytes(Writer *w, const char *name, const unsigned char *b, size_t nb)
 {
@@ -141,9 +104,9 @@ static int reduction_kind(const char *s)
 static void emit_copy_data(Cgen *c, const Node *n)
 {
     int64_t bytes = ir_numel(&n->out[0]->shape) * (int64_t)ir_dtype_size(n->out[0]->dtype);
-    char bx[EXPR_CAP], by[EXPR_CAP];
-    ptr_name(c, n->in[0], bx);
-    ptr_name(c, n->out[0], by);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    emit_ptr_name(c, n->in[0], bx);
+    emit_ptr_name(c, n->out[0], by);
     w_line(cgen_w(c), "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %lld);", by, bx, by, bx, (long long)bytes);
 }
 
@@ -151,21 +114,21 @@ static void emit_copy_data(Cgen *c, const Node *n)
 
 static int emit_constant_of_shape(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *y = n->out[0];
     size_t es = ir_dtype_size(y->dtype);
     unsigned char elem[16] = {0};
-    const AttrVal *a = attr(n, "value");
+    const AttrVal *a = emit_attr(n, "value");
     if (a->set && a->t.dtype == y->dtype && a->t.nbytes == es) memcpy(elem, a->t.data, es);
     else ir_store_f64(y->dtype, elem, 0, a->set ? ir_load_f64(a->t.dtype, a->t.data, 0) : 0.0);
     (void)d;
-    char name[64], by[EXPR_CAP];
+    char name[64], by[EMIT_EXPR_CAP];
     snprintf(name, sizeof name, "%s", cgen_tmp(c, "fill_value"));
     w_line(w, "{");
     w->indent++;
     emit_bytes(w, name, elem, es);
-    w_line(w, "gcrt_fill(%s, %s, %zu, %lld);", ptr_name(c, y, by), name, es, (long long)ir_numel(&y->shape));
+    w_line(w, "gcrt_fill(%s, %s, %zu, %lld);", emit_ptr_name(c, y, by), name, es, (long long)ir_numel(&y->shape));
     w->indent--;
     w_line(w, "}");
     return 0;
@@ -174,24 +137,24 @@ static int emit_constant_of_shape(Cgen *c, const Node *n, Diag *d)
 static int emit_size(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    char by[EXPR_CAP];
-    w_line(cgen_w(c), "%s[0] = (int64_t)%lld;", ptr_name(c, n->out[0], by), (long long)ir_numel(&n->in[0]->shape));
+    char by[EMIT_EXPR_CAP];
+    w_line(cgen_w(c), "%s[0] = (int64_t)%lld;", emit_ptr_name(c, n->out[0], by), (long long)ir_numel(&n->in[0]->shape));
     return 0;
 }
 
 static int emit_range(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     size_t nb;
     unsigned char *bytes = eval_output_bytes(n, &nb, d);
     if (!bytes) return -1;
-    char name[64], by[EXPR_CAP];
+    char name[64], by[EMIT_EXPR_CAP];
     snprintf(name, sizeof name, "%s", cgen_tmp(c, "range"));
     w_line(w, "{");
     w->indent++;
     emit_bytes(w, name, bytes, nb);
-    w_line(w, "memcpy(%s, %s, %zu);", ptr_name(c, n->out[0], by), name, nb);
+    w_line(w, "memcpy(%s, %s, %zu);", emit_ptr_name(c, n->out[0], by), name, nb);
     w->indent--;
     w_line(w, "}");
     free(bytes);
@@ -201,13 +164,13 @@ static int emit_range(Cgen *c, const Node *n, Diag *d)
 static int emit_eyelike(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *y = n->out[0];
-    int64_t rows = y->shape.dims[0], cols = y->shape.dims[1], k = attr(n, "k")->i;
+    int64_t rows = y->shape.dims[0], cols = y->shape.dims[1], k = emit_attr(n, "k")->i;
     int64_t lo = k < 0 ? -k : 0, hi = cols - k < rows ? cols - k : rows;
-    char by[EXPR_CAP], idx[128];
-    ptr_name(c, y, by);
+    char by[EMIT_EXPR_CAP], idx[128];
+    emit_ptr_name(c, y, by);
     w_line(w, "memset(%s, 0, %lld);", by, (long long)(rows * cols * (int64_t)ir_dtype_size(y->dtype)));
     if (hi <= lo) return 0;
     w_line(w, "for (int64_t i = %lld; i < %lld; i++)", (long long)lo, (long long)hi);
@@ -226,9 +189,9 @@ static int emit_elements(Cgen *c, const Node *n, int scatter, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     int r = x->shape.rank;
-    int ax = ir_norm_axis(attr(n, "axis")->i, r);
+    int ax = ir_norm_axis(emit_attr(n, "axis")->i, r);
     int64_t cnt = ir_numel(&ind->shape);
-    int kind = scatter ? reduction_kind(attr(n, "reduction")->s) : 0;
+    int kind = scatter ? reduction_kind(emit_attr(n, "reduction")->s) : 0;
     if (ax < 0 || kind < 0) return diag_node_error(d, n, "invalid node (run shape inference first)");
     if (scatter) {
         if (ir_numel(&y->shape) == 0) {
@@ -236,13 +199,13 @@ static int emit_elements(Cgen *c, const Node *n, int scatter, Diag *d)
             return 0;
         }
         emit_copy_data(c, n);
-    } else if (empty_out(c, n, 0)) {
+    } else if (emit_empty_out(c, n)) {
         return 0;
     }
     if (cnt == 0) return 0;
-    char bx[EXPR_CAP], bi[EXPR_CAP], by[EXPR_CAP], bu[EXPR_CAP], nid[64], ndd[64];
-    ptr_name(c, ind, bi);
-    ptr_name(c, y, by);
+    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bu[EMIT_EXPR_CAP], nid[64], ndd[64];
+    emit_ptr_name(c, ind, bi);
+    emit_ptr_name(c, y, by);
     snprintf(nid, sizeof nid, "%s", cgen_tmp(c, "idx_dims"));
     snprintf(ndd, sizeof ndd, "%s", cgen_tmp(c, "data_dims"));
     w_line(w, "{");
@@ -254,9 +217,9 @@ static int emit_elements(Cgen *c, const Node *n, int scatter, Diag *d)
     w_line(w, "int64_t o = gcrt_elements_offset(%s, %d, j, %d, %s, %s, %d);", bi, ind->dtype == DT_I64, r, nid, ndd, ax);
     if (scatter) {
         w_line(w, "if (o < 0) continue;");
-        emit_reduce(w, y->dtype, kind, by, "o", ptr_name(c, n->in[2], bu), "j");
+        emit_reduce(w, y->dtype, kind, by, "o", emit_ptr_name(c, n->in[2], bu), "j");
     } else {
-        w_line(w, "%s[j] = o >= 0 ? %s[o] : (%s)0;", by, ptr_name(c, x, bx), cgen_ctype(y->dtype));
+        w_line(w, "%s[j] = o >= 0 ? %s[o] : (%s)0;", by, emit_ptr_name(c, x, bx), cgen_ctype(y->dtype));
     }
     w->indent--;
     w_line(w, "}");
@@ -284,18 +247,18 @@ static void emit_nd_tables(Writer *w, const Shape *xs, int ax0, int m, const cha
 static int emit_gather_nd(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape, *is = &ind->shape;
-    int b = (int)attr(n, "batch_dims")->i, q = is->rank, m = (int)is->dims[q - 1];
-    int64_t slice = dims_prod(xs, b + m, xs->rank), batch_stride = dims_prod(xs, b, xs->rank);
-    int64_t per_batch = dims_prod(is, b, q - 1), tuples = dims_prod(is, 0, q - 1);
+    int b = (int)emit_attr(n, "batch_dims")->i, q = is->rank, m = (int)is->dims[q - 1];
+    int64_t slice = emit_dims_prod(xs, b + m, xs->rank), batch_stride = emit_dims_prod(xs, b, xs->rank);
+    int64_t per_batch = emit_dims_prod(is, b, q - 1), tuples = emit_dims_prod(is, 0, q - 1);
     int64_t sbytes = slice * (int64_t)ir_dtype_size(y->dtype);
-    char bx[EXPR_CAP], bi[EXPR_CAP], by[EXPR_CAP], nd[64], ns[64];
-    ptr_name(c, x, bx);
-    ptr_name(c, ind, bi);
-    ptr_name(c, y, by);
+    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], nd[64], ns[64];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, ind, bi);
+    emit_ptr_name(c, y, by);
     snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "nd_dims"));
     snprintf(ns, sizeof ns, "%s", cgen_tmp(c, "nd_strides"));
     w_line(w, "{");
@@ -319,20 +282,20 @@ static int emit_gather_nd(Cgen *c, const Node *n, Diag *d)
 
 static int emit_scatter_nd(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape, *is = &ind->shape;
     int q = is->rank, m = (int)is->dims[q - 1];
-    int kind = reduction_kind(attr(n, "reduction")->s);
+    int kind = reduction_kind(emit_attr(n, "reduction")->s);
     if (kind < 0) return diag_node_error(d, n, "invalid node (run shape inference first)");
-    int64_t slice = dims_prod(xs, m, xs->rank), tuples = dims_prod(is, 0, q - 1);
+    int64_t slice = emit_dims_prod(xs, m, xs->rank), tuples = emit_dims_prod(is, 0, q - 1);
     emit_copy_data(c, n);
     if (tuples == 0 || slice == 0) return 0;
-    char bi[EXPR_CAP], by[EXPR_CAP], bu[EXPR_CAP], nd[64], ns[64];
-    ptr_name(c, ind, bi);
-    ptr_name(c, y, by);
-    ptr_name(c, n->in[2], bu);
+    char bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bu[EMIT_EXPR_CAP], nd[64], ns[64];
+    emit_ptr_name(c, ind, bi);
+    emit_ptr_name(c, y, by);
+    emit_ptr_name(c, n->in[2], bu);
     snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "nd_dims"));
     snprintf(ns, sizeof ns, "%s", cgen_tmp(c, "nd_strides"));
     w_line(w, "{");
@@ -362,18 +325,18 @@ static int emit_scatter_nd(Cgen *c, const Node *n, Diag *d)
 static int emit_onehot(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *ind = n->in[0], *vals = n->in[2], *y = n->out[0];
     const Shape *os = &y->shape;
-    int ax = ir_norm_axis(attr(n, "axis")->i, os->rank);
-    int64_t depth = os->dims[ax], outer = dims_prod(os, 0, ax), inner = dims_prod(os, ax + 1, os->rank);
-    char bi[EXPR_CAP], bv[EXPR_CAP], by[EXPR_CAP], idx[128];
-    ptr_name(c, vals, bv);
-    ptr_name(c, y, by);
+    int ax = ir_norm_axis(emit_attr(n, "axis")->i, os->rank);
+    int64_t depth = os->dims[ax], outer = emit_dims_prod(os, 0, ax), inner = emit_dims_prod(os, ax + 1, os->rank);
+    char bi[EMIT_EXPR_CAP], bv[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], idx[128];
+    emit_ptr_name(c, vals, bv);
+    emit_ptr_name(c, y, by);
     w_line(w, "for (int64_t e = 0; e < %lld; e++) %s[e] = %s[0];", (long long)ir_numel(os), by, bv);
     if (outer * inner == 0) return 0;
-    ptr_name(c, ind, bi);
+    emit_ptr_name(c, ind, bi);
     snprintf(idx, sizeof idx, "o * %lld + i", (long long)inner);
     w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
     w->indent++;
@@ -402,11 +365,11 @@ static int emit_onehot(Cgen *c, const Node *n, Diag *d)
 static int emit_trilu(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
     int r = xs->rank;
-    char bx[EXPR_CAP], by[EXPR_CAP], kx[EXPR_CAP];
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], kx[EMIT_EXPR_CAP];
     int64_t kc = 0;
     if (n->n_in > 1 && n->in[1]) {
         if (n->in[1]->kind == VK_CONST && ir_const_ints(n->in[1], &kc, 1) == 1) snprintf(kx, sizeof kx, "(int64_t)%lld", (long long)kc);
@@ -414,22 +377,22 @@ static int emit_trilu(Cgen *c, const Node *n, Diag *d)
     } else {
         snprintf(kx, sizeof kx, "(int64_t)0");
     }
-    w_line(cgen_w(c), "gcrt_trilu(%s, %s, %zu, %lld, %lld, %lld, %s, %d);", ptr_name(c, y, by), ptr_name(c, x, bx),
-           ir_dtype_size(x->dtype), (long long)dims_prod(xs, 0, r - 2), (long long)xs->dims[r - 2], (long long)xs->dims[r - 1], kx,
-           attr(n, "upper")->i != 0);
+    w_line(cgen_w(c), "gcrt_trilu(%s, %s, %zu, %lld, %lld, %lld, %s, %d);", emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx),
+           ir_dtype_size(x->dtype), (long long)emit_dims_prod(xs, 0, r - 2), (long long)xs->dims[r - 2], (long long)xs->dims[r - 1], kx,
+           emit_attr(n, "upper")->i != 0);
     return 0;
 }
 
 static int emit_tile(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
-    char bx[EXPR_CAP], by[EXPR_CAP], ni[64], no[64];
-    ptr_name(c, x, bx);
-    ptr_name(c, y, by);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], ni[64], no[64];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
     if (r == 0) {
         w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
         return 0;
@@ -449,13 +412,13 @@ static int emit_tile(Cgen *c, const Node *n, Diag *d)
 static int emit_reverse_sequence(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
-    char bx[EXPR_CAP], by[EXPR_CAP], bl[EXPR_CAP];
-    w_line(cgen_w(c), "gcrt_reverse_sequence(%s, %s, %zu, %lld, %lld, %lld, %d, %s);", ptr_name(c, y, by), ptr_name(c, x, bx),
-           ir_dtype_size(x->dtype), (long long)xs->dims[0], (long long)xs->dims[1], (long long)dims_prod(xs, 2, xs->rank),
-           (int)attr(n, "batch_axis")->i, ptr_name(c, n->in[1], bl));
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bl[EMIT_EXPR_CAP];
+    w_line(cgen_w(c), "gcrt_reverse_sequence(%s, %s, %zu, %lld, %lld, %lld, %d, %s);", emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx),
+           ir_dtype_size(x->dtype), (long long)xs->dims[0], (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank),
+           (int)emit_attr(n, "batch_axis")->i, emit_ptr_name(c, n->in[1], bl));
     return 0;
 }
 
@@ -467,28 +430,28 @@ static int emit_reverse_sequence(Cgen *c, const Node *n, Diag *d)
 static int emit_cumsum(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
     int r = xs->rank;
-    int excl = attr(n, "exclusive")->i != 0, rev = attr(n, "reverse")->i != 0;
+    int excl = emit_attr(n, "exclusive")->i != 0, rev = emit_attr(n, "reverse")->i != 0;
     const char *cts = cgen_ctype(cgen_compute_type(y->dtype));
-    char bx[EXPR_CAP], by[EXPR_CAP], ba[EXPR_CAP], so[64], sd[64], si[64], tab[64];
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], ba[EMIT_EXPR_CAP], so[64], sd[64], si[64], tab[64];
     int64_t a;
-    ptr_name(c, x, bx);
-    ptr_name(c, y, by);
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
     w_line(w, "{");
     w->indent++;
     if (n->in[1]->kind == VK_CONST && ir_const_ints(n->in[1], &a, 1) == 1) {
         int ax = ir_norm_axis(a, r);
-        snprintf(so, sizeof so, "%lld", (long long)dims_prod(xs, 0, ax));
+        snprintf(so, sizeof so, "%lld", (long long)emit_dims_prod(xs, 0, ax));
         snprintf(sd, sizeof sd, "%lld", (long long)xs->dims[ax]);
-        snprintf(si, sizeof si, "%lld", (long long)dims_prod(xs, ax + 1, r));
+        snprintf(si, sizeof si, "%lld", (long long)emit_dims_prod(xs, ax + 1, r));
     } else {
         snprintf(tab, sizeof tab, "%s", cgen_tmp(c, "cumsum_dims"));
         emit_i64_array(w, tab, xs->dims, r);
-        w_line(w, "int64_t ax = (int64_t)%s[0], no = 1, nd, ni = 1;", ptr_name(c, n->in[1], ba));
+        w_line(w, "int64_t ax = (int64_t)%s[0], no = 1, nd, ni = 1;", emit_ptr_name(c, n->in[1], ba));
         w_line(w, "if (ax < 0) ax += %d;", r);
         w_line(w, "if (ax < 0 || ax >= %d) ax = %d;", r, r - 1);
         w_line(w, "for (int64_t q = 0; q < ax; q++) no *= %s[q];", tab);
@@ -525,18 +488,18 @@ static int emit_cumsum(Cgen *c, const Node *n, Diag *d)
 
 static int emit_arg(Cgen *c, const Node *n, int want_max)
 {
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
-    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
-    int last = attr(n, "select_last_index")->i != 0;
-    int64_t outer = dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank);
+    int ax = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
+    int last = emit_attr(n, "select_last_index")->i != 0;
+    int64_t outer = emit_dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = emit_dims_prod(xs, ax + 1, xs->rank);
     const char *cts = cgen_ctype(cgen_compute_type(x->dtype));
     const char *cmp = want_max ? (last ? ">=" : ">") : (last ? "<=" : "<");
-    char bx[EXPR_CAP], by[EXPR_CAP], idx[128];
-    ptr_name(c, x, bx);
-    ptr_name(c, y, by);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], idx[128];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
     w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
     w->indent++;
     w_line(w, "for (int64_t i = 0; i < %lld; i++) {", (long long)inner);
@@ -582,17 +545,17 @@ static int emit_argmin(Cgen *c, const Node *n, Diag *d)
 static int emit_topk(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    if (empty_out(c, n, 0)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
-    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
-    int64_t outer = dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank);
+    int ax = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
+    int64_t outer = emit_dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = emit_dims_prod(xs, ax + 1, xs->rank);
     int64_t k = y->shape.dims[ax];
-    int largest = attr(n, "largest")->i != 0;
-    char bx[EXPR_CAP], by[EXPR_CAP], bi[EXPR_CAP], ws[EXPR_CAP], idx[128];
-    ptr_name(c, x, bx);
-    ptr_name(c, y, by);
+    int largest = emit_attr(n, "largest")->i != 0;
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], idx[128];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
     snprintf(ws, sizeof ws, "%s", cgen_workspace(c, n));
     w_line(w, "{");
     w->indent++;
@@ -612,7 +575,7 @@ static int emit_topk(Cgen *c, const Node *n, Diag *d)
     w_line(w, "%s[(o * %lld + t) * %lld + i] = %s[(o * %lld + ord[t]) * %lld + i];", by, (long long)k, (long long)inner, bx, (long long)dim,
            (long long)inner);
     if (n->n_out > 1)
-        w_line(w, "%s[(o * %lld + t) * %lld + i] = ord[t];", ptr_name(c, n->out[1], bi), (long long)k, (long long)inner);
+        w_line(w, "%s[(o * %lld + t) * %lld + i] = ord[t];", emit_ptr_name(c, n->out[1], bi), (long long)k, (long long)inner);
     w->indent--;
     w_line(w, "}");
     w->indent--;

@@ -10,29 +10,7 @@
  * Other dtypes are refused with a diagnostic naming the node.
  */
 #include "cgen.h"
-
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
-/* A C literal of v in dtype t (f32: "0.5f", f64: "0.5"). */
-static const char *float_lit(char *buf, size_t cap, double v, DType t)
-{
-    if (isnan(v)) return "NAN";
-    if (isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
-    snprintf(buf, cap, t == DT_F32 ? "%.9g" : "%.17g", v);
-    if (!strpbrk(buf, ".eE")) strncat(buf, ".0", cap - strlen(buf) - 1);
-    if (t == DT_F32) strncat(buf, "f", cap - strlen(buf) - 1);
-    return buf;
-}
-
-static int check_dtype(const Node *n, DType t, Diag *d)
-{
-    if (t != DT_F32 && t != DT_F64)
-        return diag_node_error(d, n, "the C backend implements %s only for f32 and f64, got %s",
-                               ir_op(n->op)->name, ir_dtype_name(t));
-    return 0;
-}
+#include "emit_common.h"
 
 static const char *gemm_fn(DType t) { return t == DT_F32 ? "gcrt_sgemm" : "gcrt_dgemm"; }
 
@@ -54,7 +32,7 @@ static int emit_matmul(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *A = n->in[0], *B = n->in[1], *Y = n->out[0];
     DType t = Y->dtype;
-    if (check_dtype(n, t, d)) return -1;
+    if (emit_check_float_dtype(n, t, d)) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *as = &A->shape, *bs = &B->shape;
     int64_t K = as->dims[as->rank - 1];
@@ -66,8 +44,8 @@ static int emit_matmul(Cgen *c, const Node *n, Diag *d)
     GC_ASSERT(ir_broadcast(&ba, &bb, &batch) == 0);
     int64_t nbatch = ir_numel(&batch);
     char one[32], zero[32];
-    float_lit(one, sizeof one, 1.0, t);
-    float_lit(zero, sizeof zero, 0.0, t);
+    emit_float_lit(one, sizeof one, 1.0, t);
+    emit_float_lit(zero, sizeof zero, 0.0, t);
     const char *pa = cgen_ptr(c, A), *pb = cgen_ptr(c, B), *py = cgen_ptr(c, Y);
     if (ir_numel(&bb) == 1 && ir_numel(&ba) == nbatch) {
         w_line(w, "%s(0, 0, %lld, %lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %lld);", gemm_fn(t),
@@ -107,29 +85,21 @@ static int emit_matmul(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
-/* Attribute `key` of n (looked up by name: the schema lives in ir/). */
-static const AttrVal *attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
-}
-
 static int emit_gemm(Cgen *c, const Node *n, Diag *d)
 {
     Writer *w = cgen_w(c);
     const Value *A = n->in[0], *B = n->in[1], *C = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
     DType t = Y->dtype;
-    if (check_dtype(n, t, d)) return -1;
+    if (emit_check_float_dtype(n, t, d)) return -1;
     int64_t M = Y->shape.dims[0], N = Y->shape.dims[1];
     if (M * N == 0) return 0;
-    int ta = attr(n, "transA")->i != 0, tb = attr(n, "transB")->i != 0;
+    int ta = emit_attr(n, "transA")->i != 0, tb = emit_attr(n, "transB")->i != 0;
     int64_t K = A->shape.dims[ta ? 0 : 1];
     char alpha[48], beta[48], zero[32], one[32];
-    float_lit(alpha, sizeof alpha, attr(n, "alpha")->f, t);
-    float_lit(beta, sizeof beta, attr(n, "beta")->f, t);
-    float_lit(zero, sizeof zero, 0.0, t);
-    float_lit(one, sizeof one, 1.0, t);
+    emit_float_lit(alpha, sizeof alpha, emit_attr(n, "alpha")->f, t);
+    emit_float_lit(beta, sizeof beta, emit_attr(n, "beta")->f, t);
+    emit_float_lit(zero, sizeof zero, 0.0, t);
+    emit_float_lit(one, sizeof one, 1.0, t);
     const char *py = cgen_ptr(c, Y);
     if (C) {
         const Shape *cs = &C->shape;

@@ -12,57 +12,8 @@
  * f32 and f64 are supported; other dtypes are refused with a diagnostic.
  */
 #include "cgen.h"
+#include "emit_common.h"
 #include "../../ir/ops/geometry.h"
-
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
-
-/* A C literal of v in dtype t (f32: "0.5f", f64: "0.5"). */
-static const char *float_lit(char *buf, size_t cap, double v, DType t)
-{
-    if (isnan(v)) return "NAN";
-    if (isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
-    snprintf(buf, cap, t == DT_F32 ? "%.9g" : "%.17g", v);
-    if (!strpbrk(buf, ".eE")) strncat(buf, ".0", cap - strlen(buf) - 1);
-    if (t == DT_F32) strncat(buf, "f", cap - strlen(buf) - 1);
-    return buf;
-}
-
-/* The kernel suffix for dtype t, or NULL with a diagnostic. */
-static const char *suffix(const Node *n, DType t, Diag *d)
-{
-    if (t == DT_F32) return "f32";
-    if (t == DT_F64) return "f64";
-    diag_node_error(d, n, "the C backend implements %s only for f32 and f64, got %s", ir_op(n->op)->name,
-                    ir_dtype_name(t));
-    return NULL;
-}
-
-static const AttrVal *attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
-}
-
-/* Product of dims [from, to) of s. */
-static int64_t dims_prod(const Shape *s, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= s->dims[i];
-    return p;
-}
-
-/* Writes "(const int64_t[3]){a, b, c}" from the last sr values of v padded
- * at the front with `fill`. */
-static void w_dims3(Writer *w, const int64_t *v, int sr, int64_t fill)
-{
-    int64_t t[3];
-    for (int i = 0; i < 3; i++) t[i] = i < 3 - sr ? fill : v[i - (3 - sr)];
-    w_printf(w, "(const int64_t[3]){%lld, %lld, %lld}", (long long)t[0], (long long)t[1], (long long)t[2]);
-}
 
 /* Geometry of a windowed node lifted to 3 spatial dims. */
 typedef struct Geo3 {
@@ -89,25 +40,25 @@ static int emit_conv(Cgen *c, const Node *n, Diag *d)
 {
     Writer *w = cgen_w(c);
     const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     Geo3 g;
     if (!sfx || geo3(n, &g, d)) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const char *ct = cgen_ctype(Y->dtype);
     w_printf(w, "gcrt_conv_%s(%lld, %lld, %lld, %lld,\n", sfx, (long long)X->shape.dims[0],
-             (long long)X->shape.dims[1], (long long)W->shape.dims[0], (long long)attr(n, "group")->i);
+             (long long)X->shape.dims[1], (long long)W->shape.dims[0], (long long)emit_attr(n, "group")->i);
     w->indent++;
-    w_dims3(w, g.in, g.sr, 1);
+    emit_dims3(w, g.in, g.sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, g.k, g.sr, 1);
+    emit_dims3(w, g.k, g.sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, g.out, g.sr, 1);
+    emit_dims3(w, g.out, g.sr, 1);
     w_puts(w, ",\n");
-    w_dims3(w, g.s, g.sr, 1);
+    emit_dims3(w, g.s, g.sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, g.dl, g.sr, 1);
+    emit_dims3(w, g.dl, g.sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, g.pb, g.sr, 0);
+    emit_dims3(w, g.pb, g.sr, 0);
     w_printf(w, ",\n%s, %s, %s, %s, ", cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0",
              cgen_ptr(c, Y));
     if (n->ws_bytes) w_printf(w, "(%s *)(void *)%s);\n", ct, cgen_workspace(c, n));
@@ -121,30 +72,30 @@ static int emit_pool(Cgen *c, const Node *n, Diag *d, int is_max)
 {
     Writer *w = cgen_w(c);
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     Geo3 g;
     if (!sfx || geo3(n, &g, d)) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     w_printf(w, "gcrt_%s_%s(%lld, ", is_max ? "maxpool" : "avgpool", sfx,
              (long long)(X->shape.dims[0] * X->shape.dims[1]));
-    w_dims3(w, g.in, g.sr, 1);
+    emit_dims3(w, g.in, g.sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, g.k, g.sr, 1);
+    emit_dims3(w, g.k, g.sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, g.out, g.sr, 1);
+    emit_dims3(w, g.out, g.sr, 1);
     w_puts(w, ",\n");
     w->indent++;
-    w_dims3(w, g.s, g.sr, 1);
+    emit_dims3(w, g.s, g.sr, 1);
     w_puts(w, ", ");
     if (is_max) {
-        w_dims3(w, g.dl, g.sr, 1);
+        emit_dims3(w, g.dl, g.sr, 1);
         w_puts(w, ", ");
-        w_dims3(w, g.pb, g.sr, 0);
+        emit_dims3(w, g.pb, g.sr, 0);
     } else {
-        w_dims3(w, g.pb, g.sr, 0);
+        emit_dims3(w, g.pb, g.sr, 0);
         w_puts(w, ", ");
-        w_dims3(w, g.pe, g.sr, 0);
-        w_printf(w, ", %d", attr(n, "count_include_pad")->i != 0);
+        emit_dims3(w, g.pe, g.sr, 0);
+        w_printf(w, ", %d", emit_attr(n, "count_include_pad")->i != 0);
     }
     w_printf(w, ", %s, %s);\n", cgen_ptr(c, X), cgen_ptr(c, Y));
     w->indent--;
@@ -157,26 +108,26 @@ static int emit_avgpool(Cgen *c, const Node *n, Diag *d) { return emit_pool(c, n
 static int emit_gap(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape;
     w_line(cgen_w(c), "gcrt_global_avgpool_%s(%lld, %lld, %s, %s);", sfx, (long long)(xs->dims[0] * xs->dims[1]),
-           (long long)dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
+           (long long)emit_dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
     return 0;
 }
 
 static int emit_batchnorm(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape;
     char eps[48];
-    float_lit(eps, sizeof eps, attr(n, "epsilon")->f, Y->dtype);
+    emit_float_lit(eps, sizeof eps, emit_attr(n, "epsilon")->f, Y->dtype);
     w_line(cgen_w(c), "gcrt_batchnorm_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s);", sfx,
-           (long long)xs->dims[0], (long long)xs->dims[1], (long long)dims_prod(xs, 2, xs->rank),
+           (long long)xs->dims[0], (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank),
            cgen_ptr(c, X), cgen_ptr(c, n->in[1]), cgen_ptr(c, n->in[2]), cgen_ptr(c, n->in[3]),
            cgen_ptr(c, n->in[4]), eps, cgen_ptr(c, Y));
     return 0;
@@ -185,14 +136,14 @@ static int emit_batchnorm(Cgen *c, const Node *n, Diag *d)
 static int emit_softmax_any(Cgen *c, const Node *n, Diag *d, const char *kernel)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape;
-    int a = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int a = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
     GC_ASSERT(a >= 0);
-    w_line(cgen_w(c), "gcrt_%s_%s(%lld, %lld, %lld, %s, %s);", kernel, sfx, (long long)dims_prod(xs, 0, a),
-           (long long)xs->dims[a], (long long)dims_prod(xs, a + 1, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
+    w_line(cgen_w(c), "gcrt_%s_%s(%lld, %lld, %lld, %s, %s);", kernel, sfx, (long long)emit_dims_prod(xs, 0, a),
+           (long long)xs->dims[a], (long long)emit_dims_prod(xs, a + 1, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
     return 0;
 }
 
@@ -203,12 +154,12 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
     const Value *Sc = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL;
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     const Shape *xs = &X->shape;
-    int a = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int a = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
     GC_ASSERT(a >= 0);
-    int64_t outer = dims_prod(xs, 0, a), inner = dims_prod(xs, a, xs->rank);
+    int64_t outer = emit_dims_prod(xs, 0, a), inner = emit_dims_prod(xs, a, xs->rank);
     /* Scale and B must repeat with a period dividing inner: their shape without
      * leading 1s is a suffix of X.shape[axis:] */
     int64_t period[2] = {1, 1};
@@ -225,7 +176,7 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
         if (!ok)
             return diag_node_error(d, n, "the C backend supports input '%s' only when its shape (without leading 1s) is a suffix of X.shape[axis:], got %s",
                                    i ? "B" : "Scale", ir_shape_str(ps, sh, sizeof sh));
-        period[i] = dims_prod(ps, lead, ps->rank);
+        period[i] = emit_dims_prod(ps, lead, ps->rank);
     }
     for (int j = 1; j < n->n_out; j++)
         if (n->out[j]->dtype != Y->dtype)
@@ -234,7 +185,7 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
                                    ir_dtype_name(n->out[j]->dtype));
     if (outer * inner == 0) return 0;
     char eps[48];
-    float_lit(eps, sizeof eps, attr(n, "epsilon")->f, Y->dtype);
+    emit_float_lit(eps, sizeof eps, emit_attr(n, "epsilon")->f, Y->dtype);
     w_line(cgen_w(c), "gcrt_layernorm_%s(%lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %s, %s);", sfx,
            (long long)outer, (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Sc), (long long)period[0],
            B ? cgen_ptr(c, B) : "0", (long long)period[1], eps, cgen_ptr(c, Y),

@@ -16,36 +16,21 @@
  * (ir/ops/geometry.h), so emitter and shape inference cannot disagree.
  */
 #include "cgen.h"
+#include "emit_common.h"
 #include "../../ir/ops/geometry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define EXPR_CAP 256
 #define MAX_LIST 64
-
-/* Copies cgen_ptr(c, v) into buf (the core's string may not outlive calls). */
-static const char *ptr_name(Cgen *c, const Value *v, char *buf)
-{
-    snprintf(buf, EXPR_CAP, "%s", cgen_ptr(c, v));
-    return buf;
-}
 
 /* "p" or "p + off" */
 static const char *ptr_off(Cgen *c, const Value *v, int64_t off, char *buf)
 {
-    if (off == 0) return ptr_name(c, v, buf);
-    snprintf(buf, EXPR_CAP, "%s + %lld", cgen_ptr(c, v), (long long)off);
+    if (off == 0) return emit_ptr_name(c, v, buf);
+    snprintf(buf, EMIT_EXPR_CAP, "%s + %lld", cgen_ptr(c, v), (long long)off);
     return buf;
-}
-
-/* The node's attribute `key` (present in its op's schema). */
-static const AttrVal *attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
 }
 
 static void contiguous_strides(const Shape *s, int64_t *st)
@@ -55,23 +40,6 @@ static void contiguous_strides(const Shape *s, int64_t *st)
         st[i] = acc;
         acc *= s->dims[i];
     }
-}
-
-/* Whether n's output 0 is empty: writes a comment and touches no tensor
- * (an untouched tensor gets no declaration, so no unused variable). */
-static int empty_out(Cgen *c, const Node *n)
-{
-    if (ir_numel(&n->out[0]->shape) != 0) return 0;
-    w_line(cgen_w(c), "/* empty output */");
-    return 1;
-}
-
-/* Writes `static const int64_t NAME[] = {...};` (n >= 1). */
-static void emit_i64_array(Writer *w, const char *name, const int64_t *v, int n)
-{
-    w_printf(w, "static const int64_t %s[%d] = {", name, n);
-    for (int i = 0; i < n; i++) w_printf(w, "%s%lld", i ? ", " : "", (long long)v[i]);
-    w_printf(w, "};\n");
 }
 
 /* Emits a box copy: element i of the box `dims` goes from src + sum(i*sst)
@@ -132,27 +100,27 @@ static int emit_alias_copy(Cgen *c, const Node *n, Diag *d)
         w_line(w, "/* empty tensor */");
         return 0;
     }
-    char bx[EXPR_CAP], by[EXPR_CAP];
-    ptr_name(c, x, bx);
-    ptr_name(c, y, by);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
     w_line(w, "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %lld);", by, bx, by, bx, (long long)bytes);
     return 0;
 }
 
 static int emit_transpose(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     (void)d;
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank, perm[IR_MAX_RANK];
-    const AttrVal *a = attr(n, "perm");
+    const AttrVal *a = emit_attr(n, "perm");
     for (int i = 0; i < r; i++) perm[i] = a->set ? (int)a->ints[i] : r - 1 - i;
     int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
     contiguous_strides(&x->shape, ist);
     contiguous_strides(&y->shape, ost);
     for (int i = 0; i < r; i++) sst[i] = ist[perm[i]];
-    char bx[EXPR_CAP], by[EXPR_CAP];
-    emit_copy(c, ptr_name(c, y, by), ptr_name(c, x, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    emit_copy(c, emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
     return 0;
 }
 
@@ -161,7 +129,7 @@ static int emit_concat(Cgen *c, const Node *n, Diag *d)
     (void)d;
     const Value *y = n->out[0];
     const Shape *os = &y->shape;
-    int ax = ir_norm_axis(attr(n, "axis")->i, os->rank);
+    int ax = ir_norm_axis(emit_attr(n, "axis")->i, os->rank);
     int64_t outer = 1, inner = 1, off = 0;
     for (int k = 0; k < ax; k++) outer *= os->dims[k];
     for (int k = ax + 1; k < os->rank; k++) inner *= os->dims[k];
@@ -169,9 +137,9 @@ static int emit_concat(Cgen *c, const Node *n, Diag *d)
     for (int i = 0; i < n->n_in; i++) {
         int64_t row = n->in[i]->shape.dims[ax] * inner;
         int64_t dims[2] = {outer, row}, dst_st[2] = {orow, 1}, src_st[2] = {row, 1};
-        char bx[EXPR_CAP], by[EXPR_CAP];
+        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
         if (row > 0 && outer > 0)
-            emit_copy(c, ptr_off(c, y, off, by), ptr_name(c, n->in[i], bx), 2, dims, dst_st, src_st, ir_dtype_size(y->dtype));
+            emit_copy(c, ptr_off(c, y, off, by), emit_ptr_name(c, n->in[i], bx), 2, dims, dst_st, src_st, ir_dtype_size(y->dtype));
         off += row;
     }
     return 0;
@@ -182,7 +150,7 @@ static int emit_split(Cgen *c, const Node *n, Diag *d)
     (void)d;
     const Value *x = n->in[0];
     const Shape *xs = &x->shape;
-    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int ax = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
     int64_t outer = 1, inner = 1, off = 0;
     for (int k = 0; k < ax; k++) outer *= xs->dims[k];
     for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
@@ -190,9 +158,9 @@ static int emit_split(Cgen *c, const Node *n, Diag *d)
     for (int i = 0; i < n->n_out; i++) {
         int64_t row = n->out[i]->shape.dims[ax] * inner;
         int64_t dims[2] = {outer, row}, dst_st[2] = {row, 1}, src_st[2] = {irow, 1};
-        char bx[EXPR_CAP], by[EXPR_CAP];
+        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
         if (row > 0 && outer > 0)
-            emit_copy(c, ptr_name(c, n->out[i], by), ptr_off(c, x, off, bx), 2, dims, dst_st, src_st, ir_dtype_size(x->dtype));
+            emit_copy(c, emit_ptr_name(c, n->out[i], by), ptr_off(c, x, off, bx), 2, dims, dst_st, src_st, ir_dtype_size(x->dtype));
         off += row;
     }
     return 0;
@@ -200,7 +168,7 @@ static int emit_split(Cgen *c, const Node *n, Diag *d)
 
 static int emit_slice(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
     int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], off = 0;
@@ -212,14 +180,14 @@ static int emit_slice(Cgen *c, const Node *n, Diag *d)
         sst[k] = ist[k] * step[k];
         off += start[k] * ist[k];
     }
-    char bx[EXPR_CAP], by[EXPR_CAP];
-    emit_copy(c, ptr_name(c, y, by), ptr_off(c, x, off, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    emit_copy(c, emit_ptr_name(c, y, by), ptr_off(c, x, off, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
     return 0;
 }
 
 static int emit_expand(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     (void)d;
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape, *os = &y->shape;
@@ -230,19 +198,19 @@ static int emit_expand(Cgen *c, const Node *n, Diag *d)
         int j = k - (os->rank - xs->rank);
         sst[k] = j < 0 || xs->dims[j] == 1 ? 0 : ist[j];
     }
-    char bx[EXPR_CAP], by[EXPR_CAP];
-    emit_copy(c, ptr_name(c, y, by), ptr_name(c, x, bx), os->rank, os->dims, ost, sst, ir_dtype_size(x->dtype));
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    emit_copy(c, emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), os->rank, os->dims, ost, sst, ir_dtype_size(x->dtype));
     return 0;
 }
 
 static int emit_gather(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     (void)d;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape;
-    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int ax = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
     int64_t outer = 1, inner = 1, ni = ir_numel(&ind->shape);
     for (int k = 0; k < ax; k++) outer *= xs->dims[k];
     for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
@@ -250,28 +218,28 @@ static int emit_gather(Cgen *c, const Node *n, Diag *d)
         w_line(w, "/* empty gather */");
         return 0;
     }
-    char bx[EXPR_CAP], bi[EXPR_CAP], by[EXPR_CAP];
+    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
     w_line(w, "gcrt_gather_%s(%s, %s, %zu, %lld, %lld, %lld, %s, %lld);", ind->dtype == DT_I32 ? "i32" : "i64",
-           ptr_name(c, y, by), ptr_name(c, x, bx), ir_dtype_size(x->dtype), (long long)outer, (long long)xs->dims[ax],
-           (long long)inner, ptr_name(c, ind, bi), (long long)ni);
+           emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), ir_dtype_size(x->dtype), (long long)outer, (long long)xs->dims[ax],
+           (long long)inner, emit_ptr_name(c, ind, bi), (long long)ni);
     return 0;
 }
 
 static int emit_pad(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
     int64_t pads[MAX_LIST];
     if (ir_const_ints(n->in[1], pads, MAX_LIST) != 2 * r)
         return diag_node_error(d, n, "Pad pads must be constant (run shape inference first)");
-    const char *ms = attr(n, "mode")->s;
+    const char *ms = emit_attr(n, "mode")->s;
     int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : 0;
-    char bx[EXPR_CAP], by[EXPR_CAP], bc[EXPR_CAP];
-    ptr_name(c, x, bx);
-    ptr_name(c, y, by);
-    if (n->n_in > 2 && n->in[2]) ptr_name(c, n->in[2], bc);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bc[EMIT_EXPR_CAP];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
+    if (n->n_in > 2 && n->in[2]) emit_ptr_name(c, n->in[2], bc);
     else snprintf(bc, sizeof bc, "(const void *)0");
     if (ir_numel(&y->shape) == 0) {
         w_line(w, "/* empty pad */");
@@ -298,14 +266,14 @@ static int emit_pad(Cgen *c, const Node *n, Diag *d)
 
 static int emit_shape(Cgen *c, const Node *n, Diag *d)
 {
-    if (empty_out(c, n)) return 0;
+    if (emit_empty_out(c, n)) return 0;
     (void)d;
     Writer *w = cgen_w(c);
     const Value *y = n->out[0];
     int s, e;
     ir_shape_range(n, &s, &e);
-    char by[EXPR_CAP];
-    ptr_name(c, y, by);
+    char by[EMIT_EXPR_CAP];
+    emit_ptr_name(c, y, by);
     if (y->shape.dims[0] == 0) w_line(w, "/* empty shape slice */");
     for (int64_t i = 0; i < y->shape.dims[0]; i++)
         w_line(w, "%s[%lld] = (int64_t)%lldLL;", by, (long long)i, (long long)n->in[0]->shape.dims[s + i]);
@@ -334,12 +302,12 @@ static int emit_constant(Cgen *c, const Node *n, Diag *d)
     const double *noin[1] = {NULL};
     double *outs[1] = {vals};
     int rc = od->eval(n, noin, outs, d);
-    const AttrVal *tv = attr(n, "value");
+    const AttrVal *tv = emit_attr(n, "value");
     if (!rc && tv->set && tv->t.dtype == y->dtype && tv->t.nbytes == (size_t)cnt * es) memcpy(bytes, tv->t.data, tv->t.nbytes);
     else if (!rc)
         for (int64_t i = 0; i < cnt; i++) ir_store_f64(y->dtype, bytes, (size_t)i, vals[i]);
     if (!rc) {
-        char name[64], by[EXPR_CAP];
+        char name[64], by[EMIT_EXPR_CAP];
         snprintf(name, sizeof name, "%s", cgen_tmp(c, "cst"));
         size_t nb = (size_t)cnt * es;
         w_line(w, "{");
@@ -347,7 +315,7 @@ static int emit_constant(Cgen *c, const Node *n, Diag *d)
         w_printf(w, "static const unsigned char %s[%zu] = {", name, nb);
         for (size_t i = 0; i < nb; i++) w_printf(w, "%s%s%u", i ? "," : "", i % 16 == 0 ? "\n    " : "", bytes[i]);
         w_printf(w, "};\n");
-        w_line(w, "memcpy(%s, %s, %zu);", ptr_name(c, y, by), name, nb);
+        w_line(w, "memcpy(%s, %s, %zu);", emit_ptr_name(c, y, by), name, nb);
         w->indent--;
         w_line(w, "}");
     }

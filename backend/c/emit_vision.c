@@ -13,55 +13,11 @@
  * dtype.
  */
 #include "cgen.h"
+#include "emit_common.h"
 #include "../../ir/ops/geometry.h"
 
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A C double literal (exact round trip); f32 kernels take doubles too. */
-static const char *dbl_lit(char *buf, size_t cap, double v)
-{
-    if (isnan(v)) return "NAN";
-    if (isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
-    snprintf(buf, cap, "%.17g", v);
-    if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", cap - strlen(buf) - 1);
-    return buf;
-}
-
-/* The kernel suffix for dtype t, or NULL with a diagnostic. */
-static const char *suffix(const Node *n, DType t, Diag *d)
-{
-    if (t == DT_F32) return "f32";
-    if (t == DT_F64) return "f64";
-    diag_node_error(d, n, "the C backend implements %s only for f32 and f64, got %s", ir_op(n->op)->name,
-                    ir_dtype_name(t));
-    return NULL;
-}
-
-static const AttrVal *attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
-}
-
-static int64_t dims_prod(const Shape *s, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= s->dims[i];
-    return p;
-}
-
-/* Writes "(const int64_t[3]){a, b, c}" from the last sr values of v padded
- * at the front with `fill`. */
-static void w_dims3(Writer *w, const int64_t *v, int sr, int64_t fill)
-{
-    int64_t t[3];
-    for (int i = 0; i < 3; i++) t[i] = i < 3 - sr ? fill : v[i - (3 - sr)];
-    w_printf(w, "(const int64_t[3]){%lld, %lld, %lld}", (long long)t[0], (long long)t[1], (long long)t[2]);
-}
 
 /* Writes "(const int64_t[n]){v0, ...}". */
 static void w_ints(Writer *w, const int64_t *v, int n)
@@ -75,7 +31,7 @@ static int emit_convtranspose(Cgen *c, const Node *n, Diag *d)
 {
     Writer *w = cgen_w(c);
     const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], in[IR_MAX_RANK], out[IR_MAX_RANK];
     int sr = ir_convtranspose_geometry(n, k, s, dl, pb);
@@ -88,19 +44,19 @@ static int emit_convtranspose(Cgen *c, const Node *n, Diag *d)
     }
     if (ir_numel(&Y->shape) == 0) return 0;
     w_printf(w, "gcrt_convtranspose_%s(%lld, %lld, %lld, %lld,\n", sfx, (long long)X->shape.dims[0],
-             (long long)X->shape.dims[1], (long long)Y->shape.dims[1], (long long)attr(n, "group")->i);
+             (long long)X->shape.dims[1], (long long)Y->shape.dims[1], (long long)emit_attr(n, "group")->i);
     w->indent++;
-    w_dims3(w, in, sr, 1);
+    emit_dims3(w, in, sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, k, sr, 1);
+    emit_dims3(w, k, sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, out, sr, 1);
+    emit_dims3(w, out, sr, 1);
     w_puts(w, ",\n");
-    w_dims3(w, s, sr, 1);
+    emit_dims3(w, s, sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, dl, sr, 1);
+    emit_dims3(w, dl, sr, 1);
     w_puts(w, ", ");
-    w_dims3(w, pb, sr, 0);
+    emit_dims3(w, pb, sr, 0);
     w_printf(w, ",\n%s, %s, %s, %s);\n", cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0",
              cgen_ptr(c, Y));
     w->indent--;
@@ -110,10 +66,10 @@ static int emit_convtranspose(Cgen *c, const Node *n, Diag *d)
 static int emit_globalmaxpool(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     const Shape *xs = &X->shape;
-    int64_t NC = xs->dims[0] * xs->dims[1], S = dims_prod(xs, 2, xs->rank);
+    int64_t NC = xs->dims[0] * xs->dims[1], S = emit_dims_prod(xs, 2, xs->rank);
     if (NC == 0) return 0;
     if (S == 0) return diag_node_error(d, n, "input 'X' has empty spatial dims: the maximum is undefined");
     w_line(cgen_w(c), "gcrt_global_maxpool_%s(%lld, %lld, %s, %s);", sfx, (long long)NC, (long long)S,
@@ -124,29 +80,30 @@ static int emit_globalmaxpool(Cgen *c, const Node *n, Diag *d)
 static int emit_instancenorm(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape;
     char eps[48];
     w_line(cgen_w(c), "gcrt_instancenorm_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s);", sfx, (long long)xs->dims[0],
-           (long long)xs->dims[1], (long long)dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, n->in[1]),
-           cgen_ptr(c, n->in[2]), dbl_lit(eps, sizeof eps, attr(n, "epsilon")->f), cgen_ptr(c, Y));
+           (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, n->in[1]),
+           cgen_ptr(c, n->in[2]), emit_float_lit(eps, sizeof eps, emit_attr(n, "epsilon")->f, DT_F64), cgen_ptr(c, Y));
     return 0;
 }
 
 static int emit_lrn(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape;
     char a[48], b[48], bi[48];
     w_line(cgen_w(c), "gcrt_lrn_%s(%lld, %lld, %lld, %lld, %s, %s, %s, %s, %s);", sfx, (long long)xs->dims[0],
-           (long long)xs->dims[1], (long long)dims_prod(xs, 2, xs->rank), (long long)attr(n, "size")->i,
-           dbl_lit(a, sizeof a, attr(n, "alpha")->f), dbl_lit(b, sizeof b, attr(n, "beta")->f),
-           dbl_lit(bi, sizeof bi, attr(n, "bias")->f), cgen_ptr(c, X), cgen_ptr(c, Y));
+           (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), (long long)emit_attr(n, "size")->i,
+           emit_float_lit(a, sizeof a, emit_attr(n, "alpha")->f, DT_F64),
+           emit_float_lit(b, sizeof b, emit_attr(n, "beta")->f, DT_F64),
+           emit_float_lit(bi, sizeof bi, emit_attr(n, "bias")->f, DT_F64), cgen_ptr(c, X), cgen_ptr(c, Y));
     return 0;
 }
 
@@ -156,12 +113,12 @@ static int emit_block(Cgen *c, const Node *n, int d2s)
     const Value *X = n->in[0], *Y = n->out[0];
     if (ir_numel(&Y->shape) == 0) return 0;
     const int64_t *xd = X->shape.dims;
-    long long b = (long long)attr(n, "blocksize")->i;
+    long long b = (long long)emit_attr(n, "blocksize")->i;
     Writer *w = cgen_w(c);
     if (d2s)
         w_line(w, "gcrt_depth_to_space(%zu, %lld, %lld, %lld, %lld, %lld, %d, %s, %s);", ir_dtype_size(X->dtype),
                (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], b,
-               strcmp(attr(n, "mode")->s, "CRD") == 0, cgen_ptr(c, X), cgen_ptr(c, Y));
+               strcmp(emit_attr(n, "mode")->s, "CRD") == 0, cgen_ptr(c, X), cgen_ptr(c, Y));
     else
         w_line(w, "gcrt_space_to_depth(%zu, %lld, %lld, %lld, %lld, %lld, %s, %s);", ir_dtype_size(X->dtype),
                (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], b, cgen_ptr(c, X),
@@ -177,7 +134,7 @@ static int emit_s2d(Cgen *c, const Node *n, Diag *d) { (void)d; return emit_bloc
 static int emit_resize(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     int r = X->shape.rank;
@@ -210,7 +167,7 @@ static int emit_resize(Cgen *c, const Node *n, Diag *d)
         for (int64_t o = 0; o < Y->shape.dims[a]; o++)
             for (int j = 0; j < K[a]; j++, col++)
                 w_printf(w, "%s%s", col == 0 ? "" : (col % 8 == 0 ? ",\n    " : ", "),
-                         dbl_lit(buf, sizeof buf, wt[a][4 * o + j]));
+                         emit_float_lit(buf, sizeof buf, wt[a][4 * o + j], DT_F64));
     w_puts(w, "};\n");
     w_printf(w, "gcrt_resize_%s(%d, ", sfx, r);
     w_ints(w, X->shape.dims, r);
@@ -218,8 +175,8 @@ static int emit_resize(Cgen *c, const Node *n, Diag *d)
     w_ints(w, Y->shape.dims, r);
     w_puts(w, ", ");
     w_ints(w, K, r);
-    w_printf(w, ",\n    %s, %s, %s, %s, %s);\n", ti, tw, dbl_lit(buf, sizeof buf, ir_resize_extrapolation(n)),
-             cgen_ptr(c, X), cgen_ptr(c, Y));
+    w_printf(w, ",\n    %s, %s, %s, %s, %s);\n", ti, tw,
+             emit_float_lit(buf, sizeof buf, ir_resize_extrapolation(n), DT_F64), cgen_ptr(c, X), cgen_ptr(c, Y));
     for (int a = 0; a < r; a++) {
         free(idx[a]);
         free(wt[a]);
@@ -230,7 +187,7 @@ static int emit_resize(Cgen *c, const Node *n, Diag *d)
 static int emit_hardmax(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     int64_t outer, len, inner;
@@ -259,7 +216,7 @@ static int emit_dropout(Cgen *c, const Node *n, Diag *d)
 static int emit_mvn(Cgen *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const char *sfx = suffix(n, Y->dtype, d);
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     int mask[IR_MAX_RANK];

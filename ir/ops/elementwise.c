@@ -21,7 +21,7 @@
  * identifiers (each input element is loaded into a local first), so nothing
  * is evaluated twice at run time.
  */
-#include "../op.h"
+#include "ew_common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,221 +30,63 @@
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static int ct_is_float(DType ct) { return ir_dtype_is_float(ct); }
-/* Suffix of <math.h> function names for compute type ct ("f" or ""). */
-static const char *fs(DType ct) { return ct == DT_F64 ? "" : "f"; }
-
 static int dtype_is_signed_int(DType t) { return t == DT_I8 || t == DT_I16 || t == DT_I32 || t == DT_I64; }
-
-static int dtype_bits(DType t) { return (int)ir_dtype_size(t) * 8; }
-
-/* The C type spelling of compute type ct (what emitters call cgen_ctype). */
-static const char *c_type(DType ct)
-{
-    switch (ct) {
-    case DT_F64: return "double";
-    case DT_I8: return "int8_t";
-    case DT_U8: return "uint8_t";
-    case DT_I16: return "int16_t";
-    case DT_I32: return "int32_t";
-    case DT_I64: return "int64_t";
-    case DT_BOOL: return "uint8_t";
-    default: return "float";
-    }
-}
-
-/* Writes number v as a C literal typed for ct into buf: the shortest decimal
- * that round-trips ("1.0f", "0.2f", "1.6732632423543772" for f64, "3" for
- * integers). */
-static const char *lit(char *buf, size_t cap, DType ct, double v)
-{
-    if (!ct_is_float(ct)) {
-        snprintf(buf, cap, "%lld", (long long)v);
-        return buf;
-    }
-    int f32 = ct != DT_F64;
-    for (int prec = f32 ? 6 : 15; prec <= (f32 ? 9 : 17); prec++) {
-        snprintf(buf, cap, "%.*g", prec, v);
-        double back = strtod(buf, NULL);
-        if (f32 ? (float)back == (float)v : back == v) break;
-    }
-    if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", cap - strlen(buf) - 1);
-    if (f32) strncat(buf, "f", cap - strlen(buf) - 1);
-    return buf;
-}
-
-/* Wraps an integral double into dtype t's range modulo 2^bits (C conversion
- * semantics); 64-bit values are only truncated toward zero. */
-static double wrap_int(DType t, double v)
-{
-    if (!isfinite(v)) return 0;
-    v = trunc(v);
-    int bits = dtype_bits(t);
-    if (bits >= 64) return v;
-    if (v >= 9.2e18 || v <= -9.2e18) return 0;
-    uint64_t u = (uint64_t)(int64_t)v & ((UINT64_C(1) << bits) - 1);
-    if (t != DT_U8 && u >= (UINT64_C(1) << (bits - 1))) return (double)(int64_t)(u - (UINT64_C(1) << bits));
-    return (double)u;
-}
 
 /* Post-processes an arithmetic result for output dtype t. */
 static double fin(const Node *n, double v)
 {
     DType t = n->out[0]->dtype;
-    return ir_dtype_is_int(t) ? wrap_int(t, v) : v;
-}
-
-/* Name of input j (variadic ops repeat their last name with the index). */
-static const char *in_name(const Node *n, int j, char *buf, size_t cap)
-{
-    const OpDesc *od = ir_op(n->op);
-    if (od->max_in == -1) {
-        snprintf(buf, cap, "data_%d", j);
-        return buf;
-    }
-    return j < od->max_in ? od->in_names[j] : "?";
-}
-
-/* ---- inference helpers --------------------------------------------------- */
-
-static int check_count(Node *n, Diag *d)
-{
-    const OpDesc *od = ir_op(n->op);
-    if (n->n_out != 1) return diag_node_error(d, n, "expects 1 output, got %d", n->n_out);
-    if (od->max_in == -1) {
-        if (n->n_in < od->min_in)
-            return diag_node_error(d, n, "expects at least %d input%s, got %d", od->min_in,
-                                   od->min_in == 1 ? "" : "s", n->n_in);
-    } else if (n->n_in < od->min_in || n->n_in > od->max_in) {
-        if (od->min_in == od->max_in)
-            return diag_node_error(d, n, "expects %d input%s, got %d", od->min_in, od->min_in == 1 ? "" : "s",
-                                   n->n_in);
-        return diag_node_error(d, n, "expects %d to %d inputs, got %d", od->min_in, od->max_in, n->n_in);
-    }
-    char nb[32];
-    for (int j = 0; j < n->n_in && j < od->min_in; j++)
-        if (!n->in[j]) return diag_node_error(d, n, "input '%s' is required", in_name(n, j, nb, sizeof nb));
-    return 0;
-}
-
-enum DClass { DC_ANY, DC_FLOAT, DC_SIGNED, DC_NUMERIC, DC_BOOL };
-
-static int dclass_ok(DType t, enum DClass c)
-{
-    switch (c) {
-    case DC_ANY: return 1;
-    case DC_FLOAT: return ir_dtype_is_float(t);
-    case DC_SIGNED: return ir_dtype_is_float(t) || dtype_is_signed_int(t);
-    case DC_NUMERIC: return t != DT_BOOL;
-    case DC_BOOL: return t == DT_BOOL;
-    }
-    return 0;
-}
-
-static const char *dclass_text(enum DClass c)
-{
-    switch (c) {
-    case DC_FLOAT: return "a float dtype (f32, f64, f16, bf16)";
-    case DC_SIGNED: return "a signed numeric dtype (float or signed integer)";
-    case DC_NUMERIC: return "a numeric dtype (not bool)";
-    case DC_BOOL: return "bool";
-    default: return "any dtype";
-    }
-}
-
-static int check_dclass(Node *n, int j, enum DClass c, Diag *d)
-{
-    char nb[32];
-    DType t = n->in[j]->dtype;
-    if (dclass_ok(t, c)) return 0;
-    return diag_node_error(d, n, "input '%s' has dtype %s; expected %s", in_name(n, j, nb, sizeof nb),
-                           ir_dtype_name(t), dclass_text(c));
-}
-
-/* Input j must have the dtype of input `ref`. */
-static int check_same_dtype(Node *n, int j, int ref, Diag *d)
-{
-    char nb[32], rb[32];
-    if (n->in[j]->dtype == n->in[ref]->dtype) return 0;
-    return diag_node_error(d, n, "input '%s' has dtype %s but input '%s' has dtype %s", in_name(n, j, nb, sizeof nb),
-                           ir_dtype_name(n->in[j]->dtype), in_name(n, ref, rb, sizeof rb),
-                           ir_dtype_name(n->in[ref]->dtype));
-}
-
-/* Numpy-broadcasts inputs [first, n_in) (absent ones skipped) into *out. */
-static int broadcast_inputs(Node *n, int first, Shape *out, Diag *d)
-{
-    Shape acc;
-    int have = 0;
-    for (int j = first; j < n->n_in; j++) {
-        if (!n->in[j]) continue;
-        const Shape *s = &n->in[j]->shape;
-        if (!have) { acc = *s; have = 1; continue; }
-        Shape r;
-        if (ir_broadcast(&acc, s, &r) == 0) { acc = r; continue; }
-        char nb[32], rb[32], sb[128], ab[128];
-        for (int k = first; k < j; k++) { /* name one earlier input that clashes */
-            if (!n->in[k] || ir_broadcast(&n->in[k]->shape, s, &r) == 0) continue;
-            return diag_node_error(d, n, "input '%s' shape %s does not broadcast with input '%s' shape %s",
-                                   in_name(n, j, nb, sizeof nb), ir_shape_str(s, sb, sizeof sb),
-                                   in_name(n, k, rb, sizeof rb), ir_shape_str(&n->in[k]->shape, ab, sizeof ab));
-        }
-        return diag_node_error(d, n, "input '%s' shape %s does not broadcast with the shape %s of the inputs before it",
-                               in_name(n, j, nb, sizeof nb), ir_shape_str(s, sb, sizeof sb),
-                               ir_shape_str(&acc, ab, sizeof ab));
-    }
-    GC_ASSERT(have);
-    *out = acc;
-    return 0;
+    return ir_dtype_is_int(t) ? ew_wrap_int(t, v) : v;
 }
 
 /* ---- inference functions ------------------------------------------------- */
 
-static int infer_unary(Node *n, enum DClass c, Diag *d)
+static int infer_unary(Node *n, EwClass c, Diag *d)
 {
-    if (check_count(n, d) || check_dclass(n, 0, c, d)) return -1;
+    if (ew_check_count(n, d) || ew_check_class(n, 0, c, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
     return 0;
 }
 
-static int infer_unary_float(Node *n, Diag *d) { return infer_unary(n, DC_FLOAT, d); }
-static int infer_unary_signed(Node *n, Diag *d) { return infer_unary(n, DC_SIGNED, d); }
-static int infer_unary_numeric(Node *n, Diag *d) { return infer_unary(n, DC_NUMERIC, d); }
-static int infer_unary_any(Node *n, Diag *d) { return infer_unary(n, DC_ANY, d); }
-static int infer_unary_bool(Node *n, Diag *d) { return infer_unary(n, DC_BOOL, d); }
+static int infer_unary_float(Node *n, Diag *d) { return infer_unary(n, EW_FLOAT, d); }
+static int infer_unary_signed(Node *n, Diag *d) { return infer_unary(n, EW_SIGNED, d); }
+static int infer_unary_numeric(Node *n, Diag *d) { return infer_unary(n, EW_NUMERIC, d); }
+static int infer_unary_any(Node *n, Diag *d) { return infer_unary(n, EW_ANY, d); }
+static int infer_unary_bool(Node *n, Diag *d) { return infer_unary(n, EW_BOOL, d); }
 
 /* All inputs share one dtype of class c; the output broadcasts them and has
- * dtype `out` (DT_UNDEF: the inputs' dtype). */
-static int infer_nary(Node *n, enum DClass c, DType out, Diag *d)
+ * dtype `out` (DT_UNDEF: the inputs' dtype). Max/Min accept absent variadic
+ * inputs past the first. */
+static int infer_nary(Node *n, EwClass c, DType out, Diag *d)
 {
-    if (check_count(n, d) || check_dclass(n, 0, c, d)) return -1;
+    if (ew_check_count_allow_absent(n, d) || ew_check_class(n, 0, c, d)) return -1;
     for (int j = 1; j < n->n_in; j++)
-        if (check_same_dtype(n, j, 0, d)) return -1;
+        if (ew_check_same_dtype(n, j, 0, d)) return -1;
     Shape s;
-    if (broadcast_inputs(n, 0, &s, d)) return -1;
+    if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
     ir_set_out(n, 0, out == DT_UNDEF ? n->in[0]->dtype : out, &s);
     return 0;
 }
 
-static int infer_arith(Node *n, Diag *d) { return infer_nary(n, DC_NUMERIC, DT_UNDEF, d); }
-static int infer_compare(Node *n, Diag *d) { return infer_nary(n, DC_NUMERIC, DT_BOOL, d); }
-static int infer_equal(Node *n, Diag *d) { return infer_nary(n, DC_ANY, DT_BOOL, d); }
+static int infer_arith(Node *n, Diag *d) { return infer_nary(n, EW_NUMERIC, DT_UNDEF, d); }
+static int infer_compare(Node *n, Diag *d) { return infer_nary(n, EW_NUMERIC, DT_BOOL, d); }
+static int infer_equal(Node *n, Diag *d) { return infer_nary(n, EW_ANY, DT_BOOL, d); }
 
 /* Pow: base X and exponent Y may have different numeric dtypes (ONNX T, T1). */
 static int infer_pow(Node *n, Diag *d)
 {
-    if (check_count(n, d) || check_dclass(n, 0, DC_NUMERIC, d) || check_dclass(n, 1, DC_NUMERIC, d)) return -1;
+    if (ew_check_count(n, d) || ew_check_class(n, 0, EW_NUMERIC, d) || ew_check_class(n, 1, EW_NUMERIC, d)) return -1;
     Shape s;
-    if (broadcast_inputs(n, 0, &s, d)) return -1;
+    if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &s);
     return 0;
 }
 
 static int infer_where(Node *n, Diag *d)
 {
-    if (check_count(n, d) || check_dclass(n, 0, DC_BOOL, d) || check_same_dtype(n, 2, 1, d)) return -1;
+    if (ew_check_count(n, d) || ew_check_class(n, 0, EW_BOOL, d) || ew_check_same_dtype(n, 2, 1, d)) return -1;
     Shape s;
-    if (broadcast_inputs(n, 0, &s, d)) return -1;
+    if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
     ir_set_out(n, 0, n->in[1]->dtype, &s);
     return 0;
 }
@@ -252,10 +94,10 @@ static int infer_where(Node *n, Diag *d)
 /* Clip (opset 13): optional scalar inputs min and max of the input's dtype. */
 static int infer_clip(Node *n, Diag *d)
 {
-    if (check_count(n, d) || check_dclass(n, 0, DC_NUMERIC, d)) return -1;
+    if (ew_check_count(n, d) || ew_check_class(n, 0, EW_NUMERIC, d)) return -1;
     for (int j = 1; j < n->n_in; j++) {
         if (!n->in[j]) continue;
-        if (check_same_dtype(n, j, 0, d)) return -1;
+        if (ew_check_same_dtype(n, j, 0, d)) return -1;
         const Shape *s = &n->in[j]->shape;
         char sb[128];
         if (ir_numel(s) != 1 || s->rank > n->in[0]->shape.rank)
@@ -281,7 +123,7 @@ static DType cast_target(const Node *n)
 
 static int infer_cast(Node *n, Diag *d)
 {
-    if (check_count(n, d)) return -1;
+    if (ew_check_count(n, d)) return -1;
     if (!n->attrs[0].set) return diag_node_error(d, n, "required attribute 'to' is missing");
     DType t = cast_target(n);
     if (t == DT_UNDEF)
@@ -335,7 +177,7 @@ static const InplacePair inplace_0_0[] = {{0, 0}};
     static void expr_##Op(const Node *n, Writer *w, const char *const *args, DType ct) \
     {                                                                                \
         (void)n;                                                                     \
-        w_printf(w, "%s%s(%s)", cfn, fs(ct), A);                                     \
+        w_printf(w, "%s%s(%s)", cfn, ew_fs(ct), A);                                     \
     }                                                                                \
     static double ref_##Op(const Node *n, const double *x)                           \
     {                                                                                \
@@ -356,7 +198,7 @@ MATH_UNARY(Cos, "cos", cos)
 static void expr_Abs(const Node *n, Writer *w, const char *const *args, DType ct)
 {
     (void)n;
-    if (ct_is_float(ct)) w_printf(w, "fabs%s(%s)", fs(ct), A);
+    if (ir_dtype_is_float(ct)) w_printf(w, "fabs%s(%s)", ew_fs(ct), A);
     else if (dtype_is_signed_int(ct)) w_printf(w, "((%s) < 0 ? -(%s) : (%s))", A, A, A);
     else w_printf(w, "(%s)", A);
 }
@@ -373,7 +215,7 @@ static void expr_Reciprocal(const Node *n, Writer *w, const char *const *args, D
 {
     char b[64];
     (void)n;
-    w_printf(w, "(%s / (%s))", lit(b, sizeof b, ct, 1), A);
+    w_printf(w, "(%s / (%s))", ew_lit(b, sizeof b, ct, 1), A);
 }
 static double ref_Reciprocal(const Node *n, const double *x) { (void)n; return 1.0 / x[0]; }
 
@@ -383,7 +225,7 @@ static void expr_Relu(const Node *n, Writer *w, const char *const *args, DType c
     char b[64];
     (void)n;
     if (ct == DT_U8 || ct == DT_BOOL) { w_printf(w, "(%s)", A); return; }
-    lit(b, sizeof b, ct, 0);
+    ew_lit(b, sizeof b, ct, 0);
     w_printf(w, "((%s) < %s ? %s : (%s))", A, b, b, A);
 }
 static double ref_Relu(const Node *n, const double *x) { (void)n; return x[0] < 0 ? 0 : x[0]; }
@@ -392,8 +234,8 @@ static void expr_Sigmoid(const Node *n, Writer *w, const char *const *args, DTyp
 {
     char b[64];
     (void)n;
-    lit(b, sizeof b, ct, 1);
-    w_printf(w, "(%s / (%s + exp%s(-(%s))))", b, b, fs(ct), A);
+    ew_lit(b, sizeof b, ct, 1);
+    w_printf(w, "(%s / (%s + exp%s(-(%s))))", b, b, ew_fs(ct), A);
 }
 static double ref_Sigmoid(const Node *n, const double *x)
 {
@@ -407,8 +249,8 @@ static double ref_Sigmoid(const Node *n, const double *x)
 static void expr_LeakyRelu(const Node *n, Writer *w, const char *const *args, DType ct)
 {
     char z[64], al[64];
-    lit(z, sizeof z, ct, 0);
-    lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f);
+    ew_lit(z, sizeof z, ct, 0);
+    ew_lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f);
     w_printf(w, "((%s) < %s ? %s * (%s) : (%s))", A, z, al, A, A);
 }
 static double ref_LeakyRelu(const Node *n, const double *x)
@@ -419,9 +261,9 @@ static double ref_LeakyRelu(const Node *n, const double *x)
 static void expr_Elu(const Node *n, Writer *w, const char *const *args, DType ct)
 {
     char z[64], al[64];
-    lit(z, sizeof z, ct, 0);
-    lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f);
-    w_printf(w, "((%s) < %s ? %s * expm1%s(%s) : (%s))", A, z, al, fs(ct), A, A);
+    ew_lit(z, sizeof z, ct, 0);
+    ew_lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f);
+    w_printf(w, "((%s) < %s ? %s * expm1%s(%s) : (%s))", A, z, al, ew_fs(ct), A, A);
 }
 static double ref_Elu(const Node *n, const double *x)
 {
@@ -431,10 +273,10 @@ static double ref_Elu(const Node *n, const double *x)
 static void expr_Selu(const Node *n, Writer *w, const char *const *args, DType ct)
 {
     char z[64], al[64], ga[64];
-    lit(z, sizeof z, ct, 0);
-    lit(al, sizeof al, ct, n->attrs[SELU_ALPHA].f);
-    lit(ga, sizeof ga, ct, n->attrs[SELU_GAMMA].f);
-    w_printf(w, "(%s * ((%s) <= %s ? %s * expm1%s(%s) : (%s)))", ga, A, z, al, fs(ct), A, A);
+    ew_lit(z, sizeof z, ct, 0);
+    ew_lit(al, sizeof al, ct, n->attrs[SELU_ALPHA].f);
+    ew_lit(ga, sizeof ga, ct, n->attrs[SELU_GAMMA].f);
+    w_printf(w, "(%s * ((%s) <= %s ? %s * expm1%s(%s) : (%s)))", ga, A, z, al, ew_fs(ct), A, A);
 }
 static double ref_Selu(const Node *n, const double *x)
 {
@@ -446,8 +288,8 @@ static double ref_Selu(const Node *n, const double *x)
 static void write_clamp01(Writer *w, const char *t, DType ct)
 {
     char z[64], o[64];
-    lit(z, sizeof z, ct, 0);
-    lit(o, sizeof o, ct, 1);
+    ew_lit(z, sizeof z, ct, 0);
+    ew_lit(o, sizeof o, ct, 1);
     w_printf(w, "(%s < %s ? %s : %s > %s ? %s : %s)", t, z, z, t, o, o, t);
 }
 static double clamp01(double t) { return t < 0 ? 0 : t > 1 ? 1 : t; }
@@ -455,8 +297,8 @@ static double clamp01(double t) { return t < 0 ? 0 : t > 1 ? 1 : t; }
 static void expr_HardSigmoid(const Node *n, Writer *w, const char *const *args, DType ct)
 {
     char al[64], be[64], t[256];
-    lit(al, sizeof al, ct, n->attrs[HSIG_ALPHA].f);
-    lit(be, sizeof be, ct, n->attrs[HSIG_BETA].f);
+    ew_lit(al, sizeof al, ct, n->attrs[HSIG_ALPHA].f);
+    ew_lit(be, sizeof be, ct, n->attrs[HSIG_BETA].f);
     snprintf(t, sizeof t, "(%s * (%s) + %s)", al, A, be);
     write_clamp01(w, t, ct);
 }
@@ -470,8 +312,8 @@ static void expr_HardSwish(const Node *n, Writer *w, const char *const *args, DT
 {
     char al[64], be[64], t[256];
     (void)n;
-    lit(al, sizeof al, ct, 1.0 / 6.0);
-    lit(be, sizeof be, ct, 0.5);
+    ew_lit(al, sizeof al, ct, 1.0 / 6.0);
+    ew_lit(be, sizeof be, ct, 0.5);
     snprintf(t, sizeof t, "(%s * (%s) + %s)", al, A, be);
     w_printf(w, "((%s) * ", A);
     write_clamp01(w, t, ct);
@@ -488,9 +330,9 @@ static void expr_Softplus(const Node *n, Writer *w, const char *const *args, DTy
 {
     char z[64];
     (void)n;
-    lit(z, sizeof z, ct, 0);
-    w_printf(w, "((%s) > %s ? (%s) + log1p%s(exp%s(-(%s))) : log1p%s(exp%s(%s)))", A, z, A, fs(ct), fs(ct), A,
-             fs(ct), fs(ct), A);
+    ew_lit(z, sizeof z, ct, 0);
+    w_printf(w, "((%s) > %s ? (%s) + log1p%s(exp%s(-(%s))) : log1p%s(exp%s(%s)))", A, z, A, ew_fs(ct), ew_fs(ct), A,
+             ew_fs(ct), ew_fs(ct), A);
 }
 static double ref_Softplus(const Node *n, const double *x)
 {
@@ -542,7 +384,7 @@ static void expr_Cast(const Node *n, Writer *w, const char *const *args, DType c
     DType to = n->out[0]->dtype, from = n->in[0]->dtype;
     char z[64];
     if (to == DT_BOOL) {
-        w_printf(w, "((%s) != %s)", A, lit(z, sizeof z, ct, 0));
+        w_printf(w, "((%s) != %s)", A, ew_lit(z, sizeof z, ct, 0));
         return;
     }
     if (!ir_dtype_is_int(to) || !ir_dtype_is_float(from)) {
@@ -559,10 +401,10 @@ static void expr_Cast(const Node *n, Writer *w, const char *const *args, DType c
     for (size_t k = 0; k < sizeof lim / sizeof lim[0]; k++) {
         if (lim[k].t != to) continue;
         char lo[64], hi[64];
-        lit(lo, sizeof lo, ct, lim[k].lo);
-        lit(hi, sizeof hi, ct, lim[k].hi);
+        ew_lit(lo, sizeof lo, ct, lim[k].lo);
+        ew_lit(hi, sizeof hi, ct, lim[k].hi);
         w_printf(w, "((%s) != (%s) ? 0 : (%s) <= %s ? %s : (%s) >= %s ? %s : (%s)(%s))", A, A, A, lo, lim[k].min, A,
-                 hi, lim[k].max, c_type(to), A);
+                 hi, lim[k].max, ew_ctype(to), A);
         return;
     }
     GC_ASSERT(0 && "Cast to an unknown integer dtype");
@@ -572,7 +414,7 @@ static double ref_Cast(const Node *n, const double *x)
     DType to = n->out[0]->dtype, from = n->in[0]->dtype;
     double v = x[0];
     if (to == DT_BOOL) return v != 0;
-    if (ir_dtype_is_int(to) && !ir_dtype_is_float(from)) return wrap_int(to, v);
+    if (ir_dtype_is_int(to) && !ir_dtype_is_float(from)) return ew_wrap_int(to, v);
     return ir_round_to(to, v); /* floats round; float to integer saturates */
 }
 
@@ -601,7 +443,7 @@ static double ref_Mul(const Node *n, const double *x) { return fin(n, x[0] * x[1
 static void expr_Div(const Node *n, Writer *w, const char *const *args, DType ct)
 {
     (void)n;
-    if (ct_is_float(ct)) w_printf(w, "((%s) / (%s))", A, B);
+    if (ir_dtype_is_float(ct)) w_printf(w, "((%s) / (%s))", A, B);
     else w_printf(w, "((%s) != 0 ? (%s) / (%s) : 0)", B, A, B);
 }
 static double ref_Div(const Node *n, const double *x)
@@ -615,8 +457,8 @@ static double ref_Div(const Node *n, const double *x)
 static void expr_Pow(const Node *n, Writer *w, const char *const *args, DType ct)
 {
     (void)n;
-    if (ct_is_float(ct)) w_printf(w, "pow%s((%s), (%s)(%s))", fs(ct), A, c_type(ct), B);
-    else w_printf(w, "(%s)pow((double)(%s), (double)(%s))", c_type(ct), A, B);
+    if (ir_dtype_is_float(ct)) w_printf(w, "pow%s((%s), (%s)(%s))", ew_fs(ct), A, ew_ctype(ct), B);
+    else w_printf(w, "(%s)pow((double)(%s), (double)(%s))", ew_ctype(ct), A, B);
 }
 static double ref_Pow(const Node *n, const double *x) { return fin(n, pow(x[0], x[1])); }
 
@@ -629,7 +471,7 @@ static void write_minmax(const Node *n, Writer *w, const char *const *args, DTyp
     w_printf(&acc, "(%s)", A);
     for (int j = 1; j < n->n_in; j++) {
         w_init(&nxt);
-        if (ct_is_float(ct))
+        if (ir_dtype_is_float(ct))
             w_printf(&nxt, "(((%s) %s %s || (%s) != (%s)) ? (%s) : %s)", args[j], cmp, acc.buf, args[j], args[j],
                      args[j], acc.buf);
         else w_printf(&nxt, "((%s) %s %s ? (%s) : %s)", args[j], cmp, acc.buf, args[j], acc.buf);

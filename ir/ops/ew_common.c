@@ -20,7 +20,8 @@ const char *ew_in_name(const Node *n, int j, char *buf, size_t cap)
     return j < od->max_in ? od->in_names[j] : "?";
 }
 
-int ew_check_count(Node *n, Diag *d)
+/* all_variadic: every input of a variadic op is required, not only min_in. */
+static int check_count(Node *n, int all_variadic, Diag *d)
 {
     const OpDesc *od = ir_op(n->op);
     if (n->n_out != 1) return diag_node_error(d, n, "expects 1 output, got %d", n->n_out);
@@ -35,11 +36,14 @@ int ew_check_count(Node *n, Diag *d)
         return diag_node_error(d, n, "expects %d to %d inputs, got %d", od->min_in, od->max_in, n->n_in);
     }
     char nb[32];
-    int need = od->max_in == -1 ? n->n_in : od->min_in; /* variadic inputs are all required */
+    int need = od->max_in == -1 && all_variadic ? n->n_in : od->min_in;
     for (int j = 0; j < n->n_in && j < need; j++)
         if (!n->in[j]) return diag_node_error(d, n, "input '%s' is required", ew_in_name(n, j, nb, sizeof nb));
     return 0;
 }
+
+int ew_check_count(Node *n, Diag *d) { return check_count(n, 1, d); }
+int ew_check_count_allow_absent(Node *n, Diag *d) { return check_count(n, 0, d); }
 
 static int class_ok(DType t, EwClass c)
 {

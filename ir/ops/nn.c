@@ -23,59 +23,10 @@
  */
 #include "../op.h"
 #include "geometry.h"
+#include "nn_common.h"
 
 #include <math.h>
 #include <string.h>
-
-/* ---- shared helpers ----------------------------------------------------- */
-
-static int check_float(const Node *n, int i, Diag *d)
-{
-    const Value *v = n->in[i];
-    if (!ir_dtype_is_float(v->dtype))
-        return diag_node_error(d, n, "input '%s' has dtype %s; expected a floating-point type",
-                               ir_op(n->op)->in_names[i], ir_dtype_name(v->dtype));
-    return 0;
-}
-
-/* Input i has the dtype of input 0. */
-static int check_same_dtype(const Node *n, int i, Diag *d)
-{
-    const OpDesc *od = ir_op(n->op);
-    if (n->in[i]->dtype != n->in[0]->dtype)
-        return diag_node_error(d, n, "input '%s' has dtype %s but input '%s' has %s", od->in_names[i],
-                               ir_dtype_name(n->in[i]->dtype), od->in_names[0],
-                               ir_dtype_name(n->in[0]->dtype));
-    return 0;
-}
-
-/* Input i is a vector of length c (per-channel parameter). */
-static int check_vec(const Node *n, int i, int64_t c, const char *what, Diag *d)
-{
-    const Shape *s = &n->in[i]->shape;
-    char b1[160];
-    if (s->rank != 1 || s->dims[0] != c)
-        return diag_node_error(d, n, "input '%s' shape %s does not match the %lld %s (expected [%lld])",
-                               ir_op(n->op)->in_names[i], ir_shape_str(s, b1, sizeof b1), (long long)c,
-                               what, (long long)c);
-    return 0;
-}
-
-/* Advances a row-major multi-index; returns 0 after the last one. */
-static int next_index(int64_t *idx, const int64_t *dims, int r)
-{
-    for (int k = r - 1; k >= 0; k--) {
-        if (++idx[k] < dims[k]) return 1;
-        idx[k] = 0;
-    }
-    return 0;
-}
-
-static const char *ints_str(const int64_t *v, int n, char *buf, size_t cap)
-{
-    Shape s = ir_shape(n, v);
-    return ir_shape_str(&s, buf, cap);
-}
 
 /* ---- window geometry (Conv, MaxPool, AveragePool) ----------------------- */
 
@@ -85,28 +36,6 @@ typedef struct Window {
     int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK], out[IR_MAX_RANK];
 } Window;
 
-/* Reads an optional ints attribute of length sr into v (default dflt);
- * values must be >= minv. */
-static int window_ints(const Node *n, const char *key, int sr, int len, int64_t dflt, int64_t minv,
-                       int64_t *v, Diag *d)
-{
-    int ai = ir_attr_index(n, key);
-    for (int i = 0; i < len; i++) v[i] = dflt;
-    if (ai < 0 || !n->attrs[ai].set) return 0;
-    const AttrVal *a = &n->attrs[ai];
-    char b1[160];
-    if (a->n != len)
-        return diag_node_error(d, n, "attribute '%s' has %d values; expected %d (%s%d spatial dims of X)", key,
-                               a->n, len, len == 2 * sr ? "begin and end for each of " : "one for each of ",
-                               sr);
-    for (int i = 0; i < len; i++)
-        if (a->ints[i] < minv)
-            return diag_node_error(d, n, "attribute '%s' must be %s, got %s", key,
-                                   minv > 0 ? "positive" : "non-negative", ints_str(a->ints, a->n, b1, sizeof b1));
-    memcpy(v, a->ints, sizeof(int64_t) * (size_t)len);
-    return 0;
-}
-
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static int window_geo(const Node *n, Window *w, Diag *d)
@@ -114,9 +43,7 @@ static int window_geo(const Node *n, Window *w, Diag *d)
     const Shape *xs = &n->in[0]->shape;
     char b1[160], b2[160];
     int is_conv = n->op == OP_Conv;
-    if (xs->rank < 3)
-        return diag_node_error(d, n, "input 'X' must have rank >= 3 (N, C and at least one spatial dim), got shape %s",
-                               ir_shape_str(xs, b1, sizeof b1));
+    if (nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
     int sr = w->sr = xs->rank - 2;
     for (int i = 0; i < sr; i++) w->in[i] = xs->dims[2 + i];
     int ki = ir_attr_index(n, "kernel_shape");
@@ -125,39 +52,28 @@ static int window_geo(const Node *n, Window *w, Diag *d)
         return diag_node_error(d, n, "attribute 'kernel_shape' has %d values but X has %d spatial dims", ka->n, sr);
     if (is_conv) {
         const Shape *ws = &n->in[1]->shape;
-        if (ws->rank != xs->rank)
-            return diag_node_error(d, n, "input 'W' must have rank %d (same as X), got shape %s", xs->rank,
-                                   ir_shape_str(ws, b1, sizeof b1));
+        if (nn_check_weight_rank(n, d)) return -1;
         for (int i = 0; i < sr; i++) w->k[i] = ws->dims[2 + i];
         if (ka->set && memcmp(ka->ints, w->k, sizeof(int64_t) * (size_t)sr) != 0)
             return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of input 'W'",
-                                   ints_str(ka->ints, ka->n, b1, sizeof b1), ints_str(w->k, sr, b2, sizeof b2));
+                                   nn_ints_str(ka->ints, ka->n, b1, sizeof b1), nn_ints_str(w->k, sr, b2, sizeof b2));
     } else {
         if (!ka->set) return diag_node_error(d, n, "required attribute 'kernel_shape' is missing");
         memcpy(w->k, ka->ints, sizeof(int64_t) * (size_t)sr);
     }
-    for (int i = 0; i < sr; i++)
-        if (w->k[i] <= 0)
-            return diag_node_error(d, n, "kernel dims must be positive, got %s", ints_str(w->k, sr, b1, sizeof b1));
+    if (nn_check_kernel_positive(n, w->k, sr, d)) return -1;
     int64_t pads[2 * IR_MAX_RANK];
-    if (window_ints(n, "strides", sr, sr, 1, 1, w->s, d) ||
-        window_ints(n, "dilations", sr, sr, 1, 1, w->dl, d) ||
-        window_ints(n, "pads", sr, 2 * sr, 0, 0, pads, d))
+    if (nn_window_ints(n, "strides", sr, sr, 1, 1, w->s, d) ||
+        nn_window_ints(n, "dilations", sr, sr, 1, 1, w->dl, d) ||
+        nn_window_ints(n, "pads", sr, 2 * sr, 0, 0, pads, d))
         return -1;
     int ci = ir_attr_index(n, "ceil_mode");
     int ceil_mode = ci >= 0 && n->attrs[ci].i != 0;
     if (ci >= 0 && n->attrs[ci].i != 0 && n->attrs[ci].i != 1)
         return diag_node_error(d, n, "attribute 'ceil_mode' must be 0 or 1, got %lld", (long long)n->attrs[ci].i);
-    const char *ap = n->attrs[ir_attr_index(n, "auto_pad")].s;
-    int same = 0, upper = 0;
-    if (strcmp(ap, "SAME_UPPER") == 0) same = upper = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0) same = 1;
-    else if (strcmp(ap, "VALID") != 0 && strcmp(ap, "NOTSET") != 0)
-        return diag_node_error(d, n, "attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '%s'", ap);
-    int pads_nonzero = 0;
-    for (int i = 0; i < 2 * sr; i++) pads_nonzero |= pads[i] != 0;
-    if (strcmp(ap, "NOTSET") != 0 && pads_nonzero)
-        return diag_node_error(d, n, "attribute 'pads' cannot be used together with auto_pad=%s", ap);
+    NnAutoPad mode;
+    if (nn_auto_pad(n, n->attrs[ir_attr_index(n, "auto_pad")].s, pads, sr, &mode, d)) return -1;
+    int same = mode == NN_PAD_SAME_UPPER || mode == NN_PAD_SAME_LOWER, upper = mode == NN_PAD_SAME_UPPER;
     for (int i = 0; i < sr; i++) {
         int64_t ek = (w->k[i] - 1) * w->dl[i] + 1;
         if (same) {
@@ -228,22 +144,19 @@ static int conv_infer(Node *n, Diag *d)
 {
     Window w;
     char b1[160];
-    if (check_float(n, 0, d) || check_same_dtype(n, 1, d)) return -1;
-    if (n->n_in > 2 && n->in[2] && check_same_dtype(n, 2, d)) return -1;
+    if (nn_check_float(n, 0, d) || nn_check_same_dtype(n, 1, d)) return -1;
+    if (n->n_in > 2 && n->in[2] && nn_check_same_dtype(n, 2, d)) return -1;
     if (window_geo(n, &w, d)) return -1;
     const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
     int64_t group = n->attrs[CONV_GROUP].i, C = xs->dims[1], M = ws->dims[0];
-    if (group <= 0) return diag_node_error(d, n, "attribute 'group' must be positive, got %lld", (long long)group);
-    if (C % group != 0)
-        return diag_node_error(d, n, "input 'X' has %lld channels, which group=%lld does not divide", (long long)C,
-                               (long long)group);
+    if (nn_check_group(n, group, C, d)) return -1;
     if (M % group != 0)
         return diag_node_error(d, n, "input 'W' shape %s has %lld output channels, which group=%lld does not divide",
                                ir_shape_str(ws, b1, sizeof b1), (long long)M, (long long)group);
     if (ws->dims[1] != C / group)
         return diag_node_error(d, n, "input 'W' has %lld input channels per group but X has %lld channels and group=%lld (expects %lld)",
                                (long long)ws->dims[1], (long long)C, (long long)group, (long long)(C / group));
-    if (n->n_in > 2 && n->in[2] && check_vec(n, 2, M, "output channels of W", d)) return -1;
+    if (n->n_in > 2 && n->in[2] && nn_check_vec(n, 2, M, "output channels of W", d)) return -1;
     Shape os;
     window_out_shape(n, &w, M, &os);
     ir_set_out(n, 0, n->in[0]->dtype, &os);
@@ -264,13 +177,13 @@ static int conv_eval(const Node *n, const double *const *in, double *const *out,
         for (int64_t m = 0; m < M; m++) {
             int64_t c0 = (m / (Mg ? Mg : 1)) * Cg;
             int64_t o[IR_MAX_RANK] = {0};
-            for (int64_t p = 0; p < P; p++, next_index(o, w.out, w.sr)) {
+            for (int64_t p = 0; p < P; p++, nn_next_index(o, w.out, w.sr)) {
                 double acc = B ? B[m] : 0;
                 for (int64_t c = 0; c < Cg; c++) {
                     const double *x = in[0] + (b * C + c0 + c) * plane;
                     const double *wt = in[1] + (m * Cg + c) * KP;
                     int64_t t[IR_MAX_RANK] = {0};
-                    for (int64_t kp = 0; kp < KP; kp++, next_index(t, w.k, w.sr)) {
+                    for (int64_t kp = 0; kp < KP; kp++, nn_next_index(t, w.k, w.sr)) {
                         int64_t off = 0, ok = 1;
                         for (int i = 0; i < w.sr && ok; i++) {
                             int64_t pos = o[i] * w.s[i] - w.pb[i] + t[i] * w.dl[i];
@@ -331,7 +244,7 @@ static const AttrSpec maxpool_attrs[] = {
 static int pool_infer(Node *n, Diag *d)
 {
     Window w;
-    if (check_float(n, 0, d)) return -1;
+    if (nn_check_float(n, 0, d)) return -1;
     if (n->n_out > 1)
         return diag_node_error(d, n, "output 'Indices' is not supported (only the pooled values Y)");
     if (window_geo(n, &w, d)) return -1;
@@ -353,10 +266,10 @@ static int pool_eval(const Node *n, const double *const *in, double *const *out,
     for (int64_t q = 0; q < NC; q++) {
         const double *x = in[0] + q * plane;
         int64_t o[IR_MAX_RANK] = {0};
-        for (int64_t p = 0; p < P; p++, next_index(o, w.out, w.sr)) {
+        for (int64_t p = 0; p < P; p++, nn_next_index(o, w.out, w.sr)) {
             double acc = is_max ? -INFINITY : 0, cnt = 1;
             int64_t t[IR_MAX_RANK] = {0};
-            for (int64_t kp = 0; kp < KP; kp++, next_index(t, w.k, w.sr)) {
+            for (int64_t kp = 0; kp < KP; kp++, nn_next_index(t, w.k, w.sr)) {
                 int64_t off = 0, ok = 1;
                 for (int i = 0; i < w.sr && ok; i++) {
                     int64_t pos = o[i] * w.s[i] - w.pb[i] + t[i] * w.dl[i];
@@ -424,20 +337,6 @@ const OpDesc op_AveragePool = {
 
 /* ---- GlobalAveragePool -------------------------------------------------- */
 
-static int gap_infer(Node *n, Diag *d)
-{
-    const Shape *xs = &n->in[0]->shape;
-    char b1[160];
-    if (check_float(n, 0, d)) return -1;
-    if (xs->rank < 3)
-        return diag_node_error(d, n, "input 'X' must have rank >= 3 (N, C and at least one spatial dim), got shape %s",
-                               ir_shape_str(xs, b1, sizeof b1));
-    Shape os = *xs;
-    for (int i = 2; i < os.rank; i++) os.dims[i] = 1;
-    ir_set_out(n, 0, n->in[0]->dtype, &os);
-    return 0;
-}
-
 static int gap_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     (void)d;
@@ -456,7 +355,7 @@ const OpDesc op_GlobalAveragePool = {
     .name = "GlobalAveragePool",
     .min_in = 1, .max_in = 1, .in_names = pool_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
-    .infer = gap_infer,
+    .infer = nn_infer_global_pool,
     .eval = gap_eval,
 };
 
@@ -475,18 +374,14 @@ static const InplacePair inplace_00[] = {{0, 0}};
 static int bn_infer(Node *n, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape;
-    char b1[160];
     if (n->attrs[BN_TRAINING_MODE].i != 0)
         return diag_node_error(d, n, "training_mode=%lld is not supported (inference only)",
                                (long long)n->attrs[BN_TRAINING_MODE].i);
     if (n->n_out > 1)
         return diag_node_error(d, n, "outputs 'running_mean' and 'running_var' exist only in training mode; the inference form has 1 output");
-    if (check_float(n, 0, d)) return -1;
-    if (xs->rank < 2)
-        return diag_node_error(d, n, "input 'X' must have rank >= 2 (N, C, ...), got shape %s",
-                               ir_shape_str(xs, b1, sizeof b1));
+    if (nn_check_float(n, 0, d) || nn_check_min_rank(n, 2, "N, C, ...", d)) return -1;
     for (int i = 1; i < 5; i++)
-        if (check_same_dtype(n, i, d) || check_vec(n, i, xs->dims[1], "channels of X", d)) return -1;
+        if (nn_check_same_dtype(n, i, d) || nn_check_vec(n, i, xs->dims[1], "channels of X", d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, xs);
     return 0;
 }
@@ -526,28 +421,10 @@ static const char *const sm_out[] = {"output"};
 enum { SOFTMAX_AXIS };
 static const AttrSpec sm_attrs[] = {{"axis", ATTR_INT, "-1", 0}};
 
-/* [outer, n, inner] view of the input around the normalized axis. */
-static int sm_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner, Diag *d)
-{
-    const Shape *xs = &n->in[0]->shape;
-    int64_t ax = n->attrs[SOFTMAX_AXIS].i;
-    int a = ir_norm_axis(ax, xs->rank);
-    char b1[160];
-    if (a < 0)
-        return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for input 'input' of shape %s",
-                               (long long)ax, ir_shape_str(xs, b1, sizeof b1));
-    *outer = 1;
-    *inner = 1;
-    for (int i = 0; i < a; i++) *outer *= xs->dims[i];
-    for (int i = a + 1; i < xs->rank; i++) *inner *= xs->dims[i];
-    *len = xs->dims[a];
-    return 0;
-}
-
 static int sm_infer(Node *n, Diag *d)
 {
     int64_t o, l, i;
-    if (check_float(n, 0, d) || sm_split(n, &o, &l, &i, d)) return -1;
+    if (nn_check_float(n, 0, d) || nn_axis_split(n, SOFTMAX_AXIS, &o, &l, &i, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
     return 0;
 }
@@ -555,7 +432,7 @@ static int sm_infer(Node *n, Diag *d)
 static int sm_eval_any(const Node *n, const double *const *in, double *const *out, Diag *d, int log_out)
 {
     int64_t outer, len, inner;
-    if (sm_split(n, &outer, &len, &inner, d)) return -1;
+    if (nn_axis_split(n, SOFTMAX_AXIS, &outer, &len, &inner, d)) return -1;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             const double *x = in[0] + o * len * inner + i;
@@ -632,7 +509,7 @@ static int ln_infer(Node *n, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape;
     char b1[160], b2[160];
-    if (check_float(n, 0, d)) return -1;
+    if (nn_check_float(n, 0, d)) return -1;
     int axis = ln_axis(n);
     if (axis < 0)
         return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for input 'X' of shape %s",
@@ -643,7 +520,7 @@ static int ln_infer(Node *n, Diag *d)
     Shape norm = ir_shape(xs->rank - axis, xs->dims + axis);
     for (int i = 1; i < 3 && i < n->n_in; i++) {
         if (!n->in[i]) continue;
-        if (check_same_dtype(n, i, d)) return -1;
+        if (nn_check_same_dtype(n, i, d)) return -1;
         const Shape *ps = &n->in[i]->shape;
         int ok = ps->rank <= norm.rank;
         for (int k = 0; ok && k < ps->rank; k++) {
@@ -685,7 +562,7 @@ static int ln_eval(const Node *n, const double *const *in, double *const *out, D
         var /= (double)inner;
         double rs = 1.0 / sqrt(var + eps);
         int64_t t[IR_MAX_RANK] = {0};
-        for (int64_t j = 0; j < inner; j++, next_index(t, xs->dims + axis, r)) {
+        for (int64_t j = 0; j < inner; j++, nn_next_index(t, xs->dims + axis, r)) {
             int64_t so = 0, bo = 0;
             for (int k = 0; k < r; k++) { so += t[k] * ss[k]; if (B) bo += t[k] * bs[k]; }
             y[j] = (x[j] - mu) * rs * in[1][so] + (B ? B[bo] : 0);

@@ -35,73 +35,12 @@
  */
 #include "../op.h"
 #include "geometry.h"
+#include "nn_common.h"
 
 #include <math.h>
 #include <string.h>
 
 /* ---- shared helpers ----------------------------------------------------- */
-
-static int check_float(const Node *n, int i, Diag *d)
-{
-    const Value *v = n->in[i];
-    if (!ir_dtype_is_float(v->dtype))
-        return diag_node_error(d, n, "input '%s' has dtype %s; expected a floating-point type",
-                               ir_op(n->op)->in_names[i], ir_dtype_name(v->dtype));
-    return 0;
-}
-
-static int check_same_dtype(const Node *n, int i, Diag *d)
-{
-    const OpDesc *od = ir_op(n->op);
-    if (n->in[i]->dtype != n->in[0]->dtype)
-        return diag_node_error(d, n, "input '%s' has dtype %s but input '%s' has %s", od->in_names[i],
-                               ir_dtype_name(n->in[i]->dtype), od->in_names[0], ir_dtype_name(n->in[0]->dtype));
-    return 0;
-}
-
-static int check_vec(const Node *n, int i, int64_t c, const char *what, Diag *d)
-{
-    const Shape *s = &n->in[i]->shape;
-    char b1[160];
-    if (s->rank != 1 || s->dims[0] != c)
-        return diag_node_error(d, n, "input '%s' shape %s does not match the %lld %s (expected [%lld])",
-                               ir_op(n->op)->in_names[i], ir_shape_str(s, b1, sizeof b1), (long long)c, what,
-                               (long long)c);
-    return 0;
-}
-
-static int check_min_rank(const Node *n, int rank, const char *what, Diag *d)
-{
-    const Shape *xs = &n->in[0]->shape;
-    char b1[160];
-    if (xs->rank < rank)
-        return diag_node_error(d, n, "input '%s' must have rank >= %d (%s), got shape %s",
-                               ir_op(n->op)->in_names[0], rank, what, ir_shape_str(xs, b1, sizeof b1));
-    return 0;
-}
-
-/* Advances a row-major multi-index; returns 0 after the last one. */
-static int next_index(int64_t *idx, const int64_t *dims, int r)
-{
-    for (int k = r - 1; k >= 0; k--) {
-        if (++idx[k] < dims[k]) return 1;
-        idx[k] = 0;
-    }
-    return 0;
-}
-
-static const char *ints_str(const int64_t *v, int n, char *buf, size_t cap)
-{
-    Shape s = ir_shape(n, v);
-    return ir_shape_str(&s, buf, cap);
-}
-
-static int64_t prod(const int64_t *v, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++) p *= v[i];
-    return p;
-}
 
 static int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
@@ -136,31 +75,16 @@ typedef struct CtGeo {
 /* Reads ints attribute k of length len (default dflt), each >= minv. */
 static int ct_ints(const Node *n, int k, int sr, int len, int64_t dflt, int64_t minv, int64_t *v, Diag *d)
 {
-    const AttrVal *a = &n->attrs[k];
-    const char *key = ct_attrs[k].name;
-    char b1[160];
-    for (int i = 0; i < len; i++) v[i] = dflt;
-    if (!a->set) return 0;
-    if (a->n != len)
-        return diag_node_error(d, n, "attribute '%s' has %d values; expected %d (%s%d spatial dims of X)", key, a->n,
-                               len, len == 2 * sr ? "begin and end for each of " : "one for each of ", sr);
-    for (int i = 0; i < len; i++)
-        if (a->ints[i] < minv)
-            return diag_node_error(d, n, "attribute '%s' must be %s, got %s", key,
-                                   minv > 0 ? "positive" : "non-negative", ints_str(a->ints, a->n, b1, sizeof b1));
-    memcpy(v, a->ints, sizeof(int64_t) * (size_t)len);
-    return 0;
+    return nn_window_ints(n, ct_attrs[k].name, sr, len, dflt, minv, v, d);
 }
 
 static int ct_geo(const Node *n, CtGeo *g, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
     char b1[160], b2[160];
-    if (check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
+    if (nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
     int sr = g->sr = xs->rank - 2;
-    if (ws->rank != xs->rank)
-        return diag_node_error(d, n, "input 'W' must have rank %d (same as X), got shape %s", xs->rank,
-                               ir_shape_str(ws, b1, sizeof b1));
+    if (nn_check_weight_rank(n, d)) return -1;
     for (int i = 0; i < sr; i++) {
         g->in[i] = xs->dims[2 + i];
         g->k[i] = ws->dims[2 + i];
@@ -168,25 +92,16 @@ static int ct_geo(const Node *n, CtGeo *g, Diag *d)
     const AttrVal *ka = &n->attrs[CT_KERNEL_SHAPE];
     if (ka->set && (ka->n != sr || memcmp(ka->ints, g->k, sizeof(int64_t) * (size_t)sr) != 0))
         return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of input 'W'",
-                               ints_str(ka->ints, ka->n, b1, sizeof b1), ints_str(g->k, sr, b2, sizeof b2));
-    for (int i = 0; i < sr; i++)
-        if (g->k[i] <= 0)
-            return diag_node_error(d, n, "kernel dims must be positive, got %s", ints_str(g->k, sr, b1, sizeof b1));
+                               nn_ints_str(ka->ints, ka->n, b1, sizeof b1), nn_ints_str(g->k, sr, b2, sizeof b2));
+    if (nn_check_kernel_positive(n, g->k, sr, d)) return -1;
     int64_t pads[2 * IR_MAX_RANK];
     if (ct_ints(n, CT_STRIDES, sr, sr, 1, 1, g->s, d) || ct_ints(n, CT_DILATIONS, sr, sr, 1, 1, g->dl, d) ||
         ct_ints(n, CT_PADS, sr, 2 * sr, 0, 0, pads, d) || ct_ints(n, CT_OUTPUT_PADDING, sr, sr, 0, 0, g->op, d))
         return -1;
-    const char *ap = n->attrs[CT_AUTO_PAD].s;
-    int same = 0, upper = 0, valid = 0;
-    if (strcmp(ap, "SAME_UPPER") == 0) same = upper = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0) same = 1;
-    else if (strcmp(ap, "VALID") == 0) valid = 1;
-    else if (strcmp(ap, "NOTSET") != 0)
-        return diag_node_error(d, n, "attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '%s'", ap);
-    int pads_nonzero = 0;
-    for (int i = 0; i < 2 * sr; i++) pads_nonzero |= pads[i] != 0;
-    if ((same || valid) && pads_nonzero)
-        return diag_node_error(d, n, "attribute 'pads' cannot be used together with auto_pad=%s", ap);
+    NnAutoPad mode;
+    if (nn_auto_pad(n, n->attrs[CT_AUTO_PAD].s, pads, sr, &mode, d)) return -1;
+    int same = mode == NN_PAD_SAME_UPPER || mode == NN_PAD_SAME_LOWER, upper = mode == NN_PAD_SAME_UPPER;
+    int valid = mode == NN_PAD_VALID;
     const AttrVal *os = &n->attrs[CT_OUTPUT_SHAPE];
     const int64_t *osv = NULL;
     if (os->set) {
@@ -197,7 +112,7 @@ static int ct_geo(const Node *n, CtGeo *g, Diag *d)
         for (int i = 0; i < sr; i++)
             if (osv[i] < 0)
                 return diag_node_error(d, n, "attribute 'output_shape' must be non-negative, got %s",
-                                       ints_str(os->ints, os->n, b1, sizeof b1));
+                                       nn_ints_str(os->ints, os->n, b1, sizeof b1));
     }
     for (int i = 0; i < sr; i++) {
         int64_t ek = (g->k[i] - 1) * g->dl[i] + 1;
@@ -237,20 +152,17 @@ static int ct_infer(Node *n, Diag *d)
 {
     CtGeo g;
     char b1[160];
-    if (check_float(n, 0, d) || check_same_dtype(n, 1, d)) return -1;
-    if (n->n_in > 2 && n->in[2] && check_same_dtype(n, 2, d)) return -1;
+    if (nn_check_float(n, 0, d) || nn_check_same_dtype(n, 1, d)) return -1;
+    if (n->n_in > 2 && n->in[2] && nn_check_same_dtype(n, 2, d)) return -1;
     if (ct_geo(n, &g, d)) return -1;
     const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
     int64_t group = n->attrs[CT_GROUP].i, C = xs->dims[1];
-    if (group <= 0) return diag_node_error(d, n, "attribute 'group' must be positive, got %lld", (long long)group);
-    if (C % group != 0)
-        return diag_node_error(d, n, "input 'X' has %lld channels, which group=%lld does not divide", (long long)C,
-                               (long long)group);
+    if (nn_check_group(n, group, C, d)) return -1;
     if (ws->dims[0] != C)
         return diag_node_error(d, n, "input 'W' shape %s must have %lld input channels (the channels of X) in dim 0",
                                ir_shape_str(ws, b1, sizeof b1), (long long)C);
     int64_t M = ws->dims[1] * group;
-    if (n->n_in > 2 && n->in[2] && check_vec(n, 2, M, "output channels (W.shape[1]*group)", d)) return -1;
+    if (n->n_in > 2 && n->in[2] && nn_check_vec(n, 2, M, "output channels (W.shape[1]*group)", d)) return -1;
     Shape os;
     os.rank = xs->rank;
     os.dims[0] = xs->dims[0];
@@ -267,7 +179,7 @@ static int ct_eval(const Node *n, const double *const *in, double *const *out, D
     const Shape *xs = &n->in[0]->shape;
     int64_t N = xs->dims[0], C = xs->dims[1], group = n->attrs[CT_GROUP].i;
     int64_t Cg = C / group, Mg = n->in[1]->shape.dims[1], M = Mg * group;
-    int64_t IP = prod(g.in, 0, g.sr), OP = prod(g.out, 0, g.sr), KP = prod(g.k, 0, g.sr);
+    int64_t IP = nn_prod(g.in, 0, g.sr), OP = nn_prod(g.out, 0, g.sr), KP = nn_prod(g.k, 0, g.sr);
     const double *B = n->n_in > 2 ? in[2] : NULL;
     for (int64_t b = 0; b < N; b++)
         for (int64_t m = 0; m < M; m++)
@@ -276,10 +188,10 @@ static int ct_eval(const Node *n, const double *const *in, double *const *out, D
         for (int64_t c = 0; c < C; c++) {
             int64_t grp = c / Cg;
             int64_t ii[IR_MAX_RANK] = {0};
-            for (int64_t ip = 0; ip < IP; ip++, next_index(ii, g.in, g.sr)) {
+            for (int64_t ip = 0; ip < IP; ip++, nn_next_index(ii, g.in, g.sr)) {
                 double x = in[0][(b * C + c) * IP + ip];
                 int64_t t[IR_MAX_RANK] = {0};
-                for (int64_t kp = 0; kp < KP; kp++, next_index(t, g.k, g.sr)) {
+                for (int64_t kp = 0; kp < KP; kp++, nn_next_index(t, g.k, g.sr)) {
                     int64_t off = 0, ok = 1;
                     for (int i = 0; i < g.sr && ok; i++) {
                         int64_t pos = ii[i] * g.s[i] - g.pb[i] + t[i] * g.dl[i];
@@ -308,19 +220,10 @@ const OpDesc op_ConvTranspose = {
 
 /* ---- GlobalMaxPool ------------------------------------------------------ */
 
-static int gmp_infer(Node *n, Diag *d)
-{
-    if (check_float(n, 0, d) || check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
-    Shape os = n->in[0]->shape;
-    for (int i = 2; i < os.rank; i++) os.dims[i] = 1;
-    ir_set_out(n, 0, n->in[0]->dtype, &os);
-    return 0;
-}
-
 static int gmp_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape;
-    int64_t NC = xs->dims[0] * xs->dims[1], S = prod(xs->dims, 2, xs->rank);
+    int64_t NC = xs->dims[0] * xs->dims[1], S = nn_prod(xs->dims, 2, xs->rank);
     if (S == 0 && NC > 0) return diag_node_error(d, n, "input 'X' has empty spatial dims: the maximum is undefined");
     for (int64_t q = 0; q < NC; q++) {
         double mx = -INFINITY;
@@ -334,7 +237,7 @@ const OpDesc op_GlobalMaxPool = {
     .name = "GlobalMaxPool",
     .min_in = 1, .max_in = 1, .in_names = one_X,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
-    .infer = gmp_infer,
+    .infer = nn_infer_global_pool,
     .eval = gmp_eval,
 };
 
@@ -346,10 +249,10 @@ static const AttrSpec inorm_attrs[] = {{"epsilon", ATTR_FLOAT, "1e-5", 0}};
 
 static int inorm_infer(Node *n, Diag *d)
 {
-    if (check_float(n, 0, d) || check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
+    if (nn_check_float(n, 0, d) || nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
     int64_t C = n->in[0]->shape.dims[1];
     for (int i = 1; i < 3; i++)
-        if (check_same_dtype(n, i, d) || check_vec(n, i, C, "channels of input", d)) return -1;
+        if (nn_check_same_dtype(n, i, d) || nn_check_vec(n, i, C, "channels of input", d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
     return 0;
 }
@@ -358,7 +261,7 @@ static int inorm_eval(const Node *n, const double *const *in, double *const *out
 {
     (void)d;
     const Shape *xs = &n->in[0]->shape;
-    int64_t N = xs->dims[0], C = xs->dims[1], S = prod(xs->dims, 2, xs->rank);
+    int64_t N = xs->dims[0], C = xs->dims[1], S = nn_prod(xs->dims, 2, xs->rank);
     double eps = n->attrs[INORM_EPSILON].f;
     for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
@@ -395,7 +298,7 @@ static const AttrSpec lrn_attrs[] = {
 
 static int lrn_infer(Node *n, Diag *d)
 {
-    if (check_float(n, 0, d) || check_min_rank(n, 2, "N, C, ...", d)) return -1;
+    if (nn_check_float(n, 0, d) || nn_check_min_rank(n, 2, "N, C, ...", d)) return -1;
     if (!n->attrs[LRN_SIZE].set) return diag_node_error(d, n, "required attribute 'size' is missing");
     if (n->attrs[LRN_SIZE].i <= 0)
         return diag_node_error(d, n, "attribute 'size' must be positive, got %lld", (long long)n->attrs[LRN_SIZE].i);
@@ -407,7 +310,7 @@ static int lrn_eval(const Node *n, const double *const *in, double *const *out, 
 {
     (void)d;
     const Shape *xs = &n->in[0]->shape;
-    int64_t N = xs->dims[0], C = xs->dims[1], S = prod(xs->dims, 2, xs->rank), size = n->attrs[LRN_SIZE].i;
+    int64_t N = xs->dims[0], C = xs->dims[1], S = nn_prod(xs->dims, 2, xs->rank), size = n->attrs[LRN_SIZE].i;
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
     double alpha = n->attrs[LRN_ALPHA].f, beta = n->attrs[LRN_BETA].f, bias = n->attrs[LRN_BIAS].f;
     for (int64_t b = 0; b < N; b++)
@@ -687,7 +590,7 @@ static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
                                    ir_shape_str(&sizes->shape, b1, sizeof b1), r);
         for (int i = 0; i < r; i++) {
             if (sz[i] < 0)
-                return diag_node_error(d, n, "input 'sizes' must be non-negative, got %s", ints_str(sz, r, b1, sizeof b1));
+                return diag_node_error(d, n, "input 'sizes' must be non-negative, got %s", nn_ints_str(sz, r, b1, sizeof b1));
             if (p->in[i] == 0 && sz[i] > 0)
                 return diag_node_error(d, n, "axis %d of X is empty and cannot be resized to %lld", i, (long long)sz[i]);
             p->out[i] = sz[i];
@@ -827,12 +730,12 @@ static int resize_eval(const Node *n, const double *const *in, double *const *ou
     ResizePlan p;
     if (resize_plan(n, &p, d)) return -1;
     int r = p.rank;
-    int64_t total = prod(p.out, 0, r);
+    int64_t total = nn_prod(p.out, 0, r);
     if (total == 0) return 0;
     int64_t st[IR_MAX_RANK], o[IR_MAX_RANK] = {0};
     st[r - 1] = 1;
     for (int a = r - 2; a >= 0; a--) st[a] = st[a + 1] * p.in[a + 1];
-    for (int64_t e = 0; e < total; e++, next_index(o, p.out, r)) {
+    for (int64_t e = 0; e < total; e++, nn_next_index(o, p.out, r)) {
         int64_t idx[IR_MAX_RANK][4], kk[IR_MAX_RANK], t[IR_MAX_RANK] = {0};
         double w[IR_MAX_RANK][4];
         int outside = 0;
@@ -853,7 +756,7 @@ static int resize_eval(const Node *n, const double *const *in, double *const *ou
                 off += idx[a][t[a]] * st[a];
             }
             acc += wt * in[0][off];
-        } while (next_index(t, kk, r));
+        } while (nn_next_index(t, kk, r));
         out[0][e] = acc;
     }
     return 0;
@@ -882,32 +785,16 @@ const OpDesc op_Upsample = {
 enum { HM_AXIS };
 static const AttrSpec hm_attrs[] = {{"axis", ATTR_INT, "-1", 0}};
 
-/* [outer, len, inner] view around the normalized axis. */
-static int hm_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner, Diag *d)
-{
-    const Shape *xs = &n->in[0]->shape;
-    int64_t ax = n->attrs[HM_AXIS].i;
-    int a = ir_norm_axis(ax, xs->rank);
-    char b1[160];
-    if (a < 0)
-        return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for input 'input' of shape %s",
-                               (long long)ax, ir_shape_str(xs, b1, sizeof b1));
-    *outer = prod(xs->dims, 0, a);
-    *len = xs->dims[a];
-    *inner = prod(xs->dims, a + 1, xs->rank);
-    return 0;
-}
-
 /* See geometry.h. */
 int ir_hardmax_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner)
 {
-    return hm_split(n, outer, len, inner, NULL);
+    return nn_axis_split(n, HM_AXIS, outer, len, inner, NULL);
 }
 
 static int hm_infer(Node *n, Diag *d)
 {
     int64_t o, l, i;
-    if (check_float(n, 0, d) || hm_split(n, &o, &l, &i, d)) return -1;
+    if (nn_check_float(n, 0, d) || nn_axis_split(n, HM_AXIS, &o, &l, &i, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
     return 0;
 }
@@ -915,7 +802,7 @@ static int hm_infer(Node *n, Diag *d)
 static int hm_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     int64_t outer, len, inner;
-    if (hm_split(n, &outer, &len, &inner, d)) return -1;
+    if (nn_axis_split(n, HM_AXIS, &outer, &len, &inner, d)) return -1;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             const double *x = in[0] + o * len * inner + i;
@@ -1013,10 +900,10 @@ int ir_mvn_axes(const Node *n, int *mask, Diag *d)
         int ax = ir_norm_axis(a->ints[i], xs->rank);
         if (ax < 0)
             return diag_node_error(d, n, "attribute 'axes' %s has axis %lld out of range for input 'X' of shape %s",
-                                   ints_str(a->ints, a->n, b1, sizeof b1), (long long)a->ints[i],
+                                   nn_ints_str(a->ints, a->n, b1, sizeof b1), (long long)a->ints[i],
                                    ir_shape_str(xs, b2, sizeof b2));
         if (mask[ax])
-            return diag_node_error(d, n, "attribute 'axes' %s names axis %d twice", ints_str(a->ints, a->n, b1, sizeof b1),
+            return diag_node_error(d, n, "attribute 'axes' %s names axis %d twice", nn_ints_str(a->ints, a->n, b1, sizeof b1),
                                    ax);
         mask[ax] = 1;
     }
@@ -1026,7 +913,7 @@ int ir_mvn_axes(const Node *n, int *mask, Diag *d)
 static int mvn_infer(Node *n, Diag *d)
 {
     int mask[IR_MAX_RANK];
-    if (check_float(n, 0, d) || ir_mvn_axes(n, mask, d)) return -1;
+    if (nn_check_float(n, 0, d) || ir_mvn_axes(n, mask, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
     return 0;
 }
@@ -1050,13 +937,13 @@ static int mvn_eval(const Node *n, const double *const *in, double *const *out, 
         if (mask[a]) { rax[nr] = a; rdims[nr++] = xs->dims[a]; }
         else { kax[nk] = a; kdims[nk++] = xs->dims[a]; }
     }
-    int64_t K = prod(kdims, 0, nk), R = prod(rdims, 0, nr);
+    int64_t K = nn_prod(kdims, 0, nk), R = nn_prod(rdims, 0, nr);
     int64_t ki[IR_MAX_RANK] = {0};
-    for (int64_t k = 0; k < K; k++, next_index(ki, kdims, nk)) {
+    for (int64_t k = 0; k < K; k++, nn_next_index(ki, kdims, nk)) {
         int64_t base = 0, ri[IR_MAX_RANK] = {0};
         for (int j = 0; j < nk; j++) base += ki[j] * st[kax[j]];
         double s1 = 0, s2 = 0;
-        for (int64_t q = 0; q < R; q++, next_index(ri, rdims, nr)) {
+        for (int64_t q = 0; q < R; q++, nn_next_index(ri, rdims, nr)) {
             int64_t off = base;
             for (int j = 0; j < nr; j++) off += ri[j] * st[rax[j]];
             s1 += in[0][off];
@@ -1065,7 +952,7 @@ static int mvn_eval(const Node *n, const double *const *in, double *const *out, 
         double mu = s1 / (double)R, var = s2 / (double)R - mu * mu;
         double sd = sqrt(var > 0 ? var : 0) + 1e-9;
         memset(ri, 0, sizeof ri);
-        for (int64_t q = 0; q < R; q++, next_index(ri, rdims, nr)) {
+        for (int64_t q = 0; q < R; q++, nn_next_index(ri, rdims, nr)) {
             int64_t off = base;
             for (int j = 0; j < nr; j++) off += ri[j] * st[rax[j]];
             out[0][off] = (in[0][off] - mu) / sd;

@@ -1,0 +1,42 @@
+/* emit_common.h — small helpers shared by the per-family C emitters
+ * (backend/c/emit_*.c): C literals for kernel arguments, the f32/f64 kernel
+ * suffix with the backend's standard refusal, attribute lookup by name, and
+ * writers for the int64 tables and compound literals that carry sizes into
+ * runtime kernels. Everything here writes text only through the Writer it is
+ * given, so emitters stay byte-for-byte deterministic.
+ */
+#ifndef GRAPHC_EMIT_COMMON_H
+#define GRAPHC_EMIT_COMMON_H
+
+#include "cgen.h"
+
+/* Capacity of the buffers that hold one C expression (emit_ptr_name's buf). */
+#define EMIT_EXPR_CAP 256
+
+/* A C literal of v in dtype t (f32: "0.5f", else a double: "0.5"; NAN,
+ * INFINITY for non-finite v), written into buf or a static string. */
+const char *emit_float_lit(char *buf, size_t cap, double v, DType t);
+/* 0 if t is f32 or f64, else -1 with "the C backend implements OP only for
+ * f32 and f64" on d. */
+int emit_check_float_dtype(const Node *n, DType t, Diag *d);
+/* The runtime kernel suffix "f32"/"f64" for t, or NULL with the diagnostic
+ * of emit_check_float_dtype. */
+const char *emit_kernel_suffix(const Node *n, DType t, Diag *d);
+/* The node's attribute `key` (present in its op's schema). */
+const AttrVal *emit_attr(const Node *n, const char *key);
+/* Product of dims [from, to) of s. */
+int64_t emit_dims_prod(const Shape *s, int from, int to);
+
+/* Copies cgen_ptr(c, v) into buf of EMIT_EXPR_CAP chars (the core's string
+ * may not outlive later calls). */
+const char *emit_ptr_name(Cgen *c, const Value *v, char *buf);
+/* Whether n's output 0 is empty: writes a comment and touches no tensor
+ * (an untouched tensor gets no declaration, so no unused variable). */
+int emit_empty_out(Cgen *c, const Node *n);
+/* Writes `static const int64_t NAME[n] = {...};` ({0} with size 1 for n = 0). */
+void emit_i64_array(Writer *w, const char *name, const int64_t *v, int n);
+/* Writes "(const int64_t[3]){a, b, c}" from the last sr values of v padded
+ * at the front with `fill`. */
+void emit_dims3(Writer *w, const int64_t *v, int sr, int64_t fill);
+
+#endif

@@ -1,0 +1,52 @@
+/* nn_common.h — helpers shared by the neural-network-style op families
+ * (ir/ops/nn.c, ir/ops/vision.c): input checks with the family-wide
+ * messages (which tests match word for word), the ints-attribute reader and
+ * auto_pad parser behind the windowed ops' geometry, and small index
+ * utilities for the reference evaluations. Messages name inputs by the op's
+ * ONNX names (in_names).
+ */
+#ifndef GRAPHC_NN_COMMON_H
+#define GRAPHC_NN_COMMON_H
+
+#include "../op.h"
+
+/* Input i has a floating-point dtype. */
+int nn_check_float(const Node *n, int i, Diag *d);
+/* Input i has the dtype of input 0. */
+int nn_check_same_dtype(const Node *n, int i, Diag *d);
+/* Input i is a vector of length c (a per-channel parameter; `what` names c). */
+int nn_check_vec(const Node *n, int i, int64_t c, const char *what, Diag *d);
+/* Input 0 has rank >= rank (`what` names the dims, e.g. "N, C, ..."). */
+int nn_check_min_rank(const Node *n, int rank, const char *what, Diag *d);
+/* Attribute 'group' is positive and divides C, the channels of input 'X'. */
+int nn_check_group(const Node *n, int64_t group, int64_t C, Diag *d);
+/* Input 'W' (input 1) has the rank of input 'X'. */
+int nn_check_weight_rank(const Node *n, Diag *d);
+/* Kernel dims k[0..sr) are all positive. */
+int nn_check_kernel_positive(const Node *n, const int64_t *k, int sr, Diag *d);
+
+/* Reads the optional ints attribute `key` (len values for sr spatial dims;
+ * default dflt) into v; every value must be >= minv. */
+int nn_window_ints(const Node *n, const char *key, int sr, int len, int64_t dflt, int64_t minv, int64_t *v,
+                   Diag *d);
+
+typedef enum NnAutoPad { NN_PAD_NOTSET, NN_PAD_VALID, NN_PAD_SAME_UPPER, NN_PAD_SAME_LOWER } NnAutoPad;
+/* Parses auto_pad string ap into *mode; explicit pads[0..2*sr) must be all 0
+ * unless the mode is NOTSET. */
+int nn_auto_pad(const Node *n, const char *ap, const int64_t *pads, int sr, NnAutoPad *mode, Diag *d);
+
+/* [outer, len, inner] view of input 0 around axis attribute attrs[ai]
+ * (Softmax, Hardmax: the input is named 'input'). */
+int nn_axis_split(const Node *n, int ai, int64_t *outer, int64_t *len, int64_t *inner, Diag *d);
+/* Infer facet of GlobalAveragePool/GlobalMaxPool: float X of rank >= 3,
+ * output X's shape with spatial dims 1. */
+int nn_infer_global_pool(Node *n, Diag *d);
+
+/* Advances a row-major multi-index; returns 0 after the last one. */
+int nn_next_index(int64_t *idx, const int64_t *dims, int r);
+/* v[0..n) written like a shape ("[1,2]") into buf. */
+const char *nn_ints_str(const int64_t *v, int n, char *buf, size_t cap);
+/* Product of v[from..to). */
+int64_t nn_prod(const int64_t *v, int from, int to);
+
+#endif

@@ -1,0 +1,27 @@
+/* signal.h — facts of the signal family shared by its description
+ * (ir/ops/signal.c) and its C emitter (backend/c/emit_signal.c): the parsed
+ * form of an Einsum equation. */
+#ifndef GRAPHC_OPS_SIGNAL_H
+#define GRAPHC_OPS_SIGNAL_H
+
+#include "../ir.h"
+
+#define EINSUM_MAX_LABELS (52 + IR_MAX_RANK)
+#define EINSUM_MAX_OPS 8
+
+/* An Einsum as one loop nest: loop k runs over label lab[k] of size
+ * size[k]; the first n_out loops index the output (row-major), the rest
+ * are summed. stride[i][k] is operand i's element stride along loop k
+ * (the sum over its dims carrying that label: diagonals; 0 where the
+ * label is absent or broadcast). */
+typedef struct EinsumPlan {
+    int n_ops, n_loops, n_out;
+    int64_t size[EINSUM_MAX_LABELS];
+    int64_t stride[EINSUM_MAX_OPS][EINSUM_MAX_LABELS];
+    Shape out;
+} EinsumPlan;
+
+/* Parses n's equation against its input shapes; -1 with a diagnostic. */
+int signal_einsum_plan(const struct Node *n, EinsumPlan *p, Diag *d);
+
+#endif

@@ -1,0 +1,350 @@
+#!/usr/bin/python3
+"""torch_models.py — real-model test: PyTorch models exported to ONNX, compiled by graphc.
+
+For every model of the set, at ONNX opsets 13 and 17, the test
+
+  1. builds the model with seeded random weights (torch.manual_seed; torchvision
+     constructors with weights=None, so nothing is downloaded), in eval mode,
+     with every BatchNorm's statistics measured on a seeded random batch (so the
+     activations stay O(1)), and exports it with torch.onnx.export (batch 1, float32,
+     do_constant_folding=True) into WORK/<model>_op<N>/model.onnx;
+  2. runs PyTorch on a seeded random input and keeps the output;
+  3. compiles the model: `graphc compile model.onnx -o DIR --emit-main --name m`;
+  4. builds it the fast way (as tests/onnx/run_onnx_suite.py does): the runtime
+     sources (gcrt_*.c) are compiled once per distinct set into a static library,
+     and each model compiles only m.c, m_main.c and m_weights.S; OpenBLAS is used
+     when its headers are found (--blas 0 for the portable kernels only);
+  5. runs m_main on the input saved as .npy and compares output_0.npy with
+     PyTorch's: shape equal and |got - exp| <= 1e-4 + 1e-3 * |exp| everywhere.
+
+One line per model (PASS/FAIL, the max abs diff or the failure reason, the
+time of each step), then "N passed, M failed"; the exit status is non-zero
+when any model fails. The default set (MLP, LeNet, ResNet-18, MobileNetV2, a
+2-layer TransformerEncoder, SqueezeNet 1.0, ShuffleNetV2 x0.5, MNASNet 0.5)
+takes a few minutes on 2 cores; --extra adds the slow ones (AlexNet, VGG-11,
+ResNet-50, ...). Models are generated at test time, never committed.
+Needs Debian's python3-torch and python3-torchvision (scripts/setup.sh).
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+CC = os.environ.get("CC", "cc")
+CFLAGS = ["-O2", "-std=c99", "-w"]
+ATOL, RTOL = 1e-4, 1e-3
+OPSETS = (13, 17)
+TIMEOUT = 600  # seconds for any one command
+
+
+def run(cmd, cwd=None):
+    try:
+        return subprocess.run(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=TIMEOUT, text=True, errors="replace")
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, -999, "", f"timed out after {TIMEOUT}s")
+
+
+def one_line(s, n=400):
+    s = " ".join((s or "").split())
+    return s if len(s) <= n else s[:n] + "..."
+
+
+# ---- the models -------------------------------------------------------------------------------
+
+def mlp():
+    import torch.nn as nn
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.GELU(),
+                         nn.Linear(128, 10), nn.Softmax(dim=1)), (1, 1, 28, 28)
+
+
+def lenet():
+    import torch.nn as nn
+    return nn.Sequential(
+        nn.Conv2d(1, 6, 5, padding=2), nn.BatchNorm2d(6), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.Tanh(), nn.AvgPool2d(2),
+        nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.ReLU(), nn.Linear(120, 84), nn.Sigmoid(),
+        nn.Linear(84, 10), nn.LogSoftmax(dim=1)), (1, 1, 28, 28)
+
+
+def transformer():
+    import torch.nn as nn
+    layer = nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=512, dropout=0.1, batch_first=True)
+    return nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False), (1, 16, 256)
+
+
+def tv(name, size=224, **kw):
+    """A torchvision classification model with random weights."""
+    def make():
+        import torchvision.models as models
+        return getattr(models, name)(weights=None, **kw), (1, 3, size, size)
+    return make
+
+
+# name -> constructor returning (module, input shape); the default set, then the --extra set.
+DEFAULT = {
+    "mlp": mlp,
+    "lenet": lenet,
+    "resnet18": tv("resnet18"),
+    "mobilenet_v2": tv("mobilenet_v2"),
+    "transformer": transformer,
+    "squeezenet1_0": tv("squeezenet1_0"),
+    "shufflenet_v2_x0_5": tv("shufflenet_v2_x0_5"),
+    "mnasnet0_5": tv("mnasnet0_5"),
+}
+EXTRA = {
+    "alexnet": tv("alexnet"),
+    "vgg11": tv("vgg11"),
+    "resnet50": tv("resnet50"),
+    "squeezenet1_1": tv("squeezenet1_1"),
+    "googlenet": tv("googlenet", aux_logits=False, init_weights=True),
+    "densenet121": tv("densenet121"),
+    "efficientnet_b0": tv("efficientnet_b0"),
+    "mobilenet_v3_small": tv("mobilenet_v3_small"),
+    "regnet_x_400mf": tv("regnet_x_400mf"),
+    "resnext50_32x4d": tv("resnext50_32x4d"),
+}
+
+
+def calibrate(module, shape, seed):
+    """Gives every BatchNorm random affine parameters and running statistics measured on a
+    seeded random batch, so that activations stay O(1) through deep nets (with torchvision's
+    initial running stats, mean 0 and var 1, the outputs of MobileNetV2 or MNASNet shrink to
+    ~1e-9 and any comparison within 1e-4 would pass)."""
+    import torch
+    import torch.nn as nn
+    bns = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    g = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for m in bns:
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average: one batch gives its exact statistics
+            if m.affine:
+                m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
+        batch = torch.randn((4,) + tuple(shape[1:]), generator=g)
+        module.train()
+        module(batch)
+    module.eval()
+
+
+def export(name, make, opset, folder, seed):
+    """Exports the model into folder/model.onnx, saves the input as folder/in0.npy and
+    returns PyTorch's output (float32 ndarray)."""
+    import torch
+    torch.manual_seed(seed)
+    module, shape = make()
+    calibrate(module, shape, seed)
+    module.eval()
+    x = torch.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+    with torch.no_grad():
+        expected = module(x).numpy()
+    folder.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, (x,), str(folder / "model.onnx"), opset_version=opset,
+                          do_constant_folding=True, input_names=["x"], output_names=["y"],
+                          training=torch.onnx.TrainingMode.EVAL)
+    np.save(folder / "in0.npy", x.numpy(), allow_pickle=False)
+    return np.ascontiguousarray(expected, dtype=np.float32)
+
+
+# ---- build and check ---------------------------------------------------------------------------
+
+class Runtimes:
+    """Static runtime libraries, one per distinct set of gcrt files (the set depends on the
+    op families a model uses), built on first use."""
+
+    def __init__(self, work, blas_flags):
+        self.work = work
+        self.blas_flags = blas_flags
+        self.lock = threading.Lock()
+        self.libs = {}
+
+    def get(self, outdir):
+        """The path of the libgcrt.a for outdir's runtime files; raises RuntimeError."""
+        files = sorted(Path(outdir).glob("gcrt*"))
+        h = hashlib.sha256()
+        for p in files:
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        key = h.hexdigest()[:16]
+        with self.lock:
+            if key not in self.libs:
+                self.libs[key] = self._build(files, self.work / f"runtime-{key}")
+        lib = self.libs[key]
+        if isinstance(lib, str):
+            raise RuntimeError(lib)
+        return lib
+
+    def _build(self, files, d):
+        shutil.rmtree(d, ignore_errors=True)
+        d.mkdir(parents=True)
+        for p in files:
+            shutil.copy(p, d / p.name)
+        objs = []
+        for src in sorted(d.glob("gcrt_*.c")):
+            p = run([CC] + CFLAGS + self.blas_flags + ["-I.", "-c", src.name, "-o", src.stem + ".o"], cwd=d)
+            if p.returncode != 0:
+                return f"runtime build failed ({src.name}): {one_line(p.stderr)}"
+            objs.append(src.stem + ".o")
+        p = run(["ar", "rcs", "libgcrt.a"] + objs, cwd=d)
+        if p.returncode != 0:
+            return f"ar failed: {one_line(p.stderr)}"
+        return d / "libgcrt.a"
+
+
+def check(args, folder, expected, runtimes, times):
+    """None when the compiled model matches expected, else the failure reason."""
+    cdir = folder / "c"
+    shutil.rmtree(cdir, ignore_errors=True)
+    t = time.time()
+    p = run([args.graphc, "compile", str(folder / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m"])
+    times["compile"] = time.time() - t
+    if p.returncode != 0:
+        return f"graphc compile (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
+    t = time.time()
+    try:
+        lib = runtimes.get(cdir)
+    except RuntimeError as e:
+        return str(e)
+    p = run([CC] + CFLAGS + args.blas_flags + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S", str(lib)]
+            + args.blas_libs + ["-lm"], cwd=cdir)
+    times["build"] = time.time() - t
+    if p.returncode != 0:
+        return f"cc failed (exit {p.returncode}): {one_line(p.stderr)}"
+    out = folder / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    t = time.time()
+    p = run([str(cdir / "m_main"), str(out), str(folder / "in0.npy")])
+    times["run"] = time.time() - t
+    if p.returncode != 0:
+        return f"m_main failed (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
+    try:
+        got = np.load(out / "output_0.npy", allow_pickle=False)
+    except Exception as e:
+        return f"cannot read output_0.npy: {e}"
+    if got.dtype != np.float32:
+        return f"output dtype {got.dtype} != float32"
+    if got.shape != expected.shape:
+        return f"output shape {got.shape} != expected {expected.shape}"
+    g, e = got.astype(np.float64), expected.astype(np.float64)
+    diff = np.abs(g - e)
+    times["diff"] = float(diff.max()) if diff.size else 0.0
+    bad = ~(diff <= ATOL + RTOL * np.abs(e))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        return (f"{int(bad.sum())} of {bad.size} elements out of tolerance (max abs diff {times['diff']:.3g}); "
+                f"first at {i}: got {g.flat[i]!r} expected {e.flat[i]!r}")
+    return None
+
+
+def blas_setup(mode):
+    """(cflags, libs) for the BLAS mode: 'auto' uses OpenBLAS when its header is found."""
+    if mode == "0":
+        return [], []
+    have = Path("/usr/include/x86_64-linux-gnu/cblas.h").exists() or Path("/usr/include/cblas.h").exists() \
+        or run(["pkg-config", "--exists", "openblas"]).returncode == 0
+    if mode == "auto" and not have:
+        return [], []
+    cf = run(["pkg-config", "--cflags", "openblas"]).stdout.split()
+    libs = run(["pkg-config", "--libs", "openblas"]).stdout.split() or ["-lopenblas"]
+    return ["-DGCRT_USE_BLAS"] + cf, libs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphc", default=str(ROOT / "build" / "graphc"), help="path of the graphc binary")
+    ap.add_argument("--work", help="scratch folder (default: a temporary one, removed afterwards)")
+    ap.add_argument("--filter", help="only models whose name (e.g. resnet18_op17) contains this substring")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1, help="models compiled/built/run in parallel")
+    ap.add_argument("--extra", action="store_true", help="also the slow models (AlexNet, VGG-11, ResNet-50, ...)")
+    ap.add_argument("--blas", choices=("auto", "0", "1"), default="auto", help="link OpenBLAS (default: when found)")
+    ap.add_argument("--keep", action="store_true", help="keep the work folders of passing models")
+    ap.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
+    args = ap.parse_args()
+    args.graphc = os.path.abspath(args.graphc)
+    if not os.access(args.graphc, os.X_OK):
+        sys.exit(f"graphc binary not found: {args.graphc} (pass --graphc PATH)")
+    try:
+        import torch
+        torch.set_num_threads(1)
+    except ImportError:
+        sys.exit("PyTorch not found: install python3-torch and python3-torchvision (scripts/setup.sh)")
+    args.blas_flags, args.blas_libs = blas_setup(args.blas)
+    temp_work = not args.work
+    work = Path(args.work or tempfile.mkdtemp(prefix="graphc-torch-")).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+
+    models = dict(DEFAULT, **(EXTRA if args.extra else {}))
+    cases = [(f"{name}_op{opset}", make, opset) for name, make in models.items() for opset in OPSETS]
+    if args.filter:
+        cases = [c for c in cases if args.filter in c[0]]
+    if not cases:
+        sys.exit("no model matches the filter")
+    runtimes = Runtimes(work, args.blas_flags)
+    t0 = time.time()
+    results = {}
+    print_lock = threading.Lock()
+
+    def report(case, why, times):
+        ok = why is None
+        results[case] = ok
+        steps = " ".join(f"{k} {times[k]:.1f}s" for k in ("export", "compile", "build", "run") if k in times)
+        detail = f"max abs diff {times['diff']:.3g}" if ok else why
+        with print_lock:
+            print(f"{'PASS' if ok else 'FAIL'} {case:28s} {detail}  ({steps})", flush=True)
+
+    def finish(case, folder, expected, times):
+        try:
+            why = check(args, folder, expected, runtimes, times)
+        except Exception as e:  # a harness bug fails the model, not the run
+            why = f"harness: {type(e).__name__}: {one_line(str(e))}"
+        report(case, why, times)
+        if why is None and not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    # Exports run in this thread (torch is not thread-safe here); compile/build/run in the pool.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
+        futs = []
+        for case, make, opset in cases:
+            folder = work / case
+            shutil.rmtree(folder, ignore_errors=True)
+            times = {}
+            t = time.time()
+            try:
+                expected = export(case, make, opset, folder, args.seed)
+            except Exception as e:
+                times["export"] = time.time() - t
+                report(case, f"torch export: {type(e).__name__}: {one_line(str(e))}", times)
+                continue
+            times["export"] = time.time() - t
+            futs.append(pool.submit(finish, case, folder, expected, times))
+        for f in futs:
+            f.result()
+
+    passed = sum(1 for ok in results.values() if ok)
+    failed = len(results) - passed
+    if temp_work and failed == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    elif failed:
+        print(f"work folder (failed models kept): {work}")
+    print(f"total {time.time() - t0:.0f}s")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
