@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libcmocka-dev libopenblas-dev python3 python3-numpy python3-onnx
-          git ca-certificates binutils)
+          python3-torch python3-torchvision git ca-certificates binutils)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -59,7 +59,7 @@ static int infer_unary_bool(Node *n, Diag *d) { return infer_unary(n, EW_BOOL, d
  * inputs past the first. */
 static int infer_nary(Node *n, EwClass c, DType out, Diag *d)
 {
-    if (ew_check_count_allow_absent(n, d) || ew_check_class(n, 0, c, d)) return -1;
+    if (ew_check_count(n, d) || ew_check_class(n, 0, c, d)) return -1;
     for (int j = 1; j < n->n_in; j++)
         if (ew_check_same_dtype(n, j, 0, d)) return -1;
     Shape s;

@@ -20,8 +20,7 @@ const char *ew_in_name(const Node *n, int j, char *buf, size_t cap)
     return j < od->max_in ? od->in_names[j] : "?";
 }
 
-/* all_variadic: every input of a variadic op is required, not only min_in. */
-static int check_count(Node *n, int all_variadic, Diag *d)
+int ew_check_count(Node *n, Diag *d)
 {
     const OpDesc *od = ir_op(n->op);
     if (n->n_out != 1) return diag_node_error(d, n, "expects 1 output, got %d", n->n_out);
@@ -36,14 +35,12 @@ static int check_count(Node *n, int all_variadic, Diag *d)
         return diag_node_error(d, n, "expects %d to %d inputs, got %d", od->min_in, od->max_in, n->n_in);
     }
     char nb[32];
-    int need = od->max_in == -1 && all_variadic ? n->n_in : od->min_in;
+    int need = od->max_in == -1 ? n->n_in : od->min_in; /* every variadic input is required */
     for (int j = 0; j < n->n_in && j < need; j++)
         if (!n->in[j]) return diag_node_error(d, n, "input '%s' is required", ew_in_name(n, j, nb, sizeof nb));
     return 0;
 }
 
-int ew_check_count(Node *n, Diag *d) { return check_count(n, 1, d); }
-int ew_check_count_allow_absent(Node *n, Diag *d) { return check_count(n, 0, d); }
 
 static int class_ok(DType t, EwClass c)
 {

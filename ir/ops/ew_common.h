@@ -23,8 +23,6 @@ typedef enum EwClass {
 const char *ew_in_name(const Node *n, int j, char *buf, size_t cap);
 /* One output, input count within the op's bounds, required inputs present. */
 int ew_check_count(Node *n, Diag *d);
-/* As ew_check_count, but variadic inputs past the op's min_in may be absent. */
-int ew_check_count_allow_absent(Node *n, Diag *d);
 /* Input j's dtype belongs to class c ("input 'X' has dtype i32; expected ..."). */
 int ew_check_class(Node *n, int j, EwClass c, Diag *d);
 /* Input j has input ref's dtype. */

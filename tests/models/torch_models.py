@@ -12,17 +12,21 @@ For every model of the set, at ONNX opsets 13 and 17, the test
   3. compiles the model: `graphc compile model.onnx -o DIR --emit-main --name m`;
   4. builds it the fast way (as tests/onnx/run_onnx_suite.py does): the runtime
      sources (gcrt_*.c) are compiled once per distinct set into a static library,
-     and each model compiles only m.c, m_main.c and m_weights.S; OpenBLAS is used
-     when its headers are found (--blas 0 for the portable kernels only);
+     and each model compiles only m.c, m_main.c and m_weights.S (-O2); the opset-13
+     exports use the portable kernels and the opset-17 ones OpenBLAS when its headers
+     are found (--blas), so both runtime paths run; with GRAPHC_SANITIZE=1 in the
+     environment the programs are built with ASan and UBSan;
   5. runs m_main on the input saved as .npy and compares output_0.npy with
      PyTorch's: shape equal and |got - exp| <= 1e-4 + 1e-3 * |exp| everywhere.
 
 One line per model (PASS/FAIL, the max abs diff or the failure reason, the
 time of each step), then "N passed, M failed"; the exit status is non-zero
 when any model fails. The default set (MLP, LeNet, ResNet-18, MobileNetV2, a
-2-layer TransformerEncoder, SqueezeNet 1.0, ShuffleNetV2 x0.5, MNASNet 0.5)
-takes a few minutes on 2 cores; --extra adds the slow ones (AlexNet, VGG-11,
-ResNet-50, ...). Models are generated at test time, never committed.
+2-layer TransformerEncoder, SqueezeNet 1.0, ShuffleNetV2 x0.5, MNASNet 0.5,
+plus SqueezeNet 1.1, MobileNetV3-Small, EfficientNet-B0, RegNetX-400MF,
+GoogLeNet, ResNet-50, DenseNet-121) takes about 3 minutes on 2 cores; --extra adds
+the slow ones (AlexNet, VGG-11, ResNeXt-50, Inception-v3, ConvNeXt-T, Swin-T,
+ViT-B/16, ...). Models are generated at test time, never committed.
 Needs Debian's python3-torch and python3-torchvision (scripts/setup.sh).
 """
 import argparse
@@ -43,6 +47,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent.parent
 CC = os.environ.get("CC", "cc")
 CFLAGS = ["-O2", "-std=c99", "-w"]
+# With GRAPHC_SANITIZE=1 (scripts/test.sh's sanitizer build) the model programs get the sanitizers too.
+SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"] \
+    if os.environ.get("GRAPHC_SANITIZE") == "1" else []
+CFLAGS += SAN_FLAGS
 ATOL, RTOL = 1e-4, 1e-3
 OPSETS = (13, 17)
 TIMEOUT = 600  # seconds for any one command
@@ -100,20 +108,29 @@ DEFAULT = {
     "mobilenet_v2": tv("mobilenet_v2"),
     "transformer": transformer,
     "squeezenet1_0": tv("squeezenet1_0"),
+    "squeezenet1_1": tv("squeezenet1_1"),
     "shufflenet_v2_x0_5": tv("shufflenet_v2_x0_5"),
     "mnasnet0_5": tv("mnasnet0_5"),
+    "mobilenet_v3_small": tv("mobilenet_v3_small"),
+    "efficientnet_b0": tv("efficientnet_b0"),
+    "regnet_x_400mf": tv("regnet_x_400mf"),
+    "googlenet": tv("googlenet", aux_logits=False, init_weights=True),
+    "resnet50": tv("resnet50"),
+    "densenet121": tv("densenet121"),
 }
 EXTRA = {
     "alexnet": tv("alexnet"),
     "vgg11": tv("vgg11"),
-    "resnet50": tv("resnet50"),
-    "squeezenet1_1": tv("squeezenet1_1"),
-    "googlenet": tv("googlenet", aux_logits=False, init_weights=True),
-    "densenet121": tv("densenet121"),
-    "efficientnet_b0": tv("efficientnet_b0"),
-    "mobilenet_v3_small": tv("mobilenet_v3_small"),
-    "regnet_x_400mf": tv("regnet_x_400mf"),
+    "resnet34": tv("resnet34"),
     "resnext50_32x4d": tv("resnext50_32x4d"),
+    "mnasnet1_0": tv("mnasnet1_0"),
+    "mobilenet_v3_large": tv("mobilenet_v3_large"),
+    "regnet_y_400mf": tv("regnet_y_400mf"),
+    "efficientnet_v2_s": tv("efficientnet_v2_s"),
+    "inception_v3": tv("inception_v3", size=299, aux_logits=False, init_weights=True),
+    "convnext_tiny": tv("convnext_tiny"),
+    "swin_t": tv("swin_t"),
+    "vit_b_16": tv("vit_b_16"),
 }
 
 
@@ -121,13 +138,18 @@ def calibrate(module, shape, seed):
     """Gives every BatchNorm random affine parameters and running statistics measured on a
     seeded random batch, so that activations stay O(1) through deep nets (with torchvision's
     initial running stats, mean 0 and var 1, the outputs of MobileNetV2 or MNASNet shrink to
-    ~1e-9 and any comparison within 1e-4 would pass)."""
+    ~1e-9 and any comparison within 1e-4 would pass); zero-initialised Linear layers get
+    random weights."""
     import torch
     import torch.nn as nn
+    g = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for m in module.modules():  # zero-initialised layers (ViT's head) would make the output 0
+            if isinstance(m, nn.Linear) and not m.weight.any():
+                m.weight.copy_(torch.randn(m.weight.shape, generator=g) * 0.02)
     bns = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     if not bns:
         return
-    g = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         for m in bns:
             m.reset_running_stats()
@@ -168,35 +190,35 @@ class Runtimes:
     """Static runtime libraries, one per distinct set of gcrt files (the set depends on the
     op families a model uses), built on first use."""
 
-    def __init__(self, work, blas_flags):
+    def __init__(self, work):
         self.work = work
-        self.blas_flags = blas_flags
         self.lock = threading.Lock()
         self.libs = {}
 
-    def get(self, outdir):
-        """The path of the libgcrt.a for outdir's runtime files; raises RuntimeError."""
+    def get(self, outdir, cflags):
+        """The path of the libgcrt.a for outdir's runtime files built with the extra cflags;
+        raises RuntimeError."""
         files = sorted(Path(outdir).glob("gcrt*"))
-        h = hashlib.sha256()
+        h = hashlib.sha256(" ".join(cflags).encode() + b"\0")
         for p in files:
             h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
         key = h.hexdigest()[:16]
         with self.lock:
             if key not in self.libs:
-                self.libs[key] = self._build(files, self.work / f"runtime-{key}")
+                self.libs[key] = self._build(files, cflags, self.work / f"runtime-{key}")
         lib = self.libs[key]
         if isinstance(lib, str):
             raise RuntimeError(lib)
         return lib
 
-    def _build(self, files, d):
+    def _build(self, files, cflags, d):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
         for p in files:
             shutil.copy(p, d / p.name)
         objs = []
         for src in sorted(d.glob("gcrt_*.c")):
-            p = run([CC] + CFLAGS + self.blas_flags + ["-I.", "-c", src.name, "-o", src.stem + ".o"], cwd=d)
+            p = run([CC] + CFLAGS + cflags + ["-I.", "-c", src.name, "-o", src.stem + ".o"], cwd=d)
             if p.returncode != 0:
                 return f"runtime build failed ({src.name}): {one_line(p.stderr)}"
             objs.append(src.stem + ".o")
@@ -206,7 +228,7 @@ class Runtimes:
         return d / "libgcrt.a"
 
 
-def check(args, folder, expected, runtimes, times):
+def check(args, folder, expected, runtimes, times, blas):
     """None when the compiled model matches expected, else the failure reason."""
     cdir = folder / "c"
     shutil.rmtree(cdir, ignore_errors=True)
@@ -216,12 +238,13 @@ def check(args, folder, expected, runtimes, times):
     if p.returncode != 0:
         return f"graphc compile (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
     t = time.time()
+    cflags, libs = blas
     try:
-        lib = runtimes.get(cdir)
+        lib = runtimes.get(cdir, cflags)
     except RuntimeError as e:
         return str(e)
-    p = run([CC] + CFLAGS + args.blas_flags + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S", str(lib)]
-            + args.blas_libs + ["-lm"], cwd=cdir)
+    p = run([CC] + CFLAGS + cflags + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S", str(lib)]
+            + libs + SAN_FLAGS + ["-lm"], cwd=cdir)
     times["build"] = time.time() - t
     if p.returncode != 0:
         return f"cc failed (exit {p.returncode}): {one_line(p.stderr)}"
@@ -252,12 +275,12 @@ def check(args, folder, expected, runtimes, times):
 
 
 def blas_setup(mode):
-    """(cflags, libs) for the BLAS mode: 'auto' uses OpenBLAS when its header is found."""
+    """(cflags, libs): OpenBLAS for mode '1', and for 'auto' when its header is found."""
     if mode == "0":
         return [], []
     have = Path("/usr/include/x86_64-linux-gnu/cblas.h").exists() or Path("/usr/include/cblas.h").exists() \
         or run(["pkg-config", "--exists", "openblas"]).returncode == 0
-    if mode == "auto" and not have:
+    if mode != "1" and not have:
         return [], []
     cf = run(["pkg-config", "--cflags", "openblas"]).stdout.split()
     libs = run(["pkg-config", "--libs", "openblas"]).stdout.split() or ["-lopenblas"]
@@ -271,7 +294,9 @@ def main():
     ap.add_argument("--filter", help="only models whose name (e.g. resnet18_op17) contains this substring")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1, help="models compiled/built/run in parallel")
     ap.add_argument("--extra", action="store_true", help="also the slow models (AlexNet, VGG-11, ResNet-50, ...)")
-    ap.add_argument("--blas", choices=("auto", "0", "1"), default="auto", help="link OpenBLAS (default: when found)")
+    ap.add_argument("--blas", choices=("mixed", "auto", "0", "1"), default="mixed",
+                    help="OpenBLAS for every model (1; auto: when found), none (0), or (mixed, the default) the "
+                         "portable kernels for opset 13 and OpenBLAS when found for opset 17")
     ap.add_argument("--keep", action="store_true", help="keep the work folders of passing models")
     ap.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
     args = ap.parse_args()
@@ -283,7 +308,8 @@ def main():
         torch.set_num_threads(1)
     except ImportError:
         sys.exit("PyTorch not found: install python3-torch and python3-torchvision (scripts/setup.sh)")
-    args.blas_flags, args.blas_libs = blas_setup(args.blas)
+    blas_for = {13: blas_setup("0" if args.blas == "mixed" else args.blas),
+                17: blas_setup("auto" if args.blas == "mixed" else args.blas)}
     temp_work = not args.work
     work = Path(args.work or tempfile.mkdtemp(prefix="graphc-torch-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -294,7 +320,7 @@ def main():
         cases = [c for c in cases if args.filter in c[0]]
     if not cases:
         sys.exit("no model matches the filter")
-    runtimes = Runtimes(work, args.blas_flags)
+    runtimes = Runtimes(work)
     t0 = time.time()
     results = {}
     print_lock = threading.Lock()
@@ -307,9 +333,9 @@ def main():
         with print_lock:
             print(f"{'PASS' if ok else 'FAIL'} {case:28s} {detail}  ({steps})", flush=True)
 
-    def finish(case, folder, expected, times):
+    def finish(case, folder, expected, times, blas):
         try:
-            why = check(args, folder, expected, runtimes, times)
+            why = check(args, folder, expected, runtimes, times, blas)
         except Exception as e:  # a harness bug fails the model, not the run
             why = f"harness: {type(e).__name__}: {one_line(str(e))}"
         report(case, why, times)
@@ -331,7 +357,7 @@ def main():
                 report(case, f"torch export: {type(e).__name__}: {one_line(str(e))}", times)
                 continue
             times["export"] = time.time() - t
-            futs.append(pool.submit(finish, case, folder, expected, times))
+            futs.append(pool.submit(finish, case, folder, expected, times, blas_for[opset]))
         for f in futs:
             f.result()
 
