@@ -87,6 +87,12 @@ int ir_op_lookup(const char *name);
 #include "ops.def"
 #undef OP
 
+/* Whether input i of n is present (not absent optional, not past n_in). */
+int ir_has_input(const Node *n, int i);
+/* Every one of the op's first min_in inputs is present, else
+ * "input 'NAME' is required". */
+int ir_need_inputs(const Node *n, Diag *d);
+
 /* Generic evaluation of an elementwise op through scalar_ref, with numpy
  * broadcasting of every input to the output shape. */
 int ir_eval_elementwise(const Node *n, const double *const *in,

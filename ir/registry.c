@@ -26,6 +26,16 @@ int ir_op_lookup(const char *name)
     return -1;
 }
 
+int ir_has_input(const Node *n, int i) { return i < n->n_in && n->in[i]; }
+
+int ir_need_inputs(const Node *n, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    for (int i = 0; i < od->min_in; i++)
+        if (!ir_has_input(n, i)) return diag_node_error(d, n, "input '%s' is required", od->in_names[i]);
+    return 0;
+}
+
 int ir_eval_elementwise(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     (void)d;

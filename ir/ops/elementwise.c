@@ -57,20 +57,9 @@ static int infer_unary_bool(Node *n, Diag *d) { return infer_unary(n, EW_BOOL, d
 /* All inputs share one dtype of class c; the output broadcasts them and has
  * dtype `out` (DT_UNDEF: the inputs' dtype). Max/Min accept absent variadic
  * inputs past the first. */
-static int infer_nary(Node *n, EwClass c, DType out, Diag *d)
-{
-    if (ew_check_count(n, d) || ew_check_class(n, 0, c, d)) return -1;
-    for (int j = 1; j < n->n_in; j++)
-        if (ew_check_same_dtype(n, j, 0, d)) return -1;
-    Shape s;
-    if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
-    ir_set_out(n, 0, out == DT_UNDEF ? n->in[0]->dtype : out, &s);
-    return 0;
-}
-
-static int infer_arith(Node *n, Diag *d) { return infer_nary(n, EW_NUMERIC, DT_UNDEF, d); }
-static int infer_compare(Node *n, Diag *d) { return infer_nary(n, EW_NUMERIC, DT_BOOL, d); }
-static int infer_equal(Node *n, Diag *d) { return infer_nary(n, EW_ANY, DT_BOOL, d); }
+static int infer_arith(Node *n, Diag *d) { return ew_infer_nary(n, EW_NUMERIC, DT_UNDEF, d); }
+static int infer_compare(Node *n, Diag *d) { return ew_infer_nary(n, EW_NUMERIC, DT_BOOL, d); }
+static int infer_equal(Node *n, Diag *d) { return ew_infer_nary(n, EW_ANY, DT_BOOL, d); }
 
 /* Pow: base X and exponent Y may have different numeric dtypes (ONNX T, T1). */
 static int infer_pow(Node *n, Diag *d)

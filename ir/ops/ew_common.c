@@ -164,3 +164,14 @@ double ew_wrap_int(DType t, double v)
     if (t != DT_U8 && u >= (UINT64_C(1) << (bits - 1))) return (double)(int64_t)(u - (UINT64_C(1) << bits));
     return (double)u;
 }
+
+int ew_infer_nary(Node *n, EwClass c, DType out, Diag *d)
+{
+    if (ew_check_count(n, d) || ew_check_class(n, 0, c, d)) return -1;
+    for (int j = 1; j < n->n_in; j++)
+        if (ew_check_same_dtype(n, j, 0, d)) return -1;
+    Shape s;
+    if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
+    ir_set_out(n, 0, out == DT_UNDEF ? n->in[0]->dtype : out, &s);
+    return 0;
+}

@@ -41,4 +41,8 @@ const char *ew_ctype(DType ct);
  * conversion semantics); non-finite values give 0. */
 double ew_wrap_int(DType t, double v);
 
+/* Inputs of one dtype of class c, broadcast together; the output dtype is
+ * `out` (DT_UNDEF: the inputs' dtype). */
+int ew_infer_nary(Node *n, EwClass c, DType out, Diag *d);
+
 #endif

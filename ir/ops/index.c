@@ -57,16 +57,6 @@ static int64_t dims_prod(const Shape *s, int from, int to)
 }
 
 /* Every required input (index < min_in) is present; -1 with a diagnostic. */
-static int need_inputs(const Node *n, Diag *d)
-{
-    const OpDesc *od = ir_op(n->op);
-    for (int i = 0; i < od->min_in; i++)
-        if (i >= n->n_in || !n->in[i]) return diag_node_error(d, n, "input '%s' is required", od->in_names[i]);
-    return 0;
-}
-
-static int has_in(const Node *n, int i) { return i < n->n_in && n->in[i]; }
-
 /* Element i of an integer constant, exact for int64. */
 static int64_t const_int_at(const Value *v, int64_t i)
 {
@@ -190,7 +180,7 @@ static const char *const cos_in[] = {"input"};
 
 static int cos_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     int64_t dims[MAX_LIST];
     int k = const_list(n, 0, dims, d);
     if (k < 0) return -1;
@@ -240,7 +230,7 @@ static const char *const size_out[] = {"size"};
 
 static int size_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     Shape s;
     memset(&s, 0, sizeof s);
     ir_set_out(n, 0, DT_I64, &s);
@@ -293,7 +283,7 @@ static int elements_check(Node *n, int64_t axis_attr, Diag *d)
 
 static int ge_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     if (elements_check(n, n->attrs[GE_AXIS].i, d) < 0) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &n->in[1]->shape);
     return 0;
@@ -334,7 +324,7 @@ const OpDesc op_GatherElements = {
 
 static int se_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *ind = n->in[1], *u = n->in[2];
     char b1[SHP_BUF], b2[SHP_BUF];
     if (check_reduction(n, n->attrs[SE_REDUCTION].s, d)) return -1;
@@ -379,7 +369,7 @@ static const AttrSpec snd_attrs[] = {{"reduction", ATTR_STRING, "none", 0}};
 
 static int gnd_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *ind = n->in[1];
     char b1[SHP_BUF], b2[SHP_BUF];
     if (need_index_dtype(n, 1, d)) return -1;
@@ -447,7 +437,7 @@ const OpDesc op_GatherND = {
 
 static int snd_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *ind = n->in[1], *u = n->in[2];
     char b1[SHP_BUF], b2[SHP_BUF];
     if (check_reduction(n, n->attrs[SND_REDUCTION].s, d)) return -1;
@@ -506,11 +496,11 @@ static const char *const trilu_in[] = {"input", "k"};
 
 static int trilu_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     char b[SHP_BUF];
     if (x->shape.rank < 2) return diag_node_error(d, n, "input 'input' must have rank >= 2, got %d", x->shape.rank);
-    if (has_in(n, 1)) {
+    if (ir_has_input(n, 1)) {
         const Value *k = n->in[1];
         if (k->dtype != DT_I64) return diag_node_error(d, n, "input 'k' must be int64, got %s", ir_dtype_name(k->dtype));
         if (ir_numel(&k->shape) != 1)
@@ -526,7 +516,7 @@ static int trilu_eval(const Node *n, const double *const *in, double *const *out
     const Shape *xs = &n->in[0]->shape;
     int r = xs->rank;
     int64_t rows = xs->dims[r - 2], cols = xs->dims[r - 1], cnt = ir_numel(xs);
-    int64_t k = has_in(n, 1) ? (int64_t)in[1][0] : 0;
+    int64_t k = ir_has_input(n, 1) ? (int64_t)in[1][0] : 0;
     int upper = n->attrs[TRILU_UPPER].i != 0;
     for (int64_t e = 0; e < cnt; e++) {
         int64_t j = e % cols, i = (e / cols) % rows;
@@ -569,7 +559,7 @@ static int range_read(const Node *n, double *v, int64_t *count, Diag *d)
 
 static int range_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     DType t = n->in[0]->dtype;
     if (t != DT_F32 && t != DT_F64 && t != DT_I16 && t != DT_I32 && t != DT_I64)
         return diag_node_error(d, n, "input 'start' must be float, double, int16, int32 or int64, got %s", ir_dtype_name(t));
@@ -608,7 +598,7 @@ static const char *const tile_in[] = {"input", "repeats"};
 
 static int tile_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int64_t rep[MAX_LIST];
     int k = const_list(n, 1, rep, d);
@@ -656,7 +646,7 @@ static const char *const cumsum_out[] = {"y"};
 
 static int cumsum_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     if (x->dtype == DT_BOOL) return diag_node_error(d, n, "input 'x' must be numeric, got bool");
     if (x->shape.rank < 1) return diag_node_error(d, n, "input 'x' must have rank >= 1, got a scalar");
@@ -716,7 +706,7 @@ static const char *const onehot_in[] = {"indices", "depth", "values"};
 
 static int onehot_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *ind = n->in[0], *vals = n->in[2];
     char b[SHP_BUF];
     if (ind->dtype == DT_BOOL) return diag_node_error(d, n, "input 'indices' must be numeric, got bool");
@@ -776,7 +766,7 @@ static const char *const arg_out[] = {"reduced"};
 
 static int arg_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     if (x->dtype == DT_BOOL) return diag_node_error(d, n, "input 'data' must be numeric, got bool");
     int r = x->shape.rank;
@@ -851,7 +841,7 @@ static const char *const topk_out[] = {"Values", "Indices"};
 
 static int topk_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     if (x->dtype == DT_BOOL) return diag_node_error(d, n, "input 'X' must be numeric, got bool");
     int r = x->shape.rank;
@@ -962,7 +952,7 @@ static DType onnx_dtype(int64_t code)
 
 static int eye_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     if (x->shape.rank != 2) return diag_node_error(d, n, "input 'input' must have rank 2, got %d", x->shape.rank);
     DType t = x->dtype;
@@ -1001,7 +991,7 @@ static const char *const rs_out[] = {"Y"};
 
 static int rs_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *len = n->in[1];
     char b[SHP_BUF];
     int64_t ba = n->attrs[RS_BATCH_AXIS].i, ta = n->attrs[RS_TIME_AXIS].i;

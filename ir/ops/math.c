@@ -51,29 +51,16 @@ static int infer_unary_float(Node *n, Diag *d) { return infer_unary(n, EW_FLOAT,
 static int infer_unary_numeric(Node *n, Diag *d) { return infer_unary(n, EW_NUMERIC, DT_UNDEF, d); }
 static int infer_float_test(Node *n, Diag *d) { return infer_unary(n, EW_FLOAT, DT_BOOL, d); }
 
-/* Inputs of one dtype of class c, broadcast; output dtype `out` (DT_UNDEF:
- * the inputs'). */
-static int infer_nary(Node *n, EwClass c, DType out, Diag *d)
-{
-    if (ew_check_count(n, d) || ew_check_class(n, 0, c, d)) return -1;
-    for (int j = 1; j < n->n_in; j++)
-        if (ew_check_same_dtype(n, j, 0, d)) return -1;
-    Shape s;
-    if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
-    ir_set_out(n, 0, out == DT_UNDEF ? n->in[0]->dtype : out, &s);
-    return 0;
-}
-
-static int infer_logic(Node *n, Diag *d) { return infer_nary(n, EW_BOOL, DT_UNDEF, d); }
-static int infer_compare(Node *n, Diag *d) { return infer_nary(n, EW_NUMERIC, DT_BOOL, d); }
-static int infer_float_nary(Node *n, Diag *d) { return infer_nary(n, EW_FLOAT, DT_UNDEF, d); }
+static int infer_logic(Node *n, Diag *d) { return ew_infer_nary(n, EW_BOOL, DT_UNDEF, d); }
+static int infer_compare(Node *n, Diag *d) { return ew_infer_nary(n, EW_NUMERIC, DT_BOOL, d); }
+static int infer_float_nary(Node *n, Diag *d) { return ew_infer_nary(n, EW_FLOAT, DT_UNDEF, d); }
 
 enum { MOD_FMOD };
 static const AttrSpec mod_attrs[] = {{"fmod", ATTR_INT, "0", 0}};
 
 static int infer_mod(Node *n, Diag *d)
 {
-    if (infer_nary(n, EW_NUMERIC, DT_UNDEF, d)) return -1;
+    if (ew_infer_nary(n, EW_NUMERIC, DT_UNDEF, d)) return -1;
     int64_t f = n->attrs[MOD_FMOD].i;
     if (f != 0 && f != 1) return diag_node_error(d, n, "attribute 'fmod' must be 0 or 1, got %lld", (long long)f);
     DType t = n->in[0]->dtype;

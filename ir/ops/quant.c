@@ -26,16 +26,6 @@
 
 #define SHP_BUF 160
 
-static int has_in(const Node *n, int i) { return i < n->n_in && n->in[i]; }
-
-static int need_inputs(const Node *n, Diag *d)
-{
-    const OpDesc *od = ir_op(n->op);
-    for (int i = 0; i < od->min_in; i++)
-        if (!has_in(n, i)) return diag_node_error(d, n, "input '%s' is required", od->in_names[i]);
-    return 0;
-}
-
 static const char *in_name(const Node *n, int i) { return ir_op(n->op)->in_names[i]; }
 
 static int need_dtype2(const Node *n, int i, DType a, DType b, Diag *d)
@@ -123,7 +113,7 @@ static int qaxis_geom(const Node *n, int64_t *nch, int64_t *inner, Diag *d)
     *inner = 1;
     const Shape *ss = &n->in[1]->shape;
     if (ss->rank == 0 || (ss->rank == 1 && ss->dims[0] == 1)) {
-        if (has_in(n, 2) && qparam_len(n, 2, 0, 1, "", d) < 0) return -1;
+        if (ir_has_input(n, 2) && qparam_len(n, 2, 0, 1, "", d) < 0) return -1;
         return 0;
     }
     int ax = ir_norm_axis(n->attrs[QL_AXIS].i, xs->rank);
@@ -134,7 +124,7 @@ static int qaxis_geom(const Node *n, int64_t *nch, int64_t *inner, Diag *d)
     snprintf(what, sizeof what, "dimension %d of input 'x'", ax);
     int64_t len = qparam_len(n, 1, 1, xs->dims[ax], what, d);
     if (len < 0) return -1;
-    if (has_in(n, 2)) {
+    if (ir_has_input(n, 2)) {
         const Shape *zs = &n->in[2]->shape;
         if (!ir_shape_eq(zs, ss)) {
             char b1[SHP_BUF], b2[SHP_BUF];
@@ -150,13 +140,13 @@ static int qaxis_geom(const Node *n, int64_t *nch, int64_t *inner, Diag *d)
 static int quant_infer(Node *n, Diag *d)
 {
     int64_t nch, inner;
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     DType xt = n->in[0]->dtype;
     if (xt != DT_F32 && xt != DT_F64 && xt != DT_F16 && xt != DT_I32)
         return diag_node_error(d, n, "input 'x' must be f32, f64, f16 or i32, got %s", ir_dtype_name(xt));
     if (need_float(n, 1, d)) return -1;
     DType yt = DT_U8;
-    if (has_in(n, 2)) {
+    if (ir_has_input(n, 2)) {
         if (need_dtype2(n, 2, DT_U8, DT_I8, d)) return -1;
         yt = n->in[2]->dtype;
     }
@@ -173,7 +163,7 @@ static int quant_eval(const Node *n, const double *const *in, double *const *out
     int64_t cnt = ir_numel(&n->in[0]->shape);
     for (int64_t i = 0; i < cnt; i++) {
         int64_t c = (i / inner) % nch;
-        double zp = has_in(n, 2) ? in[2][c] : 0.0;
+        double zp = ir_has_input(n, 2) ? in[2][c] : 0.0;
         out[0][i] = saturate(nearbyint(q_div(xt, st, in[0][i], in[1][c])) + zp, yt);
     }
     return 0;
@@ -190,12 +180,12 @@ const OpDesc op_QuantizeLinear = {
 static int dequant_infer(Node *n, Diag *d)
 {
     int64_t nch, inner;
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     DType xt = n->in[0]->dtype;
     if (xt != DT_U8 && xt != DT_I8 && xt != DT_I32)
         return diag_node_error(d, n, "input 'x' must be u8, i8 or i32, got %s", ir_dtype_name(xt));
     if (need_float(n, 1, d)) return -1;
-    if (has_in(n, 2) && same_dtype(n, 0, 2, d)) return -1;
+    if (ir_has_input(n, 2) && same_dtype(n, 0, 2, d)) return -1;
     if (qaxis_geom(n, &nch, &inner, d)) return -1;
     ir_set_out(n, 0, n->in[1]->dtype, &n->in[0]->shape);
     return 0;
@@ -209,7 +199,7 @@ static int dequant_eval(const Node *n, const double *const *in, double *const *o
     int64_t cnt = ir_numel(&n->in[0]->shape);
     for (int64_t i = 0; i < cnt; i++) {
         int64_t c = (i / inner) % nch;
-        double zp = has_in(n, 2) ? in[2][c] : 0.0;
+        double zp = ir_has_input(n, 2) ? in[2][c] : 0.0;
         double v = in[0][i] - zp;
         if (st != DT_F64) v = ir_round_to(DT_F32, v);
         out[0][i] = v * in[1][c];
@@ -232,7 +222,7 @@ static const char *const dql_out[] = {"y", "y_scale", "y_zero_point"};
 
 static int dql_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     if (n->in[0]->dtype != DT_F32)
         return diag_node_error(d, n, "input 'x' must be f32, got %s", ir_dtype_name(n->in[0]->dtype));
     if (n->n_out != 3) return diag_node_error(d, n, "expects 3 outputs (y, y_scale, y_zero_point), got %d", n->n_out);
@@ -316,16 +306,16 @@ static int qmm_check(Node *n, int qlinear, QMatGeom *g, Diag *d)
 {
     int ia = 0, ib = qlinear ? 3 : 1;
     int iza = qlinear ? 2 : 2, izb = qlinear ? 5 : 3;
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     if (need_dtype2(n, ia, DT_U8, DT_I8, d) || need_dtype2(n, ib, DT_U8, DT_I8, d)) return -1;
     if (qmm_geom(n, ia, ib, g, d)) return -1;
-    if (has_in(n, iza) && (same_dtype(n, ia, iza, d) || qparam_len(n, iza, 1, g->M, "rows of A", d) < 0)) return -1;
-    if (has_in(n, izb) && (same_dtype(n, ib, izb, d) || qparam_len(n, izb, 1, g->N, "columns of B", d) < 0)) return -1;
+    if (ir_has_input(n, iza) && (same_dtype(n, ia, iza, d) || qparam_len(n, iza, 1, g->M, "rows of A", d) < 0)) return -1;
+    if (ir_has_input(n, izb) && (same_dtype(n, ib, izb, d) || qparam_len(n, izb, 1, g->N, "columns of B", d) < 0)) return -1;
     if (qlinear) {
         if (need_float(n, 1, d) || qparam_len(n, 1, 1, g->M, "rows of A", d) < 0) return -1;
         if (need_float(n, 4, d) || qparam_len(n, 4, 1, g->N, "columns of B", d) < 0) return -1;
         if (need_float(n, 6, d) || qparam_len(n, 6, 0, 1, "", d) < 0) return -1;
-        if (has_in(n, 7) && (need_dtype2(n, 7, DT_U8, DT_I8, d) || qparam_len(n, 7, 0, 1, "", d) < 0)) return -1;
+        if (ir_has_input(n, 7) && (need_dtype2(n, 7, DT_U8, DT_I8, d) || qparam_len(n, 7, 0, 1, "", d) < 0)) return -1;
     }
     return 0;
 }
@@ -373,7 +363,7 @@ static int qmm_run(const Node *n, const double *const *in, int qlinear, double *
     QMatGeom g;
     if (qmm_check((Node *)n, qlinear, &g, d)) return -1;
     int ia = 0, ib = qlinear ? 3 : 1, iza = 2, izb = qlinear ? 5 : 3;
-    const double *za = has_in(n, iza) ? in[iza] : NULL, *zb = has_in(n, izb) ? in[izb] : NULL;
+    const double *za = ir_has_input(n, iza) ? in[iza] : NULL, *zb = ir_has_input(n, izb) ? in[izb] : NULL;
     int64_t nza = za ? ir_numel(&n->in[iza]->shape) : 0, nzb = zb ? ir_numel(&n->in[izb]->shape) : 0;
     int64_t nb = ir_numel(&g.batch);
     for (int64_t bi = 0; bi < nb; bi++) {
@@ -389,7 +379,7 @@ static int qmm_run(const Node *n, const double *const *in, int qlinear, double *
                 }
                 int64_t nas = ir_numel(&n->in[1]->shape), nbs = ir_numel(&n->in[4]->shape);
                 double sc = in[1][nas == 1 ? 0 : i] * in[4][nbs == 1 ? 0 : j] / in[6][0];
-                double yz = has_in(n, 7) ? in[7][0] : 0;
+                double yz = ir_has_input(n, 7) ? in[7][0] : 0;
                 y[o] = saturate(nearbyint(acc * sc) + yz, n->out[0]->dtype);
             }
     }
@@ -412,7 +402,7 @@ static int qmm_infer(Node *n, Diag *d)
 {
     QMatGeom g;
     if (qmm_check(n, 1, &g, d)) return -1;
-    ir_set_out(n, 0, has_in(n, 7) ? n->in[7]->dtype : DT_U8, &g.out);
+    ir_set_out(n, 0, ir_has_input(n, 7) ? n->in[7]->dtype : DT_U8, &g.out);
     return 0;
 }
 
@@ -532,17 +522,17 @@ static int conv_geom(const Node *n, int ix, int iw, QConvGeom *g, Diag *d)
 static int qconv_check(Node *n, int qlinear, QConvGeom *g, Diag *d)
 {
     int ix = 0, iw = qlinear ? 3 : 1, izx = 2, izw = qlinear ? 5 : 3;
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     if (need_dtype2(n, ix, DT_U8, DT_I8, d) || need_dtype2(n, iw, DT_U8, DT_I8, d)) return -1;
     if (conv_geom(n, ix, iw, g, d)) return -1;
-    if (has_in(n, izx) && (same_dtype(n, ix, izx, d) || qparam_len(n, izx, 0, 1, "", d) < 0)) return -1;
-    if (has_in(n, izw) && (same_dtype(n, iw, izw, d) || qparam_len(n, izw, 1, g->M, "output channels", d) < 0)) return -1;
+    if (ir_has_input(n, izx) && (same_dtype(n, ix, izx, d) || qparam_len(n, izx, 0, 1, "", d) < 0)) return -1;
+    if (ir_has_input(n, izw) && (same_dtype(n, iw, izw, d) || qparam_len(n, izw, 1, g->M, "output channels", d) < 0)) return -1;
     if (qlinear) {
         if (need_float(n, 1, d) || qparam_len(n, 1, 0, 1, "", d) < 0) return -1;
         if (need_float(n, 4, d) || qparam_len(n, 4, 1, g->M, "output channels", d) < 0) return -1;
         if (need_float(n, 6, d) || qparam_len(n, 6, 0, 1, "", d) < 0) return -1;
-        if (has_in(n, 7) && (need_dtype2(n, 7, DT_U8, DT_I8, d) || qparam_len(n, 7, 0, 1, "", d) < 0)) return -1;
-        if (has_in(n, 8)) {
+        if (ir_has_input(n, 7) && (need_dtype2(n, 7, DT_U8, DT_I8, d) || qparam_len(n, 7, 0, 1, "", d) < 0)) return -1;
+        if (ir_has_input(n, 8)) {
             const Shape *bs = &n->in[8]->shape;
             char b[SHP_BUF];
             if (n->in[8]->dtype != DT_I32)
@@ -567,8 +557,8 @@ static int qconv_run(const Node *n, const double *const *in, int qlinear, double
     if (qconv_check((Node *)n, qlinear, &g, d)) return -1;
     int ix = 0, iw = qlinear ? 3 : 1, izx = 2, izw = qlinear ? 5 : 3;
     const double *X = in[ix], *Wt = in[iw];
-    double zx = has_in(n, izx) ? in[izx][0] : 0;
-    int64_t nzw = has_in(n, izw) ? ir_numel(&n->in[izw]->shape) : 0;
+    double zx = ir_has_input(n, izx) ? in[izx][0] : 0;
+    int64_t nzw = ir_has_input(n, izw) ? ir_numel(&n->in[izw]->shape) : 0;
     int64_t cpg = g.C / g.group, mpg = g.M / g.group;
     for (int64_t b = 0; b < g.N; b++)
         for (int64_t m = 0; m < g.M; m++) {
@@ -590,10 +580,10 @@ static int qconv_run(const Node *n, const double *const *in, int qlinear, double
                         y[o] = acc;
                         continue;
                     }
-                    if (has_in(n, 8)) acc += in[8][m];
+                    if (ir_has_input(n, 8)) acc += in[8][m];
                     int64_t nws = ir_numel(&n->in[4]->shape);
                     double sc = in[1][0] * in[4][nws == 1 ? 0 : m] / in[6][0];
-                    double yz = has_in(n, 7) ? in[7][0] : 0;
+                    double yz = ir_has_input(n, 7) ? in[7][0] : 0;
                     y[o] = saturate(nearbyint(acc * sc) + yz, n->out[0]->dtype);
                 }
         }
@@ -629,7 +619,7 @@ static int qconv_infer(Node *n, Diag *d)
     Shape s;
     if (qconv_check(n, 1, &g, d)) return -1;
     qconv_out_shape(&g, &s);
-    ir_set_out(n, 0, has_in(n, 7) ? n->in[7]->dtype : DT_U8, &s);
+    ir_set_out(n, 0, ir_has_input(n, 7) ? n->in[7]->dtype : DT_U8, &s);
     return 0;
 }
 

@@ -66,14 +66,6 @@ static int const_list(const Node *n, int i, const char *name, int64_t *out, Diag
 }
 
 /* Every required input (index < min_in) is present; -1 with a diagnostic. */
-static int need_inputs(const Node *n, Diag *d)
-{
-    const OpDesc *od = ir_op(n->op);
-    for (int i = 0; i < od->min_in; i++)
-        if (i >= n->n_in || !n->in[i]) return diag_node_error(d, n, "input '%s' is required", od->in_names[i]);
-    return 0;
-}
-
 static const char *list_str(const int64_t *v, int n, char *buf, size_t cap)
 {
     size_t k = (size_t)snprintf(buf, cap, "[");
@@ -108,7 +100,7 @@ static const char *const reshape_in[] = {"data", "shape"};
 
 static int reshape_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int64_t req[MAX_LIST];
     int k = const_list(n, 1, "shape", req, d);
@@ -171,7 +163,7 @@ static const char *const flatten_in[] = {"input"};
 
 static int flatten_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int r = x->shape.rank;
     int64_t axis = n->attrs[FLATTEN_AXIS].i;
@@ -227,7 +219,7 @@ static int transpose_perm(const Node *n, int *perm, Diag *d)
 
 static int transpose_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int perm[IR_MAX_RANK];
     if (transpose_perm(n, perm, d)) return -1;
@@ -262,7 +254,7 @@ static const char *const concat_in[] = {"inputs"};
 
 static int concat_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     if (n->n_in < 1) return diag_node_error(d, n, "needs at least one input");
     if (!n->attrs[CONCAT_AXIS].set) return diag_node_error(d, n, "attribute 'axis' is required");
     const Value *x0 = n->in[0];
@@ -356,7 +348,7 @@ static int split_sizes(const Node *n, int *axis, int64_t *sizes, Diag *d)
 
 static int split_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     if (n->n_out < 1 || n->n_out > MAX_LIST) return diag_node_error(d, n, "needs 1 to %d outputs, got %d", MAX_LIST, n->n_out);
     int ax;
     int64_t sizes[MAX_LIST];
@@ -477,7 +469,7 @@ int ir_slice_plan(const Node *n, int64_t *start, int64_t *step, Shape *out, Diag
 
 static int slice_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     SlicePlan p;
     if (slice_plan(n, &p, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &p.out);
@@ -512,7 +504,7 @@ static const char *const gather_in[] = {"data", "indices"};
 
 static int gather_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *ind = n->in[1];
     int r = x->shape.rank, q = ind->shape.rank;
     if (ind->dtype != DT_I32 && ind->dtype != DT_I64)
@@ -573,7 +565,7 @@ static const char *const squeeze_in[] = {"data", "axes"};
 
 static int squeeze_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int r = x->shape.rank;
     int drop[IR_MAX_RANK] = {0};
@@ -608,7 +600,7 @@ const OpDesc op_Squeeze = {
 
 static int unsqueeze_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int64_t axes[MAX_LIST];
     int k = const_list(n, 1, "axes", axes, d);
@@ -666,7 +658,7 @@ static int pad_read(const Node *n, int64_t *pads, int *mode, Diag *d)
 
 static int pad_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int r = x->shape.rank, mode;
     int64_t pads[MAX_LIST];
@@ -740,7 +732,7 @@ static const char *const expand_in[] = {"input", "shape"};
 
 static int expand_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int64_t req[MAX_LIST];
     int k = const_list(n, 1, "shape", req, d);
@@ -801,7 +793,7 @@ void ir_shape_range(const Node *n, int *start, int *end)
 
 static int shape_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     (void)d;
     int s, e;
     ir_shape_range(n, &s, &e);
@@ -842,7 +834,7 @@ static const AttrSpec constant_attrs[] = {
 
 static int constant_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     int which = -1, count = 0;
     for (int i = 0; i < CONST_N_ATTRS; i++)
         if (n->attrs[i].set) {

@@ -28,16 +28,6 @@
 
 #define SHP_BUF 160
 
-static int has_in(const Node *n, int i) { return i < n->n_in && n->in[i]; }
-
-static int need_inputs(const Node *n, Diag *d)
-{
-    const OpDesc *od = ir_op(n->op);
-    for (int i = 0; i < od->min_in; i++)
-        if (!has_in(n, i)) return diag_node_error(d, n, "input '%s' is required", od->in_names[i]);
-    return 0;
-}
-
 /* ---- Einsum ------------------------------------------------------------- */
 
 enum { EIN_EQUATION };
@@ -274,7 +264,7 @@ static int gs_pad(const char *s) { return !strcmp(s, "zeros") ? 0 : !strcmp(s, "
 
 static int gs_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *g = n->in[1];
     char b1[SHP_BUF], b2[SHP_BUF];
     if (!ir_dtype_is_float(x->dtype))
@@ -410,7 +400,7 @@ static DType onnx_dtype(int64_t code)
 
 static int win_infer(Node *n, Diag *d)
 {
-    if (need_inputs(n, d)) return -1;
+    if (ir_need_inputs(n, d)) return -1;
     const Value *v = n->in[0];
     int64_t size;
     char b[SHP_BUF];

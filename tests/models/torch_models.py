@@ -17,7 +17,8 @@ For every model of the set, at ONNX opsets 13 and 17, the test
      are found (--blas), so both runtime paths run; with GRAPHC_SANITIZE=1 in the
      environment the programs are built with ASan and UBSan;
   5. runs m_main on the input saved as .npy and compares output_0.npy with
-     PyTorch's: shape equal and |got - exp| <= 1e-4 + 1e-3 * |exp| everywhere.
+     PyTorch's: shape equal and |got - exp| <= 1e-4 + 1e-3 * |exp| everywhere
+     (atol 1e-3 for Inception-v3, see ATOL_FOR).
 
 One line per model (PASS/FAIL, the max abs diff or the failure reason, the
 time of each step), then "N passed, M failed"; the exit status is non-zero
@@ -132,6 +133,10 @@ EXTRA = {
     "swin_t": tv("swin_t"),
     "vit_b_16": tv("vit_b_16"),
 }
+# Wider absolute tolerances, where float32 rounding alone exceeds 1e-4: Inception-v3's
+# truncated-normal(0.1) weights give outputs up to ~8, and PyTorch's own float32 output differs
+# from its float64 output by 1.7e-4 (graphc's by 2.4e-4).
+ATOL_FOR = {"inception_v3": 1e-3}
 
 
 def calibrate(module, shape, seed):
@@ -228,7 +233,7 @@ class Runtimes:
         return d / "libgcrt.a"
 
 
-def check(args, folder, expected, runtimes, times, blas):
+def check(args, folder, expected, runtimes, times, blas, atol):
     """None when the compiled model matches expected, else the failure reason."""
     cdir = folder / "c"
     shutil.rmtree(cdir, ignore_errors=True)
@@ -266,7 +271,7 @@ def check(args, folder, expected, runtimes, times, blas):
     g, e = got.astype(np.float64), expected.astype(np.float64)
     diff = np.abs(g - e)
     times["diff"] = float(diff.max()) if diff.size else 0.0
-    bad = ~(diff <= ATOL + RTOL * np.abs(e))
+    bad = ~(diff <= atol + RTOL * np.abs(e))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         return (f"{int(bad.sum())} of {bad.size} elements out of tolerance (max abs diff {times['diff']:.3g}); "
@@ -315,7 +320,8 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
 
     models = dict(DEFAULT, **(EXTRA if args.extra else {}))
-    cases = [(f"{name}_op{opset}", make, opset) for name, make in models.items() for opset in OPSETS]
+    cases = [(f"{name}_op{opset}", make, opset, ATOL_FOR.get(name, ATOL))
+             for name, make in models.items() for opset in OPSETS]
     if args.filter:
         cases = [c for c in cases if args.filter in c[0]]
     if not cases:
@@ -333,9 +339,9 @@ def main():
         with print_lock:
             print(f"{'PASS' if ok else 'FAIL'} {case:28s} {detail}  ({steps})", flush=True)
 
-    def finish(case, folder, expected, times, blas):
+    def finish(case, folder, expected, times, blas, atol):
         try:
-            why = check(args, folder, expected, runtimes, times, blas)
+            why = check(args, folder, expected, runtimes, times, blas, atol)
         except Exception as e:  # a harness bug fails the model, not the run
             why = f"harness: {type(e).__name__}: {one_line(str(e))}"
         report(case, why, times)
@@ -345,7 +351,7 @@ def main():
     # Exports run in this thread (torch is not thread-safe here); compile/build/run in the pool.
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
         futs = []
-        for case, make, opset in cases:
+        for case, make, opset, atol in cases:
             folder = work / case
             shutil.rmtree(folder, ignore_errors=True)
             times = {}
@@ -357,7 +363,7 @@ def main():
                 report(case, f"torch export: {type(e).__name__}: {one_line(str(e))}", times)
                 continue
             times["export"] = time.time() - t
-            futs.append(pool.submit(finish, case, folder, expected, times, blas_for[opset]))
+            futs.append(pool.submit(finish, case, folder, expected, times, blas_for[opset], atol))
         for f in futs:
             f.result()
 
