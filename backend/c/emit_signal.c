@@ -6,12 +6,17 @@
  * dtypes and in int64_t for integers (elements go through cgen_load /
  * cgen_store, so every numeric dtype works). GridSample calls the runtime
  * (gcrt_grid_sample_f32/_f64). The windows are a loop over the cosine
- * formula evaluated in double, stored in the output dtype.
+ * formula evaluated in double, stored in the output dtype. DFT and STFT
+ * (f32, f64) share one strided O(n^2) transform loop nest (DftLines) with
+ * twiddles and sums in double. MelWeightMatrix has only constant inputs:
+ * folding normally removes it; otherwise its emitter runs the reference
+ * eval at compile time and stores the nonzeros.
  */
 #include "cgen.h"
 #include "../../ir/ops/signal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define EXPR_CAP 1024
@@ -157,11 +162,149 @@ static int emit_blackman(Cgen *c, const Node *n, Diag *d)
     return emit_window(c, n, 0.42, 0.5, 0.08);
 }
 
+/* Strided description of a batch of transform lines: line (o, i) reads
+ * element j at (o*xo + i*xi + j*xj) * comps and writes bin k (re, im) at
+ * (o*yo + i*yi + k*yk) * 2. */
+typedef struct DftLines {
+    int64_t outer, inner, n_eff, L, K, xo, xi, xj, yo, yi, yk;
+    int comps, inverse;
+} DftLines;
+
+/* Plain O(n^2) transform loops; twiddles and sums in double, the angle
+ * reduced as (k * j) mod L. w is the window pointer or NULL. */
+static void emit_dft_lines(Cgen *c, const DftLines *p, const char *x, const char *w, const char *y, DType t)
+{
+    Writer *wr = cgen_w(c);
+    const char *o = cgen_tmp(c, "o"), *i = cgen_tmp(c, "i"), *k = cgen_tmp(c, "k"), *j = cgen_tmp(c, "j");
+    const char *re = cgen_tmp(c, "re"), *im = cgen_tmp(c, "im"), *a = cgen_tmp(c, "a"), *xr = cgen_tmp(c, "xr");
+    const char *xi = cgen_tmp(c, "xi"), *cs = cgen_tmp(c, "cs"), *sn = cgen_tmp(c, "sn");
+    const char *ct = cgen_ctype(t);
+    double scale = p->inverse ? 1.0 / (double)p->L : 1.0;
+    w_line(wr, "{");
+    wr->indent++;
+    w_line(wr, "int64_t %s, %s, %s, %s;", o, i, k, j);
+    w_line(wr, "for (%s = 0; %s < %lld; %s++)", o, o, (long long)p->outer, o);
+    w_line(wr, "for (%s = 0; %s < %lld; %s++)", i, i, (long long)p->inner, i);
+    w_line(wr, "for (%s = 0; %s < %lld; %s++) {", k, k, (long long)p->K, k);
+    wr->indent++;
+    w_line(wr, "double %s = 0, %s = 0;", re, im);
+    w_line(wr, "for (%s = 0; %s < %lld; %s++) {", j, j, (long long)p->n_eff, j);
+    wr->indent++;
+    w_line(wr, "double %s = 6.283185307179586476925 * (double)((%s * %s) %% %lld) / %lld.0;", a, k, j, (long long)p->L,
+           (long long)p->L);
+    w_line(wr, "double %s = cos(%s), %s = %s sin(%s);", cs, a, sn, p->inverse ? "" : "-", a);
+    char idx[256];
+    snprintf(idx, sizeof idx, "(%s * %lld + %s * %lld + %s * %lld) * %d", o, (long long)p->xo, i, (long long)p->xi, j,
+             (long long)p->xj, p->comps);
+    if (w) w_line(wr, "double %s = (double)%s[%s] * (double)%s[%s];", xr, x, idx, w, j);
+    else w_line(wr, "double %s = (double)%s[%s];", xr, x, idx);
+    if (p->comps == 2) {
+        if (w) w_line(wr, "double %s = (double)%s[%s + 1] * (double)%s[%s];", xi, x, idx, w, j);
+        else w_line(wr, "double %s = (double)%s[%s + 1];", xi, x, idx);
+        w_line(wr, "%s += %s * %s - %s * %s;", re, xr, cs, xi, sn);
+        w_line(wr, "%s += %s * %s + %s * %s;", im, xr, sn, xi, cs);
+    } else {
+        w_line(wr, "%s += %s * %s;", re, xr, cs);
+        w_line(wr, "%s += %s * %s;", im, xr, sn);
+    }
+    wr->indent--;
+    w_line(wr, "}");
+    snprintf(idx, sizeof idx, "(%s * %lld + %s * %lld + %s * %lld) * 2", o, (long long)p->yo, i, (long long)p->yi, k, (long long)p->yk);
+    w_line(wr, "%s[%s] = (%s)(%s * %.17g);", y, idx, ct, re, scale);
+    w_line(wr, "%s[%s + 1] = (%s)(%s * %.17g);", y, idx, ct, im, scale);
+    wr->indent--;
+    w_line(wr, "}");
+    wr->indent--;
+    w_line(wr, "}");
+}
+
+static int emit_dft(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *x = n->in[0], *y = n->out[0];
+    if (x->dtype != DT_F32 && x->dtype != DT_F64)
+        return diag_node_error(d, n, "the C backend supports DFT only for f32 and f64, got %s", ir_dtype_name(x->dtype));
+    if (ir_numel(&y->shape) == 0) return 0;
+    DftGeom g;
+    signal_dft_geom(n, &g);
+    DftLines p = {g.outer, g.inner, g.n_in < g.L ? g.n_in : g.L, g.L, g.K, g.n_in * g.inner, 1, g.inner, g.K * g.inner, 1, g.inner,
+                  g.comps, g.inverse};
+    char px[256], py[256];
+    snprintf(px, sizeof px, "%s", cgen_ptr(c, x));
+    snprintf(py, sizeof py, "%s", cgen_ptr(c, y));
+    emit_dft_lines(c, &p, px, NULL, py, y->dtype);
+    return 0;
+}
+
+static int emit_stft(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *x = n->in[0], *y = n->out[0];
+    if (x->dtype != DT_F32 && x->dtype != DT_F64)
+        return diag_node_error(d, n, "the C backend supports STFT only for f32 and f64, got %s", ir_dtype_name(x->dtype));
+    if (ir_numel(&y->shape) == 0) return 0;
+    StftGeom g;
+    signal_stft_geom(n, &g);
+    DftLines p = {g.batch, g.frames, g.L, g.L, g.K, g.sig_len, g.step, 1, g.frames * g.K, g.K, 1, g.comps, 0};
+    char px[256], py[256], pw[256];
+    snprintf(px, sizeof px, "%s", cgen_ptr(c, x));
+    snprintf(py, sizeof py, "%s", cgen_ptr(c, y));
+    if (ir_has_input(n, 2)) snprintf(pw, sizeof pw, "%s", cgen_ptr(c, n->in[2]));
+    emit_dft_lines(c, &p, px, ir_has_input(n, 2) ? pw : NULL, py, y->dtype);
+    return 0;
+}
+
+/* MelWeightMatrix has only constant inputs: the reference eval computes the
+ * (sparse) matrix here and the code zeroes the output and stores each
+ * nonzero. Folding normally removes the node; this serves --no-fold. */
+static int emit_mel(Cgen *c, const Node *n, Diag *d)
+{
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    int64_t total = ir_numel(&y->shape);
+    double *in[5], *out = malloc((size_t)total * sizeof *out);
+    int rc = out ? 0 : diag_node_error(d, n, "out of memory");
+    for (int k = 0; k < 5; k++) {
+        in[k] = rc ? NULL : malloc(sizeof(double));
+        if (!in[k]) {
+            rc = rc ? rc : diag_node_error(d, n, "out of memory");
+            continue;
+        }
+        in[k][0] = ir_load_f64(n->in[k]->dtype, n->in[k]->data, 0);
+    }
+    if (!rc) rc = ir_op(n->op)->eval(n, (const double *const *)in, &out, d);
+    if (!rc && total > 0) {
+        const char *i = cgen_tmp(c, "i"), *ct = cgen_ctype(cgen_compute_type(y->dtype));
+        char ptr[256], idx[32], val[64];
+        snprintf(ptr, sizeof ptr, "%s", cgen_ptr(c, y));
+        snprintf(val, sizeof val, "(%s)0", ct);
+        w_line(w, "{");
+        w->indent++;
+        w_line(w, "int64_t %s;", i);
+        w_line(w, "for (%s = 0; %s < %lld; %s++)", i, i, (long long)total, i);
+        w->indent++;
+        cgen_store(w, y->dtype, ptr, i, val);
+        w->indent--;
+        for (int64_t e = 0; e < total; e++) {
+            if (out[e] == 0) continue;
+            snprintf(idx, sizeof idx, "%lld", (long long)e);
+            snprintf(val, sizeof val, "(%s)%.17g", ct, out[e]);
+            cgen_store(w, y->dtype, ptr, idx, val);
+        }
+        w->indent--;
+        w_line(w, "}");
+    }
+    for (int k = 0; k < 5; k++) free(in[k]);
+    free(out);
+    return rc;
+}
+
 const CgenEntry cgen_signal_entries[] = {
     {OP_Einsum, emit_einsum},
     {OP_GridSample, emit_gridsample},
     {OP_HannWindow, emit_hann},
     {OP_HammingWindow, emit_hamming},
     {OP_BlackmanWindow, emit_blackman},
+    {OP_DFT, emit_dft},
+    {OP_STFT, emit_stft},
+    {OP_MelWeightMatrix, emit_mel},
     {-1, NULL},
 };

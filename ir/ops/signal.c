@@ -1,7 +1,6 @@
 /* signal.c — operator descriptions of the signal family: Einsum,
  * GridSample and the window generators HannWindow, HammingWindow and
- * BlackmanWindow (ONNX opset-17 semantics). DFT, STFT and MelWeightMatrix
- * keep placeholder descriptions (not implemented yet).
+ * BlackmanWindow, DFT, STFT and MelWeightMatrix (ONNX opset-17 semantics).
  *
  * Einsum is lowered to one loop nest over its labels (signal.h's
  * EinsumPlan): the output labels index the result, the others are summed,
@@ -18,11 +17,21 @@
  * padding. Bicubic applies the padding to each of its 4x4 taps.
  *
  * The windows' size input must be a constant (it fixes the output shape).
+ *
+ * DFT and STFT share one transform line (dft_line): a plain O(n^2) sum with
+ * the twiddle angle reduced as (k * j) mod L so it stays exact for long
+ * signals. Inputs are [.., 1] (real) or [.., 2] (complex); outputs are
+ * always complex. dft_length zero-pads or truncates the signal axis;
+ * onesided keeps the first L/2 + 1 bins of a real input. The inputs that fix
+ * a shape (dft_length, frame_step, frame_length) must be constants.
+ * MelWeightMatrix takes only constants, so constant folding evaluates it
+ * (its C emitter reuses the same eval when folding is off).
  */
 #include "../op.h"
 #include "signal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -477,3 +486,291 @@ const OpDesc op_BlackmanWindow = {
     .infer = win_infer, .eval = blackman_eval,
 };
 
+
+/* ---- DFT / STFT ------------------------------------------------------------ */
+
+/* Reads a one-value integer input that must be a constant (it fixes a
+ * shape); names it in every error. */
+static int const_scalar(const Node *n, int i, const char *name, int64_t *v, Diag *d)
+{
+    const Value *x = n->in[i];
+    char b[SHP_BUF];
+    if (x->dtype != DT_I32 && x->dtype != DT_I64)
+        return diag_node_error(d, n, "input '%s' must be i32 or i64, got %s", name, ir_dtype_name(x->dtype));
+    if (ir_numel(&x->shape) != 1)
+        return diag_node_error(d, n, "input '%s' must hold one value, got shape %s", name, ir_shape_str(&x->shape, b, sizeof b));
+    if (x->kind != VK_CONST || ir_const_ints(x, v, 1) != 1) return diag_node_error(d, n, "input '%s' must be a constant", name);
+    return 0;
+}
+
+/* One transform line: y[k] = scale * sum_{j < n_in} w[j] x[j] e^{sign 2 pi i k j / L}
+ * for k < K. x has `xc` (1 or 2) components per element, elements xs apart;
+ * y elements (re, im) are ys apart. w may be NULL. */
+static void dft_line(const double *x, int64_t xs, int xc, int64_t n_in, const double *w, int64_t L, int64_t K, int inverse,
+                     double *y, int64_t ys)
+{
+    const double two_pi = 6.283185307179586476925;
+    double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / (double)L : 1.0;
+    if (n_in > L) n_in = L;
+    for (int64_t k = 0; k < K; k++) {
+        double re = 0, im = 0;
+        for (int64_t j = 0; j < n_in; j++) {
+            double a = two_pi * (double)((k * j) % L) / (double)L, c = cos(a), s = sign * sin(a);
+            double xr = x[j * xs], xi = xc == 2 ? x[j * xs + 1] : 0, wj = w ? w[j] : 1.0;
+            re += wj * (xr * c - xi * s);
+            im += wj * (xr * s + xi * c);
+        }
+        y[k * ys] = re * scale;
+        y[k * ys + 1] = im * scale;
+    }
+}
+
+enum { DFT_AXIS, DFT_INVERSE, DFT_ONESIDED };
+static const AttrSpec dft_attrs[] = {
+    {"axis", ATTR_INT, "1", 0},
+    {"inverse", ATTR_INT, "0", 0},
+    {"onesided", ATTR_INT, "0", 0},
+};
+static const char *const dft_in[] = {"input", "dft_length"};
+static const char *const dft_out[] = {"output"};
+
+static int signal_dft_axis(const Node *n)
+{
+    int64_t a = n->attrs[DFT_AXIS].i;
+    return (int)(a < 0 ? a + n->in[0]->shape.rank : a);
+}
+
+static int dft_infer(Node *n, Diag *d)
+{
+    if (ir_need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    char b[SHP_BUF];
+    int r = x->shape.rank;
+    if (!ir_dtype_is_float(x->dtype))
+        return diag_node_error(d, n, "input 'input' must be a float tensor, got %s", ir_dtype_name(x->dtype));
+    if (r < 3 || (x->shape.dims[r - 1] != 1 && x->shape.dims[r - 1] != 2))
+        return diag_node_error(d, n, "input 'input' shape %s must be [batch, signal..., 1 or 2] with rank >= 3",
+                               ir_shape_str(&x->shape, b, sizeof b));
+    int axis = signal_dft_axis(n);
+    if (axis < 1 || axis > r - 2)
+        return diag_node_error(d, n, "attribute 'axis' %lld is out of range [1, %d] for input shape %s", (long long)n->attrs[DFT_AXIS].i,
+                               r - 2, ir_shape_str(&x->shape, b, sizeof b));
+    int64_t L = x->shape.dims[axis];
+    if (ir_has_input(n, 1)) {
+        if (const_scalar(n, 1, "dft_length", &L, d)) return -1;
+        if (L < 1) return diag_node_error(d, n, "input 'dft_length' value %lld must be >= 1", (long long)L);
+    }
+    if (L < 1) return diag_node_error(d, n, "the signal axis %d has size 0", axis);
+    int onesided = n->attrs[DFT_ONESIDED].i != 0;
+    if (onesided && x->shape.dims[r - 1] == 2)
+        return diag_node_error(d, n, "attribute 'onesided' = 1 needs a real input (last dim 1), got shape %s",
+                               ir_shape_str(&x->shape, b, sizeof b));
+    if (onesided && n->attrs[DFT_INVERSE].i)
+        return diag_node_error(d, n, "attributes 'onesided' = 1 and 'inverse' = 1 cannot be combined");
+    Shape s = x->shape;
+    s.dims[axis] = onesided ? L / 2 + 1 : L;
+    s.dims[r - 1] = 2;
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+void signal_dft_geom(const Node *n, DftGeom *g)
+{
+    const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+    int axis = signal_dft_axis(n), r = xs->rank;
+    g->outer = 1;
+    g->inner = 1;
+    for (int i = 0; i < axis; i++) g->outer *= xs->dims[i];
+    for (int i = axis + 1; i < r - 1; i++) g->inner *= xs->dims[i];
+    g->n_in = xs->dims[axis];
+    g->comps = (int)xs->dims[r - 1];
+    g->K = ys->dims[axis];
+    g->inverse = n->attrs[DFT_INVERSE].i != 0;
+    g->L = g->n_in;
+    if (ir_has_input(n, 1)) ir_const_ints(n->in[1], &g->L, 1);
+}
+
+static int dft_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    DftGeom g;
+    signal_dft_geom(n, &g);
+    if (ir_has_input(n, 1) && in[1]) g.L = (int64_t)in[1][0];
+    for (int64_t o = 0; o < g.outer; o++)
+        for (int64_t i = 0; i < g.inner; i++)
+            dft_line(in[0] + (o * g.n_in * g.inner + i) * g.comps, g.inner * g.comps, g.comps, g.n_in, NULL, g.L, g.K, g.inverse,
+                     out[0] + (o * g.K * g.inner + i) * 2, g.inner * 2);
+    return 0;
+}
+
+const OpDesc op_DFT = {
+    .name = "DFT",
+    .min_in = 1, .max_in = 2, .in_names = dft_in,
+    .min_out = 1, .max_out = 1, .out_names = dft_out,
+    .attrs = dft_attrs, .n_attrs = 3,
+    .infer = dft_infer, .eval = dft_eval,
+};
+
+enum { STFT_ONESIDED };
+static const AttrSpec stft_attrs[] = {{"onesided", ATTR_INT, "1", 0}};
+static const char *const stft_in[] = {"signal", "frame_step", "window", "frame_length"};
+static const char *const stft_out[] = {"output"};
+
+static int stft_infer(Node *n, Diag *d)
+{
+    if (ir_need_inputs(n, d)) return -1;
+    const Value *x = n->in[0];
+    char b[SHP_BUF], b2[SHP_BUF];
+    if (!ir_dtype_is_float(x->dtype))
+        return diag_node_error(d, n, "input 'signal' must be a float tensor, got %s", ir_dtype_name(x->dtype));
+    if (x->shape.rank != 3 || (x->shape.dims[2] != 1 && x->shape.dims[2] != 2))
+        return diag_node_error(d, n, "input 'signal' shape %s must be [batch, signal_length, 1 or 2]", ir_shape_str(&x->shape, b, sizeof b));
+    int64_t step, L = -1;
+    if (const_scalar(n, 1, "frame_step", &step, d)) return -1;
+    if (step < 1) return diag_node_error(d, n, "input 'frame_step' value %lld must be >= 1", (long long)step);
+    if (ir_has_input(n, 3)) {
+        if (const_scalar(n, 3, "frame_length", &L, d)) return -1;
+        if (L < 1) return diag_node_error(d, n, "input 'frame_length' value %lld must be >= 1", (long long)L);
+    }
+    if (ir_has_input(n, 2)) {
+        const Value *w = n->in[2];
+        if (w->dtype != x->dtype)
+            return diag_node_error(d, n, "input 'window' has dtype %s but input 'signal' has %s", ir_dtype_name(w->dtype),
+                                   ir_dtype_name(x->dtype));
+        if (w->shape.rank != 1 || (L >= 0 && w->shape.dims[0] != L))
+            return diag_node_error(d, n, "input 'window' shape %s must be [frame_length]%s", ir_shape_str(&w->shape, b, sizeof b),
+                                   L >= 0 ? " with the 'frame_length' value" : "");
+        L = w->shape.dims[0];
+        if (L < 1) return diag_node_error(d, n, "input 'window' is empty");
+    }
+    if (L < 0) return diag_node_error(d, n, "needs input 'window' or input 'frame_length' to fix the frame length");
+    if (L > x->shape.dims[1])
+        return diag_node_error(d, n, "frame length %lld exceeds the signal length of input 'signal' shape %s", (long long)L,
+                               ir_shape_str(&x->shape, b2, sizeof b2));
+    int onesided = n->attrs[STFT_ONESIDED].i != 0;
+    if (onesided && x->shape.dims[2] == 2)
+        return diag_node_error(d, n, "attribute 'onesided' = 1 needs a real signal (last dim 1), got shape %s",
+                               ir_shape_str(&x->shape, b, sizeof b));
+    int64_t dims[4] = {x->shape.dims[0], (x->shape.dims[1] - L) / step + 1, onesided ? L / 2 + 1 : L, 2};
+    Shape s = ir_shape(4, dims);
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+void signal_stft_geom(const Node *n, StftGeom *g)
+{
+    const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+    g->batch = xs->dims[0];
+    g->sig_len = xs->dims[1];
+    g->comps = (int)xs->dims[2];
+    g->frames = ys->dims[1];
+    g->K = ys->dims[2];
+    g->step = 1;
+    ir_const_ints(n->in[1], &g->step, 1);
+    if (ir_has_input(n, 2)) g->L = n->in[2]->shape.dims[0];
+    else ir_const_ints(n->in[3], &g->L, 1);
+}
+
+static int stft_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    StftGeom g;
+    signal_stft_geom(n, &g);
+    g.step = (int64_t)in[1][0];
+    const double *w = ir_has_input(n, 2) ? in[2] : NULL;
+    for (int64_t b = 0; b < g.batch; b++)
+        for (int64_t f = 0; f < g.frames; f++)
+            dft_line(in[0] + (b * g.sig_len + f * g.step) * g.comps, g.comps, g.comps, g.L, w, g.L, g.K, 0,
+                     out[0] + (b * g.frames + f) * g.K * 2, 2);
+    return 0;
+}
+
+const OpDesc op_STFT = {
+    .name = "STFT",
+    .min_in = 2, .max_in = 4, .in_names = stft_in,
+    .min_out = 1, .max_out = 1, .out_names = stft_out,
+    .attrs = stft_attrs, .n_attrs = 1,
+    .infer = stft_infer, .eval = stft_eval,
+};
+
+/* ---- MelWeightMatrix --------------------------------------------------------- */
+
+enum { MEL_DTYPE };
+static const AttrSpec mel_attrs[] = {{"output_datatype", ATTR_INT, "1", 0}};
+static const char *const mel_in[] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"};
+static const char *const mel_out[] = {"output"};
+
+static int mel_infer(Node *n, Diag *d)
+{
+    if (ir_need_inputs(n, d)) return -1;
+    int64_t bins, len, rate;
+    char b[SHP_BUF];
+    if (const_scalar(n, 0, "num_mel_bins", &bins, d) || const_scalar(n, 1, "dft_length", &len, d) ||
+        const_scalar(n, 2, "sample_rate", &rate, d))
+        return -1;
+    if (bins < 1) return diag_node_error(d, n, "input 'num_mel_bins' value %lld must be >= 1", (long long)bins);
+    if (len < 1) return diag_node_error(d, n, "input 'dft_length' value %lld must be >= 1", (long long)len);
+    if (rate < 1) return diag_node_error(d, n, "input 'sample_rate' value %lld must be >= 1", (long long)rate);
+    for (int i = 3; i < 5; i++) {
+        const Value *v = n->in[i];
+        if (!ir_dtype_is_float(v->dtype))
+            return diag_node_error(d, n, "input '%s' must be a float scalar, got %s", mel_in[i], ir_dtype_name(v->dtype));
+        if (ir_numel(&v->shape) != 1)
+            return diag_node_error(d, n, "input '%s' must hold one value, got shape %s", mel_in[i], ir_shape_str(&v->shape, b, sizeof b));
+        if (v->kind != VK_CONST) return diag_node_error(d, n, "input '%s' must be a constant", mel_in[i]);
+    }
+    DType t = onnx_dtype(n->attrs[MEL_DTYPE].i);
+    if (t == DT_UNDEF)
+        return diag_node_error(d, n, "attribute 'output_datatype' %lld is not a supported numeric type", (long long)n->attrs[MEL_DTYPE].i);
+    int64_t dims[2] = {len / 2 + 1, bins};
+    Shape s = ir_shape(2, dims);
+    ir_set_out(n, 0, t, &s);
+    return 0;
+}
+
+static double hz_to_mel(double hz) { return 2595.0 * log10(1.0 + hz / 700.0); }
+
+/* Triangular filters between num_mel_bins + 2 points spaced evenly in mel,
+ * snapped to the FFT bins floor((dft_length + 1) * hz / sample_rate). */
+static int mel_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int64_t bins = (int64_t)in[0][0], len = (int64_t)in[1][0], nspec = len / 2 + 1;
+    double rate = in[2][0], lo = in[3][0], hi = in[4][0];
+    if (!(lo >= 0 && lo < hi))
+        return diag_node_error(d, n, "needs 0 <= lower_edge_hertz < upper_edge_hertz, got %g and %g", lo, hi);
+    double mlo = hz_to_mel(lo), step = (hz_to_mel(hi) - mlo) / (double)(bins + 2);
+    int64_t fb[IR_MAX_RANK + 2], *f = fb;
+    int64_t *heap = NULL;
+    if (bins + 2 > (int64_t)(sizeof fb / sizeof fb[0])) {
+        heap = malloc((size_t)(bins + 2) * sizeof *heap);
+        if (!heap) return diag_node_error(d, n, "out of memory");
+        f = heap;
+    }
+    for (int64_t i = 0; i < bins + 2; i++) {
+        double hz = 700.0 * (pow(10.0, ((double)i * step + mlo) / 2595.0) - 1.0);
+        f[i] = (int64_t)floor((double)(len + 1) * hz / rate);
+    }
+    double *y = out[0];
+    for (int64_t i = 0; i < nspec * bins; i++) y[i] = 0;
+    for (int64_t m = 0; m < bins; m++) {
+        int64_t l = f[m], c = f[m + 1], r = f[m + 2];
+        if (c == l) {
+            if (c >= 0 && c < nspec) y[c * bins + m] = 1;
+        } else {
+            for (int64_t j = l; j <= c; j++)
+                if (j >= 0 && j < nspec) y[j * bins + m] = (double)(j - l) / (double)(c - l);
+        }
+        for (int64_t j = c; j < r; j++)
+            if (j >= 0 && j < nspec) y[j * bins + m] = (double)(r - j) / (double)(r - c);
+    }
+    free(heap);
+    return 0;
+}
+
+const OpDesc op_MelWeightMatrix = {
+    .name = "MelWeightMatrix",
+    .min_in = 5, .max_in = 5, .in_names = mel_in,
+    .min_out = 1, .max_out = 1, .out_names = mel_out,
+    .attrs = mel_attrs, .n_attrs = 1,
+    .infer = mel_infer, .eval = mel_eval,
+};

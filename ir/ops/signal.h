@@ -1,6 +1,6 @@
 /* signal.h — facts of the signal family shared by its description
  * (ir/ops/signal.c) and its C emitter (backend/c/emit_signal.c): the parsed
- * form of an Einsum equation. */
+ * form of an Einsum equation and the geometry of DFT and STFT. */
 #ifndef GRAPHC_OPS_SIGNAL_H
 #define GRAPHC_OPS_SIGNAL_H
 
@@ -23,5 +23,22 @@ typedef struct EinsumPlan {
 
 /* Parses n's equation against its input shapes; -1 with a diagnostic. */
 int signal_einsum_plan(const struct Node *n, EinsumPlan *p, Diag *d);
+
+/* A DFT as outer x inner independent lines along the axis: n_in input
+ * elements of `comps` (1 or 2) values, transform length L, K output bins. */
+typedef struct DftGeom {
+    int64_t outer, inner, n_in, L, K;
+    int comps, inverse;
+} DftGeom;
+/* Geometry of an inferred DFT node (dft_length read from its constant). */
+void signal_dft_geom(const struct Node *n, DftGeom *g);
+
+/* An STFT: frames of length L, step apart, each transformed into K bins. */
+typedef struct StftGeom {
+    int64_t batch, sig_len, frames, step, L, K;
+    int comps;
+} StftGeom;
+/* Geometry of an inferred STFT node (frame_step, frame_length constants). */
+void signal_stft_geom(const struct Node *n, StftGeom *g);
 
 #endif
