@@ -162,27 +162,15 @@ static const InplacePair inplace_0_0[] = {{0, 0}};
 #define B (args[1])
 
 /* Unary float math functions: NAME(x) -> "namef(x)" / "name(x)". */
-#define MATH_UNARY(Op, cfn, ref)                                                     \
-    static void expr_##Op(const Node *n, Writer *w, const char *const *args, DType ct) \
-    {                                                                                \
-        (void)n;                                                                     \
-        w_printf(w, "%s%s(%s)", cfn, ew_fs(ct), A);                                     \
-    }                                                                                \
-    static double ref_##Op(const Node *n, const double *x)                           \
-    {                                                                                \
-        (void)n;                                                                     \
-        return ref(x[0]);                                                            \
-    }
-MATH_UNARY(Exp, "exp", exp)
-MATH_UNARY(Log, "log", log)
-MATH_UNARY(Sqrt, "sqrt", sqrt)
-MATH_UNARY(Tanh, "tanh", tanh)
-MATH_UNARY(Erf, "erf", erf)
-MATH_UNARY(Floor, "floor", floor)
-MATH_UNARY(Ceil, "ceil", ceil)
-MATH_UNARY(Sin, "sin", sin)
-MATH_UNARY(Cos, "cos", cos)
-#undef MATH_UNARY
+EW_LIBM_UNARY(Exp, "exp", exp)
+EW_LIBM_UNARY(Log, "log", log)
+EW_LIBM_UNARY(Sqrt, "sqrt", sqrt)
+EW_LIBM_UNARY(Tanh, "tanh", tanh)
+EW_LIBM_UNARY(Erf, "erf", erf)
+EW_LIBM_UNARY(Floor, "floor", floor)
+EW_LIBM_UNARY(Ceil, "ceil", ceil)
+EW_LIBM_UNARY(Sin, "sin", sin)
+EW_LIBM_UNARY(Cos, "cos", cos)
 
 static void expr_Abs(const Node *n, Writer *w, const char *const *args, DType ct)
 {

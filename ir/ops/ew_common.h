@@ -45,4 +45,18 @@ double ew_wrap_int(DType t, double v);
  * `out` (DT_UNDEF: the inputs' dtype). */
 int ew_infer_nary(Node *n, EwClass c, DType out, Diag *d);
 
+/* Defines expr_Op and ref_Op for a unary op that is one libm function
+ * (cfn, suffixed by ew_fs for the compute type; ref on doubles). */
+#define EW_LIBM_UNARY(Op, cfn, ref)                                                   \
+    static void expr_##Op(const Node *n, Writer *w, const char *const *args, DType ct) \
+    {                                                                                 \
+        (void)n;                                                                      \
+        w_printf(w, "%s%s(%s)", cfn, ew_fs(ct), args[0]);                             \
+    }                                                                                 \
+    static double ref_##Op(const Node *n, const double *x)                            \
+    {                                                                                 \
+        (void)n;                                                                      \
+        return ref(x[0]);                                                             \
+    }
+
 #endif

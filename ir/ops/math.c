@@ -144,28 +144,16 @@ static int infer_castlike(Node *n, Diag *d)
 #define REF(Op) static double ref_##Op(const Node *n, const double *x)
 
 /* Unary float functions of <math.h>: NAME(x) -> "namef(x)" / "name(x)". */
-#define MATH_UNARY(Op, cfn, ref) \
-    EXPR(Op)                     \
-    {                            \
-        (void)n;                 \
-        w_printf(w, "%s%s(%s)", cfn, ew_fs(ct), A); \
-    }                            \
-    REF(Op)                      \
-    {                            \
-        (void)n;                 \
-        return ref(x[0]);        \
-    }
-MATH_UNARY(Acos, "acos", acos)
-MATH_UNARY(Acosh, "acosh", acosh)
-MATH_UNARY(Asin, "asin", asin)
-MATH_UNARY(Asinh, "asinh", asinh)
-MATH_UNARY(Atan, "atan", atan)
-MATH_UNARY(Atanh, "atanh", atanh)
-MATH_UNARY(Cosh, "cosh", cosh)
-MATH_UNARY(Sinh, "sinh", sinh)
-MATH_UNARY(Tan, "tan", tan)
-MATH_UNARY(Round, "nearbyint", nearbyint) /* half to even in the default rounding mode */
-#undef MATH_UNARY
+EW_LIBM_UNARY(Acos, "acos", acos)
+EW_LIBM_UNARY(Acosh, "acosh", acosh)
+EW_LIBM_UNARY(Asin, "asin", asin)
+EW_LIBM_UNARY(Asinh, "asinh", asinh)
+EW_LIBM_UNARY(Atan, "atan", atan)
+EW_LIBM_UNARY(Atanh, "atanh", atanh)
+EW_LIBM_UNARY(Cosh, "cosh", cosh)
+EW_LIBM_UNARY(Sinh, "sinh", sinh)
+EW_LIBM_UNARY(Tan, "tan", tan)
+EW_LIBM_UNARY(Round, "nearbyint", nearbyint) /* half to even in the default rounding mode */
 
 EXPR(And)
 {
