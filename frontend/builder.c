@@ -191,7 +191,10 @@ int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag 
     if (!opt) opt = &defaults;
     Writer dump;
     w_init(&dump);
-    int rc = pass_run_pipeline(g, opt->print_after, &dump, d);
+    PipelineOptions po = {0};
+    po.print_after = opt->print_after;
+    po.dump = &dump;
+    int rc = pass_run_pipeline(g, &po, d);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);
     if (rc) return -1;

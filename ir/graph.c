@@ -16,6 +16,7 @@ Graph *ir_graph_new(const char *name)
     Graph *g = arena_alloc(&a, sizeof *g);
     g->arena = a;
     g->name = arena_strdup(&g->arena, name ? name : "model");
+    g->opt_level = 2;
     return g;
 }
 

@@ -161,6 +161,12 @@ typedef struct Value {
     const void *data; /* VK_CONST: raw little-endian elements */
     size_t nbytes;
     int64_t offset; /* arena offset after memory planning; -1 if none */
+    /* Set by memory planning when this value's bytes ARE another value's
+     * bytes (a view: Reshape/Flatten/Squeeze/... output that shares its
+     * input's storage). Points at the root (never at another alias); the
+     * backend declares the pointer from the root's storage and emits no code
+     * for the view node. NULL otherwise. */
+    struct Value *alias;
 } Value;
 
 typedef int OpKind;
@@ -198,6 +204,11 @@ typedef struct Graph {
     int n_outputs, cap_outputs;
     int64_t arena_bytes; /* set by memory planning */
     int no_fold; /* option: constant folding off (tests of emitters) */
+    int opt_level; /* 0 (-O0: only what correctness needs) or 2 (-O2, default) */
+    /* Memory-plan figures set by plan-memory (bytes): the live-set lower
+     * bound (largest sum of live buffer bytes at any step) and the no-reuse
+     * sum (every buffer its own storage). */
+    int64_t plan_lower_bound, plan_no_reuse;
     struct IrResource *resources; /* released by ir_graph_free, newest first */
 } Graph;
 

@@ -77,6 +77,11 @@ typedef struct OpDesc {
      * Size): constant folding then evaluates the node as soon as its input
      * shapes are known, passing NULL for inputs that are not constants. */
     int shape_only;
+    /* 1 when output 0 holds exactly input 0's bytes (Reshape, Flatten,
+     * Squeeze, Unsqueeze, Identity, inference Dropout): memory planning may
+     * make the output an alias of the input and the backend then emits no
+     * kernel for the node. */
+    int view;
 } OpDesc;
 
 const OpDesc *ir_op(OpKind k);

@@ -1,5 +1,5 @@
 /* passes.h — every pass has one signature; the pipeline is a list of
- * named passes (see pipeline.c). */
+ * named passes (see pipeline.c), each with the lowest -O level it runs at. */
 #ifndef GRAPHC_PASSES_H
 #define GRAPHC_PASSES_H
 
@@ -11,20 +11,47 @@ typedef int (*PassFn)(Graph *g, Diag *d);
 typedef struct Pass {
     const char *name;
     PassFn fn;
+    int min_level; /* runs when g->opt_level >= min_level */
 } Pass;
 
-/* The compile pipeline, in order; terminated by {NULL, NULL}. */
+/* The compile pipeline, in order; terminated by {NULL, NULL, 0}. */
 extern const Pass pass_pipeline[];
 
-/* Runs the pipeline. When print_after is "all" or a pass name, the text IR
- * is appended to `dump` after that pass ("; after PASS" header). Unknown
- * names are an error listing the passes. The verifier runs after each pass. */
-int pass_run_pipeline(Graph *g, const char *print_after, Writer *dump, Diag *d);
+typedef struct PipelineOptions {
+    /* "all" or a pass name: the text IR is appended to `dump` after (before)
+     * that pass, headed "# after PASS" ("# before PASS"). Unknown names are
+     * an error listing the passes. NULL: none. */
+    const char *print_after, *print_before;
+    Writer *dump;
+    /* When set, one line per pass that ran: "pass NAME: N nodes, T ms". */
+    Writer *report;
+} PipelineOptions;
+
+/* Runs the passes of g->opt_level in order; the verifier runs before the
+ * first and after each. */
+int pass_run_pipeline(Graph *g, const PipelineOptions *o, Diag *d);
+
+/* Kernels the generated run executes: the scheduled nodes, less the view
+ * nodes whose output memory planning made an alias of their input. */
+int pass_count_kernels(const Graph *g);
 
 /* Shape inference; folds constant nodes as it goes (pass_fold_node). */
 int pass_infer_shapes(Graph *g, Diag *d);
 /* Folds what is left and removes dead nodes and values (fold_constants.c). */
 int pass_fold_constants(Graph *g, Diag *d);
+/* Identity/Dropout/no-op Reshape and Cast removal, Reshape chains, inverse
+ * Transposes, x*1 and x+0, CSE and DCE (simplify.c). */
+int pass_simplify(Graph *g, Diag *d);
+/* BatchNormalization folded into the Conv/Gemm before it (fold_batchnorm.c). */
+int pass_fold_batchnorm(Graph *g, Diag *d);
+/* The decomposed LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt,
+ * Div, Mul, Add) rewritten as one LayerNormalization (fuse_layernorm.c). */
+int pass_fuse_layernorm(Graph *g, Diag *d);
+/* Elementwise chains and trees become one Fused node (fuse_elementwise.c). */
+int pass_fuse_elementwise(Graph *g, Diag *d);
+/* Bias, activation and residual folded into Conv/Gemm/MatMul (fuse_epilogue.c). */
+int pass_fuse_epilogue(Graph *g, Diag *d);
+/* Liveness, in-place reuse (at -O2), views, workspaces, offsets (plan_memory.c). */
 int pass_plan_memory(Graph *g, Diag *d);
 
 /* Folds node n, whose outputs' shapes are inferred, when its inputs are

@@ -1,40 +1,84 @@
-/* pipeline.c — the compile pipeline as data: one array of {name, fn}. The
- * driver runs it in order, verifies the graph after every pass, and prints
- * the text IR after a named pass (or all) for --print-after. */
+/* pipeline.c — the compile pipeline as data: one array of {name, fn, level}.
+ * The driver runs the passes of the graph's -O level in order, verifies the
+ * graph after every pass, prints the text IR before/after named passes, and
+ * reports node counts and times per pass. */
 #include "passes.h"
+#include "../ir/op.h"
 #include "../ir/text.h"
 
 #include <string.h>
+#include <time.h>
 
 const Pass pass_pipeline[] = {
-    {"infer-shapes", pass_infer_shapes},
-    {"fold-constants", pass_fold_constants},
-    {"plan-memory", pass_plan_memory},
-    {NULL, NULL},
+    {"infer-shapes", pass_infer_shapes, 0},
+    {"fold-constants", pass_fold_constants, 0},
+    {"simplify", pass_simplify, 2},
+    {"fold-batchnorm", pass_fold_batchnorm, 2},
+    {"fuse-layernorm", pass_fuse_layernorm, 2},
+    {"fuse-elementwise", pass_fuse_elementwise, 2},
+    {"fuse-epilogue", pass_fuse_epilogue, 2},
+    {"plan-memory", pass_plan_memory, 0},
+    {NULL, NULL, 0},
 };
 
-int pass_run_pipeline(Graph *g, const char *print_after, Writer *dump, Diag *d)
+static int check_pass_name(const char *name, const char *option, Diag *d)
 {
-    if (print_after && strcmp(print_after, "all") != 0) {
-        int found = 0;
-        for (const Pass *p = pass_pipeline; p->name; p++) found |= strcmp(p->name, print_after) == 0;
-        if (!found) {
-            char names[256] = "";
-            for (const Pass *p = pass_pipeline; p->name; p++) {
-                strncat(names, " ", sizeof names - strlen(names) - 1);
-                strncat(names, p->name, sizeof names - strlen(names) - 1);
-            }
-            return diag_error(d, "unknown pass '%s' for --print-after (passes:%s, or all)", print_after, names);
-        }
+    if (!name || strcmp(name, "all") == 0) return 0;
+    for (const Pass *p = pass_pipeline; p->name; p++)
+        if (strcmp(p->name, name) == 0) return 0;
+    char names[512] = "";
+    for (const Pass *p = pass_pipeline; p->name; p++) {
+        strncat(names, " ", sizeof names - strlen(names) - 1);
+        strncat(names, p->name, sizeof names - strlen(names) - 1);
     }
+    return diag_error(d, "unknown pass '%s' for %s (passes:%s, or all)", name, option, names);
+}
+
+static int wants(const char *opt, const char *name)
+{
+    return opt && (strcmp(opt, "all") == 0 || strcmp(opt, name) == 0);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int pass_run_pipeline(Graph *g, const PipelineOptions *o, Diag *d)
+{
+    static const PipelineOptions none = {0};
+    if (!o) o = &none;
+    if (check_pass_name(o->print_after, "--print-after", d)) return -1;
+    if (check_pass_name(o->print_before, "--print-before", d)) return -1;
     if (ir_verify(g, d)) return -1;
     for (const Pass *p = pass_pipeline; p->name; p++) {
+        if (g->opt_level < p->min_level) continue;
+        if (o->dump && wants(o->print_before, p->name)) {
+            w_line(o->dump, "# before %s", p->name);
+            ir_print(g, o->dump, 1);
+        }
+        double t0 = now_ms();
         if (p->fn(g, d)) return -1;
+        double t1 = now_ms();
         if (ir_verify(g, d)) return -1;
-        if (print_after && dump && (strcmp(print_after, "all") == 0 || strcmp(print_after, p->name) == 0)) {
-            w_line(dump, "# after %s", p->name);
-            ir_print(g, dump, 1);
+        if (o->report) w_line(o->report, "pass %s: %d nodes, %.1f ms", p->name, g->n_nodes, t1 - t0);
+        if (o->dump && wants(o->print_after, p->name)) {
+            w_line(o->dump, "# after %s", p->name);
+            ir_print(g, o->dump, 1);
         }
     }
     return 0;
+}
+
+int pass_count_kernels(const Graph *g)
+{
+    int k = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        if (ir_op(n->op)->view && n->n_out >= 1 && n->out[0]->alias) continue;
+        k++;
+    }
+    return k;
 }

@@ -366,7 +366,10 @@ static int compile_model(const char *model, const char *dir, const char *name, c
     if (!g) return fail_diag(&d);
     Writer dump;
     w_init(&dump);
-    int rc = pass_run_pipeline(g, print_after, &dump, &d);
+    PipelineOptions po = {0};
+    po.print_after = print_after;
+    po.dump = &dump;
+    int rc = pass_run_pipeline(g, &po, &d);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);
     if (rc == 0 && verbose)
@@ -567,7 +570,10 @@ static int dump_model(const char *model, const char *print_after, int elide, con
     Writer w;
     w_init(&w);
     int rc = 0;
-    if (print_after) rc = pass_run_pipeline(g, print_after, &w, &d);
+    PipelineOptions po = {0};
+    po.print_after = print_after;
+    po.dump = &w;
+    if (print_after) rc = pass_run_pipeline(g, &po, &d);
     else ir_print(g, &w, elide);
     if (w.len) fwrite(w.buf, 1, w.len, stdout);
     w_free(&w);
