@@ -189,10 +189,14 @@ int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag 
 {
     GcCompileOptions defaults = {0};
     if (!opt) opt = &defaults;
+    if ((int)opt->opt < GC_OPT_DEFAULT || opt->opt > GC_OPT_O2)
+        return diag_error(d, "unknown optimization level %d", (int)opt->opt);
+    g->opt_level = opt->opt == GC_OPT_O0 ? 0 : 2;
     Writer dump;
     w_init(&dump);
     PipelineOptions po = {0};
     po.print_after = opt->print_after;
+    po.print_before = opt->print_before;
     po.dump = &dump;
     int rc = pass_run_pipeline(g, &po, d);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);

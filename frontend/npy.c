@@ -28,10 +28,11 @@ static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 static const struct {
     const char *descr;
     DType t;
-} npy_types[] = {
-    {"<f4", DT_F32}, {"<f8", DT_F64}, {"<f2", DT_F16}, {"<u2", DT_BF16},
-    {"|i1", DT_I8},  {"|u1", DT_U8},  {"<i2", DT_I16}, {"<i4", DT_I32},
-    {"<i8", DT_I64}, {"|b1", DT_BOOL},
+} npy_types[] = { /* reading takes the first row of a descr: '<u2' is u16 */
+    {"<f4", DT_F32}, {"<f8", DT_F64}, {"<f2", DT_F16}, {"|i1", DT_I8},
+    {"|u1", DT_U8},  {"<i2", DT_I16}, {"<u2", DT_U16}, {"<i4", DT_I32},
+    {"<u4", DT_U32}, {"<i8", DT_I64}, {"<u8", DT_U64}, {"|b1", DT_BOOL},
+    {"<u2", DT_BF16},
 };
 #define N_NPY_TYPES (sizeof npy_types / sizeof npy_types[0])
 
@@ -49,6 +50,8 @@ static int npy_err(Diag *d, const char *name, const char *fmt, ...)
     d->file = saved;
     return -1;
 }
+
+int npy_dtype_fits(DType file, DType want) { return file == want || (file == DT_U16 && want == DT_BF16); }
 
 const char *npy_descr(DType t)
 {
@@ -200,14 +203,17 @@ int npy_parse(const void *buf, size_t len, const char *name, NpyArray *out, Diag
     if (fortran) return npy_err(d, name, "fortran_order arrays are not supported (save the array in C order)");
 
     DType t = DT_UNDEF;
-    for (size_t i = 0; i < N_NPY_TYPES; i++)
+    for (size_t i = 0; i < N_NPY_TYPES && t == DT_UNDEF; i++)
         if (strcmp(descr, npy_types[i].descr) == 0) t = npy_types[i].t;
     /* 1-byte types may be spelled with '<' or '=' as well. */
     if (t == DT_UNDEF && (descr[0] == '<' || descr[0] == '=') && strlen(descr) == 3 && descr[2] == '1')
         for (size_t i = 0; i < N_NPY_TYPES; i++)
             if (npy_types[i].descr[0] == '|' && strcmp(descr + 1, npy_types[i].descr + 1) == 0) t = npy_types[i].t;
     if (t == DT_UNDEF)
-        return npy_err(d, name, "unsupported dtype '%s' (supported: <f4 <f8 <f2 |i1 |u1 <i2 <i4 <i8 |b1, and <u2 for bf16 bits)", descr);
+        return npy_err(d, name,
+                       "unsupported dtype '%s' (supported: <f4 <f8 <f2 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1; <u2 also "
+                       "carries bf16 bits)",
+                       descr);
 
     int64_t numel, nbytes;
     char sbuf[256];

@@ -6,7 +6,11 @@
  *
  * Steps:
  *  1. opset: the default domain ("" or "ai.onnx") must be imported at a
- *     version in 1..17 (older forms are upgraded by onnx_upgrade.c); nodes of any other domain are refused by name.
+ *     version in 1..17 (older forms are upgraded by onnx_upgrade.c). The
+ *     training domain "ai.onnx.preview.training" (version 1) is accepted for
+ *     its optimizer ops only (Adagrad, Adam, Momentum: the optim family); a
+ *     model may import it alone. Nodes of any other domain are refused by
+ *     name.
  *  2. initializers → constants (an initializer also listed as an input is a
  *     constant); external data is read from files confined to the model's
  *     own folder (relative path, no '..', realpath inside the folder, range
@@ -48,7 +52,8 @@ struct OnnxImp {
     PbCtx pc;
     Arena tmp;
     const char *dir; /* the model's folder */
-    int opset;
+    int opset;    /* the default domain's version; 0 if not imported */
+    int training; /* the model imports ai.onnx.preview.training version 1 */
     const char **names; /* open-addressing set of every node output name */
     int cap_names, n_names;
     ImpNode **pend; /* nodes added by upgraders, built after the current one */
@@ -113,8 +118,8 @@ static void release_map(void *p, size_t n) { munmap(p, n); }
 static int map_dtype(OnnxImp *im, int32_t t, const char *kind, const char *what, DType *out)
 {
     static const struct { int32_t onnx; DType dt; } map[] = {
-        {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {5, DT_I16}, {6, DT_I32}, {7, DT_I64},
-        {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {16, DT_BF16}};
+        {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {4, DT_U16}, {5, DT_I16}, {6, DT_I32}, {7, DT_I64},
+        {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {12, DT_U32}, {13, DT_U64}, {16, DT_BF16}};
     static const char *const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
                                         "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
                                         "COMPLEX128", "BFLOAT16"};
@@ -554,11 +559,26 @@ static int reserve_outputs(OnnxImp *im, const ImpNode *nodes, int count)
     return 0;
 }
 
+#define ONNX_TRAINING_DOMAIN "ai.onnx.preview.training"
+
+/* Whether op_type is one of the training domain's ops that graphc implements. */
+static int is_training_op(const char *op_type)
+{
+    return !strcmp(op_type, "Adagrad") || !strcmp(op_type, "Adam") || !strcmp(op_type, "Momentum");
+}
+
 static int check_opset(OnnxImp *im, const OnnxModel *m)
 {
     int found = 0;
     for (int i = 0; i < m->n_opsets; i++) {
         const OnnxOpset *o = &m->opsets[i];
+        if (!strcmp(o->domain, ONNX_TRAINING_DOMAIN)) {
+            if (o->version != 1)
+                return diag_error(im->d, "model uses opset %lld of domain '%s'; graphc supports only version 1",
+                                  (long long)o->version, ONNX_TRAINING_DOMAIN);
+            im->training = 1;
+            continue;
+        }
         if (o->domain[0] && strcmp(o->domain, "ai.onnx") != 0) continue;
         found = 1;
         if (o->version < ONNX_MIN_OPSET || o->version > ONNX_MAX_OPSET)
@@ -566,10 +586,28 @@ static int check_opset(OnnxImp *im, const OnnxModel *m)
                               ONNX_MIN_OPSET, ONNX_MAX_OPSET);
         im->opset = (int)o->version;
     }
-    if (!found && m->n_opsets)
+    if (!found && !im->training && m->n_opsets)
         return diag_error(im->d, "model imports only opset domain '%s'; graphc supports only the default ONNX domain",
                           m->opsets[0].domain);
-    if (!found) return diag_error(im->d, "model imports no opset of the default ONNX domain");
+    if (!found && !im->training) return diag_error(im->d, "model imports no opset of the default ONNX domain");
+    return 0;
+}
+
+/* Checks node i's domain against the imported opsets: the default domain,
+ * or the training domain for its optimizer ops. */
+static int check_node_domain(OnnxImp *im, const OnnxNode *on, const ImpNode *n)
+{
+    if (!strcmp(on->domain, ONNX_TRAINING_DOMAIN)) {
+        if (!im->training)
+            return imp_node_error(im, n, "domain '%s' is not imported by the model", on->domain);
+        if (!is_training_op(on->op_type))
+            return imp_node_error(im, n, "op '%s' of domain '%s' is not supported (only Adagrad, Adam and Momentum)",
+                                  on->op_type, on->domain);
+        return 0;
+    }
+    if (on->domain[0] && strcmp(on->domain, "ai.onnx") != 0)
+        return imp_node_error(im, n, "domain '%s' is not supported (only the default ONNX domain)", on->domain);
+    if (!im->opset) return imp_node_error(im, n, "the model does not import the default ONNX domain");
     return 0;
 }
 
@@ -608,15 +646,16 @@ static int import_graph(OnnxImp *im, const OnnxModel *m, const LoadOptions *o)
     for (int i = 0; i < og->n_nodes; i++) {
         const OnnxNode *on = &og->nodes[i];
         if (imp_from_onnx(im, on, i, &nodes[i])) return -1;
-        if (on->domain[0] && strcmp(on->domain, "ai.onnx") != 0)
-            return imp_node_error(im, &nodes[i], "domain '%s' is not supported (only the default ONNX domain)", on->domain);
+        if (check_node_domain(im, on, &nodes[i])) return -1;
     }
     if (reserve_outputs(im, nodes, og->n_nodes)) return -1;
     Built *built = arena_alloc(&im->tmp, sizeof(Built) * (size_t)(og->n_nodes + 1));
     int n_built = 0, cap_built = og->n_nodes + 1;
     for (int i = 0; i < og->n_nodes; i++) {
         im->n_pend = 0;
-        if (onnx_upgrade_node(im, &nodes[i], im->opset)) return -1;
+        /* training-domain ops have one form: no default-domain upgrade applies */
+        int opset = strcmp(og->nodes[i].domain, ONNX_TRAINING_DOMAIN) ? im->opset : ONNX_MAX_OPSET;
+        if (onnx_upgrade_node(im, &nodes[i], opset)) return -1;
         for (int k = -1; k < im->n_pend; k++) {
             ImpNode *n = k < 0 ? &nodes[i] : im->pend[k];
             Node *node;

@@ -622,6 +622,9 @@ static void put_typed(void *ud, int64_t k, uint64_t bits)
     case DT_I16: { int16_t v = (int16_t)(int32_t)bits; memcpy(p->out + 2 * i, &v, 2); break; }
     case DT_I32: { int32_t v = (int32_t)bits; memcpy(p->out + 4 * i, &v, 4); break; }
     case DT_I64: memcpy(p->out + 8 * i, &bits, 8); break;
+    case DT_U16: { uint16_t v = (uint16_t)bits; memcpy(p->out + 2 * i, &v, 2); break; }
+    case DT_U32: { uint32_t v = (uint32_t)bits; memcpy(p->out + 4 * i, &v, 4); break; }
+    case DT_U64: memcpy(p->out + 8 * i, &bits, 8); break;
     default: break;
     }
 }
@@ -634,6 +637,7 @@ int onnx_pb_typed_data(PbCtx *c, const OnnxTensor *t, DType dt, int64_t numel, v
     if (dt == DT_F32) { field = 4; sk = SC_F32; what = "float_data"; }
     else if (dt == DT_F64) { field = 10; sk = SC_F64; what = "double_data"; }
     else if (dt == DT_I64) { field = 7; sk = SC_VARINT; what = "int64_data"; }
+    else if (dt == DT_U32 || dt == DT_U64) { field = 11; sk = SC_VARINT; what = "uint64_data"; }
     else { field = 5; sk = SC_VARINT; what = "int32_data"; }
     PutCtx pc = {dt, out};
     int64_t k = pb_repeated(c, t->msg, field, sk, numel, out ? put_typed : NULL, &pc, what);

@@ -27,6 +27,9 @@
  *       input's shape (a constant when the input's shape is known at import,
  *       else Shape(x)); nothing changes when the axis is already the last.
  *     BatchNormalization < 9: `spatial` dropped when 1 (else refused).
+ *   renamed ops
+ *     Scatter (opset 9..10, deprecated in 11) is ScatterElements with the
+ *       same inputs and `axis`: renamed at every opset.
  *     Resize < 11: (X, scales) → (X, roi absent, scales) with
  *       coordinate_transformation_mode "asymmetric" (and nearest_mode "floor"
  *       for mode "nearest"), which is what Resize-10 computes.
@@ -227,6 +230,13 @@ static int up_softmax(OnnxImp *im, ImpNode *n)
     return 0;
 }
 
+static int up_scatter(OnnxImp *im, ImpNode *n)
+{
+    (void)im;
+    n->op_type = "ScatterElements";
+    return 0;
+}
+
 static int up_legacy(OnnxImp *im, ImpNode *n)
 {
     imp_drop_attr(n, "consumed_inputs");
@@ -311,6 +321,7 @@ static const Upgrade upgrades[] = {
     {"Softmax", 13, up_softmax},
     {"LogSoftmax", 13, up_softmax},
     {"Hardmax", 13, up_softmax},
+    {"Scatter", 18, up_scatter},
     {NULL, 0, NULL},
 };
 

@@ -104,13 +104,14 @@ static const struct { const char *name; size_t size; } dtype_info[DT_COUNT] = {
     [DT_UNDEF] = {"undef", 0}, [DT_F32] = {"f32", 4}, [DT_F64] = {"f64", 8},
     [DT_F16] = {"f16", 2},     [DT_BF16] = {"bf16", 2}, [DT_I8] = {"i8", 1},
     [DT_U8] = {"u8", 1},       [DT_I16] = {"i16", 2},  [DT_I32] = {"i32", 4},
-    [DT_I64] = {"i64", 8},     [DT_BOOL] = {"bool", 1},
+    [DT_I64] = {"i64", 8},     [DT_BOOL] = {"bool", 1}, [DT_U16] = {"u16", 2},
+    [DT_U32] = {"u32", 4},     [DT_U64] = {"u64", 8},
 };
 
 const char *ir_dtype_name(DType t) { return t < DT_COUNT ? dtype_info[t].name : "?"; }
 size_t ir_dtype_size(DType t) { return t < DT_COUNT ? dtype_info[t].size : 0; }
 int ir_dtype_is_float(DType t) { return t == DT_F32 || t == DT_F64 || t == DT_F16 || t == DT_BF16; }
-int ir_dtype_is_int(DType t) { return t >= DT_I8 && t <= DT_I64; }
+int ir_dtype_is_int(DType t) { return (t >= DT_I8 && t <= DT_I64) || (t >= DT_U16 && t <= DT_U64); }
 
 int ir_dtype_parse(const char *s, DType *out)
 {
@@ -186,6 +187,9 @@ double ir_load_f64(DType t, const void *data, size_t i)
     case DT_I32: { int32_t v; memcpy(&v, p, 4); return v; }
     case DT_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
     case DT_BOOL: return *p ? 1.0 : 0.0;
+    case DT_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case DT_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case DT_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; } /* rounds above 2^53 */
     default: GC_ASSERT(0 && "bad dtype"); return 0;
     }
 }
@@ -199,6 +203,15 @@ static int64_t to_i64_sat(double v, double lo, double hi)
     if (v < lo) v = lo;
     if (v > hi) v = hi;
     return (int64_t)v;
+}
+
+/* The same for u64, whose top (2^64 - 1) no double holds: NaN and values
+ * up to 0 give 0, values from 2^64 up give UINT64_MAX. */
+static uint64_t to_u64_sat(double v)
+{
+    if (isnan(v) || v <= 0) return 0;
+    if (v >= 18446744073709551616.0) return UINT64_MAX;
+    return (uint64_t)v;
 }
 
 void ir_store_f64(DType t, void *data, size_t i, double v)
@@ -215,6 +228,9 @@ void ir_store_f64(DType t, void *data, size_t i, double v)
     case DT_I32: { int32_t x = (int32_t)to_i64_sat(v, -2147483648.0, 2147483647.0); memcpy(p, &x, 4); break; }
     case DT_I64: { int64_t x = to_i64_sat(v, -9223372036854775808.0, 9223372036854774784.0); memcpy(p, &x, 8); break; }
     case DT_BOOL: *p = v != 0; break;
+    case DT_U16: { uint16_t x = (uint16_t)to_i64_sat(v, 0, 65535); memcpy(p, &x, 2); break; }
+    case DT_U32: { uint32_t x = (uint32_t)to_i64_sat(v, 0, 4294967295.0); memcpy(p, &x, 4); break; }
+    case DT_U64: { uint64_t x = to_u64_sat(v); memcpy(p, &x, 8); break; }
     default: GC_ASSERT(0 && "bad dtype");
     }
 }

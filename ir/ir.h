@@ -41,6 +41,9 @@ typedef enum DType {
     DT_I32,
     DT_I64,
     DT_BOOL,
+    DT_U16,
+    DT_U32,
+    DT_U64,
     DT_COUNT
 } DType;
 

@@ -147,6 +147,10 @@ static int fmt_elem(DType t, const unsigned char *data, size_t i, char *buf, siz
         int64_t v;
         memcpy(&v, src, 8);
         snprintf(buf, cap, "%lld", (long long)v);
+    } else if (t == DT_U64) {
+        uint64_t v;
+        memcpy(&v, src, 8);
+        snprintf(buf, cap, "%llu", (unsigned long long)v);
     } else if (t == DT_BOOL) {
         snprintf(buf, cap, "%s", *src ? "true" : "false");
     } else if (ir_dtype_is_int(t)) {
@@ -625,6 +629,15 @@ static int parse_elem(DType t, const char *tok, size_t len, unsigned char *out)
         else return 1;
         return 0;
     }
+    if (t == DT_U64) { /* exact over the whole range: strtoull, no sign wrap */
+        if (!is_decimal(s, len, 1)) return 1;
+        errno = 0;
+        unsigned long long v = strtoull(s, NULL, 10);
+        if (errno == ERANGE || (s[0] == '-' && v != 0)) return 2;
+        uint64_t x = v;
+        memcpy(out, &x, 8);
+        return 0;
+    }
     if (ir_dtype_is_int(t)) {
         if (!is_decimal(s, len, 1)) return 1;
         errno = 0;
@@ -636,6 +649,8 @@ static int parse_elem(DType t, const char *tok, size_t len, unsigned char *out)
         case DT_U8: lo = 0; hi = UINT8_MAX; break;
         case DT_I16: lo = INT16_MIN; hi = INT16_MAX; break;
         case DT_I32: lo = INT32_MIN; hi = INT32_MAX; break;
+        case DT_U16: lo = 0; hi = UINT16_MAX; break;
+        case DT_U32: lo = 0; hi = UINT32_MAX; break;
         default: lo = INT64_MIN; hi = INT64_MAX; break;
         }
         if (v < lo || v > hi) return 2;

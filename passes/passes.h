@@ -54,6 +54,20 @@ int pass_fuse_epilogue(Graph *g, Diag *d);
 /* Liveness, in-place reuse (at -O2), views, workspaces, offsets (plan_memory.c). */
 int pass_plan_memory(Graph *g, Diag *d);
 
+/* One buffer of a finished memory plan: a value (or a node's workspace)
+ * that owns arena bytes [offset, offset+size) from step first to step last
+ * (inclusive, indices into g->nodes). Values that share a buffer in place
+ * and views appear once, under the buffer's root value. */
+typedef struct PlanEntry {
+    const char *name; /* value name, or "NODE (workspace)" */
+    int64_t offset, size;
+    int first, last;
+    int is_workspace;
+} PlanEntry;
+/* The buffers of g's memory plan (plan-memory ran), in order of first step;
+ * *out is malloc'd (caller frees). Returns the count. */
+int pass_plan_entries(const Graph *g, PlanEntry **out);
+
 /* Folds node n, whose outputs' shapes are inferred, when its inputs are
  * constants (or only their shapes matter): 1 if folded (its outputs are now
  * constants; the caller drops n from the schedule), 0 if not, -1 on error. */

@@ -1,9 +1,323 @@
-/* simplify.c — placeholder until the pass lands: changes nothing. */
+/* simplify.c — local simplifications, common-subexpression elimination and
+ * dead-code elimination, repeated until nothing changes.
+ *
+ * Rules, each applied to every node in schedule order:
+ * - no-op nodes: a view (OpDesc.view: Identity, Reshape, Flatten, Squeeze,
+ *   Unsqueeze) whose output has its input's shape; Dropout in inference
+ *   (training_mode absent or a false constant) whose mask output nobody
+ *   reads; a Cast whose output has its input's dtype; a Transpose with the
+ *   identity perm. The output is forwarded to the input (rw_forward).
+ * - reshape chains: a view of a view reads the first one's input. A
+ *   Reshape whose shape operand has no 0 (0 copies an input dim) keeps its
+ *   operand; any other reshape becomes a Reshape to a new constant holding
+ *   its (static) output shape.
+ * - Transpose chains: Transpose(perm2) of Transpose(perm1) is one Transpose
+ *   with perm[j] = perm1[perm2[j]], or nothing when that is the identity.
+ * - algebraic identities: x*1, 1*x, x+0, 0+x, x-0, x/1 where the constant
+ *   is all ones / all zeros and the result has x's dtype and shape (a
+ *   constant that broadcasts x to a larger shape, or changes its dtype,
+ *   keeps the node). x+0 forwards x even for x = -0.0 (the sign of a zero
+ *   sum is the only difference), as every graph optimizer does.
+ * - CSE: equal constants (dtype, shape, bytes) are merged first; then a node
+ *   with the same op, the same input values and equal attributes (lists,
+ *   strings and tensors by content) as an earlier node is replaced by it.
+ *   Every op is deterministic, so this is always sound.
+ * - DCE: nodes whose outputs nobody reads and that are no graph output go.
+ *
+ * Which ops a rule applies to comes from the op description (the `view`
+ * facet) or, where no facet says it, a small table or test inside the rule
+ * (the algebraic units; Dropout, Cast, Transpose), as in QBE's simplifier;
+ * everything else comes from the values' dtypes and shapes. Graph outputs keep their names: forwarding a
+ * graph output renames the replacement's producer (see rewrite.c) or, when
+ * that is impossible (the replacement is a graph input, a constant or
+ * another graph output), leaves the node alone.
+ */
 #include "passes.h"
+#include "rewrite.h"
+#include "../ir/op.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIMPLIFY_MAX_ROUNDS 16
+
+/* x OP c == x when c is all `unit`; `right_only`: only for c on the right. */
+static const struct {
+    OpKind op;
+    double unit;
+    int right_only;
+} algebra[] = {
+    {OP_Mul, 1, 0},
+    {OP_Add, 0, 0},
+    {OP_Sub, 0, 1},
+    {OP_Div, 1, 1},
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Views (OpDesc.view: Reshape, Flatten, Squeeze, Unsqueeze, Identity):
+ * output 0 is input 0's elements in the same order under a new shape; any
+ * other input is a static shape operand. */
+static int is_reshape(const Node *n)
+{
+    return ir_op(n->op)->view && n->n_in >= 1 && n->in[0] && n->n_out == 1;
+}
+
+static int same_type(const Value *a, const Value *b)
+{
+    return a->dtype == b->dtype && ir_shape_eq(&a->shape, &b->shape);
+}
+
+/* Transpose's permutation (default: reversed axes) into perm[rank]. */
+static void transpose_perm(const Node *n, int *perm)
+{
+    const AttrVal *a = &n->attrs[ir_attr_index(n, "perm")];
+    int r = n->in[0]->shape.rank;
+    for (int i = 0; i < r; i++) perm[i] = a->set ? (int)a->ints[i] : r - 1 - i;
+}
+
+static int is_identity_perm(const int *perm, int r)
+{
+    for (int i = 0; i < r; i++)
+        if (perm[i] != i) return 0;
+    return 1;
+}
+
+/* Whether Dropout n is the identity on its data: inference and no reader
+ * of its mask. */
+static int dropout_is_identity(const Graph *g, const Node *n)
+{
+    if (n->n_in > 2 && n->in[2] && !rw_const_all(n->in[2], 0)) return 0;
+    return n->n_out < 2 || (!n->out[1]->is_output && ir_value_uses(g, n->out[1]) == 0);
+}
+
+/* The value n's output 0 equals when n does nothing, else NULL. */
+static Value *noop_source(const Graph *g, const Node *n)
+{
+    if (n->n_in < 1 || !n->in[0] || n->n_out < 1) return NULL;
+    Value *x = n->in[0], *y = n->out[0];
+    if (!same_type(x, y)) return NULL;
+    if (n->op == OP_Cast || is_reshape(n)) return x;
+    if (n->op == OP_Dropout) return dropout_is_identity(g, n) ? x : NULL;
+    if (n->op == OP_Transpose) {
+        int perm[IR_MAX_RANK];
+        transpose_perm(n, perm);
+        return is_identity_perm(perm, x->shape.rank) ? x : NULL;
+    }
+    return NULL;
+}
+
+/* x when n is `x OP unit` (see the algebra table), else NULL. */
+static Value *algebra_source(const Node *n)
+{
+    for (int i = 0; i < COUNT(algebra); i++) {
+        if (n->op != algebra[i].op || n->n_in != 2) continue;
+        for (int k = algebra[i].right_only ? 1 : 0; k < 2; k++) {
+            Value *c = n->in[k], *x = n->in[1 - k];
+            if (rw_const_all(c, algebra[i].unit) && same_type(x, n->out[0])) return x;
+        }
+    }
+    return NULL;
+}
+
+/* A reshape of a reshape reads the inner one's input. Returns 1 if changed. */
+static int merge_reshapes(Graph *g, Node *n)
+{
+    if (!is_reshape(n)) return 0;
+    const Node *p = n->in[0]->producer;
+    if (!p || !is_reshape(p)) return 0;
+    Value *x = p->in[0], *y = n->out[0];
+    for (int i = 0; i < y->shape.rank; i++)
+        if (y->shape.dims[i] == 0) return 0; /* 0 in a shape operand means "copy" */
+    /* A Reshape keeps its shape operand unless a 0 in it copies an input dim. */
+    int64_t shp[IR_MAX_RANK];
+    int k = n->op == OP_Reshape ? ir_const_ints(n->in[1], shp, IR_MAX_RANK) : -1;
+    int keep = k >= 0;
+    if (keep && n->attrs[ir_attr_index(n, "allowzero")].i == 0)
+        for (int i = 0; i < k; i++) keep &= shp[i] != 0;
+    if (keep) {
+        n->in[0] = x;
+        rw_check_node(n);
+        return 1;
+    }
+    Shape s1 = ir_shape(1, (int64_t[]){y->shape.rank});
+    char name[512];
+    snprintf(name, sizeof name, "%s_shape", y->name);
+    Value *sv = ir_add_const(g, name, DT_I64, &s1, y->shape.dims, 1);
+    Value *in[2] = {x, sv};
+    rw_check_node(rw_replace_node(g, n, OP_Reshape, in, 2));
+    return 1;
+}
+
+/* Transpose of a Transpose: one Transpose with the composed permutation. */
+static int merge_transposes(Graph *g, Node *n)
+{
+    if (n->op != OP_Transpose) return 0;
+    Node *p = n->in[0]->producer;
+    if (!p || p->op != OP_Transpose) return 0;
+    int p1[IR_MAX_RANK], p2[IR_MAX_RANK], r = n->in[0]->shape.rank;
+    transpose_perm(p, p1);
+    transpose_perm(n, p2);
+    AttrVal *a = &n->attrs[ir_attr_index(n, "perm")];
+    int64_t *perm = ir_alloc(g, sizeof(int64_t) * (size_t)(r ? r : 1));
+    for (int j = 0; j < r; j++) perm[j] = p1[p2[j]];
+    a->set = 1;
+    a->n = r;
+    a->ints = perm;
+    n->in[0] = p->in[0];
+    rw_check_node(n);
+    return 1;
+}
+
+/* One sweep of the local rules over the schedule; returns the changes. */
+static int local_rules(Graph *g)
+{
+    int changed = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        Node *n = g->nodes[i];
+        Value *src = noop_source(g, n);
+        if (!src) src = algebra_source(n);
+        if (src && rw_forward(g, n->out[0], src)) {
+            changed++;
+            continue;
+        }
+        changed += merge_reshapes(g, n);
+        changed += merge_transposes(g, n);
+    }
+    return changed;
+}
+
+/* ---- CSE ------------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t x) { return (h ^ x) * 1099511628211ull; }
+
+static uint64_t const_hash(const Value *v)
+{
+    uint64_t h = mix(1469598103934665603ull, (uint64_t)v->dtype);
+    for (int i = 0; i < v->shape.rank; i++) h = mix(h, (uint64_t)v->shape.dims[i]);
+    const unsigned char *p = v->data;
+    for (size_t i = 0; i < v->nbytes; i++) h = mix(h, p[i]);
+    return h;
+}
+
+static uint64_t node_hash(const Node *n)
+{
+    uint64_t h = mix(1469598103934665603ull, (uint64_t)n->op);
+    h = mix(h, (uint64_t)n->n_in);
+    h = mix(h, (uint64_t)n->n_out);
+    for (int j = 0; j < n->n_in; j++) h = mix(h, n->in[j] ? (uint64_t)n->in[j]->id + 1 : 0);
+    return h;
+}
+
+static int same_node(const Node *a, const Node *b)
+{
+    if (a->op != b->op || a->n_in != b->n_in || a->n_out != b->n_out) return 0;
+    for (int j = 0; j < a->n_in; j++)
+        if (a->in[j] != b->in[j]) return 0;
+    const OpDesc *od = ir_op(a->op);
+    for (int k = 0; k < od->n_attrs; k++)
+        if (!rw_attr_eq(od->attrs[k].kind, &a->attrs[k], &b->attrs[k])) return 0;
+    return 1;
+}
+
+/* Open-addressing table of pointers keyed by a 64-bit hash. */
+typedef struct Table {
+    void **item;
+    uint64_t *hash;
+    int cap;
+} Table;
+
+static void table_init(Table *t, int n)
+{
+    t->cap = 16;
+    while (t->cap < 2 * n + 2) t->cap *= 2;
+    t->item = calloc((size_t)t->cap, sizeof *t->item);
+    t->hash = calloc((size_t)t->cap, sizeof *t->hash);
+    GC_ASSERT(t->item && t->hash);
+}
+
+static void table_free(Table *t)
+{
+    free(t->item);
+    free(t->hash);
+}
+
+/* The first entry with hash h for which eq(entry, key) holds; otherwise key
+ * is inserted and NULL returned. */
+static void *table_find_or_add(Table *t, uint64_t h, void *key, int (*eq)(const void *, const void *))
+{
+    uint64_t mask = (uint64_t)t->cap - 1, i = h & mask;
+    for (; t->item[i]; i = (i + 1) & mask)
+        if (t->hash[i] == h && eq(t->item[i], key)) return t->item[i];
+    t->item[i] = key;
+    t->hash[i] = h;
+    return NULL;
+}
+
+static int const_eq(const void *a, const void *b) { return rw_const_eq(a, b); }
+static int node_eq(const void *a, const void *b) { return same_node(a, b); }
+
+/* Node inputs read the first of equal constants. */
+static int merge_constants(Graph *g)
+{
+    Value **rep = calloc((size_t)g->n_values + 1, sizeof *rep);
+    GC_ASSERT(rep);
+    Table t;
+    table_init(&t, g->n_values);
+    for (int i = 0; i < g->n_values; i++) {
+        Value *v = g->values[i];
+        GC_ASSERT(v->id == i);
+        if (v->kind != VK_CONST) continue;
+        Value *first = table_find_or_add(&t, const_hash(v), v, const_eq);
+        rep[i] = first ? first : v;
+    }
+    int changed = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        Node *n = g->nodes[i];
+        for (int j = 0; j < n->n_in; j++) {
+            Value *v = n->in[j];
+            if (v && v->kind == VK_CONST && rep[v->id] != v) {
+                n->in[j] = rep[v->id];
+                changed++;
+            }
+        }
+    }
+    table_free(&t);
+    free(rep);
+    return changed;
+}
+
+/* A node equal to an earlier one gives way to it. */
+static int merge_nodes(Graph *g)
+{
+    Table t;
+    table_init(&t, g->n_nodes);
+    int changed = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        Node *n = g->nodes[i];
+        if (n->n_out == 0) continue;
+        Node *m = table_find_or_add(&t, node_hash(n), n, node_eq);
+        if (!m) continue;
+        for (int j = 0; j < n->n_out; j++) {
+            Value *v = n->out[j];
+            if (v->is_output || ir_value_uses(g, v) > 0) changed += rw_forward(g, v, m->out[j]);
+        }
+    }
+    table_free(&t);
+    return changed;
+}
 
 int pass_simplify(Graph *g, Diag *d)
 {
-    (void)g;
     (void)d;
+    for (int i = 0; i < g->n_values; i++) g->values[i]->id = i;
+    for (int round = 0; round < SIMPLIFY_MAX_ROUNDS; round++) {
+        int changed = local_rules(g);
+        changed += merge_constants(g);
+        changed += merge_nodes(g);
+        changed += rw_remove_dead(g);
+        if (!changed) break;
+    }
     return 0;
 }

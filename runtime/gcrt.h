@@ -8,10 +8,12 @@
 #include "gcrt_index.h"
 #include "gcrt_linalg.h"
 #include "gcrt_nn.h"
+#include "gcrt_pool.h"
 #include "gcrt_reduce.h"
 #include "gcrt_rnn.h"
 #include "gcrt_shape.h"
 #include "gcrt_signal.h"
+#include "gcrt_text.h"
 #include "gcrt_vision.h"
 
 #endif

@@ -9,6 +9,8 @@
  *   - B transposed: dot form, each C[i,j] is a dot product of a row of A
  *     and a row of B (contiguous in k when A is not transposed), four
  *     columns at a time.
+ * Determinants factor each matrix (copied to double) by LU with partial
+ * pivoting.
  * Under GCRT_USE_BLAS, gcrt_sgemm calls cblas_sgemm for every shape BLAS
  * accepts (non-empty, sizes fitting an int) and the loops otherwise.
  */
@@ -18,6 +20,8 @@
 #include <cblas.h>
 #include <limits.h>
 #endif
+
+#include <math.h>
 
 #define GCRT_KB 256
 #define GCRT_NB 512
@@ -148,4 +152,52 @@ void gcrt_fill_bias2d_f64(int64_t M, int64_t N, const double *C, int64_t c_rs, i
     int64_t i, j;
     for (i = 0; i < M; i++)
         for (j = 0; j < N; j++) Y[i * N + j] = beta * C[i * c_rs + j * c_cs];
+}
+
+/* Determinant of the m x m row-major matrix a, overwritten by its LU
+ * factors (partial pivoting: row swaps flip the sign; a zero pivot column
+ * makes the determinant 0). */
+static double det_lu(double *a, int64_t m)
+{
+    double det = 1.0, piv, f, t;
+    int64_t i, j, k, p;
+    for (k = 0; k < m; k++) {
+        p = k;
+        for (i = k + 1; i < m; i++)
+            if (fabs(a[i * m + k]) > fabs(a[p * m + k])) p = i;
+        if (a[p * m + k] == 0.0) return 0.0;
+        if (p != k) {
+            for (j = 0; j < m; j++) {
+                t = a[k * m + j];
+                a[k * m + j] = a[p * m + j];
+                a[p * m + j] = t;
+            }
+            det = -det;
+        }
+        piv = a[k * m + k];
+        det *= piv;
+        for (i = k + 1; i < m; i++) {
+            f = a[i * m + k] / piv;
+            for (j = k + 1; j < m; j++) a[i * m + j] -= f * a[k * m + j];
+        }
+    }
+    return det;
+}
+
+void gcrt_det_f32(int64_t batch, int64_t m, const float *X, float *Y, double *work)
+{
+    int64_t b, i;
+    for (b = 0; b < batch; b++) {
+        for (i = 0; i < m * m; i++) work[i] = (double)X[b * m * m + i];
+        Y[b] = (float)det_lu(work, m);
+    }
+}
+
+void gcrt_det_f64(int64_t batch, int64_t m, const double *X, double *Y, double *work)
+{
+    int64_t b, i;
+    for (b = 0; b < batch; b++) {
+        for (i = 0; i < m * m; i++) work[i] = X[b * m * m + i];
+        Y[b] = det_lu(work, m);
+    }
 }

@@ -1,5 +1,5 @@
-/* gcrt_linalg.h — matrix kernels the generated code calls (GEMM and
- * broadcast helpers). Plain C99; every size is an explicit argument; no
+/* gcrt_linalg.h — matrix kernels the generated code calls (GEMM,
+ * broadcast helpers, determinants). Plain C99; every size is an explicit argument; no
  * allocation, no I/O, no global state. Row-major storage throughout.
  * With GCRT_USE_BLAS defined, gcrt_sgemm forwards to cblas_sgemm. */
 #ifndef GCRT_LINALG_H
@@ -25,5 +25,10 @@ void gcrt_fill_bias2d_f32(int64_t M, int64_t N, const float *C, int64_t c_rs,
                           int64_t c_cs, float beta, float *Y);
 void gcrt_fill_bias2d_f64(int64_t M, int64_t N, const double *C, int64_t c_rs,
                           int64_t c_cs, double beta, double *Y);
+
+/* Y[b] = det(X[b]) for `batch` row-major m x m matrices, by LU with partial
+ * pivoting in double; work holds m*m doubles. */
+void gcrt_det_f32(int64_t batch, int64_t m, const float *X, float *Y, double *work);
+void gcrt_det_f64(int64_t batch, int64_t m, const double *X, double *Y, double *work);
 
 #endif

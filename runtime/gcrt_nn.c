@@ -4,9 +4,10 @@
  * the file includes itself twice with GCRT_NN_TEMPLATE defined, once for
  * float (_f32) and once for double (_f64), so the two variants cannot drift.
  *
- * Conv: for each image and group, im2col copies the receptive fields into
- * the caller's workspace as a [C/group*prod(k), prod(out)] matrix and one
- * GEMM multiplies the group's filters with it; a 1x1 stride-1 unpadded conv
+ * Conv: for each image and group, im2col copies the receptive fields of a
+ * tile of `cols` output positions into the caller's workspace as a
+ * [C/group*prod(k), cols] matrix and one GEMM per tile multiplies the
+ * group's filters with it (the tile bounds the workspace); a 1x1 stride-1 unpadded conv
  * multiplies X directly; when C/group == 1 (depthwise) or no workspace is
  * given, direct loops compute each output (no scratch). Spatial geometry is
  * 3-D; lower ranks are passed with unit leading dims.
@@ -47,32 +48,33 @@
 
 #else /* GCRT_NN_TEMPLATE: the kernels for one element type */
 
-/* Copies the receptive fields of one group of one image into col
- * [Cg*kD*kH*kW, oD*oH*oW], zero where a tap falls into padding. */
+/* Copies the receptive fields of output positions [p0, p0+np) of one group
+ * of one image into col [Cg*kD*kH*kW, np], zero where a tap falls into
+ * padding. */
 static void S(im2col)(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out,
-                      const int64_t *st, const int64_t *dl, const int64_t *pd, const T *x, T *col)
+                      const int64_t *st, const int64_t *dl, const int64_t *pd, const T *x,
+                      int64_t p0, int64_t np, T *col)
 {
-    int64_t P = out[0] * out[1] * out[2];
-    int64_t c, kd, kh, kw, od, oh, ow;
+    int64_t c, kd, kh, kw, j;
     for (c = 0; c < Cg; c++)
         for (kd = 0; kd < k[0]; kd++)
             for (kh = 0; kh < k[1]; kh++)
                 for (kw = 0; kw < k[2]; kw++) {
-                    T *dst = col + (((c * k[0] + kd) * k[1] + kh) * k[2] + kw) * P;
+                    T *dst = col + (((c * k[0] + kd) * k[1] + kh) * k[2] + kw) * np;
                     const T *xc = x + c * in[0] * in[1] * in[2];
-                    for (od = 0; od < out[0]; od++) {
+                    int64_t ow = p0 % out[2], oh = p0 / out[2] % out[1], od = p0 / (out[2] * out[1]);
+                    for (j = 0; j < np; j++) {
                         int64_t id = od * st[0] - pd[0] + kd * dl[0];
-                        for (oh = 0; oh < out[1]; oh++) {
-                            int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
-                            T *d = dst + (od * out[1] + oh) * out[2];
-                            if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
-                                for (ow = 0; ow < out[2]; ow++) d[ow] = 0;
-                                continue;
-                            }
-                            const T *xr = xc + (id * in[1] + ih) * in[2];
-                            for (ow = 0; ow < out[2]; ow++) {
-                                int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
-                                d[ow] = (iw >= 0 && iw < in[2]) ? xr[iw] : (T)0;
+                        int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
+                        int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
+                        dst[j] = (id >= 0 && id < in[0] && ih >= 0 && ih < in[1] && iw >= 0 && iw < in[2])
+                                     ? xc[(id * in[1] + ih) * in[2] + iw]
+                                     : (T)0;
+                        if (++ow == out[2]) {
+                            ow = 0;
+                            if (++oh == out[1]) {
+                                oh = 0;
+                                od++;
                             }
                         }
                     }
@@ -114,7 +116,8 @@ static void S(conv_direct_plane)(int64_t Cg, int64_t c0, const int64_t *in, cons
 
 void S(gcrt_conv)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,
                   const int64_t *k, const int64_t *out, const int64_t *stride, const int64_t *dil,
-                  const int64_t *pad, const T *X, const T *W, const T *B, T *Y, T *ws)
+                  const int64_t *pad, const T *X, const T *W, const T *B, T *Y, T *ws,
+                  int64_t cols)
 {
     int64_t Cg = C / group, Mg = M / group;
     int64_t plane = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2];
@@ -128,23 +131,24 @@ void S(gcrt_conv)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t 
             const T *x = X + (n * C + g * Cg) * plane;
             const T *w = W + g * Mg * KK;
             T *y = Y + (n * M + g * Mg) * P;
-            const T *bm;
             if (!pointwise && (Cg == 1 || !ws)) {
                 for (m = 0; m < Mg; m++)
                     S(conv_direct_plane)(Cg, 0, in, k, out, stride, dil, pad, x, w + m * KK,
                                          B ? B[g * Mg + m] : (T)0, y + m * P);
                 continue;
             }
-            if (pointwise) {
-                bm = x;
-            } else {
-                S(im2col)(Cg, in, k, out, stride, dil, pad, x, ws);
-                bm = ws;
-            }
             if (B)
                 for (m = 0; m < Mg; m++)
                     for (p = 0; p < P; p++) y[m * P + p] = B[g * Mg + m];
-            GCRT_GEMM(0, 0, Mg, P, KK, (T)1, w, KK, bm, P, B ? (T)1 : (T)0, y, P);
+            if (pointwise) {
+                GCRT_GEMM(0, 0, Mg, P, KK, (T)1, w, KK, x, P, B ? (T)1 : (T)0, y, P);
+                continue;
+            }
+            for (p = 0; p < P; p += cols) {
+                int64_t np = P - p < cols ? P - p : cols;
+                S(im2col)(Cg, in, k, out, stride, dil, pad, x, p, np, ws);
+                GCRT_GEMM(0, 0, Mg, np, KK, (T)1, w, KK, ws, np, B ? (T)1 : (T)0, y + p, P);
+            }
         }
 }
 
@@ -228,6 +232,39 @@ void S(gcrt_batchnorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *sc
             const T *x = X + (n * C + c) * Sz;
             T *y = Y + (n * C + c) * Sz;
             for (i = 0; i < Sz; i++) y[i] = (x[i] - mu) * a + b;
+        }
+    }
+}
+
+/* Training batch norm: per channel, the batch mean and (population)
+ * variance in double over N and Sz, then Y; each channel's statistics are
+ * complete before its Y is written, so Y may be X. */
+void S(gcrt_batchnorm_train)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B,
+                             const T *mean, const T *var, T eps, T momentum, T *Y, T *running_mean,
+                             T *running_var)
+{
+    int64_t n, c, i;
+    double cnt = (double)(N * Sz);
+    for (c = 0; c < C; c++) {
+        double mu = 0.0, v = 0.0, d;
+        T a, b;
+        for (n = 0; n < N; n++)
+            for (i = 0; i < Sz; i++) mu += (double)X[(n * C + c) * Sz + i];
+        mu /= cnt;
+        for (n = 0; n < N; n++)
+            for (i = 0; i < Sz; i++) {
+                d = (double)X[(n * C + c) * Sz + i] - mu;
+                v += d * d;
+            }
+        v /= cnt;
+        if (running_mean) running_mean[c] = (T)(mean[c] * (double)momentum + mu * (1.0 - (double)momentum));
+        if (running_var) running_var[c] = (T)(var[c] * (double)momentum + v * (1.0 - (double)momentum));
+        a = (T)((double)scale[c] / sqrt(v + (double)eps));
+        b = B[c];
+        for (n = 0; n < N; n++) {
+            const T *x = X + (n * C + c) * Sz;
+            T *y = Y + (n * C + c) * Sz;
+            for (i = 0; i < Sz; i++) y[i] = (T)((x[i] - (T)mu) * a + b);
         }
     }
 }

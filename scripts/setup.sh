@@ -2,11 +2,12 @@
 # setup.sh — installs what graphc needs to build and test on Debian 12:
 # compiler and make, CMake, pkg-config, cmocka (unit tests), OpenBLAS (optional
 # fast GEMM in generated code), Debian's python3 + numpy (test drivers), binutils
-# (`nm` in the model tests). Idempotent: does nothing when everything is there.
+# (`nm` in the model tests), Graphviz (`dot`, which renders `graphc dump --format=dot`
+# in the cli test). Idempotent: does nothing when everything is there.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libcmocka-dev libopenblas-dev python3 python3-numpy python3-onnx
-          python3-torch python3-torchvision git ca-certificates binutils)
+          python3-torch python3-torchvision git ca-certificates binutils graphviz)
 
 missing=()
 for p in "${packages[@]}"; do

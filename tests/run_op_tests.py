@@ -26,6 +26,10 @@ Directives (comment lines): `#! range %x LO HI` sets input x's random range
 `#! tol ATOL RTOL` the
 tolerances (default 1e-5 1e-5).
 
+`--opt LEVEL` (0 or 2, default 2) compiles at -O0 or -O2; the reference
+stays `graphc run` without -O (the graph as loaded), so at -O2 the
+optimizing passes are checked against it too.
+
 Unless --no-coverage, the driver also checks that every op listed in
 ir/ops.def has at least one positive and one `_err_` test. It prints one line
 per failure and closes with "N passed, M failed"; the exit status is non-zero
@@ -61,8 +65,9 @@ ERR_RE = re.compile(r'^#!\s*expect-error:\s?(.*?)\s*$')
 NP_DTYPES = {
     "f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
     "i8": np.int8, "u8": np.uint8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-    "bool": np.bool_,
+    "u16": np.uint16, "u32": np.uint32, "u64": np.uint64, "bool": np.bool_,
 }
+INT_DTYPES = ("i8", "u8", "i16", "i32", "i64", "u16", "u32", "u64")
 
 
 def unquote(name):
@@ -82,6 +87,11 @@ def from_bf16_bits(u):
     return (np.asarray(u, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
+def number(s):
+    """A range bound: an exact int when written as one (u64 needs all 64 bits), else a float."""
+    return int(s) if re.fullmatch(r"[+-]?\d+", s) else float(s)
+
+
 def parse_test(text):
     """Returns (graph name, [(input, dtype, dims)], {input: (lo, hi)}, (atol, rtol))."""
     m = GRAPH_RE.search(text)
@@ -90,7 +100,7 @@ def parse_test(text):
     for m in INPUT_RE.finditer(text):
         dims = [int(d) for d in re.sub(r"\s", "", m.group(3)).split(",") if d]
         inputs.append((unquote(m.group(1)), m.group(2), dims))
-    ranges = {unquote(m.group(1)): (float(m.group(2)), float(m.group(3))) for m in RANGE_RE.finditer(text)}
+    ranges = {unquote(m.group(1)): (number(m.group(2)), number(m.group(3))) for m in RANGE_RE.finditer(text)}
     m = TOL_RE.search(text)
     tol = (float(m.group(1)), float(m.group(2))) if m else (1e-5, 1e-5)
     return gname, inputs, ranges, tol
@@ -102,7 +112,9 @@ def make_input(rng, dtype, dims, lo, hi):
     shape = tuple(dims)
     if dtype == "bool":
         return rng.integers(0, 2, size=shape).astype(np.bool_)
-    if dtype in ("i8", "u8", "i16", "i32", "i64"):
+    if dtype in INT_DTYPES:
+        if int(hi) > np.iinfo(np.int64).max:  # beyond the default int64 draw (u64 only)
+            return rng.integers(int(lo), int(hi), size=shape, endpoint=True, dtype=np.uint64)
         return rng.integers(int(lo), int(hi), size=shape, endpoint=True).astype(NP_DTYPES[dtype])
     x = rng.uniform(lo, hi, size=shape)
     if dtype == "bf16":
@@ -127,23 +139,24 @@ def describe(p):
     return f"exit {p.returncode}: {tail(p.stderr or p.stdout)}"
 
 
-def as_comparable(a):
-    """bf16 outputs come back as uint16 bits (the IR has no u16)."""
-    if a.dtype == np.uint16:
+def as_comparable(a, bf16):
+    """bf16 outputs come back as uint16 bits, as u16 ones do: uint16 is read
+    as bf16 in tests whose text mentions bf16 (and compared exactly elsewhere)."""
+    if a.dtype == np.uint16 and bf16:
         return from_bf16_bits(a).astype(np.float64), True
     if a.dtype.kind == "f":
         return a.astype(np.float64), True
     return a, False
 
 
-def compare(got, exp, atol, rtol):
+def compare(got, exp, atol, rtol, bf16):
     """None when got matches exp, else the reason."""
     if got.dtype != exp.dtype:
         return f"dtype {got.dtype} != expected {exp.dtype}"
     if got.shape != exp.shape:
         return f"shape {got.shape} != expected {exp.shape}"
-    g, isf = as_comparable(got)
-    e, _ = as_comparable(exp)
+    g, isf = as_comparable(got, bf16)
+    e, _ = as_comparable(exp, bf16)
     if not isf:
         bad = g != e
         if bad.any():
@@ -165,7 +178,7 @@ def read_outputs(d):
 
 def check_error(args, f, text, work, msg):
     out = work / "out"
-    p = run([args.graphc, "compile", f, "-o", str(out)])
+    p = run([args.graphc, "compile", f, "-o", str(out), f"-O{args.opt}"])
     if p.returncode != 1:
         return f"expected exit status 1 from graphc compile, got {p.returncode}: {tail(p.stderr)}"
     want = f"{f}: {msg}"
@@ -238,7 +251,7 @@ def check_run(args, f, text, work):
     if not re.match(r"[A-Za-z_]", cname):
         cname = "t_" + cname
     cname = cname[:40].rstrip("_")  # graphc's limit for model names
-    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname] + fold)
+    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname, f"-O{args.opt}"] + fold)
     if p.returncode != 0:
         return f"graphc compile failed, {describe(p)}"
     cflags, ldflags = STRICT_CFLAGS, ""
@@ -266,7 +279,7 @@ def check_run(args, f, text, work):
     if sorted(ref) != sorted(got):
         return f"output files differ: interpreter wrote {sorted(ref)}, compiled program wrote {sorted(got)}"
     for name in ref:
-        why = compare(got[name], ref[name], atol, rtol)
+        why = compare(got[name], ref[name], atol, rtol, "bf16" in text)
         if why:
             return f"output {name} (BLAS={blas}): {why}"
     return None
@@ -323,6 +336,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the work folders of passing tests")
     ap.add_argument("--ops-def", default=str(ROOT / "ir" / "ops.def"))
     ap.add_argument("--no-coverage", action="store_true", help="skip the per-op coverage check")
+    ap.add_argument("--opt", choices=("0", "2"), default="2", help="compile at -O0 or -O2 (default 2)")
     ap.add_argument("--coverage-only", action="store_true", help="only run the per-op coverage check")
     args = ap.parse_args()
     args.graphc = os.path.abspath(args.graphc)

@@ -2,7 +2,9 @@
  *
  *   graphc compile MODEL -o DIR ...   model → passes → C sources in DIR
  *   graphc run MODEL OUTDIR IN.npy..  model → reference interpreter → .npy
- *   graphc dump MODEL ...             model → text IR on stdout
+ *   graphc dump MODEL ...             model → text IR, Graphviz digraph
+ *                                     (ir/dot.c) or memory plan picture
+ *                                     (passes/plan_svg.c) on stdout
  *
  * Like QBE's main.c, the driver is only glue: it parses flags, loads the
  * model by extension (frontend/load.c), runs the pass pipeline
@@ -17,11 +19,13 @@
 #include "backend/c/backend.h"
 #include "frontend/load.h"
 #include "frontend/npy.h"
+#include "ir/dot.h"
 #include "ir/interp.h"
 #include "ir/ir.h"
 #include "ir/text.h"
 #include "ir/writer.h"
 #include "passes/passes.h"
+#include "passes/plan_svg.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -209,7 +213,7 @@ static int apply_binds(Graph *g, const LoadOptions *o, Diag *d)
             d->file = file;
             if (rc == 0) {
                 char s1[128], s2[128];
-                if (a.dtype != v->dtype || !ir_shape_eq(&a.shape, &v->shape))
+                if (!npy_dtype_fits(a.dtype, v->dtype) || !ir_shape_eq(&a.shape, &v->shape))
                     rc = diag_error(d, "--bind: '%s' is %s%s but input '%s' is %s%s", eq + 1, ir_dtype_name(a.dtype),
                                     ir_shape_str(&a.shape, s1, sizeof s1), name, ir_dtype_name(v->dtype),
                                     ir_shape_str(&v->shape, s2, sizeof s2));
@@ -239,21 +243,46 @@ static Graph *load(const char *path, const LoadOptions *opts, Diag *d, int verbo
     return g;
 }
 
+/* ---- options shared by the subcommands ---- */
+
+/* Handles an -O option at argv[i]: 1 (*level set), 0 not an -O option,
+ * -1 error (printed). */
+static int opt_level_opt(const char *a, const char *cmd, int *level)
+{
+    if (strncmp(a, "-O", 2) != 0) return 0;
+    if (strcmp(a, "-O0") == 0) *level = 0;
+    else if (strcmp(a, "-O2") == 0) *level = 2;
+    else { fail("%s: unknown optimization level '%s' (expected -O0 or -O2)", cmd, a); return -1; }
+    return 1;
+}
+
+#define HELP_OPT_LEVEL                                                                        \
+    "  -O0, -O2             optimization level (default -O2): -O0 runs only the passes\n"     \
+    "                       correctness needs (infer-shapes, fold-constants,\n"               \
+    "                       plan-memory, the latter without in-place reuse); -O2 also\n"      \
+    "                       simplifies, folds batch norms, fuses layer norms,\n"              \
+    "                       elementwise chains and Conv/Gemm/MatMul epilogues\n"
+#define HELP_PRINT                                                                            \
+    "  --print-after=PASS   print the text IR after pass PASS, or after every pass\n"         \
+    "                       with 'all' (constants over 64 elements elided)\n"                 \
+    "  --print-before=PASS  the same, before pass PASS (or before every pass)\n"
+
 /* ---- compile ---- */
 
 static const char compile_help[] =
     "usage: graphc compile MODEL -o DIR [options]\n"
     "\n"
     "Compiles MODEL (.gir text IR or .onnx) to standalone C99 sources in DIR: the compile\n"
-    "pipeline (passes listed below) runs first, then the C backend writes the\n"
-    "model's header, source, weights and a Makefile into DIR. DIR is written\n"
-    "atomically: after an error nothing is left behind.\n"
+    "pipeline (passes listed below, those of the -O level) runs first, then the C\n"
+    "backend writes the model's header, source, weights and a Makefile into DIR.\n"
+    "DIR is written atomically: after an error nothing is left behind.\n"
     "\n"
     "options:\n"
     "  -o DIR               output folder (required)\n"
     "  --name NAME          C prefix of the generated API and file names\n"
     "                       (default: MODEL's file stem, with characters outside\n"
     "                       [A-Za-z0-9_] turned into '_'; it must be a C identifier)\n"
+    HELP_OPT_LEVEL
     "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
     "  --no-fold            fold nothing at compile time: nodes with constant\n"
@@ -267,44 +296,52 @@ static const char compile_help[] =
     "                       file pulled in with the assembler's .incbin), c-array\n"
     "                       (a portable const C array) or file (NAME.weights,\n"
     "                       loaded by the caller and passed to NAME_run)\n"
-    "  --print-after=PASS   print the text IR to stderr after pass PASS, or after\n"
-    "                       every pass with 'all' (constants over 64 elements elided)\n"
+    HELP_PRINT
+    "                       (these dumps go to stderr)\n"
+    "  --report             after a successful compile, print on stdout one line per\n"
+    "                       pass that ran ('pass NAME: N nodes, T ms'), then\n"
+    "                       'kernels: N' (kernels the generated run executes) and\n"
+    "                       'arena: A bytes, lower bound: L bytes, no-reuse: S bytes'\n"
+    "                       (the memory plan against the live-set lower bound and\n"
+    "                       against one buffer per value)\n"
     "  -v, --verbose        progress lines on stderr\n"
     "  -h, --help           this help\n";
 
-/* Prints a help text, then the pipeline's pass names for --print-after. */
+/* Prints a help text, then the pipeline's pass names (with their -O level)
+ * for --print-after / --print-before. */
 static void print_help(const char *text)
 {
     fputs(text, stdout);
-    fputs("\npasses, in pipeline order:", stdout);
-    for (const Pass *p = pass_pipeline; p->name; p++) printf(" %s", p->name);
+    fputs("\npasses, in pipeline order (-O2 only: *):", stdout);
+    for (const Pass *p = pass_pipeline; p->name; p++) printf(" %s%s", p->name, p->min_level > 0 ? "*" : "");
     fputc('\n', stdout);
 }
 
-static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shapes, const char **model,
-                        const char **dir, const char **name, const char **print_after, const char **weights,
-                        int *emit_main, int *verbose);
-static int compile_model(const char *model, const char *dir, const char *name, const char *print_after,
-                         const char *weights, int emit_main, int verbose, const LoadOptions *lo);
+typedef struct CompileArgs {
+    const char *model, *dir, *name, *weights;
+    const char *print_after, *print_before;
+    int emit_main, verbose, report, opt_level;
+} CompileArgs;
+
+static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shapes, CompileArgs *ca);
+static int compile_model(const CompileArgs *ca, const LoadOptions *lo);
 
 static int cmd_compile(int argc, char **argv)
 {
-    const char *model = NULL, *dir = NULL, *name = NULL, *print_after = NULL, *weights = NULL;
-    int emit_main = 0, verbose = 0;
+    CompileArgs ca = {0};
+    ca.opt_level = 2;
     LoadOptions lo = {0};
     InputShape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
     if (!shapes) return fail("out of memory");
     lo.shapes = shapes;
-    int rc = compile_args(argc, argv, &lo, shapes, &model, &dir, &name, &print_after, &weights, &emit_main, &verbose);
-    if (rc == 0) rc = compile_model(model, dir, name, print_after, weights, emit_main, verbose, &lo);
+    int rc = compile_args(argc, argv, &lo, shapes, &ca);
+    if (rc == 0) rc = compile_model(&ca, &lo);
     free_shapes(&lo, shapes);
     return rc < 0 ? 0 : rc;
 }
 
 /* Parses compile's arguments: 0 ok, -1 done (help printed), 1 error. */
-static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shapes, const char **model,
-                        const char **dir, const char **name, const char **print_after, const char **weights,
-                        int *emit_main, int *verbose)
+static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shapes, CompileArgs *ca)
 {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -312,72 +349,91 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
         if (is_help(a)) { print_help(compile_help); return -1; }
         if ((so = shape_opt(argc, argv, &i, "compile", lo, shapes)) != 0) {
             if (so < 0) return 1;
+        } else if ((so = opt_level_opt(a, "compile", &ca->opt_level)) != 0) {
+            if (so < 0) return 1;
         } else if (opt_value(argc, argv, &i, "-o", &v)) {
             if (!v || !*v) return fail("compile: %s needs a folder", a);
-            *dir = v;
+            ca->dir = v;
         } else if (opt_value(argc, argv, &i, "--name", &v)) {
             if (!v) return fail("compile: --name needs a value");
-            *name = v;
+            ca->name = v;
         } else if (opt_value(argc, argv, &i, "--weights", &v)) {
             if (!v) return fail("compile: --weights needs a value (incbin, c-array or file)");
-            *weights = v;
+            ca->weights = v;
         } else if (opt_value(argc, argv, &i, "--print-after", &v)) {
             if (!v || !*v) return fail("compile: --print-after needs a pass name or 'all'");
-            *print_after = v;
+            ca->print_after = v;
+        } else if (opt_value(argc, argv, &i, "--print-before", &v)) {
+            if (!v || !*v) return fail("compile: --print-before needs a pass name or 'all'");
+            ca->print_before = v;
+        } else if (strcmp(a, "--report") == 0) {
+            ca->report = 1;
         } else if (strcmp(a, "--emit-main") == 0) {
-            *emit_main = 1;
+            ca->emit_main = 1;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            *verbose = 1;
+            ca->verbose = 1;
         } else if (a[0] == '-' && a[1] != 0) {
             return fail("compile: unknown option '%s' (see graphc compile --help)", a);
-        } else if (!*model) {
-            *model = a;
+        } else if (!ca->model) {
+            ca->model = a;
         } else {
             return fail("compile: unexpected argument '%s' (one MODEL only; see graphc compile --help)", a);
         }
     }
-    if (!*model) return fail("compile: missing MODEL (usage: graphc compile MODEL -o DIR [options])");
-    if (!*dir) return fail("compile: missing -o DIR (usage: graphc compile MODEL -o DIR [options])");
+    if (!ca->model) return fail("compile: missing MODEL (usage: graphc compile MODEL -o DIR [options])");
+    if (!ca->dir) return fail("compile: missing -o DIR (usage: graphc compile MODEL -o DIR [options])");
     return 0;
 }
 
-static int compile_model(const char *model, const char *dir, const char *name, const char *print_after,
-                         const char *weights, int emit_main, int verbose, const LoadOptions *lo)
+static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
 {
-
     CgenOptions co = {0};
-    co.emit_main = emit_main;
-    if (!weights || strcmp(weights, "incbin") == 0) co.weights = 0;
-    else if (strcmp(weights, "c-array") == 0) co.weights = 1;
-    else if (strcmp(weights, "file") == 0) co.weights = 2;
-    else return fail("compile: unknown --weights mode '%s' (expected incbin, c-array or file)", weights);
+    co.emit_main = ca->emit_main;
+    if (!ca->weights || strcmp(ca->weights, "incbin") == 0) co.weights = 0;
+    else if (strcmp(ca->weights, "c-array") == 0) co.weights = 1;
+    else if (strcmp(ca->weights, "file") == 0) co.weights = 2;
+    else return fail("compile: unknown --weights mode '%s' (expected incbin, c-array or file)", ca->weights);
     char stem[256];
-    if (name) {
-        if (!is_c_ident(name)) return fail("compile: --name '%s' is not a C identifier (or is a C keyword)", name);
-        co.name = name;
+    if (ca->name) {
+        if (!is_c_ident(ca->name)) return fail("compile: --name '%s' is not a C identifier (or is a C keyword)", ca->name);
+        co.name = ca->name;
     } else {
-        const char *why = stem_name(model, stem, sizeof stem);
-        if (why) return fail("%s: cannot derive a C name from the file name (%s); pass --name NAME", model, why);
+        const char *why = stem_name(ca->model, stem, sizeof stem);
+        if (why) return fail("%s: cannot derive a C name from the file name (%s); pass --name NAME", ca->model, why);
         co.name = stem;
     }
 
     Diag d = {0};
-    Graph *g = load(model, lo, &d, verbose);
+    Graph *g = load(ca->model, lo, &d, ca->verbose);
     if (!g) return fail_diag(&d);
-    Writer dump;
+    g->opt_level = ca->opt_level;
+    Writer dump, report;
     w_init(&dump);
+    w_init(&report);
     PipelineOptions po = {0};
-    po.print_after = print_after;
+    po.print_after = ca->print_after;
+    po.print_before = ca->print_before;
     po.dump = &dump;
+    po.report = ca->report ? &report : NULL;
     int rc = pass_run_pipeline(g, &po, &d);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);
-    if (rc == 0 && verbose)
-        fprintf(stderr, "graphc: passes done: %d nodes, arena %lld bytes\n", g->n_nodes, (long long)g->arena_bytes);
-    if (rc == 0) rc = cgen_write(g, dir, &co, &d);
-    if (rc == 0 && verbose) fprintf(stderr, "graphc: wrote %s (name %s)\n", dir, co.name);
+    if (rc == 0 && ca->verbose)
+        fprintf(stderr, "graphc: passes done (-O%d): %d nodes, arena %lld bytes\n", g->opt_level, g->n_nodes,
+                (long long)g->arena_bytes);
+    if (rc == 0) rc = cgen_write(g, ca->dir, &co, &d);
+    if (rc == 0 && ca->verbose) fprintf(stderr, "graphc: wrote %s (name %s)\n", ca->dir, co.name);
+    if (rc == 0 && ca->report) {
+        w_line(&report, "kernels: %d", pass_count_kernels(g));
+        w_line(&report, "arena: %lld bytes, lower bound: %lld bytes, no-reuse: %lld bytes", (long long)g->arena_bytes,
+               (long long)g->plan_lower_bound, (long long)g->plan_no_reuse);
+        fwrite(report.buf, 1, report.len, stdout);
+    }
+    w_free(&report);
     ir_graph_free(g);
-    return rc ? fail_diag(&d) : 0;
+    if (rc) return fail_diag(&d);
+    if (ca->report && fflush(stdout) != 0) return fail("cannot write to stdout: %s", strerror(errno));
+    return 0;
 }
 
 /* ---- run ---- */
@@ -390,7 +446,14 @@ static const char run_help[] =
     "shape (bf16 travels as '<u2' raw bits). Writes OUTDIR/output_<i>.npy for\n"
     "each graph output i in the output's dtype; OUTDIR is created if needed.\n"
     "\n"
+    "By default the interpreter runs the graph as loaded (shape inference only):\n"
+    "it is the reference that compiled code is tested against. With -O0 or -O2\n"
+    "the compile pipeline of that level runs first and the interpreter runs the\n"
+    "graph it leaves (fused nodes included), which checks the passes themselves.\n"
+    "\n"
     "options:\n"
+    "  -O0, -O2             run the compile pipeline at this level before\n"
+    "                       interpreting (see graphc compile --help for the levels)\n"
     "  --f64                keep f32 values in double precision between ops\n"
     "                       (outputs are still written in the graph's dtypes)\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
@@ -407,7 +470,7 @@ static int cmd_run(int argc, char **argv)
 {
     const char *model = NULL, *outdir = NULL;
     const char **ins = calloc((size_t)argc + 1, sizeof *ins);
-    int n_ins = 0, f64 = 0, verbose = 0, rc = 1;
+    int n_ins = 0, f64 = 0, verbose = 0, rc = 1, opt_level = -1;
     LoadOptions lo = {0};
     InputShape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
     if (!ins || !shapes) { free(ins); free(shapes); return fail("out of memory"); }
@@ -417,6 +480,8 @@ static int cmd_run(int argc, char **argv)
         int so;
         if (is_help(a)) { fputs(run_help, stdout); free(ins); free_shapes(&lo, shapes); return 0; }
         if ((so = shape_opt(argc, argv, &i, "run", &lo, shapes)) != 0) {
+            if (so < 0) { free(ins); free_shapes(&lo, shapes); return 1; }
+        } else if ((so = opt_level_opt(a, "run", &opt_level)) != 0) {
             if (so < 0) { free(ins); free_shapes(&lo, shapes); return 1; }
         } else if (strcmp(a, "--f64") == 0) f64 = 1;
         else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) verbose = 1;
@@ -441,7 +506,12 @@ static int cmd_run(int argc, char **argv)
     void **outs = NULL;
     const void **inptr = NULL;
     if (!g) goto diag_fail;
-    if (ir_verify(g, &d) || pass_infer_shapes(g, &d)) goto diag_fail;
+    if (opt_level >= 0) {
+        g->opt_level = opt_level;
+        if (pass_run_pipeline(g, NULL, &d)) goto diag_fail;
+    } else if (ir_verify(g, &d) || pass_infer_shapes(g, &d)) {
+        goto diag_fail;
+    }
     if (n_ins != g->n_inputs) {
         char names[512] = "";
         for (int i = 0; i < g->n_inputs; i++) {
@@ -459,7 +529,7 @@ static int cmd_run(int argc, char **argv)
     for (int i = 0; i < n_ins; i++) {
         const Value *v = g->inputs[i];
         if (npy_read(ins[i], &arrs[i], &d)) goto diag_fail;
-        if (arrs[i].dtype != v->dtype || !ir_shape_eq(&arrs[i].shape, &v->shape)) {
+        if (!npy_dtype_fits(arrs[i].dtype, v->dtype) || !ir_shape_eq(&arrs[i].shape, &v->shape)) {
             char want[256], got[256];
             ir_shape_str(&v->shape, want, sizeof want);
             ir_shape_str(&arrs[i].shape, got, sizeof got);
@@ -510,12 +580,26 @@ out:
 static const char dump_help[] =
     "usage: graphc dump MODEL [options]\n"
     "\n"
-    "Prints MODEL's text IR on stdout, as loaded (no passes run).\n"
+    "Prints MODEL on stdout. By default that is its text IR as loaded (no passes\n"
+    "run). --print-after/--print-before run the compile pipeline and print the IR\n"
+    "around the named passes instead; --format=dot and --memory-plan run the whole\n"
+    "pipeline of the -O level and draw its result.\n"
     "\n"
     "options:\n"
-    "  --print-after=PASS   run the compile pipeline and print the IR after pass\n"
-    "                       PASS instead, or after every pass with 'all'\n"
-    "                       (these dumps always elide constants over 64 elements)\n"
+    HELP_PRINT
+    "                       (these dumps run the pipeline of the -O level; a pass\n"
+    "                       the level skips prints nothing)\n"
+    HELP_OPT_LEVEL
+    "  --format=FORMAT      text (default): the text IR; dot: a Graphviz digraph of\n"
+    "                       the graph after the whole pipeline (render it with\n"
+    "                       'dot -Tsvg'): a box per node, inputs and constants as\n"
+    "                       small shapes, edges labelled dtype[shape], and each\n"
+    "                       fused node (Fused, or an op with an epilogue) as a\n"
+    "                       cluster with one box per op it fuses\n"
+    "  --memory-plan=FORMAT  the memory plan after the whole pipeline: svg (one\n"
+    "                       rectangle per buffer over schedule steps x arena bytes,\n"
+    "                       the name as tooltip, the arena size as a line) or text\n"
+    "                       (one line 'OFFSET SIZE FIRST LAST NAME' per buffer)\n"
     "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
     "  --no-fold            fold nothing at compile time: nodes with constant\n"
@@ -523,16 +607,41 @@ static const char dump_help[] =
     "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"
     "                       constant with FILE's value (dtype and shape must match);\n"
     "                       it is no longer an input of the model; may be repeated\n"
-    "  --elide              print constants over 64 elements as <elided N bytes>\n"
-    "                       (readable, but the parser refuses it)\n"
+    "  --elide              with the text IR as loaded: print constants over 64\n"
+    "                       elements as <elided N bytes> (readable, but the parser\n"
+    "                       refuses it)\n"
     "  -h, --help           this help\n";
 
-static int dump_model(const char *model, const char *print_after, int elide, const LoadOptions *lo);
+typedef struct DumpArgs {
+    const char *model, *print_after, *print_before, *format, *memory_plan;
+    int elide, opt_level;
+} DumpArgs;
+
+static int dump_model(const DumpArgs *da, const LoadOptions *lo);
+
+/* Rejects option combinations that would ask for two outputs on stdout. */
+static int dump_check(const DumpArgs *da)
+{
+    int is_dot = strcmp(da->format, "dot") == 0;
+    if (!is_dot && strcmp(da->format, "text") != 0)
+        return fail("dump: unknown --format '%s' (expected text or dot)", da->format);
+    if (da->memory_plan && strcmp(da->memory_plan, "svg") != 0 && strcmp(da->memory_plan, "text") != 0)
+        return fail("dump: unknown --memory-plan '%s' (expected svg or text)", da->memory_plan);
+    int prints = da->print_after || da->print_before;
+    if (da->memory_plan && (is_dot || prints))
+        return fail("dump: --memory-plan cannot be combined with --format=dot, --print-after or --print-before");
+    if (is_dot && prints) return fail("dump: --format=dot cannot be combined with --print-after or --print-before");
+    if (da->elide && (is_dot || prints || da->memory_plan))
+        return fail("dump: --elide applies to the text IR as loaded only");
+    return 0;
+}
 
 static int cmd_dump(int argc, char **argv)
 {
-    const char *model = NULL, *print_after = NULL;
-    int elide = 0, rc = 0;
+    DumpArgs da = {0};
+    da.opt_level = 2;
+    da.format = "text";
+    int rc = 0;
     LoadOptions lo = {0};
     InputShape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
     if (!shapes) return fail("out of memory");
@@ -543,38 +652,61 @@ static int cmd_dump(int argc, char **argv)
         if (is_help(a)) { print_help(dump_help); rc = -1; }
         else if ((so = shape_opt(argc, argv, &i, "dump", &lo, shapes)) != 0) {
             if (so < 0) rc = 1;
+        } else if ((so = opt_level_opt(a, "dump", &da.opt_level)) != 0) {
+            if (so < 0) rc = 1;
         } else if (opt_value(argc, argv, &i, "--print-after", &v)) {
             if (!v || !*v) rc = fail("dump: --print-after needs a pass name or 'all'");
-            else print_after = v;
+            else da.print_after = v;
+        } else if (opt_value(argc, argv, &i, "--print-before", &v)) {
+            if (!v || !*v) rc = fail("dump: --print-before needs a pass name or 'all'");
+            else da.print_before = v;
+        } else if (opt_value(argc, argv, &i, "--format", &v)) {
+            if (!v || !*v) rc = fail("dump: --format needs a value (text or dot)");
+            else da.format = v;
+        } else if (opt_value(argc, argv, &i, "--memory-plan", &v)) {
+            if (!v || !*v) rc = fail("dump: --memory-plan needs a value (svg or text)");
+            else da.memory_plan = v;
         } else if (strcmp(a, "--elide") == 0) {
-            elide = 1;
+            da.elide = 1;
         } else if (a[0] == '-' && a[1] != 0) {
             rc = fail("dump: unknown option '%s' (see graphc dump --help)", a);
-        } else if (!model) {
-            model = a;
+        } else if (!da.model) {
+            da.model = a;
         } else {
             rc = fail("dump: unexpected argument '%s' (one MODEL only; see graphc dump --help)", a);
         }
     }
-    if (rc == 0 && !model) rc = fail("dump: missing MODEL (usage: graphc dump MODEL [--print-after=PASS|all] [--elide])");
-    if (rc == 0) rc = dump_model(model, print_after, elide, &lo);
+    if (rc == 0 && !da.model) rc = fail("dump: missing MODEL (usage: graphc dump MODEL [options])");
+    if (rc == 0) rc = dump_check(&da);
+    if (rc == 0) rc = dump_model(&da, &lo);
     free_shapes(&lo, shapes);
     return rc < 0 ? 0 : rc;
 }
 
-static int dump_model(const char *model, const char *print_after, int elide, const LoadOptions *lo)
+static int dump_model(const DumpArgs *da, const LoadOptions *lo)
 {
     Diag d = {0};
-    Graph *g = load(model, lo, &d, 0);
+    Graph *g = load(da->model, lo, &d, 0);
     if (!g) return fail_diag(&d);
+    g->opt_level = da->opt_level;
     Writer w;
     w_init(&w);
     int rc = 0;
     PipelineOptions po = {0};
-    po.print_after = print_after;
+    po.print_after = da->print_after;
+    po.print_before = da->print_before;
     po.dump = &w;
-    if (print_after) rc = pass_run_pipeline(g, &po, &d);
-    else ir_print(g, &w, elide);
+    int is_dot = strcmp(da->format, "dot") == 0;
+    if (da->print_after || da->print_before) {
+        rc = pass_run_pipeline(g, &po, &d);
+    } else if (is_dot || da->memory_plan) {
+        rc = pass_run_pipeline(g, NULL, &d);
+        if (rc == 0 && is_dot) ir_print_dot(g, &w);
+        else if (rc == 0 && strcmp(da->memory_plan, "svg") == 0) pass_plan_svg(g, &w);
+        else if (rc == 0) pass_plan_text(g, &w);
+    } else {
+        ir_print(g, &w, da->elide);
+    }
     if (w.len) fwrite(w.buf, 1, w.len, stdout);
     w_free(&w);
     ir_graph_free(g);
@@ -594,7 +726,7 @@ typedef struct Command {
 static const Command commands[] = {
     {"compile", cmd_compile, "compile a model to C sources"},
     {"run", cmd_run, "run a model in the reference interpreter on .npy inputs"},
-    {"dump", cmd_dump, "print a model's text IR (optionally after a pass)"},
+    {"dump", cmd_dump, "print a model's text IR (around passes), Graphviz graph or memory plan"},
     {NULL, NULL, NULL},
 };
 

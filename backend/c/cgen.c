@@ -4,10 +4,14 @@
  * inputs, outputs). It first declares one const pointer per tensor the
  * schedule touches — into the arena at the planned offset for temporaries,
  * into the weights blob for constants, the caller's buffers for graph
- * inputs and outputs — then runs every node in g->nodes order: a comment
+ * inputs and outputs; a view (Value.alias, set by memory planning) points
+ * into its root's storage — then runs every node in g->nodes order: a comment
  * (op, node, shapes) and the code of the emitter registered for the node's
- * op, in its own block so that emitters' locals never meet. Outputs that a
- * node does not write directly (graph inputs, constants, a value listed
+ * op, in its own block so that emitters' locals never meet. A view node
+ * whose output is an alias gets a comment and no code. Values that memory
+ * planning put in place share an arena offset and are ordinary pointers
+ * (their ops promise to read each element before writing it). Outputs that
+ * a node does not write directly (graph inputs, constants, a value listed
  * twice) are copied at the end.
  *
  * Tensor names come from the model: sanitized to C identifiers, made unique
@@ -181,6 +185,7 @@ const char *cgen_ptr(Cgen *c, const Value *v)
 {
     GC_ASSERT(v && v->id >= 0 && v->id < c->g->n_values && c->g->values[v->id] == v);
     c->touched[v->id] = 1;
+    if (v->alias) c->touched[v->alias->id] = 1; /* a view is declared from its root's storage */
     return c->ptr[v->id];
 }
 
@@ -199,7 +204,8 @@ const char *cgen_ctype(DType t)
     static const char *const names[DT_COUNT] = {
         [DT_F32] = "float", [DT_F64] = "double", [DT_F16] = "uint16_t", [DT_BF16] = "uint16_t",
         [DT_I8] = "int8_t", [DT_U8] = "uint8_t", [DT_I16] = "int16_t", [DT_I32] = "int32_t",
-        [DT_I64] = "int64_t", [DT_BOOL] = "uint8_t",
+        [DT_I64] = "int64_t", [DT_BOOL] = "uint8_t", [DT_U16] = "uint16_t", [DT_U32] = "uint32_t",
+        [DT_U64] = "uint64_t",
     };
     GC_ASSERT(t > DT_UNDEF && t < DT_COUNT);
     return names[t];
@@ -288,6 +294,7 @@ const char *cgen_npy_descr(DType t)
     static const char *const d[DT_COUNT] = {
         [DT_F32] = "<f4", [DT_F64] = "<f8", [DT_F16] = "<f2", [DT_BF16] = "<u2", [DT_I8] = "|i1",
         [DT_U8] = "|u1", [DT_I16] = "<i2", [DT_I32] = "<i4", [DT_I64] = "<i8", [DT_BOOL] = "|b1",
+        [DT_U16] = "<u2", [DT_U32] = "<u4", [DT_U64] = "<u8",
     };
     GC_ASSERT(t > DT_UNDEF && t < DT_COUNT);
     return d[t];
@@ -307,11 +314,19 @@ static int gen_body(Cgen *c, CgenEmitFn const *table, Diag *d)
         const Node *n = g->nodes[i];
         for (int j = 0; j < n->n_out; j++) {
             const Value *v = n->out[j];
-            if (c->out_slot[v->id] < 0 && v->offset < 0 && value_bytes(v) > 0)
+            if (c->out_slot[v->id] < 0 && !v->alias && v->offset < 0 && value_bytes(v) > 0)
                 return diag_node_error(d, n, "output '%s' has no arena offset (the graph is not memory-planned)", v->name);
         }
         if (i) w_puts(w, "\n");
         cgen_node_comment(c, n);
+        if (ir_op(n->op)->view && n->n_out >= 1 && n->out[0]->alias) {
+            w_puts(w, "/* view: ");
+            comment_text(w, n->out[0]->name);
+            w_puts(w, " aliases ");
+            comment_text(w, n->out[0]->alias->name);
+            w_puts(w, ", no code */\n");
+            continue;
+        }
         w_line(w, "{");
         w->indent++;
         size_t mark = w->len;
@@ -372,26 +387,32 @@ static void gen_decls(Cgen *c, Writer *w)
         const Value *v = g->values[i];
         if (!c->touched[i]) continue;
         const char *ct = cgen_ctype(v->dtype), *id = c->ptr[i];
+        const Value *r = v->alias ? v->alias : v; /* the value that owns the storage */
         w_printf(w, "    ");
-        if (v->kind == VK_INPUT) {
+        if (r->kind == VK_INPUT) {
             int k = 0;
-            while (g->inputs[k] != v) k++;
+            while (g->inputs[k] != r) k++;
             w_printf(w, "const %s *const %s = (const %s *)inputs[%d];", ct, id, ct, k);
-        } else if (v->kind == VK_CONST) {
+        } else if (r->kind == VK_CONST) {
             c->weights_used = 1;
             w_printf(w, "const %s *const %s = (const %s *)(const void *)(weights + %lld);", ct, id, ct,
-                     (long long)const_offset(c->m, v));
-        } else if (c->out_slot[i] >= 0) {
-            w_printf(w, "%s *const %s = (%s *)outputs[%d];", ct, id, ct, c->out_slot[i]);
+                     (long long)const_offset(c->m, r));
+        } else if (c->out_slot[r->id] >= 0) {
+            w_printf(w, "%s *const %s = (%s *)outputs[%d];", ct, id, ct, c->out_slot[r->id]);
         } else {
             c->arena_used = 1;
-            w_printf(w, "%s *const %s = (%s *)(void *)(arena + %lld);", ct, id, ct, (long long)v->offset);
+            GC_ASSERT(r->offset >= 0);
+            w_printf(w, "%s *const %s = (%s *)(void *)(arena + %lld);", ct, id, ct, (long long)r->offset);
         }
         w_printf(w, " /* %s%s", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
         if (strcmp(v->name, id) != 0) {
             w_puts(w, " '");
             comment_text(w, v->name);
             w_puts(w, "'");
+        }
+        if (v->alias) {
+            w_puts(w, ", view of ");
+            comment_text(w, r->name);
         }
         w_puts(w, " */\n");
     }

@@ -31,6 +31,9 @@ typedef struct CgenEntry {
  * nest with numpy broadcasting (backend/c/emit_elementwise.c). The table
  * uses it for such ops unless a family registers its own emitter. */
 int cgen_emit_elementwise(Cgen *c, const Node *n, Diag *d);
+/* Applies n's `epilogue` attribute (Conv/Gemm/MatMul; nothing when absent)
+ * to its output in one loop right after the op's kernel (emit_elementwise.c). */
+int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d);
 
 /* The writer for the body of the run function (statements; indentation is
  * managed by the core: emitters may use `w->indent++` inside blocks they open). */

@@ -18,8 +18,17 @@
  * X), or bool when every input is (Not, Equal on bools). Cast computes in its
  * input's type and lets the store convert; comparisons compute in their
  * inputs' type and yield 0/1.
+ *
+ * Fused nodes and the epilogues of Conv/Gemm/MatMul (ir/fused.h) use the same
+ * loop nest: each leaf is loaded once, each member of the expression computes
+ * in its own compute type (chosen as above from its operands) into a `const`
+ * local of its output dtype (interiors are never f16/bf16, so the local
+ * holds exactly what a stored and reloaded tensor would), and the root is
+ * stored once. An epilogue loop runs right after the op's kernel in the same
+ * node block, reading the op's result `y` and writing it back in place.
  */
 #include "cgen.h"
+#include "../../ir/fused.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,125 +78,227 @@ static void write_offset(Writer *w, int rank, char **idx, const int64_t *st)
 
 #define EW_MAX_OPERANDS 64
 
-int cgen_emit_elementwise(Cgen *c, const Node *n, Diag *d)
-{
-    const OpDesc *od = ir_op(n->op);
-    Writer *w = cgen_w(c);
-    if (!od->scalar_expr)
-        return diag_node_error(d, n, "op '%s' has no scalar expression for the C backend", od->name);
-    if (n->n_in > EW_MAX_OPERANDS)
-        return diag_node_error(d, n, "the C backend supports at most %d inputs here, got %d", EW_MAX_OPERANDS,
-                               n->n_in);
-    const Value *out = n->out[0];
-    const Shape *os = &out->shape;
-    if (ir_numel(os) == 0) { /* touch the operands so no pointer goes unused */
-        w_line(w, "/* zero-size output: nothing to compute */");
-        w_line(w, "(void)%s;", cgen_ptr(c, out));
-        for (int j = 0; j < n->n_in; j++)
-            if (n->in[j]) w_line(w, "(void)%s;", cgen_ptr(c, n->in[j]));
-        return 0;
-    }
-
-    /* compute type: the first non-bool input's */
-    DType ct = DT_UNDEF;
-    for (int j = 0; j < n->n_in && ct == DT_UNDEF; j++)
-        if (n->in[j] && n->in[j]->dtype != DT_BOOL) ct = cgen_compute_type(n->in[j]->dtype);
-    if (ct == DT_UNDEF) ct = cgen_compute_type(n->in[0] ? n->in[0]->dtype : DT_BOOL);
-
-    /* Strides per kept output dim: row 0 is the output, row 1+j input j. */
-    int nops = n->n_in + 1;
-    int64_t (*st)[IR_MAX_RANK] = calloc((size_t)nops, sizeof *st);
+/* The loop nest of one elementwise kernel over output shape os: size-1
+ * dims dropped, mergeable dims merged; st[0] are the output's strides,
+ * st[1+j] operand j's (0 where broadcast). */
+typedef struct EwLoop {
+    int rank, nops;
     int64_t dims[IR_MAX_RANK];
-    GC_ASSERT(st);
-    int rank = 0;
-    {
-        int64_t (*fs)[IR_MAX_RANK] = calloc((size_t)nops, sizeof *fs);
-        GC_ASSERT(fs);
-        broadcast_strides(os, os, fs[0]);
-        for (int j = 0; j < n->n_in; j++)
-            if (n->in[j]) broadcast_strides(&n->in[j]->shape, os, fs[j + 1]);
-        for (int k = 0; k < os->rank; k++) {
-            if (os->dims[k] == 1) continue;
-            int merge = rank > 0;
-            for (int o = 0; o < nops && merge; o++)
-                if (st[o][rank - 1] != fs[o][k] * os->dims[k]) merge = 0;
-            if (merge) {
-                dims[rank - 1] *= os->dims[k];
-                for (int o = 0; o < nops; o++) st[o][rank - 1] = fs[o][k];
-            } else {
-                dims[rank] = os->dims[k];
-                for (int o = 0; o < nops; o++) st[o][rank] = fs[o][k];
-                rank++;
-            }
-        }
-        free(fs);
-    }
-
-    /* names: loop indices, input locals, pointers */
+    int64_t (*st)[IR_MAX_RANK];
     char *idx[IR_MAX_RANK];
-    for (int k = 0; k < rank; k++) idx[k] = xstrdup(cgen_tmp(c, "i"));
-    char **loc = calloc((size_t)nops, sizeof *loc);
-    char **ptr = calloc((size_t)nops, sizeof *ptr);
-    GC_ASSERT(loc && ptr);
-    ptr[0] = xstrdup(cgen_ptr(c, out));
-    for (int j = 0; j < n->n_in; j++) {
-        if (!n->in[j]) continue;
-        ptr[j + 1] = xstrdup(cgen_ptr(c, n->in[j]));
-        loc[j + 1] = xstrdup(cgen_tmp(c, "x"));
-    }
+} EwLoop;
 
-    /* loop nest (a plain block for a one-element output) */
-    if (rank == 0) w_line(w, "{");
-    for (int k = 0; k < rank; k++) {
-        w_line(w, "for (int64_t %s = 0; %s < %lld; %s++) {", idx[k], idx[k], (long long)dims[k], idx[k]);
+/* Plans the loops for output `out` and operands ops[0..nops) (NULL ones
+ * ignored) and names the loop indices. */
+static void loop_plan(Cgen *c, EwLoop *L, const Value *out, const Value *const *ops, int nops)
+{
+    const Shape *os = &out->shape;
+    int nrows = nops + 1;
+    L->nops = nops;
+    L->st = calloc((size_t)nrows, sizeof *L->st);
+    int64_t (*fs)[IR_MAX_RANK] = calloc((size_t)nrows, sizeof *fs);
+    GC_ASSERT(L->st && fs);
+    L->rank = 0;
+    broadcast_strides(os, os, fs[0]);
+    for (int j = 0; j < nops; j++)
+        if (ops[j]) broadcast_strides(&ops[j]->shape, os, fs[j + 1]);
+    for (int k = 0; k < os->rank; k++) {
+        if (os->dims[k] == 1) continue;
+        int r = L->rank, merge = r > 0;
+        for (int o = 0; o < nrows && merge; o++)
+            if (L->st[o][r - 1] != fs[o][k] * os->dims[k]) merge = 0;
+        if (merge) {
+            L->dims[r - 1] *= os->dims[k];
+            for (int o = 0; o < nrows; o++) L->st[o][r - 1] = fs[o][k];
+        } else {
+            L->dims[r] = os->dims[k];
+            for (int o = 0; o < nrows; o++) L->st[o][r] = fs[o][k];
+            L->rank++;
+        }
+    }
+    free(fs);
+    for (int k = 0; k < L->rank; k++) L->idx[k] = xstrdup(cgen_tmp(c, "i"));
+}
+
+/* Opens the loop nest (a plain block for a one-element output). */
+static void loop_begin(Writer *w, const EwLoop *L)
+{
+    if (L->rank == 0) w_line(w, "{");
+    for (int k = 0; k < L->rank; k++) {
+        w_line(w, "for (int64_t %s = 0; %s < %lld; %s++) {", L->idx[k], L->idx[k], (long long)L->dims[k], L->idx[k]);
         w->indent++;
     }
-    if (rank == 0) w->indent++;
+    if (L->rank == 0) w->indent++;
+}
 
-    const char **args = calloc((size_t)(n->n_in ? n->n_in : 1), sizeof *args);
-    GC_ASSERT(args);
-    for (int j = 0; j < n->n_in; j++) {
-        if (!n->in[j]) continue;
-        Writer off, ld;
-        w_init(&off);
-        w_init(&ld);
-        write_offset(&off, rank, idx, st[j + 1]);
-        cgen_load(&ld, n->in[j]->dtype, ptr[j + 1], wtext(&off));
-        w_line(w, "const %s %s = %s;", cgen_ctype(cgen_compute_type(n->in[j]->dtype)), loc[j + 1], wtext(&ld));
-        args[j] = loc[j + 1];
-        w_free(&off);
-        w_free(&ld);
-    }
-    {
-        Writer off, ex;
-        w_init(&off);
-        w_init(&ex);
-        write_offset(&off, rank, idx, st[0]);
-        od->scalar_expr(n, &ex, args, ct);
-        cgen_store(w, out->dtype, ptr[0], wtext(&off), wtext(&ex));
-        w_free(&off);
-        w_free(&ex);
-    }
-
-    for (int k = 0; k < (rank ? rank : 1); k++) {
+static void loop_end(Writer *w, EwLoop *L)
+{
+    for (int k = 0; k < (L->rank ? L->rank : 1); k++) {
         w->indent--;
         w_line(w, "}");
     }
+    for (int k = 0; k < L->rank; k++) free(L->idx[k]);
+    free(L->st);
+}
 
-    free(args);
-    for (int k = 0; k < rank; k++) free(idx[k]);
-    for (int o = 0; o < nops; o++) {
+/* Writes the offset of row `row` (0 output, 1+j operand j) into a fresh writer. */
+static void loop_offset(Writer *off, const EwLoop *L, int row)
+{
+    w_init(off);
+    write_offset(off, L->rank, (char **)L->idx, L->st[row]);
+}
+
+/* Compute type of an elementwise node with inputs in[0..n): the first
+ * non-bool input's, else bool. */
+static DType compute_type(Value *const *in, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (in[j] && in[j]->dtype != DT_BOOL) return cgen_compute_type(in[j]->dtype);
+    return cgen_compute_type(n && in[0] ? in[0]->dtype : DT_BOOL);
+}
+
+/* One kernel: a loop nest over out's elements that loads every operand
+ * ops[j] (NULL: unused) into a local of its compute type and stores what
+ * `fx` computes from them; without fx, node n's own scalar expression of
+ * operands n->in. */
+static int emit_kernel(Cgen *c, const Node *n, const Value *out, const Value *const *ops, int nops,
+                       const FusedExpr *fx, Diag *d)
+{
+    Writer *w = cgen_w(c);
+    const OpDesc *od = ir_op(n->op);
+    if (nops > EW_MAX_OPERANDS)
+        return diag_node_error(d, n, "the C backend supports at most %d inputs here, got %d", EW_MAX_OPERANDS,
+                               nops);
+    if (ir_numel(&out->shape) == 0) { /* touch the operands so no pointer goes unused */
+        w_line(w, "/* zero-size output: nothing to compute */");
+        w_line(w, "(void)%s;", cgen_ptr(c, out));
+        for (int j = 0; j < nops; j++)
+            if (ops[j]) w_line(w, "(void)%s;", cgen_ptr(c, ops[j]));
+        return 0;
+    }
+
+    EwLoop L;
+    loop_plan(c, &L, out, ops, nops);
+    char **loc = calloc((size_t)nops + 1, sizeof *loc);
+    char **ptr = calloc((size_t)nops + 1, sizeof *ptr);
+    GC_ASSERT(loc && ptr);
+    ptr[0] = xstrdup(cgen_ptr(c, out));
+    for (int j = 0; j < nops; j++) {
+        if (!ops[j]) continue;
+        ptr[j + 1] = xstrdup(cgen_ptr(c, ops[j]));
+        loc[j + 1] = xstrdup(cgen_tmp(c, "x"));
+    }
+    loop_begin(w, &L);
+    for (int j = 0; j < nops; j++) {
+        if (!ops[j]) continue;
+        Writer off, ld;
+        loop_offset(&off, &L, j + 1);
+        w_init(&ld);
+        cgen_load(&ld, ops[j]->dtype, ptr[j + 1], wtext(&off));
+        w_line(w, "const %s %s = %s;", cgen_ctype(cgen_compute_type(ops[j]->dtype)), loc[j + 1], wtext(&ld));
+        w_free(&off);
+        w_free(&ld);
+    }
+    Writer off, ex;
+    loop_offset(&off, &L, 0);
+    w_init(&ex);
+    if (!fx) {
+        const char **args = calloc((size_t)(nops ? nops : 1), sizeof *args);
+        GC_ASSERT(args);
+        for (int j = 0; j < nops; j++) args[j] = loc[j + 1];
+        od->scalar_expr(n, &ex, args, compute_type(n->in, n->n_in));
+        free(args);
+    } else {
+        /* members in order: interiors into typed locals, the root stored */
+        char **mloc = calloc((size_t)fx->n_members, sizeof *mloc);
+        GC_ASSERT(mloc);
+        for (int m = 0; m < fx->n_members; m++) {
+            const Node *mn = fx->members[m];
+            const char *args[64];
+            GC_ASSERT(mn->n_in <= 64);
+            for (int j = 0; j < mn->n_in; j++) {
+                const FxSrc *s = &fx->src[m][j];
+                args[j] = s->kind == FX_SLOT ? loc[s->idx + 1] : s->kind == FX_MEMBER ? mloc[s->idx] : "0";
+            }
+            Writer e;
+            w_init(&e);
+            ir_op(mn->op)->scalar_expr(mn, &e, args, compute_type(mn->in, mn->n_in));
+            if (m + 1 == fx->n_members) {
+                w_puts(&ex, wtext(&e));
+            } else {
+                DType t = mn->out[0]->dtype;
+                mloc[m] = xstrdup(cgen_tmp(c, "t"));
+                if (t == DT_BOOL)
+                    w_line(w, "const uint8_t %s = (uint8_t)((%s) != 0);", mloc[m], wtext(&e));
+                else w_line(w, "const %s %s = (%s)(%s);", cgen_ctype(t), mloc[m], cgen_ctype(t), wtext(&e));
+            }
+            w_free(&e);
+        }
+        for (int m = 0; m < fx->n_members; m++) free(mloc[m]);
+        free(mloc);
+    }
+    cgen_store(w, out->dtype, ptr[0], wtext(&off), wtext(&ex));
+    w_free(&off);
+    w_free(&ex);
+    loop_end(w, &L);
+
+    for (int o = 0; o <= nops; o++) {
         free(loc[o]);
         free(ptr[o]);
     }
     free(loc);
     free(ptr);
-    free(st);
     return 0;
 }
 
-/* No entries: every op whose description has a scalar expression gets
- * cgen_emit_elementwise by default (see emit_table.c). */
+int cgen_emit_elementwise(Cgen *c, const Node *n, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    if (!od->scalar_expr)
+        return diag_node_error(d, n, "op '%s' has no scalar expression for the C backend", od->name);
+    return emit_kernel(c, n, n->out[0], (const Value *const *)n->in, n->n_in, NULL, d);
+}
+
+/* Fused: one loop nest computes the whole expression. */
+static int emit_fused(Cgen *c, const Node *n, Diag *d)
+{
+    FusedExpr fx;
+    if (ir_fused_parse(n, "expr", n->attrs[0].s, (const Value *const *)n->in, n->n_in, -1, &fx, d)) return -1;
+    int rc = emit_kernel(c, n, n->out[0], (const Value *const *)n->in, n->n_in, &fx, d);
+    ir_fused_free(&fx);
+    return rc;
+}
+
+int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d)
+{
+    int ei = ir_attr_index(n, "epilogue");
+    if (ei < 0 || !n->attrs[ei].set) return 0;
+    const Value **ops = calloc((size_t)n->n_in + 1, sizeof *ops);
+    GC_ASSERT(ops);
+    for (int j = 0; j < n->n_in; j++) ops[j] = n->in[j];
+    Value y = *n->out[0];
+    ops[n->n_in] = &y;
+    FusedExpr fx;
+    int rc = ir_fused_parse(n, "epilogue", n->attrs[ei].s, ops, n->n_in + 1, n->n_in, &fx, d);
+    if (rc == 0) {
+        for (int j = 0; j <= n->n_in; j++)
+            if (!fx.slot_used[j]) ops[j] = NULL;
+        if (ops[n->n_in]) ops[n->n_in] = n->out[0];
+        Writer *w = cgen_w(c);
+        w_puts(w, "/* epilogue: ");
+        for (const char *p = n->attrs[ei].s; *p; p++) /* no comment terminator, printable only */
+            w_printf(w, "%c", (*p == '*' || *p == '/' || *p < 32 || *p > 126) ? '.' : *p);
+        w_puts(w, " */\n");
+        rc = emit_kernel(c, n, n->out[0], ops, n->n_in + 1, &fx, d);
+        ir_fused_free(&fx);
+    }
+    free(ops);
+    return rc;
+}
+
+/* Fused is registered; every op whose description has a scalar expression
+ * gets cgen_emit_elementwise by default (see emit_table.c). */
 const CgenEntry cgen_elementwise_entries[] = {
+    {OP_Fused, emit_fused},
     {-1, NULL},
 };

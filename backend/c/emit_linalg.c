@@ -1,4 +1,4 @@
-/* emit_linalg.c — C emitters for MatMul and Gemm.
+/* emit_linalg.c — C emitters for MatMul, Gemm and Det.
  *
  * Both lower to calls of the runtime GEMM (gcrt_sgemm for f32, gcrt_dgemm
  * for f64) with every size written as a literal. MatMul folds its batch
@@ -7,7 +7,10 @@
  * batch dims with one GEMM per matrix, offsetting A and B by their batch
  * strides (0 along broadcast dims). Gemm first fills Y with beta * C
  * (broadcast through row/column strides) and then accumulates alpha * A * B.
- * Other dtypes are refused with a diagnostic naming the node.
+ * Det calls gcrt_det_* (LU in double, the node's workspace holding one
+ * matrix). Other dtypes are refused with a diagnostic naming the node.
+ * An `epilogue` (ir/fused.h) on MatMul or Gemm is applied by one loop over
+ * Y right after the GEMM call(s) in the same node block (cgen_emit_epilogue).
  */
 #include "cgen.h"
 #include "emit_common.h"
@@ -51,7 +54,7 @@ static int emit_matmul(Cgen *c, const Node *n, Diag *d)
         w_line(w, "%s(0, 0, %lld, %lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %lld);", gemm_fn(t),
                (long long)(nbatch * M), (long long)N, (long long)K, one, pa, (long long)K, pb, (long long)N,
                zero, py, (long long)N);
-        return 0;
+        return cgen_emit_epilogue(c, n, d);
     }
     int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
     batch_strides(as, &batch, M * K, sa);
@@ -82,7 +85,7 @@ static int emit_matmul(Cgen *c, const Node *n, Diag *d)
     }
     w_line(w, "), %lld);", (long long)N);
     w->indent = depth;
-    return 0;
+    return cgen_emit_epilogue(c, n, d);
 }
 
 static int emit_gemm(Cgen *c, const Node *n, Diag *d)
@@ -112,10 +115,32 @@ static int emit_gemm(Cgen *c, const Node *n, Diag *d)
     w_line(w, "%s(%d, %d, %lld, %lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %lld);", gemm_fn(t), ta, tb,
            (long long)M, (long long)N, (long long)K, alpha, cgen_ptr(c, A), (long long)A->shape.dims[1],
            cgen_ptr(c, B), (long long)B->shape.dims[1], C ? one : zero, py, (long long)N);
+    return cgen_emit_epilogue(c, n, d);
+}
+
+/* Det: one runtime call over the batch, the workspace holding the LU factors. */
+static int emit_det(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const char *sfx = emit_kernel_suffix(n, X->dtype, d);
+    if (!sfx) return -1;
+    int64_t m = X->shape.dims[X->shape.rank - 1], nb = ir_numel(&Y->shape);
+    if (nb == 0) return 0;
+    char px[EMIT_EXPR_CAP], py[EMIT_EXPR_CAP];
+    emit_ptr_name(c, X, px);
+    emit_ptr_name(c, Y, py);
+    if (m == 0) {
+        w_line(cgen_w(c), "{ int64_t i; for (i = 0; i < %lld; i++) %s[i] = 1; } /* det of 0x0 is 1 */",
+               (long long)nb, py);
+        return 0;
+    }
+    w_line(cgen_w(c), "gcrt_det_%s(%lld, %lld, %s, %s, (double *)(void *)%s);", sfx, (long long)nb, (long long)m,
+           px, py, cgen_workspace(c, n));
     return 0;
 }
 
 const CgenEntry cgen_linalg_entries[] = {
+    {OP_Det, emit_det},
     {OP_MatMul, emit_matmul},
     {OP_Gemm, emit_gemm},
     {-1, NULL},

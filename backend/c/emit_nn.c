@@ -1,4 +1,4 @@
-/* emit_nn.c — C emitters for the nn family: Conv, MaxPool, AveragePool,
+/* emit_nn.c — C emitters for the nn family: Conv, MaxPool, MaxUnpool, AveragePool,
  * GlobalAveragePool, BatchNormalization, Softmax, LogSoftmax and
  * LayerNormalization.
  *
@@ -10,6 +10,8 @@
  * workspace for im2col when the op's workspace facet asked for one, and a
  * null pointer otherwise (the kernel then uses its direct loops).
  * f32 and f64 are supported; other dtypes are refused with a diagnostic.
+ * A Conv `epilogue` (ir/fused.h: activation, residual add, ...) is applied
+ * by one loop over Y right after the kernel call in the same node block.
  */
 #include "cgen.h"
 #include "emit_common.h"
@@ -61,10 +63,11 @@ static int emit_conv(Cgen *c, const Node *n, Diag *d)
     emit_dims3(w, g.pb, g.sr, 0);
     w_printf(w, ",\n%s, %s, %s, %s, ", cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0",
              cgen_ptr(c, Y));
-    if (n->ws_bytes) w_printf(w, "(%s *)(void *)%s);\n", ct, cgen_workspace(c, n));
-    else w_puts(w, "0);\n");
+    if (n->ws_bytes)
+        w_printf(w, "(%s *)(void *)%s, %lld);\n", ct, cgen_workspace(c, n), (long long)ir_conv_im2col_cols(n));
+    else w_puts(w, "0, 0);\n");
     w->indent--;
-    return 0;
+    return cgen_emit_epilogue(c, n, d);
 }
 
 /* MaxPool (is_max) or AveragePool. */
@@ -102,8 +105,63 @@ static int emit_pool(Cgen *c, const Node *n, Diag *d, int is_max)
     return 0;
 }
 
-static int emit_maxpool(Cgen *c, const Node *n, Diag *d) { return emit_pool(c, n, d, 1); }
+/* MaxPool: the float kernel without Indices; gcrt_maxpool_idx_* (runtime/
+ * gcrt_pool.h) for u8/i8 inputs or when the Indices output is wanted. */
+static int emit_maxpool(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0], *I = n->n_out > 1 ? n->out[1] : NULL;
+    DType t = X->dtype;
+    if (!I && t != DT_U8 && t != DT_I8) return emit_pool(c, n, d, 1);
+    const char *sfx = t == DT_U8 ? "u8" : t == DT_I8 ? "i8" : emit_kernel_suffix(n, t, d);
+    Geo3 g;
+    if (!sfx || geo3(n, &g, d)) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    Writer *w = cgen_w(c);
+    w_printf(w, "gcrt_maxpool_idx_%s(%lld, ", sfx, (long long)(X->shape.dims[0] * X->shape.dims[1]));
+    emit_dims3(w, g.in, g.sr, 1);
+    w_puts(w, ", ");
+    emit_dims3(w, g.k, g.sr, 1);
+    w_puts(w, ", ");
+    emit_dims3(w, g.out, g.sr, 1);
+    w_puts(w, ",\n");
+    w->indent++;
+    emit_dims3(w, g.s, g.sr, 1);
+    w_puts(w, ", ");
+    emit_dims3(w, g.dl, g.sr, 1);
+    w_puts(w, ", ");
+    emit_dims3(w, g.pb, g.sr, 0);
+    w_printf(w, ", %d, %s, ", emit_attr(n, "storage_order")->i == 1, cgen_ptr(c, X));
+    w_printf(w, "%s, ", cgen_ptr(c, Y));
+    w_printf(w, "%s);\n", I ? cgen_ptr(c, I) : "0");
+    w->indent--;
+    return 0;
+}
 static int emit_avgpool(Cgen *c, const Node *n, Diag *d) { return emit_pool(c, n, d, 0); }
+
+/* MaxUnpool: one call of gcrt_maxunpool_* (zero Y, scatter X at I, the
+ * indices referring to ir_maxunpool_index_dims). */
+static int emit_maxunpool(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *I = n->in[1], *Y = n->out[0];
+    DType t = X->dtype;
+    const char *sfx = t == DT_U8 ? "u8" : t == DT_I8 ? "i8" : emit_kernel_suffix(n, t, d);
+    if (!sfx) return -1;
+    int64_t src[IR_MAX_RANK];
+    int sr = ir_maxunpool_index_dims(n, src);
+    GC_ASSERT(sr >= 1);
+    if (sr > 3)
+        return diag_node_error(d, n, "the C backend implements MaxUnpool for 1 to 3 spatial dims, got %d", sr);
+    if (ir_numel(&Y->shape) == 0) return 0;
+    Writer *w = cgen_w(c);
+    char px[EMIT_EXPR_CAP], pi[EMIT_EXPR_CAP], py[EMIT_EXPR_CAP];
+    w_printf(w, "gcrt_maxunpool_%s(%lld, %s, %s, %lld, ", sfx, (long long)ir_numel(&X->shape),
+             emit_ptr_name(c, X, px), emit_ptr_name(c, I, pi), (long long)(X->shape.dims[0] * X->shape.dims[1]));
+    emit_dims3(w, src, sr, 1);
+    w_puts(w, ", ");
+    emit_dims3(w, Y->shape.dims + 2, sr, 1);
+    w_printf(w, ", %s);\n", emit_ptr_name(c, Y, py));
+    return 0;
+}
 
 static int emit_gap(Cgen *c, const Node *n, Diag *d)
 {
@@ -122,10 +180,21 @@ static int emit_batchnorm(Cgen *c, const Node *n, Diag *d)
     const Value *X = n->in[0], *Y = n->out[0];
     const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
-    if (ir_numel(&Y->shape) == 0) return 0;
+    if (ir_numel(&Y->shape) == 0 && !emit_attr(n, "training_mode")->i) return 0;
     const Shape *xs = &X->shape;
     char eps[48];
     emit_float_lit(eps, sizeof eps, emit_attr(n, "epsilon")->f, Y->dtype);
+    if (emit_attr(n, "training_mode")->i) {
+        const Value *rm = n->n_out > 1 ? n->out[1] : NULL, *rv = n->n_out > 2 ? n->out[2] : NULL;
+        char mom[48], p[7][EMIT_EXPR_CAP];
+        emit_float_lit(mom, sizeof mom, emit_attr(n, "momentum")->f, Y->dtype);
+        for (int i = 0; i < 5; i++) emit_ptr_name(c, n->in[i], p[i]);
+        w_line(cgen_w(c), "gcrt_batchnorm_train_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);", sfx,
+               (long long)xs->dims[0], (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), p[0],
+               p[1], p[2], p[3], p[4], eps, mom, emit_ptr_name(c, Y, p[5]), rm ? emit_ptr_name(c, rm, p[6]) : "0",
+               rv ? cgen_ptr(c, rv) : "0");
+        return 0;
+    }
     w_line(cgen_w(c), "gcrt_batchnorm_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s);", sfx,
            (long long)xs->dims[0], (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank),
            cgen_ptr(c, X), cgen_ptr(c, n->in[1]), cgen_ptr(c, n->in[2]), cgen_ptr(c, n->in[3]),
@@ -197,6 +266,7 @@ const CgenEntry cgen_nn_entries[] = {
     {OP_Conv, emit_conv},
     {OP_MaxPool, emit_maxpool},
     {OP_AveragePool, emit_avgpool},
+    {OP_MaxUnpool, emit_maxunpool},
     {OP_GlobalAveragePool, emit_gap},
     {OP_BatchNormalization, emit_batchnorm},
     {OP_Softmax, emit_softmax},

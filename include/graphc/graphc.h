@@ -25,11 +25,20 @@ typedef enum GcWeights {
     GC_WEIGHTS_FILE        /* the caller loads NAME.weights and passes it to NAME_run */
 } GcWeights;
 
+/* Optimization level; a zeroed GcCompileOptions means -O2. */
+typedef enum GcOptLevel {
+    GC_OPT_DEFAULT = 0, /* -O2 */
+    GC_OPT_O0,          /* only the passes correctness needs */
+    GC_OPT_O2           /* also simplification and fusion */
+} GcOptLevel;
+
 typedef struct GcCompileOptions {
     const char *name;        /* C prefix and library name; default: the graph's name */
     int emit_main;           /* also write NAME_main.c (npy in, npy out) */
     GcWeights weights;
     const char *print_after; /* pass name or "all": dump IR to stderr after it */
+    GcOptLevel opt;
+    const char *print_before; /* pass name or "all": dump IR to stderr before it */
 } GcCompileOptions;
 
 GcGraph *gc_graph_new(const char *name);

@@ -30,8 +30,6 @@
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static int dtype_is_signed_int(DType t) { return t == DT_I8 || t == DT_I16 || t == DT_I32 || t == DT_I64; }
-
 /* Post-processes an arithmetic result for output dtype t. */
 static double fin(const Node *n, double v)
 {
@@ -99,8 +97,8 @@ static int infer_clip(Node *n, Diag *d)
 
 /* ONNX TensorProto.DataType codes graphc supports, and their dtypes. */
 static const struct { int code; DType t; } cast_codes[] = {
-    {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {5, DT_I16}, {6, DT_I32},
-    {7, DT_I64}, {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {16, DT_BF16},
+    {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {4, DT_U16}, {5, DT_I16}, {6, DT_I32}, {7, DT_I64},
+    {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {12, DT_U32}, {13, DT_U64}, {16, DT_BF16},
 };
 
 static DType cast_target(const Node *n)
@@ -118,7 +116,8 @@ static int infer_cast(Node *n, Diag *d)
     if (t == DT_UNDEF)
         return diag_node_error(d, n,
                                "attribute 'to' = %lld is not a supported ONNX dtype (supported: 1 float, 2 uint8, "
-                               "3 int8, 5 int16, 6 int32, 7 int64, 9 bool, 10 float16, 11 double, 16 bfloat16)",
+                               "3 int8, 4 uint16, 5 int16, 6 int32, 7 int64, 9 bool, 10 float16, 11 double, "
+                               "12 uint32, 13 uint64, 16 bfloat16)",
                                (long long)n->attrs[0].i);
     ir_set_out(n, 0, t, &n->in[0]->shape);
     return 0;
@@ -153,7 +152,11 @@ static const char *const names_data[] = {"data_0"};
 static const char *const names_max[] = {"max"};
 static const char *const names_min[] = {"min"};
 
-static const InplacePair inplace_0_0[] = {{0, 0}};
+/* Any input may share the output's memory: the generic emitter loads every
+ * input element before it stores the output element at the same index, and
+ * the planner only shares an input of the output's element count (never a
+ * broadcast one). Pairs past a node's input count are ignored. */
+static const InplacePair inplace_any[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};
 
 /* ---- scalar functions ---------------------------------------------------- */
 
@@ -176,7 +179,7 @@ static void expr_Abs(const Node *n, Writer *w, const char *const *args, DType ct
 {
     (void)n;
     if (ir_dtype_is_float(ct)) w_printf(w, "fabs%s(%s)", ew_fs(ct), A);
-    else if (dtype_is_signed_int(ct)) w_printf(w, "((%s) < 0 ? -(%s) : (%s))", A, A, A);
+    else if (ew_is_signed_int(ct)) w_printf(w, "((%s) < 0 ? -(%s) : (%s))", A, A, A);
     else w_printf(w, "(%s)", A);
 }
 static double ref_Abs(const Node *n, const double *x) { return fin(n, fabs(x[0])); }
@@ -201,7 +204,7 @@ static void expr_Relu(const Node *n, Writer *w, const char *const *args, DType c
 {
     char b[64];
     (void)n;
-    if (ct == DT_U8 || ct == DT_BOOL) { w_printf(w, "(%s)", A); return; }
+    if (ew_is_unsigned(ct) || ct == DT_BOOL) { w_printf(w, "(%s)", A); return; }
     ew_lit(b, sizeof b, ct, 0);
     w_printf(w, "((%s) < %s ? %s : (%s))", A, b, b, A);
 }
@@ -374,6 +377,9 @@ static void expr_Cast(const Node *n, Writer *w, const char *const *args, DType c
         {DT_I16, "INT16_MIN", "INT16_MAX", -32768.0, 32768.0},
         {DT_I32, "INT32_MIN", "INT32_MAX", -2147483648.0, 2147483648.0},
         {DT_I64, "INT64_MIN", "INT64_MAX", -9223372036854775808.0, 9223372036854775808.0},
+        {DT_U16, "0", "UINT16_MAX", 0.0, 65536.0},
+        {DT_U32, "0", "UINT32_MAX", 0.0, 4294967296.0},
+        {DT_U64, "0", "UINT64_MAX", 0.0, 18446744073709551616.0},
     };
     for (size_t k = 0; k < sizeof lim / sizeof lim[0]; k++) {
         if (lim[k].t != to) continue;
@@ -391,6 +397,8 @@ static double ref_Cast(const Node *n, const double *x)
     DType to = n->out[0]->dtype, from = n->in[0]->dtype;
     double v = x[0];
     if (to == DT_BOOL) return v != 0;
+    if (to == DT_I64 && from == DT_U64 && v >= 9223372036854775808.0) /* wraps negative; UINT64_MAX gives -1 */
+        return v >= 18446744073709551616.0 ? -1.0 : v - 18446744073709551616.0;
     if (ir_dtype_is_int(to) && !ir_dtype_is_float(from)) return ew_wrap_int(to, v);
     return ir_round_to(to, v); /* floats round; float to integer saturates */
 }
@@ -409,10 +417,13 @@ static void expr_Sub(const Node *n, Writer *w, const char *const *args, DType ct
 }
 static double ref_Sub(const Node *n, const double *x) { return fin(n, x[0] - x[1]); }
 
+/* u16 operands promote to int, whose product can overflow: multiply as
+ * unsigned int instead (the store truncates). */
 static void expr_Mul(const Node *n, Writer *w, const char *const *args, DType ct)
 {
-    (void)n, (void)ct;
-    w_printf(w, "((%s) * (%s))", A, B);
+    (void)n;
+    if (ct == DT_U16) w_printf(w, "((uint32_t)(%s) * (%s))", A, B);
+    else w_printf(w, "((%s) * (%s))", A, B);
 }
 static double ref_Mul(const Node *n, const double *x) { return fin(n, x[0] * x[1]); }
 
@@ -510,7 +521,7 @@ static double ref_Where(const Node *n, const double *x) { (void)n; return x[0] !
 
 #define EW_COMMON(Op)                                                                              \
     .name = #Op, .min_out = 1, .max_out = 1, .scalar_expr = expr_##Op, .scalar_ref = ref_##Op,  \
-    .eval = ir_eval_elementwise, .inplace = inplace_0_0, .n_inplace = 1
+    .eval = ir_eval_elementwise, .inplace = inplace_any, .n_inplace = 4
 #define UNARY(Op, inf, in_n, out_n)                                                                \
     const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 1, .max_in = 1, .in_names = in_n,            \
                             .out_names = out_n, .infer = inf}
@@ -545,7 +556,8 @@ UNARY(Ceil, infer_unary_float, names_X, names_Y);
 UNARY(Sin, infer_unary_float, names_input, names_output);
 UNARY(Cos, infer_unary_float, names_input, names_output);
 UNARY(Not, infer_unary_bool, names_X, names_Y);
-UNARY(Identity, infer_unary_any, names_input, names_output);
+const OpDesc op_Identity = {EW_COMMON(Identity), .min_in = 1, .max_in = 1, .in_names = names_input,
+                            .out_names = names_output, .infer = infer_unary_any, .view = 1};
 const OpDesc op_Cast = {EW_COMMON(Cast), .min_in = 1, .max_in = 1, .in_names = names_input,
                         .out_names = names_output, .infer = infer_cast, .attrs = cast_attrs, .n_attrs = 1};
 BINARY(Add, infer_arith, names_AB, names_C);

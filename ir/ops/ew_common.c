@@ -47,7 +47,7 @@ static int class_ok(DType t, EwClass c)
     switch (c) {
     case EW_ANY: return 1;
     case EW_FLOAT: return ir_dtype_is_float(t);
-    case EW_SIGNED: return ir_dtype_is_float(t) || (ir_dtype_is_int(t) && t != DT_U8);
+    case EW_SIGNED: return ir_dtype_is_float(t) || ew_is_signed_int(t);
     case EW_NUMERIC: return t != DT_BOOL;
     case EW_BOOL: return t == DT_BOOL;
     }
@@ -118,13 +118,18 @@ int ew_broadcast_inputs(Node *n, int first, Shape *out, Diag *d)
     return 0;
 }
 
+int ew_is_unsigned(DType t) { return t == DT_U8 || t == DT_U16 || t == DT_U32 || t == DT_U64; }
+int ew_is_signed_int(DType t) { return ir_dtype_is_int(t) && !ew_is_unsigned(t); }
+
 const char *ew_fs(DType ct) { return ct == DT_F64 ? "" : "f"; }
 
 /* Floats: the shortest decimal that reads back as the same value of ct. */
 const char *ew_lit(char *buf, size_t cap, DType ct, double v)
 {
     if (!ir_dtype_is_float(ct)) {
-        snprintf(buf, cap, "%lld", (long long)v);
+        GC_ASSERT(v >= -9223372036854775808.0 && v < 18446744073709551616.0);
+        if (v >= 9223372036854775808.0) snprintf(buf, cap, "%lluu", (unsigned long long)v);
+        else snprintf(buf, cap, "%lld", (long long)v);
         return buf;
     }
     int f32 = ct != DT_F64;
@@ -148,6 +153,9 @@ const char *ew_ctype(DType ct)
     case DT_I32: return "int32_t";
     case DT_I64: return "int64_t";
     case DT_BOOL: return "uint8_t";
+    case DT_U16: return "uint16_t";
+    case DT_U32: return "uint32_t";
+    case DT_U64: return "uint64_t";
     default: return "float";
     }
 }
@@ -157,12 +165,18 @@ double ew_wrap_int(DType t, double v)
     if (!isfinite(v)) return 0;
     v = trunc(v);
     int bits = (int)ir_dtype_size(t) * 8;
-    if (bits >= 64) return v;
-    uint64_t mask = (UINT64_C(1) << bits) - 1;
-    if (v >= 9.2e18 || v <= -9.2e18) return 0;
-    uint64_t u = (uint64_t)(int64_t)v & mask;
-    if (t != DT_U8 && u >= (UINT64_C(1) << (bits - 1))) return (double)(int64_t)(u - (UINT64_C(1) << bits));
-    return (double)u;
+    if (bits >= 64) {
+        /* A double at the top of the range stands for INT64_MAX / UINT64_MAX
+         * as well (they load as 2^63 / 2^64), so it is kept for the store to
+         * saturate; only negative u64 values wrap (fmod is exact). */
+        if (t == DT_U64 && v < 0) return fmod(v, 18446744073709551616.0) + 18446744073709551616.0;
+        return v;
+    }
+    double m = ldexp(1.0, bits); /* fmod is exact, and so are the shifts by m below 2^33 */
+    v = fmod(v, m);
+    if (v < 0) v += m;
+    if (!ew_is_unsigned(t) && v >= m / 2) v -= m;
+    return v;
 }
 
 int ew_infer_nary(Node *n, EwClass c, DType out, Diag *d)

@@ -14,7 +14,7 @@
 typedef enum EwClass {
     EW_ANY,
     EW_FLOAT,   /* f32 f64 f16 bf16 */
-    EW_SIGNED,  /* floats and signed integers */
+    EW_SIGNED,  /* floats and signed integers (not u8 u16 u32 u64) */
     EW_NUMERIC, /* everything but bool */
     EW_BOOL
 } EwClass;
@@ -30,15 +30,24 @@ int ew_check_same_dtype(Node *n, int j, int ref, Diag *d);
 /* Numpy-broadcasts the present inputs [first, n_in) into *out. */
 int ew_broadcast_inputs(Node *n, int first, Shape *out, Diag *d);
 
+/* u8 u16 u32 u64: the unsigned integer dtypes (compute types of their own). */
+int ew_is_unsigned(DType t);
+/* i8 i16 i32 i64. */
+int ew_is_signed_int(DType t);
+
 /* "f" for float compute types, "" for f64: suffix of <math.h> names. */
 const char *ew_fs(DType ct);
-/* Number v as a C literal of compute type ct ("1.0f", "0.5", "3"). */
+/* Number v as a C literal of compute type ct ("1.0f", "0.5", "3"; integers
+ * above INT64_MAX get a 'u' suffix). */
 const char *ew_lit(char *buf, size_t cap, DType ct, double v);
 /* C spelling of compute type ct: float, double, int8_t, uint8_t (also bool),
- * int16_t, int32_t, int64_t. */
+ * int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t. */
 const char *ew_ctype(DType ct);
 /* Wraps an integral double into integer dtype t's range modulo 2^bits (C
- * conversion semantics); non-finite values give 0. */
+ * conversion semantics); non-finite values give 0. 64-bit dtypes wrap only
+ * negative values into u64 (rounded to a double); values above the range are
+ * left for the store to saturate (2^63 and 2^64 are how INT64_MAX and
+ * UINT64_MAX load). */
 double ew_wrap_int(DType t, double v);
 
 /* Inputs of one dtype of class c, broadcast together; the output dtype is

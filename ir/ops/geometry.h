@@ -10,8 +10,24 @@
 /* For a shape-inferred Conv, MaxPool or AveragePool node: kernel, strides,
  * dilations and resolved leading/trailing pads per spatial dim (arrays of
  * IR_MAX_RANK). Returns the spatial rank, or -1 if the node is invalid. */
+/* Conv's im2col tile: how many output positions (columns) one im2col pass
+ * covers, so that the workspace stays under IR_CONV_WS_CAP bytes; 0 when the
+ * conv needs no im2col (pointwise or depthwise: the kernel runs direct loops). */
+#define IR_CONV_WS_CAP ((int64_t)512 * 1024)
+int64_t ir_conv_im2col_cols(const Node *n);
 int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
                           int64_t *pad_begin, int64_t *pad_end);
+
+/* For a MaxUnpool node: the spatial dims (IR_MAX_RANK array) of the shape
+ * its indices I refer to: per dim (in - 1) * stride + kernel - pads. The
+ * output equals that shape, or with output_shape extends (or crops) it at
+ * the end of each spatial dim. Returns the spatial rank, -1 if invalid. */
+int ir_maxunpool_index_dims(const Node *n, int64_t *dims);
+
+/* For a TfIdfVectorizer node: each pool n-gram's position in pool_int64s
+ * and its length (arrays with room for the pool's size), in gram order.
+ * Returns the number of grams, or -1 if the node is invalid. */
+int ir_tfidf_grams(const Node *n, int64_t *off, int64_t *len);
 
 /* For a Slice node: per data axis, the first index read and the step (0 and
  * 1 on untouched axes, start 0 on empty axes), and the output shape. */

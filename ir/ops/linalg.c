@@ -5,11 +5,15 @@
  * [K,1], the promoted dim is removed from the result again, and the batch
  * dims (all but the last two) broadcast with numpy rules. Gemm is the 2-D
  * Y = alpha * op(A) * op(B) + beta * C with C (optional) unidirectionally
- * broadcast to [M,N]. Reference evaluations accumulate in double.
+ * broadcast to [M,N]. Det is the batched determinant (LU with partial
+ * pivoting). Reference evaluations accumulate in double.
  */
 #include "../op.h"
+#include "../fused.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- shared checks ------------------------------------------------------ */
@@ -31,7 +35,9 @@ static int check_same_numeric(Node *n, Diag *d, int i0, int i1)
 
 /* ---- MatMul ------------------------------------------------------------- */
 
-static const char *const matmul_in[] = {"A", "B"};
+/* Inputs from x2 (MatMul) / x3 (Gemm) on are epilogue operands (ir/fused.h). */
+static const char *const matmul_in[2 + FUSED_MAX_EPI] = {"A", "B", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9"};
+static const AttrSpec matmul_attrs[] = {{"epilogue", ATTR_STRING, NULL, 0}};
 static const char *const one_out_Y[] = {"Y"};
 
 /* The matmul geometry: batch shape (broadcast), M, K, N and the output. */
@@ -75,7 +81,7 @@ static int matmul_infer(Node *n, Diag *d)
     if (check_same_numeric(n, d, 0, 1)) return -1;
     if (matmul_dims(n, &md, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &md.out);
-    return 0;
+    return ir_epilogue_infer(n, 2, d);
 }
 
 /* Element strides of a batch operand aligned to the broadcast batch shape
@@ -117,26 +123,28 @@ static int matmul_eval(const Node *n, const double *const *in, double *const *ou
             idx[k] = 0;
         }
     }
-    return 0;
+    return ir_epilogue_eval(n, in, out[0], d);
 }
 
 const OpDesc op_MatMul = {
     .name = "MatMul",
-    .min_in = 2, .max_in = 2, .in_names = matmul_in,
+    .min_in = 2, .max_in = 2 + FUSED_MAX_EPI, .in_names = matmul_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
+    .attrs = matmul_attrs, .n_attrs = 1,
     .infer = matmul_infer,
     .eval = matmul_eval,
 };
 
 /* ---- Gemm --------------------------------------------------------------- */
 
-static const char *const gemm_in[] = {"A", "B", "C"};
-enum { GEMM_ALPHA, GEMM_BETA, GEMM_TRANS_A, GEMM_TRANS_B };
+static const char *const gemm_in[3 + FUSED_MAX_EPI] = {"A", "B", "C", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"};
+enum { GEMM_ALPHA, GEMM_BETA, GEMM_TRANS_A, GEMM_TRANS_B, GEMM_EPILOGUE };
 static const AttrSpec gemm_attrs[] = {
     {"alpha", ATTR_FLOAT, "1.0", 0},
     {"beta", ATTR_FLOAT, "1.0", 0},
     {"transA", ATTR_INT, "0", 0},
     {"transB", ATTR_INT, "0", 0},
+    {"epilogue", ATTR_STRING, NULL, 0},
 };
 
 static int gemm_dims(const Node *n, int64_t *M, int64_t *N, int64_t *K, Diag *d)
@@ -183,7 +191,7 @@ static int gemm_infer(Node *n, Diag *d)
     int64_t od[2] = {M, N};
     Shape os = ir_shape(2, od);
     ir_set_out(n, 0, n->in[0]->dtype, &os);
-    return 0;
+    return ir_epilogue_infer(n, 3, d);
 }
 
 static int gemm_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
@@ -211,14 +219,97 @@ static int gemm_eval(const Node *n, const double *const *in, double *const *out,
             if (C) s += beta * C[i * crs + j * ccs];
             out[0][i * N + j] = s;
         }
-    return 0;
+    return ir_epilogue_eval(n, in, out[0], d);
 }
 
 const OpDesc op_Gemm = {
     .name = "Gemm",
-    .min_in = 2, .max_in = 3, .in_names = gemm_in,
+    .min_in = 2, .max_in = 3 + FUSED_MAX_EPI, .in_names = gemm_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
-    .attrs = gemm_attrs, .n_attrs = 4,
+    .attrs = gemm_attrs, .n_attrs = 5,
     .infer = gemm_infer,
     .eval = gemm_eval,
+};
+
+/* ---- Det ---------------------------------------------------------------- */
+
+/* Det: the determinant of each [M,M] matrix in the last two dims of X,
+ * output shape X's leading dims. Computed by LU decomposition with partial
+ * pivoting (row swaps flip the sign; a zero pivot column gives 0), in
+ * double; the C backend runs the same algorithm in gcrt_det_*. */
+
+static const char *const det_in[] = {"X"};
+
+static int det_infer(Node *n, Diag *d)
+{
+    const Value *x = n->in[0];
+    char b[160];
+    if (x->dtype != DT_F32 && x->dtype != DT_F64 && x->dtype != DT_F16 && x->dtype != DT_BF16)
+        return diag_node_error(d, n, "input 'X' has dtype %s; expected a floating-point type",
+                               ir_dtype_name(x->dtype));
+    const Shape *s = &x->shape;
+    if (s->rank < 2 || s->dims[s->rank - 1] != s->dims[s->rank - 2])
+        return diag_node_error(d, n, "input 'X' shape %s must end in a square matrix [..., M, M]",
+                               ir_shape_str(s, b, sizeof b));
+    Shape o = ir_shape(s->rank - 2, s->dims);
+    ir_set_out(n, 0, x->dtype, &o);
+    return 0;
+}
+
+/* Determinant of the m x m matrix a (overwritten by its LU factors). */
+static double det_lu(double *a, int64_t m)
+{
+    double det = 1.0;
+    for (int64_t k = 0; k < m; k++) {
+        int64_t p = k;
+        for (int64_t i = k + 1; i < m; i++)
+            if (fabs(a[i * m + k]) > fabs(a[p * m + k])) p = i;
+        if (a[p * m + k] == 0.0) return 0.0;
+        if (p != k) {
+            for (int64_t j = 0; j < m; j++) {
+                double t = a[k * m + j];
+                a[k * m + j] = a[p * m + j];
+                a[p * m + j] = t;
+            }
+            det = -det;
+        }
+        double piv = a[k * m + k];
+        det *= piv;
+        for (int64_t i = k + 1; i < m; i++) {
+            double f = a[i * m + k] / piv;
+            for (int64_t j = k + 1; j < m; j++) a[i * m + j] -= f * a[k * m + j];
+        }
+    }
+    return det;
+}
+
+static int det_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const Shape *s = &n->in[0]->shape;
+    int64_t m = s->dims[s->rank - 1], nb = ir_numel(&n->out[0]->shape);
+    double *a = malloc(sizeof(double) * (size_t)(m * m + 1));
+    if (!a) return diag_node_error(d, n, "out of memory");
+    for (int64_t b = 0; b < nb; b++) {
+        memcpy(a, in[0] + b * m * m, sizeof(double) * (size_t)(m * m));
+        out[0][b] = det_lu(a, m);
+    }
+    free(a);
+    return 0;
+}
+
+/* One m x m matrix of doubles for the LU factors. */
+static size_t det_workspace(const Node *n)
+{
+    const Shape *s = &n->in[0]->shape;
+    int64_t m = s->dims[s->rank - 1];
+    return sizeof(double) * (size_t)(m * m);
+}
+
+const OpDesc op_Det = {
+    .name = "Det",
+    .min_in = 1, .max_in = 1, .in_names = det_in,
+    .min_out = 1, .max_out = 1, .out_names = one_out_Y,
+    .infer = det_infer,
+    .workspace = det_workspace,
+    .eval = det_eval,
 };

@@ -12,8 +12,8 @@
  *
  * Corner cases are defined the same way on both sides, never left to C's
  * undefined behaviour: integer Mod by 0 gives 0 (numpy), x % -1 is 0 (C's
- * INT_MIN % -1 traps), BitShift by 8 or more gives 0 (numpy), Round is
- * half-to-even (nearbyint in the default rounding mode), NaN propagates
+ * INT_MIN % -1 traps), BitShift by the bit width or more gives 0 (numpy),
+ * Round is half-to-even (nearbyint in the default rounding mode), NaN propagates
  * through Sign/PRelu/ThresholdedRelu/Celu and gives 0 in Shrink (ONNX's
  * reference formulas). Expressions may repeat an argument: the emitter
  * passes identifiers of locals.
@@ -28,8 +28,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int is_signed_int(DType t) { return ir_dtype_is_int(t) && t != DT_U8; }
 
 /* Post-processes an arithmetic result for the output dtype (integer wrap). */
 static double fin(const Node *n, double v)
@@ -114,17 +112,19 @@ static int infer_bitshift(Node *n, Diag *d)
     for (int j = 0; j < 2; j++) {
         DType t = n->in[j]->dtype;
         char nb[32];
-        if (t != DT_U8)
-            return diag_node_error(d, n, "input '%s' has dtype %s; expected an unsigned integer dtype (u8)",
+        if (!ew_is_unsigned(t))
+            return diag_node_error(d, n,
+                                   "input '%s' has dtype %s; expected an unsigned integer dtype (u8, u16, u32, u64)",
                                    ew_in_name(n, j, nb, sizeof nb), ir_dtype_name(t));
     }
+    if (ew_check_same_dtype(n, 1, 0, d)) return -1;
     const AttrVal *a = &n->attrs[BITSHIFT_DIRECTION];
     if (!a->set) return diag_node_error(d, n, "required attribute 'direction' is missing");
     if (strcmp(a->s, "LEFT") != 0 && strcmp(a->s, "RIGHT") != 0)
         return diag_node_error(d, n, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"%s\"", a->s);
     Shape s;
     if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
-    ir_set_out(n, 0, DT_U8, &s);
+    ir_set_out(n, 0, n->in[0]->dtype, &s);
     return 0;
 }
 
@@ -183,7 +183,7 @@ EXPR(Mod)
     int f = n->attrs[MOD_FMOD].i != 0;
     if (ir_dtype_is_float(ct)) {
         w_printf(w, "fmod%s((%s), (%s))", ew_fs(ct), A, B);
-    } else if (!is_signed_int(ct)) {
+    } else if (!ew_is_signed_int(ct)) {
         w_printf(w, "((%s) == 0 ? 0 : (%s) %% (%s))", B, A, B);
     } else if (f) {
         w_printf(w, "((%s) == 0 || (%s) == -1 ? 0 : (%s) %% (%s))", B, B, A, B);
@@ -210,7 +210,7 @@ EXPR(Sign)
     if (ir_dtype_is_float(ct))
         w_printf(w, "((%s) > %s ? %s : (%s) < %s ? %s : (%s))", A, ew_lit(z, sizeof z, ct, 0),
                  ew_lit(o, sizeof o, ct, 1), A, z, ew_lit(m, sizeof m, ct, -1), A);
-    else if (is_signed_int(ct)) w_printf(w, "(((%s) > 0) - ((%s) < 0))", A, A);
+    else if (ew_is_signed_int(ct)) w_printf(w, "(((%s) > 0) - ((%s) < 0))", A, A);
     else w_printf(w, "((%s) != 0)", A);
 }
 REF(Sign)
@@ -308,7 +308,7 @@ EXPR(PRelu)
 {
     char z[64];
     (void)n;
-    if (ct == DT_U8) {
+    if (ew_is_unsigned(ct)) {
         w_printf(w, "((void)(%s), (%s))", B, A);
         return;
     }
@@ -359,18 +359,20 @@ EXPR(Mean)
 }
 REF(Mean) { return ref_Sum(n, x) / n->n_in; }
 
-/* BitShift on u8: shifts of 8 or more give 0 (numpy); the store truncates
- * the int result of << to 8 bits. */
+/* BitShift on an unsigned dtype of w bits: shifts of w or more give 0
+ * (numpy; C leaves them undefined). u8 and u16 operands promote to int, where
+ * x << s for s < w still fits; the cast truncates the result to w bits. */
 EXPR(BitShift)
 {
-    (void)ct;
-    w_printf(w, "((%s) >= 8 ? 0 : (%s) %s (%s))", B, A, shift_left(n) ? "<<" : ">>", B);
+    int bits = (int)ir_dtype_size(ct) * 8;
+    w_printf(w, "((%s) >= %d ? 0 : (%s)((%s) %s (%s)))", B, bits, ew_ctype(ct), A, shift_left(n) ? "<<" : ">>", B);
 }
 REF(BitShift)
 {
-    if (x[1] >= 8) return 0;
-    double p = ldexp(1.0, (int)x[1]);
-    return shift_left(n) ? fmod(x[0] * p, 256.0) : floor(x[0] / p);
+    int bits = (int)ir_dtype_size(n->out[0]->dtype) * 8;
+    if (x[1] >= bits) return 0;
+    double p = ldexp(1.0, (int)x[1]); /* a power of 2: the products and quotients are exact */
+    return shift_left(n) ? fmod(x[0] * p, ldexp(1.0, bits)) : floor(x[0] / p);
 }
 
 #undef A
@@ -404,14 +406,16 @@ static const char *const names_sum[] = {"sum"};
 static const char *const names_mean[] = {"mean"};
 static const char *const names_castlike[] = {"input", "target_type"};
 
-static const InplacePair inplace_0_0[] = {{0, 0}};
+/* Any input of the output's element count may share its memory (see
+ * elementwise.c); pairs past a node's input count are ignored. */
+static const InplacePair inplace_any[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};
 
 #define N_OF(a) ((int)(sizeof a / sizeof a[0]))
 /* Facets every op here shares; SAME_DTYPE ops may also write in place. */
 #define EW(Op) \
     .name = #Op, .min_out = 1, .max_out = 1, .scalar_expr = expr_##Op, .scalar_ref = ref_##Op, \
     .eval = ir_eval_elementwise
-#define INPLACE .inplace = inplace_0_0, .n_inplace = 1
+#define INPLACE .inplace = inplace_any, .n_inplace = 4
 #define UNARY(Op, inf, in_n, out_n) \
     const OpDesc op_##Op = {EW(Op), INPLACE, .min_in = 1, .max_in = 1, .in_names = in_n, .out_names = out_n, \
                             .infer = inf}

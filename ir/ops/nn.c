@@ -1,5 +1,6 @@
 /* nn.c — operator descriptions of the neural-network family: Conv, MaxPool,
- * AveragePool, GlobalAveragePool, BatchNormalization (inference), Softmax,
+ * AveragePool, GlobalAveragePool, BatchNormalization (inference and training
+ * mode), Softmax,
  * LogSoftmax and LayerNormalization, with ONNX opset 17 semantics.
  *
  * Conv and the two windowed pools share one geometry routine (window_geo)
@@ -18,10 +19,15 @@
  *                 evenly with the odd unit at the end (UPPER) or begin (LOWER).
  * AveragePool divides by the taps inside the input, or with count_include_pad
  * by the taps inside the padded input (window clipped at in + pe).
+ * MaxPool also accepts u8/i8 and can output Indices: per output, the flat
+ * index of the (first) maximum in the whole input, (n*C + c) * plane +
+ * spatial offset, the spatial offset column major with storage_order=1.
+ * MaxUnpool scatters X into zeros at those indices.
  *
  * Reference evaluations work in double on any spatial rank.
  */
 #include "../op.h"
+#include "../fused.h"
 #include "geometry.h"
 #include "nn_common.h"
 
@@ -128,9 +134,10 @@ static void window_out_shape(const Node *n, const Window *w, int64_t channels, S
 
 /* ---- Conv --------------------------------------------------------------- */
 
-static const char *const conv_in[] = {"X", "W", "B"};
+/* Inputs from x3 on are epilogue operands (attribute `epilogue`, ir/fused.h). */
+static const char *const conv_in[3 + FUSED_MAX_EPI] = {"X", "W", "B", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"};
 static const char *const conv_out[] = {"Y"};
-enum { CONV_AUTO_PAD, CONV_DILATIONS, CONV_GROUP, CONV_KERNEL_SHAPE, CONV_PADS, CONV_STRIDES };
+enum { CONV_AUTO_PAD, CONV_DILATIONS, CONV_GROUP, CONV_KERNEL_SHAPE, CONV_PADS, CONV_STRIDES, CONV_EPILOGUE };
 static const AttrSpec conv_attrs[] = {
     {"auto_pad", ATTR_STRING, "NOTSET", 0},
     {"dilations", ATTR_INTS, NULL, 0},
@@ -138,6 +145,7 @@ static const AttrSpec conv_attrs[] = {
     {"kernel_shape", ATTR_INTS, NULL, 0},
     {"pads", ATTR_INTS, NULL, 0},
     {"strides", ATTR_INTS, NULL, 0},
+    {"epilogue", ATTR_STRING, NULL, 0},
 };
 
 static int conv_infer(Node *n, Diag *d)
@@ -160,7 +168,7 @@ static int conv_infer(Node *n, Diag *d)
     Shape os;
     window_out_shape(n, &w, M, &os);
     ir_set_out(n, 0, n->in[0]->dtype, &os);
-    return 0;
+    return ir_epilogue_infer(n, 3, d);
 }
 
 static int conv_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
@@ -196,11 +204,11 @@ static int conv_eval(const Node *n, const double *const *in, double *const *out,
                 out[0][(b * M + m) * P + p] = acc;
             }
         }
-    return 0;
+    return ir_epilogue_eval(n, in, out[0], d);
 }
 
 /* im2col scratch of the C kernel: none for pointwise or depthwise convs. */
-static size_t conv_workspace(const Node *n)
+int64_t ir_conv_im2col_cols(const Node *n)
 {
     Window w;
     if (window_geo(n, &w, NULL)) return 0;
@@ -211,15 +219,28 @@ static size_t conv_workspace(const Node *n)
         P *= w.out[i];
         if (w.k[i] != 1 || w.s[i] != 1 || w.pb[i] != 0 || w.pe[i] != 0) pointwise = 0;
     }
-    if (pointwise || Cg == 1) return 0;
-    return (size_t)(Cg * KP * P) * ir_dtype_size(n->in[0]->dtype);
+    if (pointwise || Cg == 1 || P == 0) return 0;
+    int64_t col_bytes = Cg * KP * (int64_t)ir_dtype_size(n->in[0]->dtype);
+    int64_t cols = IR_CONV_WS_CAP / col_bytes;
+    if (cols < 1) cols = 1;
+    return cols < P ? cols : P;
+}
+
+/* im2col scratch for one tile: [C/group * prod(kernel), cols] elements. */
+static size_t conv_workspace(const Node *n)
+{
+    int64_t cols = ir_conv_im2col_cols(n);
+    if (!cols) return 0;
+    const Shape *ws = &n->in[1]->shape; /* [M, C/group, k...] */
+    int64_t rows = ir_numel(ws) / ws->dims[0];
+    return (size_t)(rows * cols) * ir_dtype_size(n->in[0]->dtype);
 }
 
 const OpDesc op_Conv = {
     .name = "Conv",
-    .min_in = 2, .max_in = 3, .in_names = conv_in,
+    .min_in = 2, .max_in = 3 + FUSED_MAX_EPI, .in_names = conv_in,
     .min_out = 1, .max_out = 1, .out_names = conv_out,
-    .attrs = conv_attrs, .n_attrs = 6,
+    .attrs = conv_attrs, .n_attrs = 7,
     .infer = conv_infer,
     .workspace = conv_workspace,
     .eval = conv_eval,
@@ -241,22 +262,32 @@ static const AttrSpec maxpool_attrs[] = {
     {"strides", ATTR_INTS, NULL, 0},
 };
 
+/* MaxPool also takes 8-bit integers and may output the argmax Indices. */
 static int pool_infer(Node *n, Diag *d)
 {
     Window w;
-    if (nn_check_float(n, 0, d)) return -1;
-    if (n->n_out > 1)
-        return diag_node_error(d, n, "output 'Indices' is not supported (only the pooled values Y)");
+    int is_max = n->op == OP_MaxPool;
+    DType t = n->in[0]->dtype;
+    if (!(is_max && (t == DT_U8 || t == DT_I8)) && nn_check_float(n, 0, d)) return -1;
+    if (is_max) {
+        int64_t so = n->attrs[MAXPOOL_STORAGE_ORDER].i;
+        if (so != 0 && so != 1)
+            return diag_node_error(d, n, "attribute 'storage_order' must be 0 (row major) or 1 (column major), got %lld",
+                                   (long long)so);
+    }
     if (window_geo(n, &w, d)) return -1;
     Shape os;
     window_out_shape(n, &w, n->in[0]->shape.dims[1], &os);
-    ir_set_out(n, 0, n->in[0]->dtype, &os);
+    ir_set_out(n, 0, t, &os);
+    if (n->n_out > 1 && n->out[1]) ir_set_out(n, 1, DT_I64, &os);
     return 0;
 }
 
-/* Shared pooling reference: max (is_max) or mean of each window. */
+/* Shared pooling reference: max (is_max) or mean of each window. With
+ * `idx` (MaxPool's Indices) the flat index of each maximum (first on ties)
+ * over the whole input, its spatial part column major when col_major. */
 static int pool_eval(const Node *n, const double *const *in, double *const *out, Diag *d, int is_max,
-                     int count_include_pad)
+                     int count_include_pad, double *idx, int col_major)
 {
     Window w;
     if (window_geo(n, &w, d)) return -1;
@@ -267,18 +298,29 @@ static int pool_eval(const Node *n, const double *const *in, double *const *out,
         const double *x = in[0] + q * plane;
         int64_t o[IR_MAX_RANK] = {0};
         for (int64_t p = 0; p < P; p++, nn_next_index(o, w.out, w.sr)) {
-            double acc = is_max ? -INFINITY : 0, cnt = 1;
+            double acc = is_max ? -INFINITY : 0, cnt = 1, arg = 0;
+            int found = 0;
             int64_t t[IR_MAX_RANK] = {0};
             for (int64_t kp = 0; kp < KP; kp++, nn_next_index(t, w.k, w.sr)) {
-                int64_t off = 0, ok = 1;
+                int64_t off = 0, ok = 1, pos[IR_MAX_RANK];
                 for (int i = 0; i < w.sr && ok; i++) {
-                    int64_t pos = o[i] * w.s[i] - w.pb[i] + t[i] * w.dl[i];
-                    ok = pos >= 0 && pos < w.in[i];
-                    off = off * w.in[i] + pos;
+                    pos[i] = o[i] * w.s[i] - w.pb[i] + t[i] * w.dl[i];
+                    ok = pos[i] >= 0 && pos[i] < w.in[i];
+                    off = off * w.in[i] + pos[i];
                 }
                 if (!ok) continue;
-                if (is_max) { if (x[off] > acc) acc = x[off]; }
-                else acc += x[off];
+                if (is_max) {
+                    /* first tap starts; strictly greater replaces; NaN yields to a number */
+                    if (!found || x[off] > acc || (acc != acc && x[off] == x[off])) {
+                        int64_t cm = 0;
+                        for (int i = w.sr - 1; i >= 0; i--) cm = cm * w.in[i] + pos[i];
+                        arg = (double)(col_major ? cm : off);
+                        acc = x[off];
+                    }
+                    found = 1;
+                } else {
+                    acc += x[off];
+                }
             }
             if (!is_max) {
                 for (int i = 0; i < w.sr; i++) {
@@ -290,6 +332,7 @@ static int pool_eval(const Node *n, const double *const *in, double *const *out,
                 acc /= cnt;
             }
             out[0][q * P + p] = acc;
+            if (idx) idx[q * P + p] = (double)(q * plane) + arg;
         }
     }
     return 0;
@@ -297,7 +340,8 @@ static int pool_eval(const Node *n, const double *const *in, double *const *out,
 
 static int maxpool_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
-    return pool_eval(n, in, out, d, 1, 0);
+    double *idx = n->n_out > 1 && n->out[1] ? out[1] : NULL;
+    return pool_eval(n, in, out, d, 1, 0, idx, n->attrs[MAXPOOL_STORAGE_ORDER].i == 1);
 }
 
 const OpDesc op_MaxPool = {
@@ -323,7 +367,7 @@ static const char *const one_out_Y[] = {"Y"};
 
 static int avgpool_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
-    return pool_eval(n, in, out, d, 0, n->attrs[AVGPOOL_COUNT_INCLUDE_PAD].i != 0);
+    return pool_eval(n, in, out, d, 0, n->attrs[AVGPOOL_COUNT_INCLUDE_PAD].i != 0, NULL, 0);
 }
 
 const OpDesc op_AveragePool = {
@@ -333,6 +377,111 @@ const OpDesc op_AveragePool = {
     .attrs = avgpool_attrs, .n_attrs = 6,
     .infer = pool_infer,
     .eval = avgpool_eval,
+};
+
+/* ---- MaxUnpool ---------------------------------------------------------- */
+
+static const char *const maxunpool_in[] = {"X", "I", "output_shape"};
+enum { MAXUNPOOL_KERNEL_SHAPE, MAXUNPOOL_PADS, MAXUNPOOL_STRIDES };
+static const AttrSpec maxunpool_attrs[] = {
+    {"kernel_shape", ATTR_INTS, NULL, 1},
+    {"pads", ATTR_INTS, NULL, 0},
+    {"strides", ATTR_INTS, NULL, 0},
+};
+
+/* Indices I refer to the default shape, per spatial dim
+ * (in - 1) * stride + kernel - pad_begin - pad_end; output_shape (a
+ * constant) may give other spatial dims: elements keep their coordinates
+ * (the extra is zero padding at the end, as the ONNX reference). */
+static int maxunpool_dims(const Node *n, int64_t *dims, Diag *d)
+{
+    const Value *x = n->in[0];
+    if (nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
+    int sr = x->shape.rank - 2;
+    const AttrVal *ka = &n->attrs[MAXUNPOOL_KERNEL_SHAPE];
+    if (ka->n != sr)
+        return diag_node_error(d, n, "attribute 'kernel_shape' has %d values but X has %d spatial dims", ka->n, sr);
+    if (nn_check_kernel_positive(n, ka->ints, sr, d)) return -1;
+    int64_t st[IR_MAX_RANK], pads[2 * IR_MAX_RANK];
+    if (nn_window_ints(n, "strides", sr, sr, 1, 1, st, d) || nn_window_ints(n, "pads", sr, 2 * sr, 0, 0, pads, d))
+        return -1;
+    for (int i = 0; i < sr; i++) {
+        dims[i] = (x->shape.dims[2 + i] - 1) * st[i] + ka->ints[i] - pads[i] - pads[sr + i];
+        if (dims[i] < 0) return diag_node_error(d, n, "output spatial dim %d would be %lld", i, (long long)dims[i]);
+    }
+    return sr;
+}
+
+int ir_maxunpool_index_dims(const Node *n, int64_t *dims)
+{
+    return maxunpool_dims(n, dims, NULL);
+}
+
+static int maxunpool_infer(Node *n, Diag *d)
+{
+    const Value *x = n->in[0], *ix = n->in[1];
+    char b1[160], b2[160];
+    if (ix->dtype != DT_I64)
+        return diag_node_error(d, n, "input 'I' has dtype %s; expected i64", ir_dtype_name(ix->dtype));
+    if (!ir_shape_eq(&ix->shape, &x->shape))
+        return diag_node_error(d, n, "input 'I' shape %s differs from input 'X' shape %s",
+                               ir_shape_str(&ix->shape, b1, sizeof b1), ir_shape_str(&x->shape, b2, sizeof b2));
+    int64_t dims[IR_MAX_RANK];
+    int sr = maxunpool_dims(n, dims, d);
+    if (sr < 0) return -1;
+    Shape os = x->shape;
+    memcpy(os.dims + 2, dims, sizeof(int64_t) * (size_t)sr);
+    if (ir_has_input(n, 2)) {
+        int64_t v[IR_MAX_RANK + 1];
+        int k = ir_const_ints(n->in[2], v, IR_MAX_RANK + 1);
+        if (k < 0) return diag_node_error(d, n, "input 'output_shape' must be a constant");
+        if (k != x->shape.rank)
+            return diag_node_error(d, n, "input 'output_shape' has %d values; expected %d (the rank of X)", k,
+                                   x->shape.rank);
+        for (int i = 0; i < k; i++)
+            if (v[i] < 0 || (i < 2 && v[i] != x->shape.dims[i]))
+                return diag_node_error(d, n, "input 'output_shape' %s does not fit X %s (same N and C, sizes >= 0)",
+                                       nn_ints_str(v, k, b1, sizeof b1), ir_shape_str(&x->shape, b2, sizeof b2));
+        memcpy(os.dims, v, sizeof(int64_t) * (size_t)k);
+    }
+    ir_set_out(n, 0, x->dtype, &os);
+    return 0;
+}
+
+static int maxunpool_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    int64_t src[IR_MAX_RANK];
+    int sr = maxunpool_dims(n, src, d);
+    if (sr < 0) return -1;
+    const int64_t *dst = n->out[0]->shape.dims + 2;
+    int64_t nx = ir_numel(&n->in[0]->shape), ny = ir_numel(&n->out[0]->shape);
+    int64_t psrc = nn_prod(src, 0, sr), pdst = nn_prod(dst, 0, sr);
+    int64_t NC = n->in[0]->shape.dims[0] * n->in[0]->shape.dims[1];
+    for (int64_t i = 0; i < ny; i++) out[0][i] = 0.0;
+    for (int64_t i = 0; i < nx; i++) {
+        double jd = in[1][i];
+        if (!(jd >= 0 && jd < (double)(NC * psrc))) continue;
+        int64_t j = (int64_t)jd, r = j % psrc, o = 0, ok = 1, c[IR_MAX_RANK];
+        for (int a = sr - 1; a >= 0; a--) {
+            c[a] = r % src[a];
+            r /= src[a];
+        }
+        for (int a = 0; a < sr; a++) {
+            ok = ok && c[a] < dst[a];
+            o = o * dst[a] + c[a];
+        }
+        if (ok) out[0][(j / psrc) * pdst + o] = in[0][i];
+    }
+    return 0;
+}
+
+const OpDesc op_MaxUnpool = {
+    .name = "MaxUnpool",
+    .min_in = 2, .max_in = 3, .in_names = maxunpool_in,
+    .min_out = 1, .max_out = 1, .out_names = one_out_Y,
+    .attrs = maxunpool_attrs, .n_attrs = 3,
+    .infer = maxunpool_infer,
+    .eval = maxunpool_eval,
 };
 
 /* ---- GlobalAveragePool -------------------------------------------------- */
@@ -359,7 +508,12 @@ const OpDesc op_GlobalAveragePool = {
     .eval = gap_eval,
 };
 
-/* ---- BatchNormalization (inference) ------------------------------------- */
+/* ---- BatchNormalization ------------------------------------------------- */
+
+/* Inference: Y = (X - input_mean) / sqrt(input_var + eps) * scale + B.
+ * training_mode=1: the same with the batch mean and population variance
+ * over every axis but 1, and the optional outputs running_mean/var =
+ * momentum * input_mean/var + (1 - momentum) * batch mean/var. */
 
 static const char *const bn_in[] = {"X", "scale", "B", "input_mean", "input_var"};
 static const char *const bn_out[] = {"Y", "running_mean", "running_var"};
@@ -374,15 +528,17 @@ static const InplacePair inplace_00[] = {{0, 0}};
 static int bn_infer(Node *n, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape;
-    if (n->attrs[BN_TRAINING_MODE].i != 0)
-        return diag_node_error(d, n, "training_mode=%lld is not supported (inference only)",
-                               (long long)n->attrs[BN_TRAINING_MODE].i);
-    if (n->n_out > 1)
+    int64_t tm = n->attrs[BN_TRAINING_MODE].i;
+    if (tm != 0 && tm != 1)
+        return diag_node_error(d, n, "attribute 'training_mode' must be 0 or 1, got %lld", (long long)tm);
+    if (!tm && n->n_out > 1)
         return diag_node_error(d, n, "outputs 'running_mean' and 'running_var' exist only in training mode; the inference form has 1 output");
     if (nn_check_float(n, 0, d) || nn_check_min_rank(n, 2, "N, C, ...", d)) return -1;
     for (int i = 1; i < 5; i++)
         if (nn_check_same_dtype(n, i, d) || nn_check_vec(n, i, xs->dims[1], "channels of X", d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, xs);
+    for (int o = 1; o < n->n_out; o++)
+        if (n->out[o]) ir_set_out(n, o, n->in[0]->dtype, &n->in[3]->shape);
     return 0;
 }
 
@@ -392,15 +548,31 @@ static int bn_eval(const Node *n, const double *const *in, double *const *out, D
     const Shape *xs = &n->in[0]->shape;
     int64_t N = xs->dims[0], C = xs->dims[1], S = 1;
     for (int i = 2; i < xs->rank; i++) S *= xs->dims[i];
-    double eps = n->attrs[BN_EPSILON].f;
-    for (int64_t b = 0; b < N; b++)
-        for (int64_t c = 0; c < C; c++) {
-            double a = in[1][c] / sqrt(in[4][c] + eps);
+    double eps = n->attrs[BN_EPSILON].f, mom = n->attrs[BN_MOMENTUM].f;
+    int train = n->attrs[BN_TRAINING_MODE].i != 0;
+    for (int64_t c = 0; c < C; c++) {
+        double mu = in[3][c], var = in[4][c];
+        if (train) {
+            double s = 0.0, q = 0.0, cnt = (double)(N * S);
+            for (int64_t b = 0; b < N; b++)
+                for (int64_t i = 0; i < S; i++) s += in[0][(b * C + c) * S + i];
+            mu = s / cnt;
+            for (int64_t b = 0; b < N; b++)
+                for (int64_t i = 0; i < S; i++) {
+                    double e = in[0][(b * C + c) * S + i] - mu;
+                    q += e * e;
+                }
+            var = q / cnt;
+            if (n->n_out > 1 && out[1]) out[1][c] = in[3][c] * mom + mu * (1.0 - mom);
+            if (n->n_out > 2 && out[2]) out[2][c] = in[4][c] * mom + var * (1.0 - mom);
+        }
+        double a = in[1][c] / sqrt(var + eps);
+        for (int64_t b = 0; b < N; b++)
             for (int64_t i = 0; i < S; i++) {
                 int64_t e = (b * C + c) * S + i;
-                out[0][e] = (in[0][e] - in[3][c]) * a + in[2][c];
+                out[0][e] = (in[0][e] - mu) * a + in[2][c];
             }
-        }
+    }
     return 0;
 }
 

@@ -23,12 +23,16 @@ For every model of the set, at ONNX opsets 13 and 17, the test
 One line per model (PASS/FAIL, the max abs diff or the failure reason, the
 time of each step), then "N passed, M failed"; the exit status is non-zero
 when any model fails. The default set (MLP, LeNet, ResNet-18, MobileNetV2, a
-2-layer TransformerEncoder, SqueezeNet 1.0, ShuffleNetV2 x0.5, MNASNet 0.5,
+2-layer TransformerEncoder, a Conv/ConvTranspose/Linear + BatchNorm stack exported with its
+BatchNormalization nodes (KEEP_BN), SqueezeNet 1.0, ShuffleNetV2 x0.5, MNASNet 0.5,
 plus SqueezeNet 1.1, MobileNetV3-Small, EfficientNet-B0, RegNetX-400MF,
 GoogLeNet, ResNet-50, DenseNet-121) takes about 3 minutes on 2 cores; --extra adds
 the slow ones (AlexNet, VGG-11, ResNeXt-50, Inception-v3, ConvNeXt-T, Swin-T,
 ViT-B/16, ...). Models are generated at test time, never committed.
 Needs Debian's python3-torch and python3-torchvision (scripts/setup.sh).
+
+--opt LEVEL (0 or 2, default 2) compiles at -O0 or -O2. --export-only stops
+after step 2 (WORK/<model>_op<N>/model.onnx and in0.npy stay; bench/ uses it).
 """
 import argparse
 import concurrent.futures
@@ -93,6 +97,18 @@ def transformer():
     return nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False), (1, 16, 256)
 
 
+def convbn():
+    """Conv, grouped Conv, ConvTranspose and Linear each followed by a BatchNorm; exported with
+    training=PRESERVE (see KEEP_BN) so the BatchNormalization nodes reach graphc, whose
+    fold-batchnorm pass folds them."""
+    import torch.nn as nn
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+        nn.Conv2d(8, 8, 3, groups=2, bias=False), nn.BatchNorm2d(8),
+        nn.ConvTranspose2d(8, 4, 2, stride=2), nn.BatchNorm2d(4),
+        nn.Flatten(), nn.Linear(4 * 12 * 12, 10), nn.BatchNorm1d(10)), (1, 3, 8, 8)
+
+
 def tv(name, size=224, **kw):
     """A torchvision classification model with random weights."""
     def make():
@@ -108,6 +124,7 @@ DEFAULT = {
     "resnet18": tv("resnet18"),
     "mobilenet_v2": tv("mobilenet_v2"),
     "transformer": transformer,
+    "convbn": convbn,
     "squeezenet1_0": tv("squeezenet1_0"),
     "squeezenet1_1": tv("squeezenet1_1"),
     "shufflenet_v2_x0_5": tv("shufflenet_v2_x0_5"),
@@ -133,6 +150,9 @@ EXTRA = {
     "swin_t": tv("swin_t"),
     "vit_b_16": tv("vit_b_16"),
 }
+# Models exported with training=PRESERVE (the module is in eval mode, so BatchNorm exports in its
+# inference form) instead of EVAL, whose exporter folds each BatchNorm into the Conv before it.
+KEEP_BN = {"convbn"}
 # Wider absolute tolerances, where float32 rounding alone exceeds 1e-4: Inception-v3's
 # truncated-normal(0.1) weights give outputs up to ~8, and PyTorch's own float32 output differs
 # from its float64 output by 1.7e-4 (graphc's by 2.4e-4).
@@ -184,7 +204,8 @@ def export(name, make, opset, folder, seed):
         warnings.simplefilter("ignore")
         torch.onnx.export(module, (x,), str(folder / "model.onnx"), opset_version=opset,
                           do_constant_folding=True, input_names=["x"], output_names=["y"],
-                          training=torch.onnx.TrainingMode.EVAL)
+                          training=torch.onnx.TrainingMode.PRESERVE if name.rsplit("_op", 1)[0] in KEEP_BN
+                          else torch.onnx.TrainingMode.EVAL)
     np.save(folder / "in0.npy", x.numpy(), allow_pickle=False)
     return np.ascontiguousarray(expected, dtype=np.float32)
 
@@ -238,7 +259,8 @@ def check(args, folder, expected, runtimes, times, blas, atol):
     cdir = folder / "c"
     shutil.rmtree(cdir, ignore_errors=True)
     t = time.time()
-    p = run([args.graphc, "compile", str(folder / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m"])
+    p = run([args.graphc, "compile", str(folder / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m",
+             f"-O{args.opt}"])
     times["compile"] = time.time() - t
     if p.returncode != 0:
         return f"graphc compile (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
@@ -304,7 +326,12 @@ def main():
                          "portable kernels for opset 13 and OpenBLAS when found for opset 17")
     ap.add_argument("--keep", action="store_true", help="keep the work folders of passing models")
     ap.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
+    ap.add_argument("--opt", choices=("0", "2"), default="2", help="compile at -O0 or -O2 (default 2)")
+    ap.add_argument("--export-only", action="store_true",
+                    help="only export the models (needs --work; prints WORK/<model>_op<N> per model)")
     args = ap.parse_args()
+    if args.export_only and not args.work:
+        sys.exit("--export-only needs --work")
     args.graphc = os.path.abspath(args.graphc)
     if not os.access(args.graphc, os.X_OK):
         sys.exit(f"graphc binary not found: {args.graphc} (pass --graphc PATH)")
@@ -363,10 +390,15 @@ def main():
                 report(case, f"torch export: {type(e).__name__}: {one_line(str(e))}", times)
                 continue
             times["export"] = time.time() - t
+            if args.export_only:
+                print(f"exported {folder}", flush=True)
+                continue
             futs.append(pool.submit(finish, case, folder, expected, times, blas_for[opset], atol))
         for f in futs:
             f.result()
 
+    if args.export_only:
+        return 1 if results else 0  # results holds only failed exports here
     passed = sum(1 for ok in results.values() if ok)
     failed = len(results) - passed
     if temp_work and failed == 0:

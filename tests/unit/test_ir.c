@@ -63,7 +63,7 @@ static void test_dtype_names_sizes(void **state)
     (void)state;
     static const struct { const char *name; size_t size; } want[] = {
         {"f32", 4}, {"f64", 8}, {"f16", 2}, {"bf16", 2}, {"i8", 1}, {"u8", 1},
-        {"i16", 2}, {"i32", 4}, {"i64", 8}, {"bool", 1},
+        {"i16", 2}, {"i32", 4}, {"i64", 8}, {"bool", 1}, {"u16", 2}, {"u32", 4}, {"u64", 8},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         DType t = DT_UNDEF;
@@ -76,6 +76,10 @@ static void test_dtype_names_sizes(void **state)
     assert_true(ir_dtype_is_float(DT_BF16));
     assert_false(ir_dtype_is_float(DT_I32));
     assert_true(ir_dtype_is_int(DT_U8));
+    assert_true(ir_dtype_is_int(DT_U16));
+    assert_true(ir_dtype_is_int(DT_U32));
+    assert_true(ir_dtype_is_int(DT_U64));
+    assert_false(ir_dtype_is_float(DT_U64));
     assert_false(ir_dtype_is_int(DT_BOOL));
 }
 
@@ -156,6 +160,50 @@ static void test_int_and_bool_store(void **state)
     assert_true(f == (float)(1.0 / 3.0));
     assert_true(ir_round_to(DT_F32, 0.1) == (double)0.1f);
     assert_true(ir_round_to(DT_I32, 2.9) == 2.0);
+}
+
+/* Unsigned stores truncate and saturate like Cast (NaN gives 0); u64
+ * saturates to exactly 2^64-1 although no double holds it. */
+static void test_unsigned_store(void **state)
+{
+    (void)state;
+    uint16_t u16 = 7;
+    ir_store_f64(DT_U16, &u16, 0, 70000.0);
+    assert_int_equal(u16, 65535);
+    ir_store_f64(DT_U16, &u16, 0, -0.9);
+    assert_int_equal(u16, 0);
+    ir_store_f64(DT_U16, &u16, 0, 65535.9);
+    assert_int_equal(u16, 65535);
+    ir_store_f64(DT_U16, &u16, 0, NAN);
+    assert_int_equal(u16, 0);
+    assert_true(ir_load_f64(DT_U16, &(uint16_t){40000}, 0) == 40000.0);
+    uint32_t u32 = 7;
+    ir_store_f64(DT_U32, &u32, 0, 4294967295.5);
+    assert_true(u32 == UINT32_MAX);
+    ir_store_f64(DT_U32, &u32, 0, 1e300);
+    assert_true(u32 == UINT32_MAX);
+    ir_store_f64(DT_U32, &u32, 0, -INFINITY);
+    assert_true(u32 == 0);
+    ir_store_f64(DT_U32, &u32, 0, 3000000000.7);
+    assert_true(u32 == 3000000000u);
+    assert_true(ir_load_f64(DT_U32, &u32, 0) == 3000000000.0);
+    uint64_t u64 = 7;
+    ir_store_f64(DT_U64, &u64, 0, 18446744073709551616.0);
+    assert_true(u64 == UINT64_MAX);
+    ir_store_f64(DT_U64, &u64, 0, INFINITY);
+    assert_true(u64 == UINT64_MAX);
+    ir_store_f64(DT_U64, &u64, 0, 18446744073709549568.0); /* the largest double below 2^64 */
+    assert_true(u64 == UINT64_C(18446744073709549568));
+    ir_store_f64(DT_U64, &u64, 0, 9223372036854775808.0);
+    assert_true(u64 == UINT64_C(1) << 63);
+    ir_store_f64(DT_U64, &u64, 0, -5.0);
+    assert_true(u64 == 0);
+    ir_store_f64(DT_U64, &u64, 0, NAN);
+    assert_true(u64 == 0);
+    u64 = UINT64_MAX;
+    assert_true(ir_load_f64(DT_U64, &u64, 0) == 18446744073709551616.0);
+    assert_true(ir_round_to(DT_U64, 1e30) == 18446744073709551616.0);
+    assert_true(ir_round_to(DT_U32, -3.0) == 0.0);
 }
 
 /* ---- shapes ---- */
@@ -377,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_f16_rounding),
         cmocka_unit_test(test_bf16_rounding),
         cmocka_unit_test(test_int_and_bool_store),
+        cmocka_unit_test(test_unsigned_store),
         cmocka_unit_test(test_broadcast),
         cmocka_unit_test(test_shape_numel_and_checked_math),
         cmocka_unit_test(test_set_attrs),

@@ -1,10 +1,20 @@
-/* test_memplan.c — unit tests of the pure memory planner (passes/memplan.h).
+/* test_memplan.c — unit tests of the memory planner: the pure strategies
+ * (passes/memplan.h) and the plan-memory pass over small graphs.
  *
- * Hand-computed plans first (disjoint lifetimes share offset 0, overlapping
- * ones do not, equal lifetimes, 64-byte alignment, zero-size buffers), then
- * 200 random problems checked against two facts that hold for any correct
- * plan: memplan_check finds no overlap, and the arena is at least the largest
- * sum of sizes live at one step (the live-set lower bound).
+ * Pure planner: hand-computed plans first (disjoint lifetimes share offset
+ * 0, overlapping ones do not, equal lifetimes, 64-byte alignment, zero-size
+ * buffers), the two strategies on problems where each one wins (worked out
+ * by hand in the comments), the lower bound and no-reuse figures on a
+ * hand-computed case, then 300 random problems checked against facts that
+ * hold for any correct plan: memplan_check finds no overlap, the arena is at
+ * least the live-set lower bound (recomputed here by brute force) and at
+ * most the no-reuse sum, and memplan_plan keeps the smaller strategy.
+ *
+ * The pass: graphs parsed from text IR, shapes inferred, planned at -O2 or
+ * -O0: an in-place chain of unary ops lands in one buffer; views alias the
+ * root and stretch its lifetime; workspaces live for their node's step; and
+ * in-place sharing never touches graph inputs, graph outputs, an input read
+ * later, an input read twice by the node, or a broadcast input.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +23,14 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "ir/text.h"
 #include "passes/memplan.h"
+#include "passes/passes.h"
 
 static void expect_valid(const PlanBuf *b, int n)
 {
@@ -118,39 +135,431 @@ static uint32_t lcg(uint32_t *s)
     return *s >> 8;
 }
 
+/* The live-set lower bound by brute force: every step, every buffer. */
+static int64_t brute_lower_bound(const PlanBuf *b, int n, int steps)
+{
+    int64_t lower = 0;
+    for (int t = 0; t < steps; t++) {
+        int64_t live = 0;
+        for (int i = 0; i < n; i++)
+            if (b[i].first <= t && t <= b[i].last) live += (b[i].size + 63) / 64 * 64;
+        if (live > lower) lower = live;
+    }
+    return lower;
+}
+
+static void expect_plan_sound(const PlanBuf *b, int n, int64_t total, int iter, const char *what)
+{
+    int x = -1, y = -1;
+    if (memplan_check(b, n, &x, &y) != 0) fail_msg("problem %d (%s): buffers %d and %d overlap", iter, what, x, y);
+    assert_true(total >= memplan_lower_bound(b, n));
+    assert_true(total <= memplan_no_reuse(b, n));
+    for (int i = 0; i < n; i++) {
+        assert_true(b[i].offset >= 0);
+        assert_true(b[i].offset + b[i].size <= total);
+    }
+}
+
 static void test_random_problems(void **state)
 {
     (void)state;
     enum { MAXN = 40, STEPS = 30 };
     uint32_t seed = 12345;
-    for (int iter = 0; iter < 200; iter++) {
-        PlanBuf b[MAXN];
+    for (int iter = 0; iter < 300; iter++) {
+        PlanBuf b[MAXN], g[MAXN], f[MAXN];
         int n = 1 + (int)(lcg(&seed) % MAXN);
         for (int i = 0; i < n; i++) {
-            int f = (int)(lcg(&seed) % STEPS);
+            int first = (int)(lcg(&seed) % STEPS);
             int len = (int)(lcg(&seed) % 8);
-            b[i].first = f;
-            b[i].last = f + len < STEPS ? f + len : STEPS - 1;
+            b[i].first = first;
+            b[i].last = first + len < STEPS ? first + len : STEPS - 1;
             b[i].size = (int64_t)(lcg(&seed) % 5000);
             b[i].offset = -1;
         }
-        int64_t total = memplan_greedy(b, n);
-        int x = -1, y = -1;
-        if (memplan_check(b, n, &x, &y) != 0)
-            fail_msg("problem %d: buffers %d and %d overlap", iter, x, y);
-        int64_t lower = 0;
-        for (int t = 0; t < STEPS; t++) {
-            int64_t live = 0;
-            for (int i = 0; i < n; i++)
-                if (b[i].first <= t && t <= b[i].last) live += b[i].size;
-            if (live > lower) lower = live;
-        }
-        assert_true(total >= lower);
-        for (int i = 0; i < n; i++) {
-            assert_true(b[i].offset >= 0);
-            assert_true(b[i].offset + b[i].size <= total);
-        }
+        int64_t lower = brute_lower_bound(b, n, STEPS);
+        assert_int_equal(memplan_lower_bound(b, n), lower);
+        memcpy(g, b, sizeof(PlanBuf) * (size_t)n);
+        memcpy(f, b, sizeof(PlanBuf) * (size_t)n);
+        int64_t tg = memplan_greedy(g, n), tf = memplan_best_fit(f, n);
+        expect_plan_sound(g, n, tg, iter, "greedy");
+        expect_plan_sound(f, n, tf, iter, "best fit");
+        MemplanStrategy chosen;
+        int64_t tp = memplan_plan(b, n, &chosen);
+        expect_plan_sound(b, n, tp, iter, "plan");
+        assert_int_equal(tp, tg <= tf ? tg : tf);
+        assert_int_equal(chosen, tg <= tf ? MEMPLAN_GREEDY : MEMPLAN_BEST_FIT);
+        for (int i = 0; i < n; i++) assert_int_equal(b[i].offset, (tg <= tf ? g : f)[i].offset);
     }
+}
+
+/* ---- the two strategies and the figures ---------------------------------- */
+
+static void test_best_fit_equal_lifetimes(void **state)
+{
+    (void)state;
+    PlanBuf b[3] = {{64, 1, 3, -1}, {64, 1, 3, -1}, {64, 1, 3, -1}};
+    assert_int_equal(memplan_best_fit(b, 3), 192);
+    assert_int_equal(b[0].offset, 0); /* ties keep index order */
+    assert_int_equal(b[1].offset, 64);
+    assert_int_equal(b[2].offset, 128);
+    expect_valid(b, 3);
+}
+
+static void test_plan_keeps_best_fit_when_smaller(void **state)
+{
+    (void)state;
+    /* Greedy: D3 (192, first 0) at 0, D2 (192, [4,6]) at 0 too, D1 (128,
+     * [3,5]) above D2 at 192, D0 (64, [1,3]) above D3 and D1 at 320: 384.
+     * Best fit (first-use order): D3 at 0, D0 at 192, D1 into the gap
+     * [0,192) left by D3 at 0, D2 above D1 at 128: 320, which is also the
+     * lower bound (D1 + D2 at steps 4 and 5). */
+    PlanBuf d[4] = {{64, 1, 3, -1}, {128, 3, 5, -1}, {192, 4, 6, -1}, {192, 0, 2, -1}};
+    PlanBuf g[4], f[4];
+    memcpy(g, d, sizeof d);
+    memcpy(f, d, sizeof d);
+    assert_int_equal(memplan_greedy(g, 4), 384);
+    assert_int_equal(g[3].offset, 0);
+    assert_int_equal(g[2].offset, 0);
+    assert_int_equal(g[1].offset, 192);
+    assert_int_equal(g[0].offset, 320);
+    assert_int_equal(memplan_best_fit(f, 4), 320);
+    assert_int_equal(f[3].offset, 0);
+    assert_int_equal(f[0].offset, 192);
+    assert_int_equal(f[1].offset, 0);
+    assert_int_equal(f[2].offset, 128);
+    expect_valid(f, 4);
+    assert_int_equal(memplan_lower_bound(d, 4), 320);
+    MemplanStrategy s;
+    assert_int_equal(memplan_plan(d, 4, &s), 320);
+    assert_int_equal(s, MEMPLAN_BEST_FIT);
+    for (int i = 0; i < 4; i++) assert_int_equal(d[i].offset, f[i].offset);
+}
+
+static void test_plan_keeps_greedy_when_smaller(void **state)
+{
+    (void)state;
+    /* Greedy: A (256, [1,3]) at 0, B (128, [3,3]) at 256, C (64, [0,1])
+     * beside B at 256: 384. Best fit: C at 0, A above it at 64, B finds
+     * only the 64-byte gap under A and goes to 320: 448. */
+    PlanBuf d[3] = {{256, 1, 3, -1}, {128, 3, 3, -1}, {64, 0, 1, -1}};
+    PlanBuf f[3];
+    memcpy(f, d, sizeof d);
+    assert_int_equal(memplan_best_fit(f, 3), 448);
+    assert_int_equal(f[2].offset, 0);
+    assert_int_equal(f[0].offset, 64);
+    assert_int_equal(f[1].offset, 320);
+    MemplanStrategy s;
+    assert_int_equal(memplan_plan(d, 3, &s), 384);
+    assert_int_equal(s, MEMPLAN_GREEDY);
+    assert_int_equal(d[0].offset, 0);
+    assert_int_equal(d[1].offset, 256);
+    assert_int_equal(d[2].offset, 256);
+    expect_valid(d, 3);
+}
+
+static void test_plan_tie_keeps_greedy(void **state)
+{
+    (void)state;
+    PlanBuf d[2] = {{128, 0, 1, -1}, {64, 1, 2, -1}}; /* both strategies: 192 */
+    MemplanStrategy s;
+    assert_int_equal(memplan_plan(d, 2, &s), 192);
+    assert_int_equal(s, MEMPLAN_GREEDY);
+}
+
+static void test_lower_bound_and_no_reuse(void **state)
+{
+    (void)state;
+    /* Aligned sizes 128, 64, 64, 0, 256. Live sums per step: 0: 128;
+     * 1, 2: 128 + 64; 3: 64 + 64; 4: 256; 5: 0 (zero-size only). */
+    PlanBuf b[5] = {{100, 0, 2, -1}, {64, 1, 3, -1}, {1, 3, 3, -1}, {0, 0, 5, -1}, {200, 4, 4, -1}};
+    assert_int_equal(memplan_lower_bound(b, 5), 256);
+    assert_int_equal(memplan_no_reuse(b, 5), 512);
+    assert_int_equal(memplan_lower_bound(b, 4), 192);
+    assert_int_equal(memplan_lower_bound(NULL, 0), 0);
+    assert_int_equal(memplan_no_reuse(NULL, 0), 0);
+}
+
+/* ---- the plan-memory pass ------------------------------------------------ */
+
+/* Parses text IR and infers shapes (which may reorder the schedule). */
+static Graph *parsed(const char *text)
+{
+    Diag d;
+    memset(&d, 0, sizeof d);
+    Graph *g = ir_parse(text, strlen(text), "t.gir", &d);
+    if (!g) fail_msg("parse failed: %s", d.msg);
+    if (pass_infer_shapes(g, &d)) fail_msg("shape inference failed: %s", d.msg);
+    return g;
+}
+
+static void plan(Graph *g, int level)
+{
+    Diag d;
+    memset(&d, 0, sizeof d);
+    g->opt_level = level;
+    if (pass_plan_memory(g, &d)) fail_msg("planning failed: %s", d.msg);
+}
+
+/* Parses text IR, infers shapes and plans memory at -O`level`. */
+static Graph *planned(const char *text, int level)
+{
+    Graph *g = parsed(text);
+    plan(g, level);
+    return g;
+}
+
+/* Sets the schedule to the nodes named (by first output) in order. */
+static void schedule(Graph *g, const char *const *outs, int n)
+{
+    assert_int_equal(n, g->n_nodes);
+    Node **order = calloc((size_t)n, sizeof *order);
+    assert_non_null(order);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < g->n_nodes; k++)
+            if (strcmp(g->nodes[k]->out[0]->name, outs[i]) == 0) order[i] = g->nodes[k];
+    for (int i = 0; i < n; i++) {
+        if (!order[i]) fail_msg("no node making '%s'", outs[i]);
+        g->nodes[i] = order[i];
+    }
+    free(order);
+}
+
+static Value *val(const Graph *g, const char *name)
+{
+    Value *v = ir_find_value(g, name);
+    if (!v) fail_msg("no value '%s'", name);
+    return v;
+}
+
+static const char chain_ir[] =
+    "graph chain {\n"
+    "  input %x: f32[4,16]\n"
+    "  %a = Exp(%x)\n"
+    "  %b = Relu(%a)\n"
+    "  %c = Sigmoid(%b)\n"
+    "  %d = Tanh(%c)\n"
+    "  %e = Neg(%d)\n"
+    "  output %e\n"
+    "}\n";
+
+static void test_pass_inplace_chain(void **state)
+{
+    (void)state;
+    Graph *g = planned(chain_ir, 2);
+    /* a..d are 256 bytes each; each op's input dies where its output is born */
+    const char *names[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++) assert_int_equal(val(g, names[i])->offset, 0);
+    assert_int_equal(val(g, "x")->offset, -1);
+    assert_int_equal(val(g, "e")->offset, -1);
+    assert_int_equal(g->arena_bytes, 256);
+    assert_int_equal(g->plan_lower_bound, 256);
+    assert_int_equal(g->plan_no_reuse, 256);
+    PlanEntry *e = NULL;
+    int n = pass_plan_entries(g, &e);
+    assert_int_equal(n, 1);
+    assert_string_equal(e[0].name, "a");
+    assert_int_equal(e[0].offset, 0);
+    assert_int_equal(e[0].size, 256);
+    assert_int_equal(e[0].first, 0);
+    assert_int_equal(e[0].last, 4);
+    assert_int_equal(e[0].is_workspace, 0);
+    free(e);
+    assert_int_equal(pass_count_kernels(g), 5);
+    ir_graph_free(g);
+
+    /* -O0: every temporary its own buffer; greedy alternates two slots */
+    g = planned(chain_ir, 0);
+    assert_int_equal(val(g, "a")->offset, 0);
+    assert_int_equal(val(g, "b")->offset, 256);
+    assert_int_equal(val(g, "c")->offset, 0);
+    assert_int_equal(val(g, "d")->offset, 256);
+    assert_int_equal(g->arena_bytes, 512);
+    assert_int_equal(g->plan_lower_bound, 512);
+    assert_int_equal(g->plan_no_reuse, 1024);
+    n = pass_plan_entries(g, &e);
+    assert_int_equal(n, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(e[i].name, names[i]);
+        assert_int_equal(e[i].first, i);
+        assert_int_equal(e[i].last, i + 1);
+    }
+    free(e);
+    ir_graph_free(g);
+}
+
+static void test_pass_workspace(void **state)
+{
+    (void)state;
+    /* TopK's workspace is 16 bytes per element of the axis: 128 here. At
+     * step 1, a (64 bytes), v (24 -> 64) and the workspace are all live. */
+    Graph *g = planned("graph ws {\n"
+                       "  input %x: f32[2,8]\n"
+                       "  const %k: i64[1] = [3]\n"
+                       "  %a = Relu(%x)\n"
+                       "  %v, %i = TopK(%a, %k) {axis=1}\n"
+                       "  %y = Neg(%v)\n"
+                       "  output %y\n"
+                       "  output %i\n"
+                       "}\n",
+                       2);
+    const Node *topk = g->nodes[1];
+    assert_int_equal(topk->ws_bytes, 128);
+    assert_true(topk->ws_offset >= 0);
+    assert_int_equal(topk->ws_offset % 64, 0);
+    assert_int_equal(g->arena_bytes, 256);
+    assert_int_equal(g->plan_lower_bound, 256);
+    int64_t lo[3] = {val(g, "a")->offset, val(g, "v")->offset, topk->ws_offset};
+    int64_t sz[3] = {64, 24, 128};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++) assert_true(lo[i] + sz[i] <= lo[j] || lo[j] + sz[j] <= lo[i]);
+    PlanEntry *e = NULL;
+    int n = pass_plan_entries(g, &e);
+    assert_int_equal(n, 3);
+    int seen = 0;
+    for (int i = 0; i < n; i++) {
+        if (!e[i].is_workspace) continue;
+        char want[128];
+        snprintf(want, sizeof want, "%s (workspace)", topk->name);
+        assert_string_equal(e[i].name, want);
+        assert_int_equal(e[i].first, 1);
+        assert_int_equal(e[i].last, 1);
+        assert_int_equal(e[i].size, 128);
+        assert_int_equal(e[i].offset, topk->ws_offset);
+        seen++;
+    }
+    assert_int_equal(seen, 1);
+    free(e);
+    ir_graph_free(g);
+}
+
+static const char views_ir[] =
+    "graph views {\n"
+    "  input %x: f32[1,64]\n"
+    "  const %s416: i64[2] = [4, 16]\n"
+    "  const %s164: i64[2] = [1, 64]\n"
+    "  %a = Relu(%x)\n"
+    "  %r = Reshape(%a, %s416)\n"
+    "  %b = Exp(%x)\n"
+    "  %u = Reshape(%r, %s164)\n"
+    "  %c = Sigmoid(%u)\n"
+    "  %y = Add(%c, %b)\n"
+    "  output %y\n"
+    "}\n";
+/* 0 a; 1 r: view of a; 2 b; 3 u: view of a (the root, not r); 4 c: a dies
+ * here, c takes its buffer; 5 y. */
+static const char *const views_order[] = {"a", "r", "b", "u", "c", "y"};
+
+static void test_pass_views(void **state)
+{
+    (void)state;
+    Graph *g = parsed(views_ir);
+    schedule(g, views_order, 6);
+    plan(g, 2);
+    Value *a = val(g, "a"), *b = val(g, "b");
+    assert_ptr_equal(val(g, "r")->alias, a);
+    assert_ptr_equal(val(g, "u")->alias, a);
+    assert_null(a->alias);
+    assert_null(b->alias);
+    assert_int_equal(val(g, "u")->offset, a->offset);
+    /* a's last direct read is step 1, but its views are read up to step 4:
+     * a and b (from step 2) must not share memory */
+    assert_int_not_equal(a->offset, b->offset);
+    assert_int_equal(val(g, "c")->offset, a->offset);
+    assert_int_equal(g->arena_bytes, 512);
+    PlanEntry *e = NULL;
+    int n = pass_plan_entries(g, &e);
+    assert_int_equal(n, 2);
+    assert_string_equal(e[0].name, "a");
+    assert_int_equal(e[0].first, 0);
+    assert_int_equal(e[0].last, 5); /* c, in a's buffer, is read at step 5 */
+    assert_string_equal(e[1].name, "b");
+    assert_int_equal(e[1].first, 2);
+    assert_int_equal(e[1].last, 5);
+    free(e);
+    assert_int_equal(pass_count_kernels(g), 4);
+    ir_graph_free(g);
+
+    /* -O0: no views, every node runs */
+    g = parsed(views_ir);
+    schedule(g, views_order, 6);
+    plan(g, 0);
+    assert_null(val(g, "r")->alias);
+    assert_null(val(g, "u")->alias);
+    assert_true(val(g, "r")->offset >= 0);
+    assert_int_equal(pass_count_kernels(g), 6);
+    ir_graph_free(g);
+}
+
+static void test_pass_view_of_input_and_output(void **state)
+{
+    (void)state;
+    /* A view of a graph input aliases the input; a view that is itself a
+     * graph output is not an alias (the caller's buffer is distinct). */
+    Graph *g = planned("graph vio {\n"
+                       "  input %x: f32[2,3]\n"
+                       "  const %s6: i64[1] = [6]\n"
+                       "  %r = Reshape(%x, %s6)\n"
+                       "  %y = Neg(%r)\n"
+                       "  %z = Flatten(%y)\n"
+                       "  output %z\n"
+                       "}\n",
+                       2);
+    assert_ptr_equal(val(g, "r")->alias, val(g, "x"));
+    assert_int_equal(val(g, "r")->offset, -1);
+    assert_null(val(g, "z")->alias);
+    assert_int_equal(pass_count_kernels(g), 2);
+    ir_graph_free(g);
+}
+
+static void test_pass_inplace_guards(void **state)
+{
+    (void)state;
+    Graph *g = planned("graph guard {\n"
+                       "  input %x: f32[4,16]\n"
+                       "  %a = Exp(%x)\n"        /* 0: never into x (a graph input) */
+                       "  %b = Relu(%a)\n"       /* 1: a is a graph output: own buffer */
+                       "  %c = Sigmoid(%b)\n"    /* 2: b is read again at 3 */
+                       "  %d = Add(%c, %b)\n"    /* 3: both die: d takes c's buffer */
+                       "  %e = Mul(%d, %d)\n"    /* 4: d read twice: no sharing */
+                       "  %y = Neg(%e)\n"        /* 5: y is a graph output */
+                       "  output %a\n"
+                       "  output %y\n"
+                       "}\n",
+                       2);
+    Value *a = val(g, "a"), *b = val(g, "b"), *c = val(g, "c"), *d = val(g, "d"), *e = val(g, "e");
+    assert_int_equal(val(g, "x")->offset, -1);
+    assert_int_equal(a->offset, -1);
+    assert_int_equal(val(g, "y")->offset, -1);
+    assert_true(b->offset >= 0);
+    assert_int_not_equal(c->offset, b->offset);
+    assert_int_equal(d->offset, c->offset);
+    assert_int_not_equal(e->offset, d->offset);
+    PlanEntry *en = NULL;
+    int n = pass_plan_entries(g, &en);
+    assert_int_equal(n, 3); /* b, c (with d), e */
+    assert_string_equal(en[0].name, "b");
+    assert_string_equal(en[1].name, "c");
+    assert_int_equal(en[1].first, 2);
+    assert_int_equal(en[1].last, 4);
+    assert_string_equal(en[2].name, "e");
+    free(en);
+    ir_graph_free(g);
+
+    /* Broadcast: p ([4,1]) is not element-aligned with the output; q is, and
+     * the second pair (input 1 -> output 0) applies. */
+    g = planned("graph bcast {\n"
+                "  input %x: f32[4,16]\n"
+                "  input %s: f32[4,1]\n"
+                "  %p = Exp(%s)\n"
+                "  %q = Exp(%x)\n"
+                "  %z = Add(%p, %q)\n"
+                "  %y = Neg(%z)\n"
+                "  output %y\n"
+                "}\n",
+                2);
+    assert_int_equal(val(g, "z")->offset, val(g, "q")->offset);
+    assert_int_not_equal(val(g, "z")->offset, val(g, "p")->offset);
+    ir_graph_free(g);
 }
 
 int main(void)
@@ -164,6 +573,16 @@ int main(void)
         cmocka_unit_test(test_zero_size_and_empty),
         cmocka_unit_test(test_check_reports_overlap),
         cmocka_unit_test(test_random_problems),
+        cmocka_unit_test(test_best_fit_equal_lifetimes),
+        cmocka_unit_test(test_plan_keeps_best_fit_when_smaller),
+        cmocka_unit_test(test_plan_keeps_greedy_when_smaller),
+        cmocka_unit_test(test_plan_tie_keeps_greedy),
+        cmocka_unit_test(test_lower_bound_and_no_reuse),
+        cmocka_unit_test(test_pass_inplace_chain),
+        cmocka_unit_test(test_pass_workspace),
+        cmocka_unit_test(test_pass_views),
+        cmocka_unit_test(test_pass_view_of_input_and_output),
+        cmocka_unit_test(test_pass_inplace_guards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,9 +20,12 @@
 
 #include "frontend/npy.h"
 
-static const DType all_types[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8,
-                                  DT_U8,  DT_I16, DT_I32, DT_I64,  DT_BOOL};
+static const DType all_types[] = {DT_F32, DT_F64, DT_F16, DT_BF16, DT_I8,  DT_U8,  DT_I16,
+                                  DT_I32, DT_I64, DT_BOOL, DT_U16, DT_U32, DT_U64};
 #define N_TYPES (sizeof all_types / sizeof all_types[0])
+
+/* The dtype a file written as t reads back as: bf16 bits travel as '<u2'. */
+static DType read_back(DType t) { return t == DT_BF16 ? DT_U16 : t; }
 
 /* Deterministic bytes for a tensor (bool gets 0/1). */
 static void fill(DType t, unsigned char *p, size_t nbytes)
@@ -48,7 +51,7 @@ static void round_trip_memory(DType t, int rank, const int64_t *dims)
     Diag d = {0};
     assert_int_equal(npy_parse(img, len, "mem.npy", &a, &d), 0);
     assert_int_equal(d.n_errors, 0);
-    assert_int_equal(a.dtype, t);
+    assert_int_equal(a.dtype, read_back(t));
     assert_true(ir_shape_eq(&a.shape, &s));
     assert_int_equal(a.nbytes, nbytes);
     assert_non_null(a.data);
@@ -87,7 +90,8 @@ static void test_round_trip_file(void **state)
         assert_int_equal(npy_write(path, t, &s, data, &d), 0);
         NpyArray a;
         assert_int_equal(npy_read(path, &a, &d), 0);
-        assert_int_equal(a.dtype, t);
+        assert_int_equal(a.dtype, read_back(t));
+        assert_true(npy_dtype_fits(a.dtype, t));
         assert_true(ir_shape_eq(&a.shape, &s));
         assert_memory_equal(a.data, data, nbytes);
         npy_free(&a);
@@ -103,6 +107,15 @@ static void test_descr_names(void **state)
     assert_string_equal(npy_descr(DT_BF16), "<u2");
     assert_string_equal(npy_descr(DT_BOOL), "|b1");
     assert_string_equal(npy_descr(DT_U8), "|u1");
+    assert_string_equal(npy_descr(DT_U16), "<u2");
+    assert_string_equal(npy_descr(DT_U32), "<u4");
+    assert_string_equal(npy_descr(DT_U64), "<u8");
+    /* a '<u2' file is u16 and may also feed a bf16 tensor, nothing else */
+    assert_true(npy_dtype_fits(DT_U16, DT_BF16));
+    assert_true(npy_dtype_fits(DT_U32, DT_U32));
+    assert_false(npy_dtype_fits(DT_BF16, DT_U16));
+    assert_false(npy_dtype_fits(DT_U16, DT_I16));
+    assert_false(npy_dtype_fits(DT_U32, DT_I32));
     assert_null(npy_descr(DT_UNDEF));
 }
 
@@ -146,8 +159,10 @@ static void test_headers_numpy_writes(void **state)
     expect_ok(3, "{'descr': '|b1', 'fortran_order': False, 'shape': (), }\n", 1, DT_BOOL, 0, NULL);
     /* key order, double quotes, no trailing comma, Python 2 longs */
     expect_ok(1, "{\"shape\": (2L, 3L), \"fortran_order\": False, \"descr\": \"<f2\"}\n", 12, DT_F16, 2, d23);
-    /* bf16 raw bits */
-    expect_ok(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (7,), }\n", 14, DT_BF16, 1, d7);
+    /* unsigned integers; '<u2' is u16 (bf16 bits read as u16 too) */
+    expect_ok(1, "{'descr': '<u2', 'fortran_order': False, 'shape': (7,), }\n", 14, DT_U16, 1, d7);
+    expect_ok(1, "{'descr': '<u4', 'fortran_order': False, 'shape': (7,), }\n", 28, DT_U32, 1, d7);
+    expect_ok(1, "{'descr': '<u8', 'fortran_order': False, 'shape': (2, 3), }\n", 48, DT_U64, 2, d23);
 }
 
 static void expect_error(const unsigned char *b, size_t len, const char *msg)
@@ -213,11 +228,11 @@ static void test_unsupported_dtype_and_version(void **state)
 {
     (void)state;
     expect_dict_error("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }\n", 8,
-                      "x.npy: unsupported dtype '>f4' (supported: <f4 <f8 <f2 |i1 |u1 <i2 <i4 <i8 |b1, and <u2 for "
-                      "bf16 bits)");
+                      "x.npy: unsupported dtype '>f4' (supported: <f4 <f8 <f2 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1; "
+                      "<u2 also carries bf16 bits)");
     expect_dict_error("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }\n", 16,
-                      "x.npy: unsupported dtype '<c8' (supported: <f4 <f8 <f2 |i1 |u1 <i2 <i4 <i8 |b1, and <u2 for "
-                      "bf16 bits)");
+                      "x.npy: unsupported dtype '<c8' (supported: <f4 <f8 <f2 |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1; "
+                      "<u2 also carries bf16 bits)");
     expect_dict_error("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }\n", 8,
                       "x.npy: unsupported dtype: 'descr' must be a simple type string (structured dtypes are not "
                       "supported)");

@@ -183,6 +183,10 @@ static void fill_specials(DType t, unsigned char *buf, int *count)
         buf[n++] = 1;
         buf[n++] = 0;
         buf[n++] = 1;
+    } else if (t == DT_U64) {
+        uint64_t v[] = {UINT64_MAX, 0, 1, 9007199254740993ULL, UINT64_C(1) << 63, UINT64_MAX - 1};
+        memcpy(buf, v, sizeof v);
+        n = 6;
     } else if (t == DT_I64) {
         int64_t v[] = {INT64_MIN, INT64_MAX, 0, -1, 9007199254740993LL};
         memcpy(buf, v, sizeof v);
@@ -267,6 +271,33 @@ static void test_float_lists(void **state)
     assert_non_null(strstr(p, "bf16[2] = [0.1, -3]\n"));
     assert_non_null(strstr(p, "bool[3] = [true, false, true]\n"));
     free(p);
+}
+
+/* Unsigned lists: the whole range of each dtype, exact for u64 beyond 2^53
+ * (bytes checked), and "-0" reads as 0. */
+static void test_unsigned_lists(void **state)
+{
+    (void)state;
+    const char *text = "graph u {\n"
+                       "  const %a: u16[3] = [0, 65535, -0]\n"
+                       "  const %b: u32[3] = [0, 4294967295, 2147483648]\n"
+                       "  const %c: u64[4] = [18446744073709551615, 9007199254740993, 0, 18446744073709551614]\n"
+                       "  output %a\n"
+                       "}\n";
+    char *p = roundtrip_text(text);
+    assert_non_null(strstr(p, "u16[3] = [0, 65535, 0]\n"));
+    assert_non_null(strstr(p, "u32[3] = [0, 4294967295, 2147483648]\n"));
+    assert_non_null(strstr(p, "u64[4] = [18446744073709551615, 9007199254740993, 0, 18446744073709551614]\n"));
+    free(p);
+    Graph *g = parse_ok(text);
+    const Value *c = ir_find_value(g, "c");
+    assert_non_null(c);
+    uint64_t want[4] = {UINT64_MAX, 9007199254740993ULL, 0, UINT64_MAX - 1};
+    assert_memory_equal(c->data, want, sizeof want);
+    const Value *b = ir_find_value(g, "b");
+    uint32_t wb[3] = {0, UINT32_MAX, UINT32_C(2147483648)};
+    assert_memory_equal(b->data, wb, sizeof wb);
+    ir_graph_free(g);
 }
 
 /* ---- names ---- */
@@ -574,6 +605,14 @@ static void test_errors(void **state)
                  "t.gir:2:20: unexpected 'j' after the statement");
     expect_error("graph g {\n  const %c: u8[2] = [1, 256]\n  output %c\n}\n",
                  "t.gir:2:25: 256 is out of range for u8");
+    expect_error("graph g {\n  const %c: u16[2] = [1, 65536]\n  output %c\n}\n",
+                 "t.gir:2:26: 65536 is out of range for u16");
+    expect_error("graph g {\n  const %c: u32[2] = [-1, 2]\n  output %c\n}\n",
+                 "t.gir:2:23: -1 is out of range for u32");
+    expect_error("graph g {\n  const %c: u64[1] = [18446744073709551616]\n  output %c\n}\n",
+                 "t.gir:2:23: 18446744073709551616 is out of range for u64");
+    expect_error("graph g {\n  const %c: u64[1] = [-1]\n  output %c\n}\n",
+                 "t.gir:2:23: -1 is out of range for u64");
     expect_error("graph g {\n  const %c: i32[2] = [1, 2.5]\n  output %c\n}\n",
                  "t.gir:2:26: '2.5' is not a valid i32 literal");
     expect_error("graph g {\n  const %c: f32[1] = [0x10]\n  output %c\n}\n",
@@ -725,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_whitespace_and_comments),
         cmocka_unit_test(test_every_dtype),
         cmocka_unit_test(test_float_lists),
+        cmocka_unit_test(test_unsigned_lists),
         cmocka_unit_test(test_quoted_names),
         cmocka_unit_test(test_absent_inputs_and_types),
         cmocka_unit_test(test_random),

@@ -1,0 +1,334 @@
+#!/usr/bin/python3
+"""test_cli.py — the driver's optimization levels, reports and pictures.
+
+    /usr/bin/python3 tests/cli/test_cli.py --graphc BUILD/graphc [-v]
+
+Checks, on the small graphs beside this file:
+
+* -O0 / -O2 on compile, run and dump; anything else is a one-line error.
+* `compile --report`: one line per pass that ran (the -O0 passes at -O0, all
+  of them at -O2, in pipeline order), then `kernels: N` and
+  `arena: A bytes, lower bound: L bytes, no-reuse: S bytes`, with the
+  hand-computed -O0 plan of chain.gir (see its comment).
+* `--print-before` / `--print-after` on dump and compile.
+* `run -O2` computes what `run` (the graph as loaded) computes.
+* `dump --format=dot` renders with Graphviz's `dot -Tsvg` (scripts/setup.sh
+  installs graphviz; the test fails without it): one box per node, edges
+  labelled dtype[shape], labels escaped, and at -O2 one `cluster_N` per fused
+  node of the -O2 text IR, holding one box per op named in its `expr` /
+  `epilogue` expression (parsed here independently).
+* `dump --memory-plan=svg` parses as XML: one rectangle per buffer, placed as
+  the hand-computed plan of chain.gir says, and no two rectangles of buffers
+  live at the same step overlap.
+* Every output is deterministic (two runs, same bytes).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHAIN = os.path.join(HERE, "chain.gir")
+FUSABLE = os.path.join(HERE, "fusable.gir")
+GRAPHC = None
+SVG = "{http://www.w3.org/2000/svg}"
+
+REPORT_PASS_RE = re.compile(r"^pass (\S+): (\d+) nodes, (\d+\.\d) ms$")
+KERNELS_RE = re.compile(r"^kernels: (\d+)$")
+ARENA_RE = re.compile(r"^arena: (\d+) bytes, lower bound: (\d+) bytes, no-reuse: (\d+) bytes$")
+
+
+def graphc(*args, check=True):
+    p = subprocess.run([GRAPHC] + [str(a) for a in args], capture_output=True, text=True, timeout=120)
+    if check and p.returncode != 0:
+        raise AssertionError(f"graphc {' '.join(map(str, args))} failed ({p.returncode}): {p.stderr.strip()}")
+    return p
+
+
+def pipeline_passes():
+    """(name, o2_only) pairs from `graphc compile --help`."""
+    text = graphc("compile", "--help").stdout
+    line = [l for l in text.splitlines() if l.startswith("passes, in pipeline order")][0]
+    names = line.split("):", 1)[1].split()
+    return [(n.rstrip("*"), n.endswith("*")) for n in names]
+
+
+def parse_report(text):
+    lines = text.splitlines()
+    passes = []
+    for l in lines[:-2]:
+        m = REPORT_PASS_RE.match(l)
+        assert m, f"not a pass report line: {l!r}"
+        passes.append(m.group(1))
+    k = KERNELS_RE.match(lines[-2])
+    a = ARENA_RE.match(lines[-1])
+    assert k and a, f"report does not end with kernels/arena lines: {lines[-2:]!r}"
+    return passes, int(k.group(1)), tuple(int(x) for x in a.groups())
+
+
+# ---- the text IR, read just enough: node lines and their fused expressions ----
+
+NODE_RE = re.compile(r'^\s*(?:("(?:[^"\\]|\\.)*"|[A-Za-z0-9_.$/\-]+):\s*)?%.*?=\s*([A-Za-z_][A-Za-z0-9_]*)\(')
+EXPR_ATTR_RE = re.compile(r'\b(expr|epilogue)\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+def text_nodes(ir):
+    """[(op, fused expression or None, is_epilogue)] in node order."""
+    out = []
+    for line in ir.splitlines():
+        s = line.strip()
+        if not s or s.startswith(("#", "const ", "input ", "output ", "graph ", "}")):
+            continue
+        m = NODE_RE.match(line)
+        if not m:
+            continue
+        e = EXPR_ATTR_RE.search(line)
+        expr = bytes(e.group(2), "utf-8").decode("unicode_escape") if e else None
+        out.append((m.group(2), expr, bool(e and e.group(1) == "epilogue")))
+    return out
+
+
+def expr_ops(expr):
+    """The op names called in a fused expression: NAME before '(' (after an
+    optional [attribute] block)."""
+    s = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    while True:  # drop [..] blocks, innermost first
+        t = re.sub(r"\[[^\[\]]*\]", "", s)
+        if t == s:
+            break
+        s = t
+    return sorted(re.findall(r"([A-Za-z_][A-Za-z0-9_.]*)\s*\(", s))
+
+
+# ---- SVG helpers ----
+
+def svg_texts(g):
+    return [t.text or "" for t in g.iter(SVG + "text")]
+
+
+def dot_svg(dot_text):
+    p = subprocess.run(["dot", "-Tsvg"], input=dot_text, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, f"dot -Tsvg failed: {p.stderr}"
+    return ET.fromstring(p.stdout)
+
+
+def groups(root, cls):
+    return [g for g in root.iter(SVG + "g") if g.get("class") == cls]
+
+
+class OptLevels(unittest.TestCase):
+    def test_bad_level_is_one_line_error(self):
+        for cmd in (["compile", CHAIN, "-o", "x"], ["dump", CHAIN], ["run", CHAIN, "x"]):
+            p = graphc(*cmd, "-O3", check=False)
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr, f"graphc: error: {cmd[0]}: unknown optimization level '-O3' "
+                                       "(expected -O0 or -O2)\n")
+
+    def test_help_documents_options(self):
+        for cmd, opts in (("compile", ["-O0, -O2", "--print-after", "--print-before", "--report"]),
+                          ("dump", ["-O0, -O2", "--print-after", "--print-before", "--format=FORMAT",
+                                    "--memory-plan=FORMAT"]),
+                          ("run", ["-O0, -O2"])):
+            text = graphc(cmd, "--help").stdout
+            for o in opts:
+                self.assertIn(o, text, f"graphc {cmd} --help does not mention {o}")
+
+    def test_report_levels(self):
+        passes = pipeline_passes()
+        self.assertEqual(passes[0][0], "infer-shapes")
+        with tempfile.TemporaryDirectory() as t:
+            r0 = parse_report(graphc("compile", CHAIN, "-o", f"{t}/o0", "-O0", "--report").stdout)
+            r2 = parse_report(graphc("compile", CHAIN, "-o", f"{t}/o2", "--report").stdout)
+            r2b = parse_report(graphc("compile", CHAIN, "-o", f"{t}/o2b", "-O2", "--report").stdout)
+        self.assertEqual(r0[0], [n for n, o2 in passes if not o2])
+        self.assertEqual(r2[0], [n for n, _ in passes])
+        self.assertEqual(r2b[0], r2[0], "-O2 is the default")
+        # -O0: every node is a kernel; the plan is the hand-computed one
+        self.assertEqual(r0[1], 4)
+        self.assertEqual(r0[2], (2048, 2048, 3072))
+        # -O2 never does worse, and its figures are consistent
+        self.assertLessEqual(r2[1], r0[1])
+        arena, lower, no_reuse = r2[2]
+        self.assertLessEqual(arena, r0[2][0])
+        self.assertLessEqual(lower, arena)
+        self.assertLessEqual(arena, no_reuse)
+
+    def test_compile_levels_build_the_same_function(self):
+        # both levels compile; the generated sources differ only if a pass changed the graph
+        with tempfile.TemporaryDirectory() as t:
+            graphc("compile", FUSABLE, "-o", f"{t}/o0", "-O0")
+            graphc("compile", FUSABLE, "-o", f"{t}/o2", "-O2")
+            self.assertTrue(os.path.exists(f"{t}/o0/fusable.c"))
+            self.assertTrue(os.path.exists(f"{t}/o2/fusable.c"))
+
+    def test_run_levels_agree(self):
+        rng = np.random.default_rng(5)
+        with tempfile.TemporaryDirectory() as t:
+            np.save(f"{t}/x.npy", rng.uniform(-2, 2, (1, 2, 6, 6)).astype(np.float32))
+            np.save(f"{t}/r.npy", rng.uniform(-2, 2, (1, 4, 6, 6)).astype(np.float32))
+            outs = {}
+            for lvl in ([], ["-O0"], ["-O2"]):
+                d = f"{t}/out{''.join(lvl)}"
+                graphc("run", FUSABLE, d, f"{t}/x.npy", f"{t}/r.npy", *lvl)
+                outs[tuple(lvl)] = np.load(f"{d}/output_0.npy")
+            ref = outs[()]
+            self.assertEqual(ref.shape, (1, 4, 6, 6))
+            for k, v in outs.items():
+                np.testing.assert_allclose(v, ref, rtol=1e-5, atol=1e-5, err_msg=f"run {k}")
+
+    def test_print_before_and_after(self):
+        p = graphc("dump", CHAIN, "-O0", "--print-before=plan-memory", "--print-after=infer-shapes")
+        heads = [l for l in p.stdout.splitlines() if l.startswith("# ")]
+        self.assertEqual(heads, ["# after infer-shapes", "# before plan-memory"])
+        # a pass the level skips prints nothing
+        p = graphc("dump", CHAIN, "-O0", "--print-before=simplify")
+        self.assertEqual(p.stdout, "")
+        p = graphc("dump", CHAIN, "--print-before=simplify")
+        self.assertTrue(p.stdout.startswith("# before simplify\ngraph chain {"), p.stdout[:80])
+        p = graphc("dump", CHAIN, "-O0", "--print-before=all")
+        heads = [l for l in p.stdout.splitlines() if l.startswith("# before")]
+        self.assertEqual(heads, ["# before infer-shapes", "# before fold-constants", "# before plan-memory"])
+        # compile writes the dumps to stderr
+        with tempfile.TemporaryDirectory() as t:
+            p = graphc("compile", CHAIN, "-o", f"{t}/o", "--print-before=fold-constants")
+            self.assertTrue(p.stderr.startswith("# before fold-constants\n"), p.stderr[:80])
+        p = graphc("dump", CHAIN, "--print-before=nosuch", check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("unknown pass 'nosuch' for --print-before", p.stderr)
+
+
+class Dot(unittest.TestCase):
+    def test_dot_is_installed(self):
+        self.assertIsNotNone(shutil.which("dot"), "Graphviz 'dot' is missing: run scripts/setup.sh")
+
+    def test_dot_o0_boxes_edges_escapes(self):
+        text = graphc("dump", FUSABLE, "--format=dot", "-O0").stdout
+        self.assertEqual(text, graphc("dump", FUSABLE, "--format=dot", "-O0").stdout, "deterministic")
+        root = dot_svg(text)
+        nodes = {g.find(SVG + "title").text: svg_texts(g) for g in groups(root, "node")}
+        # 6 ops, inputs x r, constants w b, one output
+        ops = sorted(t[0] for k, t in nodes.items() if re.fullmatch(r"n\d+", k))
+        self.assertEqual(ops, sorted(["Conv", "Add", "Relu", "Sigmoid", "Mul", "Add"]))
+        self.assertEqual(sorted(t[0] for k, t in nodes.items() if k.startswith("v")), ["b", "r", "w", "x"])
+        self.assertEqual([t for k, t in nodes.items() if k.startswith("out")], [["output", "y"]])
+        self.assertIn(["Relu", 're"lu\\1'], nodes.values(), "the quoted node name survives escaping")
+        self.assertEqual(groups(root, "cluster"), [], "nothing is fused at -O0")
+        edges = groups(root, "edge")
+        # every node input and the graph output: Conv 3, Add 2, Relu 1, Sigmoid 1, Mul 2, Add 2, output 1
+        self.assertEqual(len(edges), 12)
+        labels = sorted(svg_texts(e)[0] for e in edges)
+        self.assertEqual(labels.count("f32[1,4,6,6]"), 9)
+        self.assertIn("f32[4,2,3,3]", labels)
+        self.assertIn("f32[1,2,6,6]", labels)
+
+    def test_dot_o2_clusters(self):
+        ir = graphc("dump", FUSABLE, "--print-after=plan-memory").stdout
+        fused = [(i, op, e, epi) for i, (op, e, epi) in enumerate(text_nodes(ir)) if e]
+        self.assertTrue(fused, "-O2 fused nothing in fusable.gir (the Conv+Add+Relu epilogue and the "
+                               "Mul/Sigmoid/Add tree are what fuse-epilogue and fuse-elementwise exist for)")
+        text = graphc("dump", FUSABLE, "--format=dot").stdout
+        self.assertEqual(text, graphc("dump", FUSABLE, "--format=dot").stdout, "deterministic")
+        root = dot_svg(text)
+        clusters = groups(root, "cluster")
+        self.assertEqual(sorted(c.find(SVG + "title").text for c in clusters),
+                         sorted(f"cluster_{k}" for k in range(len(fused))))
+        nodes = {g.find(SVG + "title").text: svg_texts(g) for g in groups(root, "node")}
+        for k, (i, op, expr, epi) in enumerate(fused):
+            members = sorted(t[0] for name, t in nodes.items() if re.fullmatch(rf"n{i}_\d+", name))
+            self.assertEqual(members, expr_ops(expr), f"cluster of node {i} ({op}, {expr!r})")
+            self.assertEqual(f"n{i}" in nodes, epi, f"node {i}: the op's own box is drawn for epilogues only")
+            ctext = [svg_texts(c) for c in clusters if c.find(SVG + "title").text == f"cluster_{k}"][0]
+            self.assertIn(f"{op} + epilogue" if epi else op, ctext)
+
+    def test_dot_format_errors(self):
+        p = graphc("dump", CHAIN, "--format=png", check=False)
+        self.assertEqual((p.returncode, p.stderr),
+                         (1, "graphc: error: dump: unknown --format 'png' (expected text or dot)\n"))
+        p = graphc("dump", CHAIN, "--format=dot", "--print-after=all", check=False)
+        self.assertEqual(p.returncode, 1)
+
+
+class MemoryPlan(unittest.TestCase):
+    def rects(self, model, *opts):
+        text = graphc("dump", model, "--memory-plan=svg", *opts).stdout
+        self.assertEqual(text, graphc("dump", model, "--memory-plan=svg", *opts).stdout, "deterministic")
+        root = ET.fromstring(text)
+        out = []
+        for r in root.iter(SVG + "rect"):
+            if r.get("class") not in ("buffer", "workspace"):
+                continue
+            title = r.find(SVG + "title").text
+            m = re.fullmatch(r"(.*): bytes \[(\d+), (\d+)\) \((\d+) bytes\), steps (\d+)\.\.(\d+)", title)
+            self.assertTrue(m, title)
+            x, y, w, h = (float(r.get(k)) for k in ("x", "y", "width", "height"))
+            out.append(dict(name=m.group(1), first=int(m.group(5)), last=int(m.group(6)),
+                            x=x, y=y, w=w, h=h))
+        return root, out
+
+    def test_chain_plan_o0(self):
+        root, rs = self.rects(CHAIN, "-O0")
+        by = {r["name"]: r for r in rs}
+        self.assertEqual(sorted(by), ["a", "b", "c"])
+        self.assertEqual([(by[n]["first"], by[n]["last"]) for n in "abc"], [(0, 1), (1, 2), (2, 3)])
+        a, b, c = by["a"], by["b"], by["c"]
+        # two steps each; b starts one step after a; c where a ends
+        self.assertAlmostEqual(a["w"], b["w"])
+        self.assertAlmostEqual(a["w"], c["w"])
+        self.assertAlmostEqual(b["x"], a["x"] + a["w"] / 2)
+        self.assertAlmostEqual(c["x"], a["x"] + a["w"])
+        # 1024 bytes each; c reuses a's bytes, b sits on top of a; together the arena (2048)
+        self.assertAlmostEqual(a["h"], b["h"])
+        self.assertAlmostEqual((a["y"], a["h"]), (c["y"], c["h"]))
+        self.assertAlmostEqual(b["y"] + b["h"], a["y"])
+        arena = [l for l in root.iter(SVG + "line") if l.get("class") == "arena"]
+        self.assertEqual(len(arena), 1)
+        self.assertAlmostEqual(float(arena[0].get("y1")), b["y"])
+        texts = [t.text for t in root.iter(SVG + "text")]
+        self.assertIn("schedule step", texts)
+        self.assertIn("arena 2048 bytes", texts)
+        self.assertTrue(any(t and t.startswith("bytes") for t in texts))
+
+    def test_no_overlap(self):
+        for model, opts in ((FUSABLE, ["-O0"]), (FUSABLE, []), (CHAIN, [])):
+            _, rs = self.rects(model, *opts)
+            plan = graphc("dump", model, "--memory-plan=text", *opts).stdout.splitlines()
+            self.assertEqual(len(rs), len([l for l in plan if not l.startswith("#")]))
+            for i, p in enumerate(rs):
+                for q in rs[i + 1:]:
+                    if p["last"] < q["first"] or q["last"] < p["first"]:
+                        continue
+                    eps = 1e-6
+                    apart = p["y"] + p["h"] <= q["y"] + eps or q["y"] + q["h"] <= p["y"] + eps
+                    self.assertTrue(apart, f"{model} {opts}: {p['name']} and {q['name']} overlap")
+
+    def test_workspace_drawn(self):
+        _, rs = self.rects(FUSABLE, "-O0")
+        ws = [r for r in rs if r["name"].endswith("(workspace)")]
+        self.assertEqual([r["name"] for r in ws], ["conv1 (workspace)"])
+        self.assertEqual((ws[0]["first"], ws[0]["last"]), (0, 0))
+
+    def test_memory_plan_errors(self):
+        p = graphc("dump", CHAIN, "--memory-plan=png", check=False)
+        self.assertEqual((p.returncode, p.stderr),
+                         (1, "graphc: error: dump: unknown --memory-plan 'png' (expected svg or text)\n"))
+
+
+def main():
+    global GRAPHC
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphc", required=True)
+    ap.add_argument("-v", action="store_true")
+    args, rest = ap.parse_known_args()
+    GRAPHC = os.path.abspath(args.graphc)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2 if args.v else 1)
+
+
+if __name__ == "__main__":
+    main()
