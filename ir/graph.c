@@ -483,6 +483,8 @@ int ir_const_ints(const Value *v, int64_t *out, int max)
     if (n > max) return -1;
     for (int64_t i = 0; i < n; i++) {
         if (v->dtype == DT_I64) memcpy(&out[i], (const char *)v->data + 8 * i, 8);
+        else if (v->dtype == DT_U64 && ir_load_f64(DT_U64, v->data, (size_t)i) >= 9223372036854775808.0)
+            out[i] = INT64_MAX; /* saturates instead of overflowing the conversion */
         else out[i] = (int64_t)ir_load_f64(v->dtype, v->data, (size_t)i);
     }
     return (int)n;

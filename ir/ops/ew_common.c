@@ -169,7 +169,10 @@ double ew_wrap_int(DType t, double v)
         /* A double at the top of the range stands for INT64_MAX / UINT64_MAX
          * as well (they load as 2^63 / 2^64), so it is kept for the store to
          * saturate; only negative u64 values wrap (fmod is exact). */
-        if (t == DT_U64 && v < 0) return fmod(v, 18446744073709551616.0) + 18446744073709551616.0;
+        if (t == DT_U64 && v < 0) {
+            v = fmod(v, 18446744073709551616.0);
+            return v < 0 ? v + 18446744073709551616.0 : 0;
+        }
         return v;
     }
     double m = ldexp(1.0, bits); /* fmod is exact, and so are the shifts by m below 2^33 */

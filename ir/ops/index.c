@@ -65,7 +65,8 @@ static int64_t const_int_at(const Value *v, int64_t i)
         memcpy(&x, (const char *)v->data + 8 * i, 8);
         return x;
     }
-    return (int64_t)ir_load_f64(v->dtype, v->data, (size_t)i);
+    double x = ir_load_f64(v->dtype, v->data, (size_t)i);
+    return x >= 9223372036854775808.0 ? INT64_MAX : (int64_t)x; /* u64 above INT64_MAX saturates */
 }
 
 /* Input i must be int32 or int64 (an index tensor). */

@@ -628,12 +628,17 @@ static int logsoftmax_eval(const Node *n, const double *const *in, double *const
     return sm_eval_any(n, in, out, d, 1);
 }
 
+/* Each row is read whole before (or, element by element, just before) it is
+ * written, so Y may be X's buffer (runtime softmax_any, layernorm). */
+static const InplacePair row_inplace[] = {{0, 0}};
+
 const OpDesc op_Softmax = {
     .name = "Softmax",
     .min_in = 1, .max_in = 1, .in_names = sm_in,
     .min_out = 1, .max_out = 1, .out_names = sm_out,
     .attrs = sm_attrs, .n_attrs = 1,
     .infer = sm_infer,
+    .inplace = row_inplace, .n_inplace = 1,
     .eval = softmax_eval,
 };
 
@@ -643,6 +648,7 @@ const OpDesc op_LogSoftmax = {
     .min_out = 1, .max_out = 1, .out_names = sm_out,
     .attrs = sm_attrs, .n_attrs = 1,
     .infer = sm_infer,
+    .inplace = row_inplace, .n_inplace = 1,
     .eval = logsoftmax_eval,
 };
 
@@ -751,5 +757,6 @@ const OpDesc op_LayerNormalization = {
     .min_out = 1, .max_out = 3, .out_names = ln_out,
     .attrs = ln_attrs, .n_attrs = 3,
     .infer = ln_infer,
+    .inplace = row_inplace, .n_inplace = 1,
     .eval = ln_eval,
 };
