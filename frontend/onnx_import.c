@@ -21,7 +21,8 @@
  *     attributes decoded), upgraded from their opset's form to the IR's
  *     opset-17 form by onnx_upgrade.c, then built as IR nodes whose
  *     attributes are type-checked against the op's schema. Constant nodes
- *     become constants directly.
+ *     become constants directly. Scan, Loop and If are unrolled into plain nodes
+ *     by onnx_control.c.
  *  5. inputs are resolved by name once every node exists (ONNX files need
  *     not be sorted), graph outputs are added in order, and ir_toposort puts
  *     the nodes in order (reporting cycles).
@@ -58,6 +59,7 @@ struct OnnxImp {
     int cap_names, n_names;
     ImpNode **pend; /* nodes added by upgraders, built after the current one */
     int n_pend, cap_pend;
+    const LoadOptions *opts; /* the caller's options (onnx_control.c reads binds) */
 };
 
 /* ---- small helpers ---- */
@@ -210,7 +212,7 @@ static int load_external(OnnxImp *im, const OnnxTensor *t, size_t nbytes, const 
 }
 
 /* Decodes tensor t into td (data borrowed from the mapping or in the graph). */
-static int imp_tensor(OnnxImp *im, const OnnxTensor *t, TensorData *td)
+int imp_tensor(OnnxImp *im, const OnnxTensor *t, TensorData *td)
 {
     memset(td, 0, sizeof *td);
     if (map_dtype(im, t->data_type, "tensor", t->name, &td->dtype)) return -1;
@@ -407,8 +409,10 @@ static const char *onnx_attr_type_name(int t)
     return t >= 0 && t <= 10 ? n[t] : "an unsupported type";
 }
 
+ImpEnv imp_env(OnnxImp *im) { return (ImpEnv){im->g, im->d, &im->tmp, im->opts}; }
+
 /* ONNX node → ImpNode with decoded attributes. */
-static int imp_from_onnx(OnnxImp *im, const OnnxNode *on, int index, ImpNode *n)
+int imp_from_onnx(OnnxImp *im, const OnnxNode *on, int index, ImpNode *n)
 {
     n->op_type = on->op_type;
     if (on->name[0]) {
@@ -435,8 +439,9 @@ static int imp_from_onnx(OnnxImp *im, const OnnxNode *on, int index, ImpNode *n)
         a->n = oa->n;
         a->ints = oa->ints;
         a->floats = oa->floats;
-        if (oa->type == ONNX_ATTR_GRAPH)
-            return imp_node_error(im, n, "attribute '%s' is a subgraph; subgraphs (If, Loop, Scan) are not supported", oa->name);
+        a->graph = oa->g; /* GRAPH: unrolled by onnx_control.c, else refused when built */
+        if (oa->type == 10 /* GRAPHS */)
+            return imp_node_error(im, n, "attribute '%s' is a list of subgraphs, which graphc does not support", oa->name);
         if (oa->type == ONNX_ATTR_TENSOR && imp_tensor(im, &oa->t, &a->t)) return -1;
     }
     return 0;
@@ -615,6 +620,7 @@ static int import_graph(OnnxImp *im, const OnnxModel *m, const LoadOptions *o)
 {
     const OnnxGraph *og = &m->graph;
     Graph *g = im->g;
+    im->opts = o;
     if (og->name[0]) g->name = ir_strdup(g, og->name);
     for (int i = 0; i < og->n_inits; i++) {
         const OnnxTensor *t = &og->inits[i];
@@ -655,8 +661,9 @@ static int import_graph(OnnxImp *im, const OnnxModel *m, const LoadOptions *o)
         im->n_pend = 0;
         /* training-domain ops have one form: no default-domain upgrade applies */
         int opset = strcmp(og->nodes[i].domain, ONNX_TRAINING_DOMAIN) ? im->opset : ONNX_MAX_OPSET;
-        if (onnx_upgrade_node(im, &nodes[i], opset)) return -1;
-        for (int k = -1; k < im->n_pend; k++) {
+        int unrolled = onnx_control_node(im, &nodes[i], opset); /* Scan/Loop/If → pending nodes */
+        if (unrolled < 0 || (!unrolled && onnx_upgrade_node(im, &nodes[i], opset))) return -1;
+        for (int k = unrolled ? 0 : -1; k < im->n_pend; k++) {
             ImpNode *n = k < 0 ? &nodes[i] : im->pend[k];
             Node *node;
             if (build_node(im, n, &node)) return -1;

@@ -24,6 +24,7 @@ typedef struct ImpAttr {
     int64_t *ints;
     double *floats;
     TensorData t;
+    const struct OnnxGraph *graph; /* type GRAPH: a body, unrolled by onnx_control.c */
 } ImpAttr;
 
 typedef struct ImpNode {
@@ -57,6 +58,27 @@ ImpNode *imp_new_node(OnnxImp *im, const char *op_type, const char *name, int n_
 int imp_known(OnnxImp *im, const char *value, DType *dt, Shape *s);
 /* Reports a node error ("node 'n' (Op): ..."). Returns -1. */
 int imp_node_error(OnnxImp *im, const ImpNode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* What onnx_control.c needs of the importer's state (all owned by it). */
+typedef struct ImpEnv {
+    Graph *g;
+    Diag *d;
+    Arena *tmp; /* lives until the import ends */
+    const LoadOptions *opts; /* NULL when none */
+} ImpEnv;
+ImpEnv imp_env(OnnxImp *im);
+struct OnnxNode;
+struct OnnxTensor;
+/* ONNX node → ImpNode with decoded attributes; `index` names an unnamed
+ * node ("<OpType>_<index>"). */
+int imp_from_onnx(OnnxImp *im, const struct OnnxNode *on, int index, ImpNode *n);
+/* Decodes tensor t (data borrowed from the mapping or copied into the graph). */
+int imp_tensor(OnnxImp *im, const struct OnnxTensor *t, TensorData *td);
+
+/* Control flow (onnx_control.c): unrolls Scan, Loop and If nodes into
+ * pending plain nodes (imp_new_node). 1 when n was unrolled (n itself is
+ * not built), 0 when n is no control-flow op, -1 with a diagnostic. */
+int onnx_control_node(OnnxImp *im, ImpNode *n, int opset);
 
 /* Old-opset upgrade of node n (onnx_upgrade.c) for default-domain opset
  * `opset`. 0, or -1 with a diagnostic. */

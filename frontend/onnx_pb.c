@@ -14,13 +14,17 @@
  * field numbers must be in 1..2^29-1; a known field with the wrong wire type
  * is an error; unknown fields are skipped. List counts are counted first and
  * bounded by ONNX_MAX_LIST, tensor ranks by IR_MAX_RANK, element counts by
- * ONNX_MAX_ELEMS, group nesting by ONNX_MAX_DEPTH. Strings are copied (with a
+ * ONNX_MAX_ELEMS, group and subgraph nesting by ONNX_MAX_DEPTH. Strings are copied (with a
  * NUL) into the arena; byte spans (raw_data, packed data) point into the
  * caller's buffer, which must outlive their use. Errors name the byte offset
  * in the buffer and the message/field involved.
  *
- * Not supported (clear errors): sparse_initializer, subgraph attributes
- * (If/Loop/Scan bodies), string tensors are recognized but not decoded.
+ * A GRAPH attribute (field g: the body of If/Loop/Scan) is decoded with
+ * the same GraphProto decoder, one nesting level deeper (Graph>Node>Attr
+ * counts 3 levels against ONNX_MAX_DEPTH, so a hostile file cannot recurse
+ * without bound). Not supported (clear errors): sparse_initializer, GRAPHS
+ * attributes (left to the importer to refuse by name); string tensors are
+ * recognized but not decoded.
  */
 #include "onnx_pb.h"
 
@@ -243,6 +247,7 @@ static void put_f32_as_f64(void *ud, int64_t k, uint64_t bits)
 /* ---- messages ---- */
 
 static int dec_tensor(PbCtx *c, PbSpan msg, OnnxTensor *t);
+static int dec_graph(PbCtx *c, PbSpan msg, OnnxGraph *g);
 
 static int dec_entry(PbCtx *c, PbSpan msg, const char **key, const char **val)
 {
@@ -368,7 +373,17 @@ static int dec_attr(PbCtx *c, PbSpan msg, OnnxAttr *a)
             if (want_wt(c, &f, WT_LEN, "AttributeProto", "t") || dec_tensor(c, f.b, &a->t)) return -1;
             has_t = 1;
             break;
-        case 6: case 11: has_g = 1; break;
+        case 6:
+            if (want_wt(c, &f, WT_LEN, "AttributeProto", "g")) return -1;
+            if (6 + c->depth + 3 > ONNX_MAX_DEPTH) /* Model..Entry is 6; a body adds 3 */
+                return pb_err(c, f.at, "attribute '%s': subgraphs nested deeper than %d messages", a->name, ONNX_MAX_DEPTH);
+            a->g = arena_alloc(c->arena, sizeof *a->g);
+            c->depth += 3;
+            if (dec_graph(c, f.b, a->g)) return -1;
+            c->depth -= 3;
+            has_g = 1;
+            break;
+        case 11: has_g = 2; break;
         case 7: n_f = 1; break;
         case 8: n_i = 1; break;
         case 9: n_s = 1; break;
@@ -381,9 +396,14 @@ static int dec_attr(PbCtx *c, PbSpan msg, OnnxAttr *a)
         }
     }
     if (r < 0) return -1;
-    if (has_g || a->type == ONNX_ATTR_GRAPH || a->type == 10 /* GRAPHS */) {
-        a->type = ONNX_ATTR_GRAPH;
+    if (has_g == 2 || a->type == 10 /* GRAPHS */) {
+        a->type = 10;
         return 0; /* refused by the importer, which names the node */
+    }
+    if (has_g || a->type == ONNX_ATTR_GRAPH) {
+        if (!a->g) return pb_err(c, msg.p, "attribute '%s' has type GRAPH but no graph", a->name);
+        a->type = ONNX_ATTR_GRAPH;
+        return 0;
     }
     if (a->type == ONNX_ATTR_UNDEFINED) /* old writers: infer from the fields set */
         a->type = has_f ? ONNX_ATTR_FLOAT : has_i ? ONNX_ATTR_INT : has_s ? ONNX_ATTR_STRING

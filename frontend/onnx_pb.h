@@ -15,7 +15,10 @@
 
 /* Documented limits (all checked; exceeding one is an error). */
 #define ONNX_MAX_FILE_BYTES ((size_t)1 << 31)  /* protobuf's 2 GiB message limit */
-#define ONNX_MAX_DEPTH 8                       /* Model>Graph>Node>Attr>Tensor>Entry */
+/* Message nesting: Model>Graph>Node>Attr>Tensor>Entry is 6 deep; each
+ * subgraph attribute (If/Loop/Scan body) adds Graph>Node>Attr (3), so 16
+ * allows bodies nested three deep. Also bounds deprecated-group nesting. */
+#define ONNX_MAX_DEPTH 16
 #define ONNX_MAX_LIST 4000000                  /* nodes, initializers, list elements */
 #define ONNX_MAX_ELEMS ((int64_t)1 << 34)      /* elements of one tensor */
 
@@ -29,6 +32,7 @@ typedef struct PbCtx {
     const uint8_t *base;
     size_t size;
     Arena *arena; /* lists and copied strings */
+    int depth;    /* message nesting of the graph being decoded (0 at the start) */
     char err[512];
 } PbCtx;
 
@@ -52,6 +56,8 @@ enum { /* AttributeProto.AttributeType */
     ONNX_ATTR_STRINGS = 8
 };
 
+struct OnnxGraph;
+
 typedef struct OnnxAttr {
     const char *name;
     int type; /* ONNX_ATTR_*, inferred from the fields set when absent */
@@ -62,6 +68,7 @@ typedef struct OnnxAttr {
     int64_t *ints;
     double *floats;
     OnnxTensor t;
+    struct OnnxGraph *g; /* type GRAPH: the decoded subgraph (field g) */
 } OnnxAttr;
 
 typedef struct OnnxNode {

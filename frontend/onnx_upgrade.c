@@ -33,6 +33,8 @@
  *     Resize < 11: (X, scales) → (X, roi absent, scales) with
  *       coordinate_transformation_mode "asymmetric" (and nearest_mode "floor"
  *       for mode "nearest"), which is what Resize-10 computes.
+ *     RoiAlign < 16: coordinate_transformation_mode "output_half_pixel"
+ *       (RoiAlign-10 has no such attribute and does not shift by half a pixel).
  * Constants for the data-typed operands (Pad value, Clip min/max) take the
  * data's dtype when it is known at import (graph input or constant), else an
  * f32 constant goes through CastLike(c, data).
@@ -177,6 +179,13 @@ static int up_resize(OnnxImp *im, ImpNode *n)
     return 0;
 }
 
+static int up_roialign(OnnxImp *im, ImpNode *n)
+{
+    ImpAttr ct = {.name = "coordinate_transformation_mode", .type = ONNX_ATTR_STRING, .s = "output_half_pixel"};
+    imp_set_attr(im, n, &ct);
+    return 0;
+}
+
 static int up_batchnorm(OnnxImp *im, ImpNode *n)
 {
     ImpAttr *a = imp_attr(n, "spatial");
@@ -318,6 +327,7 @@ static const Upgrade upgrades[] = {
     {"Upsample", 9, up_upsample},
     {"Resize", 11, up_resize},
     {"BatchNormalization", 9, up_batchnorm},
+    {"RoiAlign", 16, up_roialign},
     {"Softmax", 13, up_softmax},
     {"LogSoftmax", 13, up_softmax},
     {"Hardmax", 13, up_softmax},

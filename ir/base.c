@@ -120,6 +120,17 @@ int ir_dtype_parse(const char *s, DType *out)
     return -1;
 }
 
+int ir_dtype_from_onnx(int64_t code, DType *out)
+{
+    static const struct { int code; DType t; } codes[] = {
+        {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {4, DT_U16}, {5, DT_I16}, {6, DT_I32}, {7, DT_I64},
+        {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {12, DT_U32}, {13, DT_U64}, {16, DT_BF16},
+    };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i].code == code) { *out = codes[i].t; return 0; }
+    return -1;
+}
+
 static float half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 31, man = h & 1023;

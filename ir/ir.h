@@ -49,6 +49,8 @@ typedef enum DType {
 
 const char *ir_dtype_name(DType t);           /* "f32", "i64", "bool", ... */
 int ir_dtype_parse(const char *s, DType *out); /* 0 on success */
+/* ONNX TensorProto.DataType code → DType; 0, or -1 when graphc lacks it. */
+int ir_dtype_from_onnx(int64_t code, DType *out);
 size_t ir_dtype_size(DType t);                 /* bytes per element */
 int ir_dtype_is_float(DType t);                /* f32 f64 f16 bf16 */
 int ir_dtype_is_int(DType t);                  /* i8 u8 i16 i32 i64 */

@@ -9,8 +9,10 @@
  * so no scratch is needed. Resize reads tap tables that the compiler
  * computed (coordinate transforms, rounding and cubic weights all live in
  * the compiler), and sums the tensor product of the per-axis taps for each
- * output element. Reductions (norm statistics, LRN window sums, resize
- * sums) accumulate in double.
+ * output element. RoiAlign samples each bin on a regular grid with the
+ * ONNX reference's clamping and bilinear taps (the same algorithm as the
+ * reference evaluation in ir/ops/vision.c). Reductions (norm statistics,
+ * LRN window sums, resize and RoiAlign sums) accumulate in double.
  */
 #ifndef GCRT_VISION_TEMPLATE
 
@@ -56,6 +58,56 @@ void gcrt_space_to_depth(int64_t esize, int64_t N, int64_t C, int64_t H, int64_t
                     int64_t co = ((iy % b) * b + ix % b) * C + c;
                     gcrt_vision_move(y, ((n * Co + co) * Ho + iy / b) * Wo + ix / b, x, e++, esize);
                 }
+}
+
+/* RoiAlign's bilinear taps (flat positions, weights) of sample (y, x) in an
+ * H x W plane: all weights 0 outside [-1, H] x [-1, W], else the sample is
+ * clamped to the plane and its four neighbours weighed. */
+static void gcrt_roi_taps(double y, double x, int64_t H, int64_t W, int64_t *pos, double *w)
+{
+    int64_t y0, x0, y1, x1;
+    double ly, lx;
+    int k;
+    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W) {
+        for (k = 0; k < 4; k++) {
+            pos[k] = 0;
+            w[k] = 0;
+        }
+        return;
+    }
+    y = y > 0 ? y : 0;
+    x = x > 0 ? x : 0;
+    y0 = (int64_t)y;
+    x0 = (int64_t)x;
+    y1 = y0 + 1;
+    x1 = x0 + 1;
+    if (y0 >= H - 1) {
+        y0 = y1 = H - 1;
+        y = (double)y0;
+    }
+    if (x0 >= W - 1) {
+        x0 = x1 = W - 1;
+        x = (double)x0;
+    }
+    ly = y - (double)y0;
+    lx = x - (double)x0;
+    pos[0] = y0 * W + x0;
+    pos[1] = y0 * W + x1;
+    pos[2] = y1 * W + x0;
+    pos[3] = y1 * W + x1;
+    w[0] = (1.0 - ly) * (1.0 - lx);
+    w[1] = (1.0 - ly) * lx;
+    w[2] = ly * (1.0 - lx);
+    w[3] = ly * lx;
+}
+
+/* Samples per RoiAlign bin along one axis (see gcrt_roialign). */
+static int64_t gcrt_roi_grid(int64_t sr, double extent, int64_t bins)
+{
+    double g;
+    if (sr > 0) return sr;
+    g = ceil(extent / (double)bins);
+    return g > 0 ? (g < 65536.0 ? (int64_t)g : 65536) : 0;
 }
 
 #define GCRT_VISION_TEMPLATE
@@ -266,6 +318,60 @@ void S(gcrt_resize)(int rank, const int64_t *in, const int64_t *out, const int64
         for (a = rank - 1; a >= 0; a--) {
             if (++o[a] < out[a]) break;
             o[a] = 0;
+        }
+    }
+}
+
+void S(gcrt_roialign)(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t oh, int64_t ow, int64_t sr,
+                      double scale, int half_pixel, int max_mode, const T *X, const T *rois, const int64_t *bidx, T *Y)
+{
+    double off = half_pixel ? 0.5 : 0.0;
+    int64_t r, c, ph, pw, iy, ix;
+    for (r = 0; r < R; r++) {
+        const T *roi = rois + 4 * r;
+        T *yr = Y + r * C * oh * ow;
+        double x0 = (double)roi[0] * scale - off, y0 = (double)roi[1] * scale - off;
+        double rw = (double)roi[2] * scale - off - x0, rh = (double)roi[3] * scale - off - y0, bh, bw;
+        int64_t gh, gw, count;
+        if (bidx[r] < 0 || bidx[r] >= N) { /* out of range: zeros, never a read outside X */
+            memset(yr, 0, sizeof(T) * (size_t)(C * oh * ow));
+            continue;
+        }
+        if (!half_pixel) {
+            rw = rw > 1.0 ? rw : 1.0;
+            rh = rh > 1.0 ? rh : 1.0;
+        }
+        bh = rh / (double)oh;
+        bw = rw / (double)ow;
+        gh = gcrt_roi_grid(sr, rh, oh);
+        gw = gcrt_roi_grid(sr, rw, ow);
+        count = gh * gw > 1 ? gh * gw : 1;
+        for (c = 0; c < C; c++) {
+            const T *plane = X + (bidx[r] * C + c) * H * W;
+            for (ph = 0; ph < oh; ph++)
+                for (pw = 0; pw < ow; pw++) {
+                    double acc = 0.0;
+                    int first = 1;
+                    for (iy = 0; iy < gh; iy++) {
+                        double y = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+                        for (ix = 0; ix < gw; ix++) {
+                            double x = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw, w[4], v;
+                            int64_t pos[4];
+                            int k;
+                            gcrt_roi_taps(y, x, H, W, pos, w);
+                            if (!max_mode) {
+                                for (k = 0; k < 4; k++) acc += w[k] * (double)plane[pos[k]];
+                                continue;
+                            }
+                            v = w[0] * (double)plane[pos[0]];
+                            for (k = 1; k < 4; k++)
+                                if (w[k] * (double)plane[pos[k]] > v) v = w[k] * (double)plane[pos[k]];
+                            if (first || v > acc) acc = v;
+                            first = 0;
+                        }
+                    }
+                    yr[(c * oh + ph) * ow + pw] = (T)(max_mode ? acc : acc / (double)count);
+                }
         }
     }
 }

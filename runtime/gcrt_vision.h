@@ -1,7 +1,7 @@
 /* gcrt_vision.h — vision kernels the generated code calls: transposed
  * convolution, global max pooling, instance and local-response
  * normalization, mean-variance normalization, hardmax, separable resize
- * (nearest/linear/cubic through precomputed tap tables) and the
+ * (nearest/linear/cubic through precomputed tap tables), RoiAlign and the
  * depth/space block rearrangements. Plain C99; every size is an explicit
  * argument; no allocation, no I/O, no global state.
  *
@@ -40,7 +40,13 @@
      * idx = clamped input index, w = weight; idx < 0 on an output index's first tap marks    \
      * it outside the crop, where Y = extrap. */                                             \
     void gcrt_resize##S(int rank, const int64_t *in, const int64_t *out, const int64_t *K,    \
-                        const int64_t *idx, const double *w, double extrap, const T *X, T *Y);
+                        const int64_t *idx, const double *w, double extrap, const T *X, T *Y); \
+    /* RoiAlign (ONNX opset 16) of X[N,C,H,W] over the boxes rois[R,4] (x1, y1, x2, y2) of    \
+     * images bidx[R] into Y[R,C,oh,ow]; sr = sampling_ratio (0: adaptive), half_pixel or      \
+     * output_half_pixel, average or max pooling. A batch index outside [0, N) gives 0s. */  \
+    void gcrt_roialign##S(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t oh,     \
+                          int64_t ow, int64_t sr, double scale, int half_pixel, int max_mode,  \
+                          const T *X, const T *rois, const int64_t *bidx, T *Y);
 
 GCRT_VISION_DECLARE(_f32, float)
 GCRT_VISION_DECLARE(_f64, double)

@@ -2,7 +2,7 @@
  *
  * Shapes are static, so every size is a literal. Three kinds of code:
  *  - data movement (GatherElements, GatherND, the `none` scatters, Trilu,
- *    Tile, ReverseSequence, ConstantOfShape) moves whole elements through
+ *    Tile, ReverseSequence, ConstantOfShape, Compress) moves whole elements through
  *    typed pointers or raw bytes and serves every dtype;
  *  - data-dependent addressing goes through the runtime's offset functions
  *    (gcrt_elements_offset, gcrt_nd_offset in runtime/gcrt_index.c), which
@@ -422,6 +422,49 @@ static int emit_reverse_sequence(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Compress: the condition is a constant, so the kept positions along the
+ * axis are a static table; each (outer, kept) pair copies one inner block. */
+static int emit_compress(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (emit_empty_out(c, n)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *cond = n->in[1], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    const AttrVal *axis = emit_attr(n, "axis");
+    int64_t outer = 1, dim = ir_numel(xs), inner = 1, len = cond->shape.dims[0];
+    if (axis->set) {
+        int ax = ir_norm_axis(axis->i, xs->rank);
+        outer = emit_dims_prod(xs, 0, ax);
+        dim = xs->dims[ax];
+        inner = emit_dims_prod(xs, ax + 1, xs->rank);
+    }
+    int64_t *sel = malloc(sizeof(int64_t) * (size_t)(len ? len : 1)), kept = 0;
+    GC_ASSERT(sel);
+    for (int64_t i = 0; i < len; i++)
+        if (ir_load_f64(DT_BOOL, cond->data, (size_t)i) != 0.0) sel[kept++] = i;
+    GC_ASSERT(kept > 0 && kept <= INT32_MAX);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], tab[64];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
+    snprintf(tab, sizeof tab, "%s", cgen_tmp(c, "kept"));
+    w_line(w, "{");
+    w->indent++;
+    emit_i64_array(w, tab, sel, (int)kept);
+    w_line(w, "int64_t o, j;");
+    w_line(w, "for (o = 0; o < %lld; o++)", (long long)outer);
+    w->indent++;
+    w_line(w, "for (j = 0; j < %lld; j++)", (long long)kept);
+    w->indent++;
+    w_line(w, "memcpy(%s + (o * %lld + j) * %lld, %s + (o * %lld + %s[j]) * %lld, %lld);", by, (long long)kept, (long long)inner, bx,
+           (long long)dim, tab, (long long)inner, (long long)(inner * (int64_t)ir_dtype_size(x->dtype)));
+    w->indent -= 2;
+    w->indent--;
+    w_line(w, "}");
+    free(sel);
+    return 0;
+}
+
 /* ---- arithmetic ------------------------------------------------------------------ */
 
 /* CumSum. A constant axis folds the loop bounds into literals; a runtime
@@ -603,5 +646,6 @@ const CgenEntry cgen_index_entries[] = {
     {OP_TopK, emit_topk},
     {OP_EyeLike, emit_eyelike},
     {OP_ReverseSequence, emit_reverse_sequence},
+    {OP_Compress, emit_compress},
     {-1, NULL},
 };

@@ -38,6 +38,21 @@ static int geo3(const Node *n, Geo3 *g, Diag *d)
     return 0;
 }
 
+/* The window arguments shared by the pool kernels: "in, k, out,\n" then, one
+ * indent deeper, "strides, " (the caller closes the indent). */
+static void emit_window_head(Writer *w, const Geo3 *g)
+{
+    emit_dims3(w, g->in, g->sr, 1);
+    w_puts(w, ", ");
+    emit_dims3(w, g->k, g->sr, 1);
+    w_puts(w, ", ");
+    emit_dims3(w, g->out, g->sr, 1);
+    w_puts(w, ",\n");
+    w->indent++;
+    emit_dims3(w, g->s, g->sr, 1);
+    w_puts(w, ", ");
+}
+
 static int emit_conv(Cgen *c, const Node *n, Diag *d)
 {
     Writer *w = cgen_w(c);
@@ -81,15 +96,7 @@ static int emit_pool(Cgen *c, const Node *n, Diag *d, int is_max)
     if (ir_numel(&Y->shape) == 0) return 0;
     w_printf(w, "gcrt_%s_%s(%lld, ", is_max ? "maxpool" : "avgpool", sfx,
              (long long)(X->shape.dims[0] * X->shape.dims[1]));
-    emit_dims3(w, g.in, g.sr, 1);
-    w_puts(w, ", ");
-    emit_dims3(w, g.k, g.sr, 1);
-    w_puts(w, ", ");
-    emit_dims3(w, g.out, g.sr, 1);
-    w_puts(w, ",\n");
-    w->indent++;
-    emit_dims3(w, g.s, g.sr, 1);
-    w_puts(w, ", ");
+    emit_window_head(w, &g);
     if (is_max) {
         emit_dims3(w, g.dl, g.sr, 1);
         w_puts(w, ", ");
@@ -118,15 +125,7 @@ static int emit_maxpool(Cgen *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     Writer *w = cgen_w(c);
     w_printf(w, "gcrt_maxpool_idx_%s(%lld, ", sfx, (long long)(X->shape.dims[0] * X->shape.dims[1]));
-    emit_dims3(w, g.in, g.sr, 1);
-    w_puts(w, ", ");
-    emit_dims3(w, g.k, g.sr, 1);
-    w_puts(w, ", ");
-    emit_dims3(w, g.out, g.sr, 1);
-    w_puts(w, ",\n");
-    w->indent++;
-    emit_dims3(w, g.s, g.sr, 1);
-    w_puts(w, ", ");
+    emit_window_head(w, &g);
     emit_dims3(w, g.dl, g.sr, 1);
     w_puts(w, ", ");
     emit_dims3(w, g.pb, g.sr, 0);

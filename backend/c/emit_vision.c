@@ -1,6 +1,6 @@
 /* emit_vision.c — C emitters for the vision family: ConvTranspose,
  * GlobalMaxPool, InstanceNormalization, LRN, DepthToSpace, SpaceToDepth,
- * Resize, Upsample, Hardmax, Dropout and MeanVarianceNormalization.
+ * Resize, Upsample, Hardmax, Dropout, MeanVarianceNormalization and RoiAlign.
  *
  * Each op becomes one call of a runtime kernel (runtime/gcrt_vision.h) with
  * every size a literal, or a memcpy/memset (Dropout). Geometry comes from
@@ -138,7 +138,7 @@ static int emit_resize(Cgen *c, const Node *n, Diag *d)
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     int r = X->shape.rank;
-    int64_t K[IR_MAX_RANK], total = 0;
+    int64_t K[IR_MAX_RANK] = {0}, total = 0;
     int64_t *idx[IR_MAX_RANK] = {0};
     double *wt[IR_MAX_RANK] = {0};
     for (int a = 0; a < r; a++) {
@@ -235,6 +235,24 @@ static int emit_mvn(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+static int emit_roialign(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
+    if (!sfx) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const int64_t *xd = X->shape.dims, *yd = Y->shape.dims;
+    char scale[48];
+    w_line(cgen_w(c), "gcrt_roialign_%s(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s, %d, %d, %s, %s, %s, %s);", sfx,
+           (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)yd[0], (long long)yd[2],
+           (long long)yd[3], (long long)emit_attr(n, "sampling_ratio")->i,
+           emit_float_lit(scale, sizeof scale, emit_attr(n, "spatial_scale")->f, DT_F64),
+           strcmp(emit_attr(n, "coordinate_transformation_mode")->s, "half_pixel") == 0,
+           strcmp(emit_attr(n, "mode")->s, "max") == 0, cgen_ptr(c, X), cgen_ptr(c, n->in[1]), cgen_ptr(c, n->in[2]),
+           cgen_ptr(c, Y));
+    return 0;
+}
+
 const CgenEntry cgen_vision_entries[] = {
     {OP_ConvTranspose, emit_convtranspose},
     {OP_GlobalMaxPool, emit_globalmaxpool},
@@ -247,5 +265,6 @@ const CgenEntry cgen_vision_entries[] = {
     {OP_Hardmax, emit_hardmax},
     {OP_Dropout, emit_dropout},
     {OP_MeanVarianceNormalization, emit_mvn},
+    {OP_RoiAlign, emit_roialign},
     {-1, NULL},
 };

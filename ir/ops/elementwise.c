@@ -12,7 +12,8 @@
  *
  * scalar_ref and scalar_expr agree on the corner cases the C code can reach
  * without undefined behaviour: integer results wrap modulo 2^bits (what C
- * conversions do on the targets we support), integer division by zero gives
+ * conversions do on the targets we support; integer Pow, computed in double,
+ * saturates instead), integer division by zero gives
  * 0 instead of trapping, Max/Min/Relu/Clip propagate NaN like numpy, and Cast
  * from float to integer truncates and saturates (NaN gives 0), exactly as
  * ir_store_f64 does.
@@ -440,15 +441,27 @@ static double ref_Div(const Node *n, const double *x)
     return x[1] != 0 ? fin(n, trunc(x[0] / x[1])) : 0;
 }
 
-/* Pow: float bases use pow/powf; integer bases compute in double and
- * truncate. The exponent may have another dtype. */
+/* Pow: float bases use pow/powf; integer bases compute in double, truncate
+ * and saturate at the type's limits (ew_sat_int, as a Cast would: a plain C
+ * conversion of an out-of-range double is undefined). The exponent may have
+ * another dtype. */
 static void expr_Pow(const Node *n, Writer *w, const char *const *args, DType ct)
 {
     (void)n;
-    if (ir_dtype_is_float(ct)) w_printf(w, "pow%s((%s), (%s)(%s))", ew_fs(ct), A, ew_ctype(ct), B);
-    else w_printf(w, "(%s)pow((double)(%s), (double)(%s))", ew_ctype(ct), A, B);
+    if (ir_dtype_is_float(ct)) {
+        w_printf(w, "pow%s((%s), (%s)(%s))", ew_fs(ct), A, ew_ctype(ct), B);
+        return;
+    }
+    char e[256];
+    snprintf(e, sizeof e, "pow((double)(%s), (double)(%s))", A, B);
+    ew_sat_int(w, ct, e);
 }
-static double ref_Pow(const Node *n, const double *x) { return fin(n, pow(x[0], x[1])); }
+static double ref_Pow(const Node *n, const double *x)
+{
+    DType t = n->out[0]->dtype;
+    double v = pow(x[0], x[1]);
+    return ir_dtype_is_int(t) ? ir_round_to(t, v) : v;
+}
 
 /* Max/Min fold left over the inputs: v = (x_j CMP v || x_j is NaN) ? x_j : v,
  * so float versions propagate NaN and ties keep the earlier input. */

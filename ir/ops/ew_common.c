@@ -160,6 +160,34 @@ const char *ew_ctype(DType ct)
     }
 }
 
+/* Limits of ew_sat_int: values <= lo give min, values >= hi give max; the
+ * i64 maximum is the largest double below 2^63, where ir_store_f64 stops. */
+static const struct { DType t; const char *min, *max; double lo, hi; } sat_lim[] = {
+    {DT_I8, "INT8_MIN", "INT8_MAX", -128.0, 128.0},
+    {DT_U8, "0", "UINT8_MAX", 0.0, 256.0},
+    {DT_I16, "INT16_MIN", "INT16_MAX", -32768.0, 32768.0},
+    {DT_I32, "INT32_MIN", "INT32_MAX", -2147483648.0, 2147483648.0},
+    {DT_I64, "INT64_MIN", "(int64_t)9223372036854774784", -9223372036854775808.0, 9223372036854774784.0},
+    {DT_U16, "0", "UINT16_MAX", 0.0, 65536.0},
+    {DT_U32, "0", "UINT32_MAX", 0.0, 4294967296.0},
+    {DT_U64, "0", "UINT64_MAX", 0.0, 18446744073709551616.0},
+};
+
+void ew_sat_int(Writer *w, DType ct, const char *e)
+{
+    for (size_t k = 0; k < sizeof sat_lim / sizeof sat_lim[0]; k++) {
+        if (sat_lim[k].t != ct) continue;
+        char lo[64], hi[64];
+        ew_lit(lo, sizeof lo, DT_F64, sat_lim[k].lo);
+        ew_lit(hi, sizeof hi, DT_F64, sat_lim[k].hi);
+        const char *t = ew_ctype(ct);
+        w_printf(w, "((%s) != (%s) ? (%s)0 : (%s) <= %s ? (%s)%s : (%s) >= %s ? (%s)%s : (%s)(%s))", e, e, t, e, lo, t,
+                 sat_lim[k].min, e, hi, t, sat_lim[k].max, t, e);
+        return;
+    }
+    GC_ASSERT(0 && "ew_sat_int: not an integer compute type");
+}
+
 double ew_wrap_int(DType t, double v)
 {
     if (!isfinite(v)) return 0;

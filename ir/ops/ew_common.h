@@ -49,6 +49,11 @@ const char *ew_ctype(DType ct);
  * left for the store to saturate (2^63 and 2^64 are how INT64_MAX and
  * UINT64_MAX load). */
 double ew_wrap_int(DType t, double v);
+/* Writes the conversion of the double C expression `e` (written up to five
+ * times: pass something cheap) to integer compute type ct with the
+ * saturation of ir_store_f64: NaN gives 0, truncation toward zero, values
+ * past the type's range give its limit. Never undefined behaviour. */
+void ew_sat_int(Writer *w, DType ct, const char *e);
 
 /* Inputs of one dtype of class c, broadcast together; the output dtype is
  * `out` (DT_UNDEF: the inputs' dtype). */

@@ -1,12 +1,12 @@
 /* index.c — operator descriptions of the index family: gathers and scatters
  * driven by index tensors (GatherElements, ScatterElements, GatherND,
  * ScatterND, OneHot), generators (ConstantOfShape, Range, EyeLike, Size),
- * selections (Trilu, Tile, ReverseSequence, ArgMax, ArgMin, TopK) and the
+ * selections (Trilu, Tile, ReverseSequence, ArgMax, ArgMin, TopK, Compress) and the
  * running sum CumSum, all with ONNX opset-17 semantics.
  *
  * Shapes are static: every operand that decides an output shape (the shape
  * of ConstantOfShape, Range's start/limit/delta, Tile's repeats, TopK's K,
- * OneHot's depth) must be a constant at shape inference; CumSum's axis and
+ * OneHot's depth, Compress's condition) must be a constant at shape inference; CumSum's axis and
  * Trilu's k may come at runtime (they do not change the output shape).
  * Index tensors (indices, sequence_lens) may be runtime values: shape
  * inference checks the constant ones against the data shape (an out-of-range
@@ -939,18 +939,6 @@ enum { EYE_DTYPE, EYE_K };
 static const AttrSpec eye_attrs[] = {{"dtype", ATTR_INT, NULL, 0}, {"k", ATTR_INT, "0", 0}};
 static const char *const eye_in[] = {"input"};
 
-/* ONNX TensorProto.DataType codes graphc supports. */
-static DType onnx_dtype(int64_t code)
-{
-    static const struct { int code; DType t; } codes[] = {
-        {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {5, DT_I16}, {6, DT_I32},
-        {7, DT_I64}, {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {16, DT_BF16},
-    };
-    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
-        if (codes[i].code == code) return codes[i].t;
-    return DT_UNDEF;
-}
-
 static int eye_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
@@ -958,8 +946,7 @@ static int eye_infer(Node *n, Diag *d)
     if (x->shape.rank != 2) return diag_node_error(d, n, "input 'input' must have rank 2, got %d", x->shape.rank);
     DType t = x->dtype;
     if (n->attrs[EYE_DTYPE].set) {
-        t = onnx_dtype(n->attrs[EYE_DTYPE].i);
-        if (t == DT_UNDEF)
+        if (ir_dtype_from_onnx(n->attrs[EYE_DTYPE].i, &t))
             return diag_node_error(d, n, "attribute 'dtype' = %lld is not a supported ONNX dtype", (long long)n->attrs[EYE_DTYPE].i);
     }
     ir_set_out(n, 0, t, &x->shape);
@@ -1037,4 +1024,78 @@ const OpDesc op_ReverseSequence = {
     .name = "ReverseSequence", .min_in = 2, .max_in = 2, .in_names = rs_in,
     .min_out = 1, .max_out = 1, .out_names = rs_out,
     .attrs = rs_attrs, .n_attrs = 2, .infer = rs_infer, .eval = rs_eval,
+};
+
+/* ---- Compress --------------------------------------------------------------- */
+
+/* Compress keeps the positions along `axis` (of the flattened input when the
+ * attribute is absent) where the 1-D bool `condition` is true; a condition
+ * shorter than the axis drops the positions past its end. The output shape
+ * counts the true values, so the condition must be a constant. */
+enum { COMPRESS_AXIS };
+static const AttrSpec compress_attrs[] = {{"axis", ATTR_INT, NULL, 0}};
+static const char *const compress_in[] = {"input", "condition"};
+
+/* outer x dim x inner view of the input for n's axis (flattened: 1 x numel x 1). */
+static void compress_split(const Node *n, int64_t *outer, int64_t *dim, int64_t *inner)
+{
+    const Shape *xs = &n->in[0]->shape;
+    if (!n->attrs[COMPRESS_AXIS].set) {
+        *outer = *inner = 1;
+        *dim = ir_numel(xs);
+        return;
+    }
+    int ax = ir_norm_axis(n->attrs[COMPRESS_AXIS].i, xs->rank);
+    *outer = dims_prod(xs, 0, ax);
+    *dim = xs->dims[ax];
+    *inner = dims_prod(xs, ax + 1, xs->rank);
+}
+
+static int compress_infer(Node *n, Diag *d)
+{
+    if (ir_need_inputs(n, d)) return -1;
+    const Value *x = n->in[0], *cond = n->in[1];
+    char b[SHP_BUF];
+    if (cond->kind != VK_CONST) return diag_node_error(d, n, "input 'condition' must be a constant (the output shape depends on its values)");
+    if (cond->dtype != DT_BOOL) return diag_node_error(d, n, "input 'condition' must be bool, got %s", ir_dtype_name(cond->dtype));
+    if (cond->shape.rank != 1)
+        return diag_node_error(d, n, "input 'condition' must be 1-D, got shape %s", ir_shape_str(&cond->shape, b, sizeof b));
+    int ax = -1;
+    if (n->attrs[COMPRESS_AXIS].set) {
+        int64_t a = n->attrs[COMPRESS_AXIS].i;
+        ax = ir_norm_axis(a, x->shape.rank);
+        if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, x->shape.rank);
+    }
+    int64_t outer, dim, inner, len = cond->shape.dims[0], kept = 0;
+    compress_split(n, &outer, &dim, &inner);
+    if (len > dim)
+        return diag_node_error(d, n, "input 'condition' has %lld values, more than the %lld positions %s", (long long)len, (long long)dim,
+                               ax < 0 ? "of the flattened input" : "along the axis");
+    for (int64_t i = 0; i < len; i++) kept += ir_load_f64(DT_BOOL, cond->data, (size_t)i) != 0.0;
+    Shape s = x->shape;
+    if (ax < 0) s = ir_shape(1, &kept);
+    else s.dims[ax] = kept;
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+static int compress_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    int64_t outer, dim, inner, len = n->in[1]->shape.dims[0], kept = 0;
+    compress_split(n, &outer, &dim, &inner);
+    for (int64_t i = 0; i < len; i++) kept += in[1][i] != 0.0;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0, j = 0; i < len; i++)
+            if (in[1][i] != 0.0) {
+                memcpy(out[0] + (o * kept + j) * inner, in[0] + (o * dim + i) * inner, sizeof(double) * (size_t)inner);
+                j++;
+            }
+    return 0;
+}
+
+const OpDesc op_Compress = {
+    .name = "Compress", .min_in = 2, .max_in = 2, .in_names = compress_in,
+    .min_out = 1, .max_out = 1, .out_names = out_output,
+    .attrs = compress_attrs, .n_attrs = 1, .infer = compress_infer, .eval = compress_eval,
 };

@@ -276,7 +276,8 @@ REF(Celu)
 }
 
 /* Shrink = x < -lambd ? x + bias : x > lambd ? x - bias : 0. Integer inputs
- * compare and add in double and convert the result back. */
+ * compare and add in double and convert the result back saturating
+ * (ew_sat_int: x - bias may leave the type's range, below 0 for unsigned). */
 EXPR(Shrink)
 {
     double bias = n->attrs[SHRINK_BIAS].f, lambd = n->attrs[SHRINK_LAMBD].f;
@@ -292,15 +293,17 @@ EXPR(Shrink)
     ew_lit(lo, sizeof lo, DT_F64, -lambd);
     ew_lit(hi, sizeof hi, DT_F64, lambd);
     ew_lit(bs, sizeof bs, DT_F64, bias);
-    const char *t = ew_ctype(ct);
-    w_printf(w, "((double)(%s) < %s ? (%s)((double)(%s) + %s) : (double)(%s) > %s ? (%s)((double)(%s) - %s) : 0)", A,
-             lo, t, A, bs, A, hi, t, A, bs);
+    char e[512];
+    snprintf(e, sizeof e, "((double)(%s) < %s ? (double)(%s) + %s : (double)(%s) > %s ? (double)(%s) - %s : 0.0)", A, lo, A, bs,
+             A, hi, A, bs);
+    ew_sat_int(w, ct, e);
 }
 REF(Shrink)
 {
     double bias = n->attrs[SHRINK_BIAS].f, lambd = n->attrs[SHRINK_LAMBD].f;
     double v = x[0] < -lambd ? x[0] + bias : x[0] > lambd ? x[0] - bias : 0;
-    return fin(n, v);
+    DType t = n->out[0]->dtype;
+    return ir_dtype_is_int(t) ? ir_round_to(t, v) : v;
 }
 
 /* PRelu = x < 0 ? slope * x : x; unsigned inputs pass through. */

@@ -395,16 +395,13 @@ static const AttrSpec win_attrs[] = {
 static const char *const win_in[] = {"size"};
 static const char *const win_out[] = {"output"};
 
-/* ONNX TensorProto.DataType codes graphc supports. */
+/* Output dtype of the window and mel ops from an ONNX code: any numeric
+ * dtype (bool is not numeric); DT_UNDEF otherwise. */
 static DType onnx_dtype(int64_t code)
 {
-    static const struct { int code; DType t; } codes[] = {
-        {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {5, DT_I16}, {6, DT_I32},
-        {7, DT_I64}, {10, DT_F16}, {11, DT_F64}, {16, DT_BF16},
-    };
-    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
-        if (codes[i].code == code) return codes[i].t;
-    return DT_UNDEF;
+    DType t;
+    if (ir_dtype_from_onnx(code, &t) || t == DT_BOOL) return DT_UNDEF;
+    return t;
 }
 
 static int win_infer(Node *n, Diag *d)

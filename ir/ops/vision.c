@@ -1,7 +1,7 @@
 /* vision.c — operator descriptions of the vision family, ONNX opset 17:
  * ConvTranspose, GlobalMaxPool, InstanceNormalization, LRN, DepthToSpace,
  * SpaceToDepth, Resize, Upsample (opset 9 form), Hardmax, Dropout
- * (inference) and MeanVarianceNormalization.
+ * (inference), MeanVarianceNormalization and RoiAlign (opset 16).
  *
  * Two ops carry real geometry, computed once here and shared with the C
  * emitter through ir/ops/geometry.h so that inference, the reference and
@@ -968,4 +968,155 @@ const OpDesc op_MeanVarianceNormalization = {
     .attrs = mvn_attrs, .n_attrs = 1,
     .infer = mvn_infer,
     .eval = mvn_eval,
+};
+
+/* ---- RoiAlign ----------------------------------------------------------- */
+
+/* RoiAlign pools each region of interest (x1, y1, x2, y2 in rois, scaled by
+ * spatial_scale) of image batch_indices[r] of X[N,C,H,W] into an
+ * output_height x output_width grid, the ONNX reference's way (opset 16):
+ * half_pixel shifts the box by -0.5 and keeps degenerate boxes, while
+ * output_half_pixel (RoiAlign-10) forces them to at least 1x1. Each bin
+ * holds grid_h x grid_w samples (sampling_ratio, else ceil(box/bins)) at the
+ * sample centres; a sample outside [-1, H] x [-1, W] counts as 0, others are
+ * clamped and interpolated bilinearly from four pixels. avg averages the
+ * samples; max takes, over the samples, the largest of the four weighted
+ * pixels w_i * x_i (not the interpolated value: the reference's quirk). */
+static const char *const roi_in[] = {"X", "rois", "batch_indices"};
+enum { ROI_CTM, ROI_MODE, ROI_OUT_H, ROI_OUT_W, ROI_SAMPLING, ROI_SCALE };
+static const AttrSpec roi_attrs[] = {
+    {"coordinate_transformation_mode", ATTR_STRING, "half_pixel", 0},
+    {"mode", ATTR_STRING, "avg", 0},
+    {"output_height", ATTR_INT, "1", 0},
+    {"output_width", ATTR_INT, "1", 0},
+    {"sampling_ratio", ATTR_INT, "0", 0},
+    {"spatial_scale", ATTR_FLOAT, "1.0", 0},
+};
+
+static int roi_infer(Node *n, Diag *d)
+{
+    if (ir_need_inputs(n, d)) return -1;
+    const Value *x = n->in[0], *rois = n->in[1], *bi = n->in[2];
+    char b[128];
+    const char *ctm = n->attrs[ROI_CTM].s, *mode = n->attrs[ROI_MODE].s;
+    int64_t oh = n->attrs[ROI_OUT_H].i, ow = n->attrs[ROI_OUT_W].i;
+    if (!ir_dtype_is_float(x->dtype)) return diag_node_error(d, n, "input 'X' must be a float tensor, got %s", ir_dtype_name(x->dtype));
+    if (x->shape.rank != 4) return diag_node_error(d, n, "input 'X' must have rank 4 (N, C, H, W), got %d", x->shape.rank);
+    if (rois->dtype != x->dtype)
+        return diag_node_error(d, n, "input 'rois' has dtype %s, but input 'X' has dtype %s", ir_dtype_name(rois->dtype),
+                               ir_dtype_name(x->dtype));
+    if (rois->shape.rank != 2 || rois->shape.dims[1] != 4)
+        return diag_node_error(d, n, "input 'rois' must have shape [num_rois, 4], got %s", ir_shape_str(&rois->shape, b, sizeof b));
+    int64_t R = rois->shape.dims[0];
+    if (bi->dtype != DT_I64) return diag_node_error(d, n, "input 'batch_indices' must be int64, got %s", ir_dtype_name(bi->dtype));
+    if (bi->shape.rank != 1 || bi->shape.dims[0] != R)
+        return diag_node_error(d, n, "input 'batch_indices' must have shape [%lld] (one per roi), got %s", (long long)R,
+                               ir_shape_str(&bi->shape, b, sizeof b));
+    if (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0)
+        return diag_node_error(d, n, "attribute 'mode' must be avg or max, got '%s'", mode);
+    if (strcmp(ctm, "half_pixel") != 0 && strcmp(ctm, "output_half_pixel") != 0)
+        return diag_node_error(d, n, "attribute 'coordinate_transformation_mode' must be half_pixel or output_half_pixel, got '%s'", ctm);
+    if (oh < 1 || ow < 1)
+        return diag_node_error(d, n, "attributes 'output_height' = %lld and 'output_width' = %lld must be >= 1", (long long)oh, (long long)ow);
+    if (n->attrs[ROI_SAMPLING].i < 0)
+        return diag_node_error(d, n, "attribute 'sampling_ratio' = %lld must be >= 0", (long long)n->attrs[ROI_SAMPLING].i);
+    if (bi->kind == VK_CONST)
+        for (int64_t r = 0; r < R; r++) {
+            int64_t v;
+            memcpy(&v, (const char *)bi->data + 8 * r, 8);
+            if (v < 0 || v >= x->shape.dims[0])
+                return diag_node_error(d, n, "input 'batch_indices' value %lld is out of range [0, %lld)", (long long)v,
+                                       (long long)x->shape.dims[0]);
+        }
+    int64_t dims[4] = {R, x->shape.dims[1], oh, ow};
+    Shape s = ir_shape(4, dims);
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
+/* Bilinear taps (flat pixel positions, weights) of sample (y, x) in an
+ * H x W plane; all weights 0 when the sample lies outside [-1, H] x [-1, W]. */
+static void roi_taps(double y, double x, int64_t H, int64_t W, int64_t *pos, double *w)
+{
+    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W) {
+        for (int k = 0; k < 4; k++) pos[k] = 0, w[k] = 0;
+        return;
+    }
+    y = y > 0 ? y : 0;
+    x = x > 0 ? x : 0;
+    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1 = y0 + 1, x1 = x0 + 1;
+    if (y0 >= H - 1) y = (double)(y0 = y1 = H - 1);
+    if (x0 >= W - 1) x = (double)(x0 = x1 = W - 1);
+    double ly = y - (double)y0, lx = x - (double)x0, hy = 1.0 - ly, hx = 1.0 - lx;
+    pos[0] = y0 * W + x0, pos[1] = y0 * W + x1, pos[2] = y1 * W + x0, pos[3] = y1 * W + x1;
+    w[0] = hy * hx, w[1] = hy * lx, w[2] = ly * hx, w[3] = ly * lx;
+}
+
+/* Samples per bin along one axis: sampling_ratio, else ceil(extent / bins);
+ * a degenerate (<= 0 or NaN) box has none, and the count is capped at 2^16
+ * so that a huge box cannot overflow the conversion. */
+static int64_t roi_grid(int64_t sr, double extent, int64_t bins)
+{
+    if (sr > 0) return sr;
+    double g = ceil(extent / (double)bins);
+    return g > 0 ? (g < 65536.0 ? (int64_t)g : 65536) : 0;
+}
+
+static int roi_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    const int64_t *xd = n->in[0]->shape.dims;
+    int64_t N = xd[0], C = xd[1], H = xd[2], W = xd[3], R = n->in[1]->shape.dims[0];
+    int64_t oh = n->attrs[ROI_OUT_H].i, ow = n->attrs[ROI_OUT_W].i, sr = n->attrs[ROI_SAMPLING].i;
+    int half = strcmp(n->attrs[ROI_CTM].s, "half_pixel") == 0, is_max = strcmp(n->attrs[ROI_MODE].s, "max") == 0;
+    double scale = n->attrs[ROI_SCALE].f, off = half ? 0.5 : 0.0;
+    for (int64_t r = 0; r < R; r++) {
+        double bv = in[2][r];
+        if (!(bv >= 0 && bv < (double)N))
+            return diag_node_error(d, n, "input 'batch_indices' value %g is out of range [0, %lld)", bv, (long long)N);
+        const double *roi = in[1] + 4 * r;
+        double x0 = roi[0] * scale - off, y0 = roi[1] * scale - off;
+        double rw = roi[2] * scale - off - x0, rh = roi[3] * scale - off - y0;
+        if (!half) {
+            rw = rw > 1.0 ? rw : 1.0;
+            rh = rh > 1.0 ? rh : 1.0;
+        }
+        double bh = rh / (double)oh, bw = rw / (double)ow;
+        int64_t gh = roi_grid(sr, rh, oh), gw = roi_grid(sr, rw, ow), count = gh * gw > 1 ? gh * gw : 1;
+        for (int64_t c = 0; c < C; c++) {
+            const double *plane = in[0] + ((int64_t)bv * C + c) * H * W;
+            for (int64_t ph = 0; ph < oh; ph++)
+                for (int64_t pw = 0; pw < ow; pw++) {
+                    double acc = 0.0;
+                    int first = 1;
+                    for (int64_t iy = 0; iy < gh; iy++) {
+                        double y = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+                        for (int64_t ix = 0; ix < gw; ix++) {
+                            double x = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+                            int64_t pos[4];
+                            double w[4];
+                            roi_taps(y, x, H, W, pos, w);
+                            if (!is_max) {
+                                acc += w[0] * plane[pos[0]] + w[1] * plane[pos[1]] + w[2] * plane[pos[2]] + w[3] * plane[pos[3]];
+                                continue;
+                            }
+                            double v = w[0] * plane[pos[0]];
+                            for (int k = 1; k < 4; k++) v = w[k] * plane[pos[k]] > v ? w[k] * plane[pos[k]] : v;
+                            acc = first || v > acc ? v : acc;
+                            first = 0;
+                        }
+                    }
+                    out[0][((r * C + c) * oh + ph) * ow + pw] = is_max ? acc : acc / (double)count;
+                }
+        }
+    }
+    return 0;
+}
+
+const OpDesc op_RoiAlign = {
+    .name = "RoiAlign",
+    .min_in = 3, .max_in = 3, .in_names = roi_in,
+    .min_out = 1, .max_out = 1, .out_names = one_Y,
+    .attrs = roi_attrs, .n_attrs = 6,
+    .infer = roi_infer,
+    .eval = roi_eval,
 };
