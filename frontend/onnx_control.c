@@ -46,6 +46,7 @@
  * bodies included); zero-iteration loops with scan outputs are refused
  * (their element shape is unknown). Errors name the control-flow node.
  */
+#include "../ir/op.h"
 #include "npy.h"
 #include "onnx_import.h"
 #include "onnx_pb.h"
@@ -265,53 +266,96 @@ static int body_inst(Ctl *c, const ImpNode *owner, Body *b, Scope *sc, const cha
 
 /* ---- constants known at import ---- */
 
-/* Reads the scalar (one-element) value `name` as an int64 when it is a
- * constant or a graph input bound with --bind. 1 found, 0 not a constant,
- * -1 error. */
+/* Leaf of a constant scalar: a one-element constant, or a graph input bound
+ * with --bind (read from its .npy here: binds are applied after loading).
+ * 1 found (*x, *dt set), 0 not a constant, -1 error. */
+static int leaf_scalar(Ctl *c, const ImpNode *owner, const Value *v, double *x, DType *dt)
+{
+    if (v->kind == VK_CONST) {
+        if (ir_numel(&v->shape) != 1 || !v->data)
+            return imp_node_error(c->im, owner, "'%s' must hold one element", v->name);
+        *dt = v->dtype;
+        *x = ir_load_f64(v->dtype, v->data, 0);
+        return 1;
+    }
+    const LoadOptions *o = c->env.opts;
+    const char *file = NULL;
+    size_t nl = strlen(v->name);
+    for (int k = 0; o && k < o->n_binds; k++) {
+        const char *eq = strrchr(o->binds[k], '=');
+        if (eq && (size_t)(eq - o->binds[k]) == nl && !strncmp(o->binds[k], v->name, nl)) file = eq + 1;
+    }
+    if (!file) return 0;
+    NpyArray arr;
+    Diag *d = c->env.d;
+    const char *saved = d->file;
+    d->file = NULL; /* the npy reader names its own file */
+    int rc = npy_read(file, &arr, d);
+    d->file = saved;
+    if (rc) return -1;
+    int64_t numel = 1;
+    for (int i = 0; i < arr.shape.rank; i++) numel *= arr.shape.dims[i];
+    if (numel != 1) {
+        npy_free(&arr);
+        return imp_node_error(c->im, owner, "--bind %s: a scalar is expected", v->name);
+    }
+    *dt = arr.dtype;
+    *x = ir_load_f64(arr.dtype, arr.data, 0);
+    npy_free(&arr);
+    return 1;
+}
+
+#define CTL_MAX_EVAL_DEPTH 64
+
+/* Value v as a scalar computed at import: a leaf (leaf_scalar) or the
+ * one-element output of an already built node whose inputs are all such
+ * scalars (e.g. the trip count ceil((limit - start) / delta) of an expanded
+ * Range), evaluated with the op's own infer and reference eval and rounded
+ * to the output dtype. 1 found, 0 not a constant, -1 error. */
+static int eval_scalar(Ctl *c, const ImpNode *owner, Value *v, double *x, DType *dt, int depth)
+{
+    if (v->kind != VK_TEMP) return leaf_scalar(c, owner, v, x, dt);
+    Node *p = v->producer;
+    if (!p || depth > CTL_MAX_EVAL_DEPTH) return 0;
+    const OpDesc *od = ir_op(p->op);
+    if (!od->infer || !od->eval || p->n_in > 8 || p->n_out > 8) return 0;
+    double ins[8], *outs[8];
+    const double *in_ptr[8];
+    for (int i = 0; i < p->n_in; i++) {
+        in_ptr[i] = NULL;
+        if (!p->in[i]) continue;
+        DType idt;
+        int r = eval_scalar(c, owner, p->in[i], &ins[i], &idt, depth + 1);
+        if (r <= 0) return r;
+        in_ptr[i] = &ins[i];
+    }
+    Diag scratch = {0};
+    if (od->infer(p, &scratch)) return 0;
+    for (int k = 0; k < p->n_out; k++) {
+        if (ir_numel(&p->out[k]->shape) != 1) return 0;
+        outs[k] = arena_alloc(c->env.tmp, sizeof(double));
+    }
+    if (od->eval(p, in_ptr, outs, &scratch)) return 0;
+    *dt = v->dtype;
+    *x = ir_round_to(v->dtype, outs[v->producer_out][0]);
+    return 1;
+}
+
+/* Reads the scalar value `name` as an int64 when it is known at import (see
+ * eval_scalar). 1 found, 0 not a constant, -1 error. */
 static int const_scalar(Ctl *c, const ImpNode *owner, const char *name, int64_t *out)
 {
     Value *v = ir_find_value(c->env.g, name);
-    if (!v || v->kind == VK_TEMP) return 0;
-    DType dt = v->dtype;
-    const void *data = v->data;
-    NpyArray arr;
-    int have_npy = 0;
-    if (v->kind == VK_INPUT) {
-        const LoadOptions *o = c->env.opts;
-        const char *file = NULL;
-        size_t nl = strlen(name);
-        for (int k = 0; o && k < o->n_binds; k++) {
-            const char *eq = strrchr(o->binds[k], '=');
-            if (eq && (size_t)(eq - o->binds[k]) == nl && !strncmp(o->binds[k], name, nl)) file = eq + 1;
-        }
-        if (!file) return 0;
-        Diag *d = c->env.d;
-        const char *saved = d->file;
-        d->file = NULL; /* the npy reader names its own file */
-        int rc = npy_read(file, &arr, d);
-        d->file = saved;
-        if (rc) return -1;
-        have_npy = 1;
-        dt = arr.dtype;
-        data = arr.data;
-        int64_t numel = 1;
-        for (int i = 0; i < arr.shape.rank; i++) numel *= arr.shape.dims[i];
-        if (numel != 1) {
-            npy_free(&arr);
-            return imp_node_error(c->im, owner, "--bind %s: a scalar is expected", name);
-        }
-    } else {
-        int64_t numel = 1;
-        for (int i = 0; i < v->shape.rank; i++) numel *= v->shape.dims[i];
-        if (numel != 1 || !data) return imp_node_error(c->im, owner, "'%s' must hold one element", name);
-    }
-    int rc = 1;
-    if (dt == DT_I64) memcpy(out, data, 8);
-    else if (dt == DT_I32) { int32_t x; memcpy(&x, data, 4); *out = x; }
-    else if (dt == DT_BOOL || dt == DT_U8) *out = *(const uint8_t *)data != 0;
-    else rc = imp_node_error(c->im, owner, "'%s' is %s; int64, int32 or bool expected", name, ir_dtype_name(dt));
-    if (have_npy) npy_free(&arr);
-    return rc;
+    if (!v) return 0;
+    double x;
+    DType dt;
+    int r = eval_scalar(c, owner, v, &x, &dt, 0);
+    if (r <= 0) return r;
+    if (dt != DT_I64 && dt != DT_I32 && dt != DT_BOOL && dt != DT_U8)
+        return imp_node_error(c->im, owner, "'%s' is %s; int64, int32 or bool expected", name, ir_dtype_name(dt));
+    if (!(x >= -9.2e18 && x <= 9.2e18)) return imp_node_error(c->im, owner, "'%s' is out of range", name);
+    *out = dt == DT_BOOL || dt == DT_U8 ? (int64_t)(x != 0) : (int64_t)x;
+    return 1;
 }
 
 /* ---- Scan ---- */

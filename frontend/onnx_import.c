@@ -540,6 +540,10 @@ static int build_node(OnnxImp *im, ImpNode *n, Node **out)
     Node *node = ir_add_node(im->g, op, n->name, nulls, n->n_in, n->n_out, outs);
     for (int i = 0; i < n->n_attrs; i++)
         if (set_attr(im, node, n, &n->attrs[i])) return -1;
+    /* inputs defined by now are wired at once (onnx_control.c evaluates trip
+     * counts through them); the rest after every node is built */
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i][0]) node->in[i] = ir_find_value(im->g, n->in[i]);
     *out = node;
     return 0;
 }
