@@ -14,8 +14,8 @@ Every tests/ops/**/*.gir file is one test, of one of two kinds:
   `graphc compile FILE -o DIR --emit-main --name NAME` (NAME: the file stem
   made a C identifier), builds DIR with make under strict
   C99 warnings (and the sanitizers when GRAPHC_SANITIZE=1; half of the tests
-  with BLAS=0, the portable kernels; the runtime objects, the same for every
-  test, are compiled once and reused), runs
+  with BLAS=0, the portable kernels; NAME.c includes the runtime kernels it
+  calls, so each test compiles only what its op uses), runs
   DIR/NAME_main OUT2 in0.npy ... and compares every output file: same dtype
   and shape, floats within atol + rtol*|expected| (NaN equals NaN), integers
   and bools exactly.
@@ -44,7 +44,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -189,38 +188,6 @@ def check_error(args, f, text, work, msg):
     return None
 
 
-_rt_locks = {}
-_rt_guard = threading.Lock()
-
-
-def reuse_runtime_objects(cache_root, cdir, make_vars):
-    """Copies compiled runtime objects (gcrt_*.o) into cdir so make builds only
-    the model's own files. The objects are built once per distinct runtime
-    sources + make variables, by the output folder's own Makefile, in a cache
-    folder; if that build fails nothing is copied and the test's make reports
-    the error."""
-    srcs = sorted(p for p in cdir.iterdir() if p.name.startswith("gcrt") and p.suffix in (".c", ".h"))
-    objs = [p.stem + ".o" for p in srcs if p.suffix == ".c"]
-    if not objs:
-        return
-    h = hashlib.sha256("\0".join(make_vars).encode())
-    for p in srcs:
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
-    cache = cache_root / h.hexdigest()[:20]
-    with _rt_guard:
-        lock = _rt_locks.setdefault(cache.name, threading.Lock())
-    with lock:
-        if not (cache / ".done").exists() and not (cache / ".failed").exists():
-            shutil.rmtree(cache, ignore_errors=True)
-            shutil.copytree(cdir, cache)
-            ok = run(["make", "-s", "-C", str(cache)] + make_vars + objs).returncode == 0
-            (cache / (".done" if ok else ".failed")).touch()
-        if not (cache / ".done").exists():
-            return
-    for o in objs:  # fresh copies are newer than the sources graphc just wrote
-        shutil.copyfile(cache / o, cdir / o)
-
-
 def check_run(args, f, text, work):
     gname, inputs, ranges, (atol, rtol) = parse_test(text)
     if not gname:
@@ -262,7 +229,6 @@ def check_run(args, f, text, work):
     # Makefile use OpenBLAS where present, so both paths of the runtime run.
     blas = "0" if seed & 1 else "auto"
     make_vars = [f"CFLAGS={cflags}", f"LDFLAGS={ldflags}", f"BLAS={blas}"]
-    reuse_runtime_objects(args.rt_cache, cdir, make_vars)
     p = run(["make", "-s", "-C", str(cdir)] + make_vars + [f"{cname}_main"])
     if p.returncode != 0:
         return f"make BLAS={blas} failed, {describe(p)}"
@@ -352,8 +318,6 @@ def main():
             files = [f for f in files if args.filter in f]
         root_work = Path(args.work or tempfile.mkdtemp(prefix="graphc-optests-")).resolve()
         root_work.mkdir(parents=True, exist_ok=True)
-        args.rt_cache = root_work / "_runtime_objects"
-        shutil.rmtree(args.rt_cache, ignore_errors=True)
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
             results = pool.map(lambda f: (f, run_one(args, f, root_work)), files)
             for f, why in results:

@@ -43,10 +43,10 @@ extern const size_t gc_runtime_files_count;
 
 /* Fills table[OP_COUNT] from the family registration arrays; a duplicate
  * registration is a broken invariant (GC_ASSERT). */
-void cgen_build_table(CgenEmitFn *table);
+void cgen_build_table(CgenEntry *table);
 /* Checks that every node of g has an emitter; -1 with a diagnostic naming
  * the first node that has none. */
-int cgen_check_emitters(const Graph *g, CgenEmitFn const *table, Diag *d);
+int cgen_check_emitters(const Graph *g, const CgenEntry *table, Diag *d);
 
 /* ---- backend internals shared by cgen.c, cgen_files.c, cgen_main.c ----- */
 
@@ -66,6 +66,7 @@ typedef struct CgenModel {
     const Value **consts;
     int64_t *const_off; /* 64-aligned offset of consts[i] in the blob */
     int64_t weights_bytes;
+    unsigned runtime;  /* CGEN_RT_* units NAME.c includes (closed over their dependencies) */
 } CgenModel;
 
 /* cgen.c: C-literal helpers. */
@@ -87,8 +88,12 @@ void cgen_rmtree(const char *path);
 int cgen_save(const Writer *w, const char *dir, const char *file, Diag *d);
 /* Writes the weights files for m->o->weights into dir. */
 int cgen_write_weights(const CgenModel *m, const char *dir, Diag *d);
-/* Copies every embedded runtime file into dir. */
-int cgen_write_runtime(const char *dir, Diag *d);
+/* Copies gcrt_base.h and the files of the runtime units m->runtime into dir. */
+int cgen_write_runtime(const CgenModel *m, const char *dir, Diag *d);
+/* The name of runtime unit u (CGEN_RT_BIT_*): "nn" for gcrt_nn.{h,c}. */
+const char *cgen_runtime_unit_name(int u);
+/* units with every unit they depend on, transitively. */
+unsigned cgen_runtime_closure(unsigned units);
 void cgen_write_makefile(const CgenModel *m, Writer *w);
 
 /* cgen_main.c: NAME_main.c (npy in, npy out). */

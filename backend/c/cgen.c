@@ -305,7 +305,7 @@ static int64_t value_bytes(const Value *v) { return ir_numel(&v->shape) * (int64
 /* ---- NAME.c ------------------------------------------------------------- */
 
 /* Runs every emitter into c->body, then the output copies. */
-static int gen_body(Cgen *c, CgenEmitFn const *table, Diag *d)
+static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
 {
     const Graph *g = c->g;
     Writer *w = &c->body;
@@ -330,7 +330,8 @@ static int gen_body(Cgen *c, CgenEmitFn const *table, Diag *d)
         w_line(w, "{");
         w->indent++;
         size_t mark = w->len;
-        if (table[n->op](c, n, d)) return -1;
+        if (table[n->op].emit(c, n, d)) return -1;
+        c->m->runtime |= table[n->op].runtime;
         if (w->len == mark) w_line(w, "/* nothing to do */");
         w->indent--;
         w_line(w, "}");
@@ -470,7 +471,11 @@ static void gen_source(Cgen *c, Writer *w)
     comment_text(w, g->name);
     w_printf(w, "'; do not edit.\n * %d nodes; arena %lld bytes; weights %lld bytes. */\n", g->n_nodes,
              (long long)g->arena_bytes, (long long)m->weights_bytes);
-    w_printf(w, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"gcrt.h\"\n#include \"%s.h\"\n\n", N);
+    w_puts(w, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"gcrt_base.h\"\n");
+    if (m->runtime) w_puts(w, "/* the runtime kernels this model calls, private to it (static) */\n");
+    for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
+        if (m->runtime & (1u << u)) w_printf(w, "#include \"gcrt_%s.c\"\n", cgen_runtime_unit_name(u));
+    w_printf(w, "#include \"%s.h\"\n\n", N);
 
     Writer decls;
     w_init(&decls);
@@ -678,7 +683,7 @@ static int check_name(const char *name, Diag *d)
 int cgen_write(const Graph *g, const char *dir, const CgenOptions *o, Diag *d)
 {
     GC_ASSERT(g && o && d);
-    CgenEmitFn table[OP_COUNT + 1];
+    CgenEntry table[OP_COUNT + 1];
     cgen_build_table(table);
     if (cgen_check_emitters(g, table, d)) return -1;
     if (o->weights < CGEN_WEIGHTS_INCBIN || o->weights > CGEN_WEIGHTS_FILE)
@@ -703,6 +708,7 @@ int cgen_write(const Graph *g, const char *dir, const CgenOptions *o, Diag *d)
     char *tmp = NULL;
     int rc = gen_body(&c, table, d);
     if (!rc) {
+        m.runtime = cgen_runtime_closure(m.runtime);
         layout_weights(&c);
         gen_source(&c, &src);
         gen_header(&m, &hdr);
@@ -726,7 +732,7 @@ int cgen_write(const Graph *g, const char *dir, const CgenOptions *o, Diag *d)
         rc = cgen_save(&mainw, tmp, fname, d);
     }
     if (!rc) rc = cgen_write_weights(&m, tmp, d);
-    if (!rc) rc = cgen_write_runtime(tmp, d);
+    if (!rc) rc = cgen_write_runtime(&m, tmp, d);
     if (!rc) rc = cgen_dir_commit(tmp, dir, d);
     else if (tmp) cgen_rmtree(tmp);
     free(tmp);

@@ -5,7 +5,7 @@
  * node's op. An emitter writes C statements through cgen_w() and names
  * tensors only through cgen_ptr(), so it never knows where a tensor lives
  * (arena, caller buffer, weights). Emitters are registered per family in
- * backend/c/emit_<family>.c as a CgenEntry array ending in {-1, NULL}.
+ * backend/c/emit_<family>.c as a CgenEntry array ending in {-1, NULL, 0}.
  */
 #ifndef GRAPHC_CGEN_H
 #define GRAPHC_CGEN_H
@@ -18,14 +18,50 @@ typedef struct Cgen Cgen;
 
 typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
 
+/* The kernel units of the C runtime (runtime/c/gcrt_<name>.{h,c}), as bits.
+ * An emitter entry lists the units whose kernels its code may call; the
+ * output folder receives exactly the units its nodes list (and what those
+ * units depend on), and NAME.c includes their sources, so every kernel is
+ * private to the model (runtime/common/gcrt_base.h explains GCRT_FN).
+ * CGEN_RUNTIME_UNITS is the one list: X(NAME, depends-on mask). */
+#define CGEN_RUNTIME_UNITS(X)   \
+    X(index, 0)                 \
+    X(linalg, 0)                \
+    X(nn, CGEN_RT_linalg)       \
+    X(pool, 0)                  \
+    X(rnn, CGEN_RT_linalg)      \
+    X(shape, 0)                 \
+    X(signal, 0)                \
+    X(text, 0)                  \
+    X(vision, 0)
+
+enum {
+#define X(name, deps) CGEN_RT_BIT_##name,
+    CGEN_RUNTIME_UNITS(X)
+#undef X
+    CGEN_RT_UNIT_COUNT
+};
+enum {
+#define X(name, deps) CGEN_RT_##name = 1u << CGEN_RT_BIT_##name,
+    CGEN_RUNTIME_UNITS(X)
+#undef X
+};
+
 typedef struct CgenEntry {
     int op; /* OpKind, or -1 to end the list */
     CgenEmitFn emit;
+    unsigned runtime; /* CGEN_RT_* bits of the runtime units the code calls */
 } CgenEntry;
 
-#define FAMILY(name) extern const CgenEntry cgen_##name##_entries[];
-#include "../../ir/families.def"
-#undef FAMILY
+/* The C backend's emitter families: backend/c/emit_<name>.c defines
+ * cgen_<name>_entries. */
+#define CGEN_FAMILIES(X) \
+    X(elementwise) X(math) X(linalg) X(nn) X(vision) X(reduce) X(shape) X(index) X(loss) X(rnn) X(quant) \
+    X(signal) X(optim) X(text)
+
+#define CGEN_FAMILY(name) extern const CgenEntry cgen_##name##_entries[];
+CGEN_FAMILIES(CGEN_FAMILY)
+#undef CGEN_FAMILY
 
 /* The generic emitter of every op that has a scalar_expr facet: one loop
  * nest with numpy broadcasting (backend/c/emit_elementwise.c). The table

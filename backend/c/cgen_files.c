@@ -1,4 +1,4 @@
-/* cgen_files.c — the C backend's output folder: weights, runtime copy,
+/* cgen_files.c — the C backend's output folder: weights, the runtime units,
  * Makefile, and the all-or-nothing replacement of the folder.
  *
  * cgen_write() renders every text in memory, then writes the files into a
@@ -7,6 +7,10 @@
  * previous good output survives a failed one. An existing DIR is replaced
  * only when it is empty or was written by graphc (its Makefile starts with
  * the graphc banner): pointing the compiler at a home folder must not wipe it.
+ *
+ * The runtime is copied by unit: gcrt_base.h always, and the header and
+ * source of each unit the model's nodes call (CgenModel.runtime); NAME.c
+ * includes the sources, so the Makefile compiles no runtime object.
  *
  * The weights blob is every constant the code reads, in value-id order, each
  * at a 64-byte-aligned offset (zero padding between). It is streamed, never
@@ -312,31 +316,64 @@ int cgen_write_weights(const CgenModel *m, const char *dir, Diag *d)
 
 /* ---- runtime ------------------------------------------------------------- */
 
-int cgen_write_runtime(const char *dir, Diag *d)
+static const struct {
+    const char *name;
+    unsigned deps;
+} cgen_runtime_units[CGEN_RT_UNIT_COUNT] = {
+#define X(name, deps) {#name, deps},
+    CGEN_RUNTIME_UNITS(X)
+#undef X
+};
+
+const char *cgen_runtime_unit_name(int u)
 {
-    for (size_t i = 0; i < gc_runtime_files_count; i++) {
-        const GcEmbeddedFile *e = &gc_runtime_files[i];
-        char *p = path_join(dir, e->name);
-        FILE *f = fopen(p, "wb");
-        int bad = !f;
-        if (f) {
-            bad |= e->size && fwrite(e->data, 1, e->size, f) != e->size;
-            bad |= fclose(f) != 0;
+    GC_ASSERT(u >= 0 && u < CGEN_RT_UNIT_COUNT);
+    return cgen_runtime_units[u].name;
+}
+
+unsigned cgen_runtime_closure(unsigned units)
+{
+    for (unsigned prev = 0; prev != units;) {
+        prev = units;
+        for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
+            if (units & (1u << u)) units |= cgen_runtime_units[u].deps;
+    }
+    return units;
+}
+
+static int write_embedded(const char *dir, const char *name, Diag *d)
+{
+    const GcEmbeddedFile *e = NULL;
+    for (size_t i = 0; i < gc_runtime_files_count && !e; i++)
+        if (strcmp(gc_runtime_files[i].name, name) == 0) e = &gc_runtime_files[i];
+    GC_ASSERT(e && "runtime file missing from the embedded runtime");
+    char *p = path_join(dir, name);
+    FILE *f = fopen(p, "wb");
+    int bad = !f;
+    if (f) {
+        bad |= e->size && fwrite(e->data, 1, e->size, f) != e->size;
+        bad |= fclose(f) != 0;
+    }
+    int rc = bad ? diag_error(d, "cannot write '%s': %s", p, strerror(errno)) : 0;
+    free(p);
+    return rc;
+}
+
+int cgen_write_runtime(const CgenModel *m, const char *dir, Diag *d)
+{
+    if (write_embedded(dir, "gcrt_base.h", d)) return -1;
+    for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++) {
+        if (!(m->runtime & (1u << u))) continue;
+        char file[64];
+        for (const char *ext = "hc"; *ext; ext++) {
+            snprintf(file, sizeof file, "gcrt_%s.%c", cgen_runtime_units[u].name, *ext);
+            if (write_embedded(dir, file, d)) return -1;
         }
-        int rc = bad ? diag_error(d, "cannot write '%s': %s", p, strerror(errno)) : 0;
-        free(p);
-        if (rc) return rc;
     }
     return 0;
 }
 
 /* ---- Makefile ------------------------------------------------------------ */
-
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
 
 void cgen_write_makefile(const CgenModel *m, Writer *w)
 {
@@ -361,12 +398,12 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
               "ALL_LIBS = $(LDLIBS) $(BLAS_LIBS) -lm\n\n");
     w_printf(w, "OBJS = %s.o", N);
     if (wmode != CGEN_WEIGHTS_FILE) w_printf(w, " %s_weights.o", N);
-    for (size_t i = 0; i < gc_runtime_files_count; i++)
-        if (has_suffix(gc_runtime_files[i].name, ".c"))
-            w_printf(w, " \\\n       %.*s.o", (int)(strlen(gc_runtime_files[i].name) - 2), gc_runtime_files[i].name);
-    w_printf(w, "\nHDRS = %s.h", N);
-    for (size_t i = 0; i < gc_runtime_files_count; i++)
-        if (has_suffix(gc_runtime_files[i].name, ".h")) w_printf(w, " \\\n       %s", gc_runtime_files[i].name);
+    /* NAME.c includes gcrt_base.h and the runtime units' sources (their
+     * kernels are static), so they are prerequisites, not objects. */
+    w_printf(w, "\nHDRS = %s.h gcrt_base.h", N);
+    for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
+        if (m->runtime & (1u << u))
+            w_printf(w, " \\\n       gcrt_%s.h gcrt_%s.c", cgen_runtime_units[u].name, cgen_runtime_units[u].name);
     w_printf(w, "\n\nall: lib%s.a lib%s.so%s%s%s\n\n", N, N, m->o->emit_main ? " " : "", m->o->emit_main ? N : "",
              m->o->emit_main ? "_main" : "");
     w_printf(w, "lib%s.a: $(OBJS)\n\trm -f $@\n\t$(AR) rcs $@ $(OBJS)\n\n", N);

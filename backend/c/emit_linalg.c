@@ -140,8 +140,8 @@ static int emit_det(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_linalg_entries[] = {
-    {OP_Det, emit_det},
-    {OP_MatMul, emit_matmul},
-    {OP_Gemm, emit_gemm},
-    {-1, NULL},
+    {OP_Det, emit_det, CGEN_RT_linalg},
+    {OP_MatMul, emit_matmul, CGEN_RT_linalg},
+    {OP_Gemm, emit_gemm, CGEN_RT_linalg},
+    {-1, NULL, 0},
 };

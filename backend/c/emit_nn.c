@@ -262,14 +262,14 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_nn_entries[] = {
-    {OP_Conv, emit_conv},
-    {OP_MaxPool, emit_maxpool},
-    {OP_AveragePool, emit_avgpool},
-    {OP_MaxUnpool, emit_maxunpool},
-    {OP_GlobalAveragePool, emit_gap},
-    {OP_BatchNormalization, emit_batchnorm},
-    {OP_Softmax, emit_softmax},
-    {OP_LogSoftmax, emit_logsoftmax},
-    {OP_LayerNormalization, emit_layernorm},
-    {-1, NULL},
+    {OP_Conv, emit_conv, CGEN_RT_nn},
+    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool},
+    {OP_AveragePool, emit_avgpool, CGEN_RT_nn},
+    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool},
+    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn},
+    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn},
+    {OP_Softmax, emit_softmax, CGEN_RT_nn},
+    {OP_LogSoftmax, emit_logsoftmax, CGEN_RT_nn},
+    {OP_LayerNormalization, emit_layernorm, CGEN_RT_nn},
+    {-1, NULL, 0},
 };

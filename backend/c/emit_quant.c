@@ -369,12 +369,12 @@ static int emit_qlinearconv(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_quant_entries[] = {
-    {OP_QuantizeLinear, emit_quantize},
-    {OP_DequantizeLinear, emit_dequantize},
-    {OP_DynamicQuantizeLinear, emit_dynquant},
-    {OP_MatMulInteger, emit_matmulinteger},
-    {OP_ConvInteger, emit_convinteger},
-    {OP_QLinearMatMul, emit_qlinearmatmul},
-    {OP_QLinearConv, emit_qlinearconv},
-    {-1, NULL},
+    {OP_QuantizeLinear, emit_quantize, 0},
+    {OP_DequantizeLinear, emit_dequantize, 0},
+    {OP_DynamicQuantizeLinear, emit_dynquant, 0},
+    {OP_MatMulInteger, emit_matmulinteger, 0},
+    {OP_ConvInteger, emit_convinteger, 0},
+    {OP_QLinearMatMul, emit_qlinearmatmul, 0},
+    {OP_QLinearConv, emit_qlinearconv, 0},
+    {-1, NULL, 0},
 };

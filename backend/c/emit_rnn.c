@@ -71,8 +71,8 @@ static int emit_gru(Cgen *c, const Node *n, Diag *d) { return emit_rnn_any(c, n,
 static int emit_lstm(Cgen *c, const Node *n, Diag *d) { return emit_rnn_any(c, n, d, 2); }
 
 const CgenEntry cgen_rnn_entries[] = {
-    {OP_RNN, emit_rnn},
-    {OP_GRU, emit_gru},
-    {OP_LSTM, emit_lstm},
-    {-1, NULL},
+    {OP_RNN, emit_rnn, CGEN_RT_rnn},
+    {OP_GRU, emit_gru, CGEN_RT_rnn},
+    {OP_LSTM, emit_lstm, CGEN_RT_rnn},
+    {-1, NULL, 0},
 };

@@ -298,13 +298,13 @@ static int emit_mel(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_signal_entries[] = {
-    {OP_Einsum, emit_einsum},
-    {OP_GridSample, emit_gridsample},
-    {OP_HannWindow, emit_hann},
-    {OP_HammingWindow, emit_hamming},
-    {OP_BlackmanWindow, emit_blackman},
-    {OP_DFT, emit_dft},
-    {OP_STFT, emit_stft},
-    {OP_MelWeightMatrix, emit_mel},
-    {-1, NULL},
+    {OP_Einsum, emit_einsum, 0},
+    {OP_GridSample, emit_gridsample, CGEN_RT_signal},
+    {OP_HannWindow, emit_hann, 0},
+    {OP_HammingWindow, emit_hamming, 0},
+    {OP_BlackmanWindow, emit_blackman, 0},
+    {OP_DFT, emit_dft, 0},
+    {OP_STFT, emit_stft, 0},
+    {OP_MelWeightMatrix, emit_mel, 0},
+    {-1, NULL, 0},
 };

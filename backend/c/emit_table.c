@@ -1,42 +1,44 @@
 /* emit_table.c — the C backend's emitter table, indexed by OpKind.
  *
  * Each op family registers its emitters in backend/c/emit_<family>.c as a
- * CgenEntry array ending in {-1, NULL}; this file merges the arrays of the
- * families listed in ir/families.def into one table. The table is built on
- * the caller's stack per compile (no global state). Ops that a family does
- * not register but whose description has a scalar expression get the generic
- * elementwise emitter. A missing emitter is a user-facing error naming the node and op;
- * two registrations of one op are a bug in the backend and abort.
+ * CgenEntry array ending in {-1, NULL, 0}; this file merges the arrays of the
+ * C backend's families into one table. The table is built on the caller's
+ * stack per compile (no global state). Ops that a family does not register
+ * but whose description has a scalar expression get the generic elementwise
+ * emitter. Each entry also lists the runtime units its code calls (cgen.h),
+ * from which the output folder's runtime is chosen. A missing emitter is a
+ * user-facing error naming the node, the op and the backend; two
+ * registrations of one op are a bug in the backend and abort.
  */
 #include "backend.h"
 
 #include <string.h>
 
 static const CgenEntry *const cgen_families[] = {
-#define FAMILY(name) cgen_##name##_entries,
-#include "../../ir/families.def"
-#undef FAMILY
+#define CGEN_FAMILY(name) cgen_##name##_entries,
+    CGEN_FAMILIES(CGEN_FAMILY)
+#undef CGEN_FAMILY
 };
 
-void cgen_build_table(CgenEmitFn *table)
+void cgen_build_table(CgenEntry *table)
 {
-    memset(table, 0, sizeof(CgenEmitFn) * (size_t)OP_COUNT);
+    memset(table, 0, sizeof(CgenEntry) * (size_t)OP_COUNT);
     for (size_t f = 0; f < sizeof cgen_families / sizeof cgen_families[0]; f++)
         for (const CgenEntry *e = cgen_families[f]; e->op != -1; e++) {
             GC_ASSERT(e->op >= 0 && e->op < OP_COUNT && e->emit);
-            GC_ASSERT(!table[e->op] && "op registered twice in the C emitter table");
-            table[e->op] = e->emit;
+            GC_ASSERT(!table[e->op].emit && "op registered twice in the C emitter table");
+            table[e->op] = *e;
         }
     for (int k = 0; k < OP_COUNT; k++)
-        if (!table[k] && ir_op(k)->scalar_expr) table[k] = cgen_emit_elementwise;
+        if (!table[k].emit && ir_op(k)->scalar_expr) table[k] = (CgenEntry){k, cgen_emit_elementwise, 0};
 }
 
-int cgen_check_emitters(const Graph *g, CgenEmitFn const *table, Diag *d)
+int cgen_check_emitters(const Graph *g, const CgenEntry *table, Diag *d)
 {
     for (int i = 0; i < g->n_nodes; i++) {
         const Node *n = g->nodes[i];
         GC_ASSERT(n->op >= 0 && n->op < OP_COUNT);
-        if (!table[n->op])
+        if (!table[n->op].emit)
             return diag_node_error(d, n, "the C backend has no emitter for op '%s'", ir_op(n->op)->name);
     }
     return 0;

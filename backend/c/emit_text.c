@@ -74,6 +74,6 @@ static int emit_tfidf(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_text_entries[] = {
-    {OP_TfIdfVectorizer, emit_tfidf},
-    {-1, NULL},
+    {OP_TfIdfVectorizer, emit_tfidf, CGEN_RT_text},
+    {-1, NULL, 0},
 };

@@ -10,9 +10,9 @@ For every model of the set, at ONNX opsets 13 and 17, the test
      do_constant_folding=True) into WORK/<model>_op<N>/model.onnx;
   2. runs PyTorch on a seeded random input and keeps the output;
   3. compiles the model: `graphc compile model.onnx -o DIR --emit-main --name m`;
-  4. builds it the fast way (as tests/onnx/run_onnx_suite.py does): the runtime
-     sources (gcrt_*.c) are compiled once per distinct set into a static library,
-     and each model compiles only m.c, m_main.c and m_weights.S (-O2); the opset-13
+  4. builds it the fast way (as tests/onnx/run_onnx_suite.py does), without make:
+     m.c (which includes the runtime kernels it calls), m_main.c and m_weights.S
+     (-O2); the opset-13
      exports use the portable kernels and the opset-17 ones OpenBLAS when its headers
      are found (--blas), so both runtime paths run; with GRAPHC_SANITIZE=1 in the
      environment the programs are built with ASan and UBSan;
@@ -36,7 +36,6 @@ after step 2 (WORK/<model>_op<N>/model.onnx and in0.npy stay; bench/ uses it).
 """
 import argparse
 import concurrent.futures
-import hashlib
 import os
 import shutil
 import subprocess
@@ -212,49 +211,7 @@ def export(name, make, opset, folder, seed):
 
 # ---- build and check ---------------------------------------------------------------------------
 
-class Runtimes:
-    """Static runtime libraries, one per distinct set of gcrt files (the set depends on the
-    op families a model uses), built on first use."""
-
-    def __init__(self, work):
-        self.work = work
-        self.lock = threading.Lock()
-        self.libs = {}
-
-    def get(self, outdir, cflags):
-        """The path of the libgcrt.a for outdir's runtime files built with the extra cflags;
-        raises RuntimeError."""
-        files = sorted(Path(outdir).glob("gcrt*"))
-        h = hashlib.sha256(" ".join(cflags).encode() + b"\0")
-        for p in files:
-            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-        key = h.hexdigest()[:16]
-        with self.lock:
-            if key not in self.libs:
-                self.libs[key] = self._build(files, cflags, self.work / f"runtime-{key}")
-        lib = self.libs[key]
-        if isinstance(lib, str):
-            raise RuntimeError(lib)
-        return lib
-
-    def _build(self, files, cflags, d):
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
-        for p in files:
-            shutil.copy(p, d / p.name)
-        objs = []
-        for src in sorted(d.glob("gcrt_*.c")):
-            p = run([CC] + CFLAGS + cflags + ["-I.", "-c", src.name, "-o", src.stem + ".o"], cwd=d)
-            if p.returncode != 0:
-                return f"runtime build failed ({src.name}): {one_line(p.stderr)}"
-            objs.append(src.stem + ".o")
-        p = run(["ar", "rcs", "libgcrt.a"] + objs, cwd=d)
-        if p.returncode != 0:
-            return f"ar failed: {one_line(p.stderr)}"
-        return d / "libgcrt.a"
-
-
-def check(args, folder, expected, runtimes, times, blas, atol):
+def check(args, folder, expected, times, blas, atol):
     """None when the compiled model matches expected, else the failure reason."""
     cdir = folder / "c"
     shutil.rmtree(cdir, ignore_errors=True)
@@ -266,11 +223,7 @@ def check(args, folder, expected, runtimes, times, blas, atol):
         return f"graphc compile (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
     t = time.time()
     cflags, libs = blas
-    try:
-        lib = runtimes.get(cdir, cflags)
-    except RuntimeError as e:
-        return str(e)
-    p = run([CC] + CFLAGS + cflags + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S", str(lib)]
+    p = run([CC] + CFLAGS + cflags + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S"]
             + libs + SAN_FLAGS + ["-lm"], cwd=cdir)
     times["build"] = time.time() - t
     if p.returncode != 0:
@@ -353,7 +306,6 @@ def main():
         cases = [c for c in cases if args.filter in c[0]]
     if not cases:
         sys.exit("no model matches the filter")
-    runtimes = Runtimes(work)
     t0 = time.time()
     results = {}
     print_lock = threading.Lock()
@@ -368,7 +320,7 @@ def main():
 
     def finish(case, folder, expected, times, blas, atol):
         try:
-            why = check(args, folder, expected, runtimes, times, blas, atol)
+            why = check(args, folder, expected, times, blas, atol)
         except Exception as e:  # a harness bug fails the model, not the run
             why = f"harness: {type(e).__name__}: {one_line(str(e))}"
         report(case, why, times)

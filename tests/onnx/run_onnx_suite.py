@@ -5,10 +5,9 @@ Each test_*/ folder of the ONNX node suite holds model.onnx and
 test_data_set_0/{input,output}_N.pb. For every test the harness
 
   1. compiles the model: `graphc compile model.onnx -o DIR --emit-main --name m`;
-  2. builds it fast: the runtime sources (gcrt_*.c, the same in every output
-     folder) are compiled ONCE into a static library in the work folder, and
-     each test compiles only m.c, m_main.c and m_weights.S with
-     `cc -O1 -std=c99 -w` (the portable kernels: no BLAS);
+  2. builds it fast, without make: m.c (which includes the runtime kernels
+     it calls), m_main.c and m_weights.S with `cc -O1 -std=c99 -w` (the
+     portable kernels: no BLAS);
   3. converts the inputs (graph inputs in order, initializers excluded) to
      .npy with onnx.numpy_helper, runs m_main, and compares every output with
      output_N.pb: dtype and shape equal; floats within
@@ -59,7 +58,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -99,50 +97,6 @@ def to_bf16_bits(x):
 
 def from_bf16_bits(u):
     return (np.asarray(u, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
-
-
-class Runtime:
-    """The runtime library, built once from the first compiled output folder."""
-
-    def __init__(self, work):
-        self.dir = work / "runtime"
-        self.lock = threading.Lock()
-        self.lib = None
-        self.sources = []
-        self.error = None
-
-    def get(self, outdir):
-        """What to link for outdir: libgcrt.a, or outdir's own gcrt_*.c when
-        its runtime files differ from the library's (never expected). Raises
-        RuntimeError with the build failure."""
-        with self.lock:
-            if self.lib is None and self.error is None:
-                self._build(outdir)
-            if self.error:
-                raise RuntimeError(self.error)
-        own = sorted(p.name for p in Path(outdir).glob("gcrt_*.c"))
-        return [str(self.lib)] if own == self.sources else own
-
-    def _build(self, outdir):
-        shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir(parents=True)
-        for p in Path(outdir).glob("gcrt*"):
-            shutil.copy(p, self.dir / p.name)
-        objs = []
-        for src in sorted(self.dir.glob("gcrt_*.c")):
-            obj = src.with_suffix(".o")
-            p = run([CC] + CFLAGS + ["-I.", "-c", src.name, "-o", obj.name], cwd=self.dir)
-            if p.returncode != 0:
-                self.error = f"runtime build failed ({src.name}): {one_line(p.stderr)}"
-                return
-            objs.append(obj.name)
-        self.sources = sorted(p.name for p in self.dir.glob("gcrt_*.c"))
-        lib = self.dir / "libgcrt.a"
-        p = run(["ar", "rcs", lib.name] + objs, cwd=self.dir)
-        if p.returncode != 0:
-            self.error = f"ar failed: {one_line(p.stderr)}"
-            return
-        self.lib = lib
 
 
 def value_info(vi):
@@ -219,7 +173,7 @@ def graphc_failure(p, what):
     return status, f"{what} (exit {p.returncode}): {msg}"
 
 
-def run_test(args, test, runtime):
+def run_test(args, test):
     """(status, detail, f32_only) for one test folder."""
     work = args.work / test.name
     shutil.rmtree(work, ignore_errors=True)
@@ -228,7 +182,7 @@ def run_test(args, test, runtime):
     try:
         ins, outs = model_ports(test / "model.onnx")
         f32 = all(t == TensorProto.FLOAT for t, _ in ins + outs)
-        status, detail = check_test(args, test, work, runtime, ins, outs)
+        status, detail = check_test(args, test, work, ins, outs)
     except Exception as e:  # a harness bug or unreadable data fails the test, not the run
         status, detail = "error", f"harness: {type(e).__name__}: {one_line(str(e))}"
     if status in PASSING and not args.keep:
@@ -272,7 +226,7 @@ def override_declared_shapes(test, work, ins):
     return patched, changed
 
 
-def check_test(args, test, work, runtime, ins, outs):
+def check_test(args, test, work, ins, outs):
     cdir = work / "c"
     data = test / "test_data_set_0"
     model, overridden = override_declared_shapes(test, work, ins)
@@ -305,11 +259,7 @@ def check_test(args, test, work, runtime, ins, outs):
         in_files = in_files[: len(ins) - len(binds)]
     expected = [(load_pb(data / f"output_{k}.pb", t), t == TensorProto.BFLOAT16) for k, (t, _) in enumerate(outs)]
 
-    try:
-        lib = runtime.get(cdir)
-    except RuntimeError as e:
-        return "error", str(e)
-    p = run([CC] + CFLAGS + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S"] + lib + ["-lm"], cwd=cdir)
+    p = run([CC] + CFLAGS + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S", "-lm"], cwd=cdir)
     if p.returncode != 0:
         return "error", f"cc failed (exit {p.returncode}): {one_line(p.stderr)}"
     out_c = work / "out_c"
@@ -396,11 +346,10 @@ def main():
         tests = [t for t in tests if args.filter in t.name]
     if not tests:
         sys.exit(f"no test_*/model.onnx under {suite}")
-    runtime = Runtime(args.work)
     t0 = time.time()
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
-        futs = {pool.submit(run_test, args, t, runtime): t.name for t in tests}
+        futs = {pool.submit(run_test, args, t): t.name for t in tests}
         for f in concurrent.futures.as_completed(futs):
             name = futs[f]
             results[name] = f.result()

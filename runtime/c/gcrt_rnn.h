@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "gcrt_base.h"
+
 /* Cell kinds of gcrt_rnn_seq_*. */
 #define GCRT_RNN_CELL_RNN 0
 #define GCRT_RNN_CELL_GRU 1
@@ -22,7 +24,7 @@
  * clamped to [0,S]); h0/c0 [states] and P [D,3*H] may be 0; Y_h/Y_c may be
  * 0. ws: N*H*(2*G+3) elements of scratch (G = 1, 3 or 4). */
 #define GCRT_RNN_DECLARE(S, T)                                                                 \
-    void gcrt_rnn_seq##S(int cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden, \
+    GCRT_FN void gcrt_rnn_seq##S(int cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden, \
                          int direction, int layout, int flag, T clip, const T *X, const T *W,  \
                          const T *R, const T *B, const int32_t *sl32, const int64_t *sl64,     \
                          const T *h0, const T *c0, const T *P, T *Y, T *Y_h, T *Y_c, T *ws);

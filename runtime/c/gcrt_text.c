@@ -26,7 +26,7 @@
 
 #else /* GCRT_TEXT_TEMPLATE */
 
-void S(gcrt_tfidf)(int64_t rows, int64_t C, const T *X, int64_t n_grams, const int64_t *off,
+GCRT_FN void S(gcrt_tfidf)(int64_t rows, int64_t C, const T *X, int64_t n_grams, const int64_t *off,
                    const int64_t *len, const int64_t *pool, const int64_t *col, const float *weight,
                    int mode, int64_t max_skip, int64_t W, float *Y)
 {

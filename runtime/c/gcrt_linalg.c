@@ -113,7 +113,7 @@
 GCRT_DEFINE_GEMM(gemm_loops_f32, float)
 GCRT_DEFINE_GEMM(gemm_loops_f64, double)
 
-void gcrt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+GCRT_FN void gcrt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                 int64_t ldc)
 {
@@ -130,7 +130,7 @@ void gcrt_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float
     gemm_loops_f32(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void gcrt_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+GCRT_FN void gcrt_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double alpha,
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                 double *C, int64_t ldc)
 {
@@ -138,7 +138,7 @@ void gcrt_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, doubl
     gemm_loops_f64(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void gcrt_fill_bias2d_f32(int64_t M, int64_t N, const float *C, int64_t c_rs, int64_t c_cs,
+GCRT_FN void gcrt_fill_bias2d_f32(int64_t M, int64_t N, const float *C, int64_t c_rs, int64_t c_cs,
                           float beta, float *Y)
 {
     int64_t i, j;
@@ -146,7 +146,7 @@ void gcrt_fill_bias2d_f32(int64_t M, int64_t N, const float *C, int64_t c_rs, in
         for (j = 0; j < N; j++) Y[i * N + j] = beta * C[i * c_rs + j * c_cs];
 }
 
-void gcrt_fill_bias2d_f64(int64_t M, int64_t N, const double *C, int64_t c_rs, int64_t c_cs,
+GCRT_FN void gcrt_fill_bias2d_f64(int64_t M, int64_t N, const double *C, int64_t c_rs, int64_t c_cs,
                           double beta, double *Y)
 {
     int64_t i, j;
@@ -184,7 +184,7 @@ static double det_lu(double *a, int64_t m)
     return det;
 }
 
-void gcrt_det_f32(int64_t batch, int64_t m, const float *X, float *Y, double *work)
+GCRT_FN void gcrt_det_f32(int64_t batch, int64_t m, const float *X, float *Y, double *work)
 {
     int64_t b, i;
     for (b = 0; b < batch; b++) {
@@ -193,7 +193,7 @@ void gcrt_det_f32(int64_t batch, int64_t m, const float *X, float *Y, double *wo
     }
 }
 
-void gcrt_det_f64(int64_t batch, int64_t m, const double *X, double *Y, double *work)
+GCRT_FN void gcrt_det_f64(int64_t batch, int64_t m, const double *X, double *Y, double *work)
 {
     int64_t b, i;
     for (b = 0; b < batch; b++) {

@@ -20,7 +20,7 @@ static void copy_elem(unsigned char *d, const unsigned char *s, size_t esize)
     }
 }
 
-void gcrt_strided_copy(void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
+GCRT_FN void gcrt_strided_copy(void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
                        const int64_t *dims, int rank, size_t esize)
 {
     unsigned char *d = (unsigned char *)dst;
@@ -70,13 +70,13 @@ void gcrt_strided_copy(void *dst, const int64_t *dst_st, const void *src, const 
             else memcpy(out, s + (size_t)(o * axis_dim + v) * row, row);                  \
         }
 
-void gcrt_gather_i64(void *dst, const void *src, size_t esize, int64_t outer, int64_t axis_dim, int64_t inner,
+GCRT_FN void gcrt_gather_i64(void *dst, const void *src, size_t esize, int64_t outer, int64_t axis_dim, int64_t inner,
                      const int64_t *idx, int64_t n_idx)
 {
     GCRT_GATHER_BODY
 }
 
-void gcrt_gather_i32(void *dst, const void *src, size_t esize, int64_t outer, int64_t axis_dim, int64_t inner,
+GCRT_FN void gcrt_gather_i32(void *dst, const void *src, size_t esize, int64_t outer, int64_t axis_dim, int64_t inner,
                      const int32_t *idx, int64_t n_idx)
 {
     GCRT_GATHER_BODY
@@ -96,7 +96,7 @@ static int64_t pad_src(int64_t j, int64_t dim, int mode)
     return m < dim ? m : period - m;
 }
 
-void gcrt_pad(void *dst, const void *src, const void *cval, size_t esize, int rank, const int64_t *in_dims,
+GCRT_FN void gcrt_pad(void *dst, const void *src, const void *cval, size_t esize, int rank, const int64_t *in_dims,
               const int64_t *out_dims, const int64_t *pad_begin, int mode)
 {
     unsigned char *d = (unsigned char *)dst;

@@ -12,42 +12,44 @@
 
 #include <stdint.h>
 
+#include "gcrt_base.h"
+
 #define GCRT_NN_DECLARE(S, T)                                                                 \
     /* Y[N,M,out] = conv(X[N,C,in], W[M,C/group,k]) + B[M] (B may be 0).                   \
      * pad = leading pads. ws: scratch of C/group*prod(k)*cols elements for im2col tiles  \
      * of `cols` output positions, or 0 to use the direct loops (always used when          \
      * C/group == 1). */                                                                   \
-    void gcrt_conv##S(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,      \
+    GCRT_FN void gcrt_conv##S(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,      \
                       const int64_t *k, const int64_t *out, const int64_t *stride,            \
                       const int64_t *dil, const int64_t *pad, const T *X, const T *W,         \
                       const T *B, T *Y, T *ws, int64_t cols);                                 \
     /* Max over each window; padding never wins. NC = N*C planes. */                         \
-    void gcrt_maxpool##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \
+    GCRT_FN void gcrt_maxpool##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \
                          const int64_t *stride, const int64_t *dil, const int64_t *pad,       \
                          const T *X, T *Y);                                                   \
     /* Mean over each window; the divisor counts the positions inside the input, or,       \
      * with count_include_pad, inside the padded input (pad = leading, pad_end = trailing). */ \
-    void gcrt_avgpool##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \
+    GCRT_FN void gcrt_avgpool##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \
                          const int64_t *stride, const int64_t *pad, const int64_t *pad_end,   \
                          int count_include_pad, const T *X, T *Y);                            \
     /* Y[p] = mean of X[p, 0..S) for each of NC planes. */                                    \
-    void gcrt_global_avgpool##S(int64_t NC, int64_t S, const T *X, T *Y);                     \
+    GCRT_FN void gcrt_global_avgpool##S(int64_t NC, int64_t S, const T *X, T *Y);                     \
     /* Inference batch norm over X[N,C,S]. */                                                 \
-    void gcrt_batchnorm##S(int64_t N, int64_t C, int64_t S, const T *X, const T *scale,        \
+    GCRT_FN void gcrt_batchnorm##S(int64_t N, int64_t C, int64_t S, const T *X, const T *scale,        \
                            const T *B, const T *mean, const T *var, T eps, T *Y);             \
     /* Training batch norm over X[N,C,Sz] with the batch statistics (population variance); \
      * running_* (may be 0) = momentum * mean/var + (1 - momentum) * batch statistic.        \
      * Y may be X. */                                                                         \
-    void gcrt_batchnorm_train##S(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, \
+    GCRT_FN void gcrt_batchnorm_train##S(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, \
                                  const T *B, const T *mean, const T *var, T eps, T momentum,  \
                                  T *Y, T *running_mean, T *running_var);                      \
     /* Softmax / log-softmax of X viewed as [outer, n, inner] along the middle axis. */       \
-    void gcrt_softmax##S(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y);          \
-    void gcrt_logsoftmax##S(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y);       \
+    GCRT_FN void gcrt_softmax##S(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y);          \
+    GCRT_FN void gcrt_logsoftmax##S(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y);       \
     /* Layer norm of X viewed as [outer, inner] over inner. scale/B repeat with periods     \
      * scale_n/b_n dividing inner (inner: a full vector, 1: a scalar); B may be 0;          \
      * mean/invstd ([outer], may be 0) receive the statistics. */                          \
-    void gcrt_layernorm##S(int64_t outer, int64_t inner, const T *X, const T *scale,           \
+    GCRT_FN void gcrt_layernorm##S(int64_t outer, int64_t inner, const T *X, const T *scale,           \
                            int64_t scale_n, const T *B, int64_t b_n, T eps, T *Y,             \
                            T *mean, T *invstd);
 

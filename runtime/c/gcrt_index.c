@@ -15,7 +15,7 @@ static int64_t load_index(const void *idx, int idx64, int64_t j)
     return (int64_t)((const int32_t *)idx)[j];
 }
 
-int64_t gcrt_elements_offset(const void *idx, int idx64, int64_t j, int rank, const int64_t *idx_dims,
+GCRT_FN int64_t gcrt_elements_offset(const void *idx, int idx64, int64_t j, int rank, const int64_t *idx_dims,
                              const int64_t *data_dims, int axis)
 {
     int64_t off = 0, stride = 1, rest = j;
@@ -35,7 +35,7 @@ int64_t gcrt_elements_offset(const void *idx, int idx64, int64_t j, int rank, co
     return off;
 }
 
-int64_t gcrt_nd_offset(const void *idx, int idx64, int64_t j, int m, const int64_t *dims, const int64_t *strides)
+GCRT_FN int64_t gcrt_nd_offset(const void *idx, int idx64, int64_t j, int m, const int64_t *dims, const int64_t *strides)
 {
     int64_t off = 0;
     int k;
@@ -48,7 +48,7 @@ int64_t gcrt_nd_offset(const void *idx, int idx64, int64_t j, int m, const int64
     return off;
 }
 
-void gcrt_trilu(void *dst, const void *src, size_t esize, int64_t batch, int64_t rows, int64_t cols, int64_t k, int upper)
+GCRT_FN void gcrt_trilu(void *dst, const void *src, size_t esize, int64_t batch, int64_t rows, int64_t cols, int64_t k, int upper)
 {
     unsigned char *d = (unsigned char *)dst;
     const unsigned char *s = (const unsigned char *)src;
@@ -69,7 +69,7 @@ void gcrt_trilu(void *dst, const void *src, size_t esize, int64_t batch, int64_t
         }
 }
 
-void gcrt_tile(void *dst, const void *src, size_t esize, int rank, const int64_t *in_dims, const int64_t *out_dims)
+GCRT_FN void gcrt_tile(void *dst, const void *src, size_t esize, int rank, const int64_t *in_dims, const int64_t *out_dims)
 {
     unsigned char *d = (unsigned char *)dst;
     const unsigned char *s = (const unsigned char *)src;
@@ -96,7 +96,7 @@ void gcrt_tile(void *dst, const void *src, size_t esize, int rank, const int64_t
     }
 }
 
-void gcrt_reverse_sequence(void *dst, const void *src, size_t esize, int64_t d0, int64_t d1, int64_t inner, int batch_axis,
+GCRT_FN void gcrt_reverse_sequence(void *dst, const void *src, size_t esize, int64_t d0, int64_t d1, int64_t inner, int batch_axis,
                            const int64_t *lens)
 {
     unsigned char *d = (unsigned char *)dst;
@@ -116,7 +116,7 @@ void gcrt_reverse_sequence(void *dst, const void *src, size_t esize, int64_t d0,
         }
 }
 
-void gcrt_fill(void *dst, const void *elem, size_t esize, int64_t n)
+GCRT_FN void gcrt_fill(void *dst, const void *elem, size_t esize, int64_t n)
 {
     unsigned char *d = (unsigned char *)dst;
     int64_t i;
@@ -151,7 +151,7 @@ static void sift_down(const double *key, int64_t *h, int64_t n, int64_t i, int l
     }
 }
 
-void gcrt_topk_order(const double *keys, int64_t *order, int64_t n, int64_t k, int largest)
+GCRT_FN void gcrt_topk_order(const double *keys, int64_t *order, int64_t n, int64_t k, int largest)
 {
     int64_t i, j, t;
     if (k <= 0 || n <= 0) return;

@@ -44,9 +44,9 @@
 
 #else /* GCRT_POOL_TEMPLATE: the kernels for one element type */
 
-void S(gcrt_maxpool_idx)(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out,
+GCRT_FN void S(gcrt_maxpool_idx)(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out,
                          const int64_t *stride, const int64_t *dil, const int64_t *pad, int col_major,
-                         const T *X, T *Y, int64_t *I)
+                         const T *X, T *Y, int64_t *Idx)
 {
     int64_t plane = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2];
     int64_t q, od, oh, ow, kd, kh, kw;
@@ -78,24 +78,24 @@ void S(gcrt_maxpool_idx)(int64_t NC, const int64_t *in, const int64_t *k, const 
                         }
                     }
                     Y[o] = best;
-                    if (I) I[o] = q * plane + arg;
+                    if (Idx) Idx[o] = q * plane + arg;
                 }
     }
 }
 
-void S(gcrt_maxunpool)(int64_t n_x, const T *X, const int64_t *I, int64_t NC, const int64_t *src,
+GCRT_FN void S(gcrt_maxunpool)(int64_t n_x, const T *X, const int64_t *Idx, int64_t NC, const int64_t *src,
                        const int64_t *dst, T *Y)
 {
     int64_t psrc = src[0] * src[1] * src[2], pdst = dst[0] * dst[1] * dst[2], i, r, cd, ch, cw;
     for (i = 0; i < NC * pdst; i++) Y[i] = 0;
     for (i = 0; i < n_x; i++) {
-        if (I[i] < 0 || I[i] >= NC * psrc) continue;
-        r = I[i] % psrc;
+        if (Idx[i] < 0 || Idx[i] >= NC * psrc) continue;
+        r = Idx[i] % psrc;
         cw = r % src[2];
         ch = (r / src[2]) % src[1];
         cd = r / (src[1] * src[2]);
         if (cd < dst[0] && ch < dst[1] && cw < dst[2])
-            Y[(I[i] / psrc) * pdst + (cd * dst[1] + ch) * dst[2] + cw] = X[i];
+            Y[(Idx[i] / psrc) * pdst + (cd * dst[1] + ch) * dst[2] + cw] = X[i];
     }
 }
 

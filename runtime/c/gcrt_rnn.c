@@ -44,6 +44,11 @@
 #define GCRT_EXP exp
 #define GCRT_TANH tanh
 #include "gcrt_rnn.c"
+#undef T
+#undef S
+#undef GCRT_GEMM
+#undef GCRT_EXP
+#undef GCRT_TANH
 
 #else /* GCRT_RNN_TEMPLATE: the kernel for one element type */
 
@@ -56,12 +61,12 @@ static T S(rnn_clip)(T x, T c)
     return x < -c ? -c : x > c ? c : x;
 }
 
-void S(gcrt_rnn_seq)(int cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden, int direction,
+GCRT_FN void S(gcrt_rnn_seq)(int cell, int64_t seq, int64_t batch, int64_t input, int64_t hidden, int direction,
                      int layout, int flag, T clip, const T *X, const T *W, const T *R, const T *B,
                      const int32_t *sl32, const int64_t *sl64, const T *h0, const T *c0, const T *P, T *Y,
                      T *Y_h, T *Y_c, T *ws)
 {
-    const int64_t N = batch, H = hidden, I = input;
+    const int64_t N = batch, H = hidden, In = input;
     const int64_t G = cell == GCRT_RNN_CELL_LSTM ? 4 : cell == GCRT_RNN_CELL_GRU ? 3 : 1, GH = G * H;
     const int D = direction == 2 ? 2 : 1;
     const int gru_reset_first = cell == GCRT_RNN_CELL_GRU && !flag;
@@ -71,7 +76,7 @@ void S(gcrt_rnn_seq)(int cell, int64_t seq, int64_t batch, int64_t input, int64_
     if (N == 0 || H == 0) return;
     for (dir = 0; dir < D; dir++) {
         const int rev = direction == 1 || dir == 1;
-        const T *Wd = W + dir * GH * I, *Rd = R + dir * GH * H;
+        const T *Wd = W + dir * GH * In, *Rd = R + dir * GH * H;
         const T *Bd = B ? B + dir * 2 * GH : 0, *Pd = P ? P + dir * 3 * H : 0;
         for (b = 0; b < N; b++)
             for (j = 0; j < H; j++) {
@@ -81,8 +86,8 @@ void S(gcrt_rnn_seq)(int cell, int64_t seq, int64_t batch, int64_t input, int64_
             }
         for (s = 0; s < seq; s++) {
             const int64_t t = rev ? seq - 1 - s : s;
-            const T *Xt = X + (layout ? t * I : t * N * I);
-            GCRT_GEMM(0, 1, N, GH, I, (T)1, Xt, layout ? seq * I : I, Wd, I, (T)0, gx, GH);
+            const T *Xt = X + (layout ? t * In : t * N * In);
+            GCRT_GEMM(0, 1, N, GH, In, (T)1, Xt, layout ? seq * In : In, Wd, In, (T)0, gx, GH);
             GCRT_GEMM(0, 1, N, gru_reset_first ? 2 * H : GH, H, (T)1, h, H, Rd, H, (T)0, gh, GH);
             if (gru_reset_first) {
                 for (b = 0; b < N; b++)

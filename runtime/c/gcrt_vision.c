@@ -29,7 +29,7 @@ static void gcrt_vision_move(unsigned char *dst, int64_t di, const unsigned char
     memcpy(dst + di * es, src + si * es, (size_t)es);
 }
 
-void gcrt_depth_to_space(int64_t esize, int64_t N, int64_t C, int64_t H, int64_t W, int64_t b, int crd,
+GCRT_FN void gcrt_depth_to_space(int64_t esize, int64_t N, int64_t C, int64_t H, int64_t W, int64_t b, int crd,
                          const void *X, void *Y)
 {
     const unsigned char *x = (const unsigned char *)X;
@@ -45,7 +45,7 @@ void gcrt_depth_to_space(int64_t esize, int64_t N, int64_t C, int64_t H, int64_t
                 }
 }
 
-void gcrt_space_to_depth(int64_t esize, int64_t N, int64_t C, int64_t H, int64_t W, int64_t b,
+GCRT_FN void gcrt_space_to_depth(int64_t esize, int64_t N, int64_t C, int64_t H, int64_t W, int64_t b,
                          const void *X, void *Y)
 {
     const unsigned char *x = (const unsigned char *)X;
@@ -120,10 +120,12 @@ static int64_t gcrt_roi_grid(int64_t sr, double extent, int64_t bins)
 #define T double
 #define S(name) name##_f64
 #include "gcrt_vision.c"
+#undef T
+#undef S
 
 #else /* GCRT_VISION_TEMPLATE: the kernels for one element type */
 
-void S(gcrt_convtranspose)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in, const int64_t *k,
+GCRT_FN void S(gcrt_convtranspose)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in, const int64_t *k,
                            const int64_t *out, const int64_t *st, const int64_t *dl, const int64_t *pd,
                            const T *X, const T *W, const T *B, T *Y)
 {
@@ -164,7 +166,7 @@ void S(gcrt_convtranspose)(int64_t N, int64_t C, int64_t M, int64_t group, const
         }
 }
 
-void S(gcrt_global_maxpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
+GCRT_FN void S(gcrt_global_maxpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
 {
     int64_t q, i;
     for (q = 0; q < NC; q++) {
@@ -175,7 +177,7 @@ void S(gcrt_global_maxpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
     }
 }
 
-void S(gcrt_instancenorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B, double eps,
+GCRT_FN void S(gcrt_instancenorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B, double eps,
                           T *Y)
 {
     int64_t n, c, i;
@@ -193,7 +195,7 @@ void S(gcrt_instancenorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T 
         }
 }
 
-void S(gcrt_lrn)(int64_t N, int64_t C, int64_t Sz, int64_t size, double alpha, double beta, double bias,
+GCRT_FN void S(gcrt_lrn)(int64_t N, int64_t C, int64_t Sz, int64_t size, double alpha, double beta, double bias,
                  const T *X, T *Y)
 {
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo, n, c, i, j;
@@ -212,7 +214,7 @@ void S(gcrt_lrn)(int64_t N, int64_t C, int64_t Sz, int64_t size, double alpha, d
         }
 }
 
-void S(gcrt_mvn)(int rank, const int64_t *dims, const int *mask, const T *X, T *Y)
+GCRT_FN void S(gcrt_mvn)(int rank, const int64_t *dims, const int *mask, const T *X, T *Y)
 {
     int64_t st[GCRT_VISION_MAX_RANK], kd[GCRT_VISION_MAX_RANK], rd[GCRT_VISION_MAX_RANK];
     int64_t ks[GCRT_VISION_MAX_RANK], rs[GCRT_VISION_MAX_RANK], ki[GCRT_VISION_MAX_RANK], ri[GCRT_VISION_MAX_RANK];
@@ -258,7 +260,7 @@ void S(gcrt_mvn)(int rank, const int64_t *dims, const int *mask, const T *X, T *
     }
 }
 
-void S(gcrt_hardmax)(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y)
+GCRT_FN void S(gcrt_hardmax)(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y)
 {
     int64_t o, i, j;
     for (o = 0; o < outer; o++)
@@ -274,7 +276,7 @@ void S(gcrt_hardmax)(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y)
         }
 }
 
-void S(gcrt_resize)(int rank, const int64_t *in, const int64_t *out, const int64_t *K, const int64_t *idx,
+GCRT_FN void S(gcrt_resize)(int rank, const int64_t *in, const int64_t *out, const int64_t *K, const int64_t *idx,
                     const double *w, double extrap, const T *X, T *Y)
 {
     int64_t st[GCRT_VISION_MAX_RANK], base[GCRT_VISION_MAX_RANK], o[GCRT_VISION_MAX_RANK], t[GCRT_VISION_MAX_RANK];
@@ -322,7 +324,7 @@ void S(gcrt_resize)(int rank, const int64_t *in, const int64_t *out, const int64
     }
 }
 
-void S(gcrt_roialign)(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t oh, int64_t ow, int64_t sr,
+GCRT_FN void S(gcrt_roialign)(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t oh, int64_t ow, int64_t sr,
                       double scale, int half_pixel, int max_mode, const T *X, const T *rois, const int64_t *bidx, T *Y)
 {
     double off = half_pixel ? 0.5 : 0.0;

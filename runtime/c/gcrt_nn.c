@@ -45,6 +45,12 @@
 #define GCRT_LOG log
 #define GCRT_SQRT sqrt
 #include "gcrt_nn.c"
+#undef T
+#undef S
+#undef GCRT_GEMM
+#undef GCRT_EXP
+#undef GCRT_LOG
+#undef GCRT_SQRT
 
 #else /* GCRT_NN_TEMPLATE: the kernels for one element type */
 
@@ -114,7 +120,7 @@ static void S(conv_direct_plane)(int64_t Cg, int64_t c0, const int64_t *in, cons
             }
 }
 
-void S(gcrt_conv)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,
+GCRT_FN void S(gcrt_conv)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,
                   const int64_t *k, const int64_t *out, const int64_t *stride, const int64_t *dil,
                   const int64_t *pad, const T *X, const T *W, const T *B, T *Y, T *ws,
                   int64_t cols)
@@ -152,7 +158,7 @@ void S(gcrt_conv)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t 
         }
 }
 
-void S(gcrt_maxpool)(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out,
+GCRT_FN void S(gcrt_maxpool)(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out,
                      const int64_t *stride, const int64_t *dil, const int64_t *pad, const T *X,
                      T *Y)
 {
@@ -183,7 +189,7 @@ void S(gcrt_maxpool)(int64_t NC, const int64_t *in, const int64_t *k, const int6
     }
 }
 
-void S(gcrt_avgpool)(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out,
+GCRT_FN void S(gcrt_avgpool)(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out,
                      const int64_t *stride, const int64_t *pad, const int64_t *pad_end,
                      int count_include_pad, const T *X, T *Y)
 {
@@ -212,7 +218,7 @@ void S(gcrt_avgpool)(int64_t NC, const int64_t *in, const int64_t *k, const int6
     }
 }
 
-void S(gcrt_global_avgpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
+GCRT_FN void S(gcrt_global_avgpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
 {
     int64_t q, i;
     for (q = 0; q < NC; q++) {
@@ -222,7 +228,7 @@ void S(gcrt_global_avgpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
     }
 }
 
-void S(gcrt_batchnorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B,
+GCRT_FN void S(gcrt_batchnorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B,
                        const T *mean, const T *var, T eps, T *Y)
 {
     int64_t n, c, i;
@@ -239,7 +245,7 @@ void S(gcrt_batchnorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *sc
 /* Training batch norm: per channel, the batch mean and (population)
  * variance in double over N and Sz, then Y; each channel's statistics are
  * complete before its Y is written, so Y may be X. */
-void S(gcrt_batchnorm_train)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B,
+GCRT_FN void S(gcrt_batchnorm_train)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B,
                              const T *mean, const T *var, T eps, T momentum, T *Y, T *running_mean,
                              T *running_var)
 {
@@ -298,17 +304,17 @@ static void S(softmax_any)(int64_t outer, int64_t n, int64_t inner, const T *X, 
         }
 }
 
-void S(gcrt_softmax)(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y)
+GCRT_FN void S(gcrt_softmax)(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y)
 {
     S(softmax_any)(outer, n, inner, X, Y, 0);
 }
 
-void S(gcrt_logsoftmax)(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y)
+GCRT_FN void S(gcrt_logsoftmax)(int64_t outer, int64_t n, int64_t inner, const T *X, T *Y)
 {
     S(softmax_any)(outer, n, inner, X, Y, 1);
 }
 
-void S(gcrt_layernorm)(int64_t outer, int64_t inner, const T *X, const T *scale,
+GCRT_FN void S(gcrt_layernorm)(int64_t outer, int64_t inner, const T *X, const T *scale,
                        int64_t scale_n, const T *B, int64_t b_n, T eps, T *Y, T *mean,
                        T *invstd)
 {

@@ -10,6 +10,13 @@
  *
  * Plain C99: header-only static inline functions, no allocation, no I/O,
  * no global state.
+ *
+ * Every runtime kernel is private to the model that uses it: the model's
+ * NAME.c includes the kernel sources it needs (runtime/c/gcrt_<unit>.c)
+ * after this header, and each kernel is declared and defined GCRT_FN, i.e.
+ * `static` (marked unused so that a unit whose model calls only some of its
+ * kernels builds without warnings). Two generated models therefore link into
+ * one program, and a model's shared library exports only its own API.
  */
 #ifndef GCRT_BASE_H
 #define GCRT_BASE_H
@@ -17,6 +24,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GCRT_FN static __attribute__((unused))
+#else
+#define GCRT_FN static
+#endif
 
 static inline uint32_t gcrt_f32_bits(float f)
 {

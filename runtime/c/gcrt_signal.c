@@ -115,13 +115,13 @@ static void gs_run(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64
             }
 }
 
-void gcrt_grid_sample_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
+GCRT_FN void gcrt_grid_sample_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
                           int mode, int pad, int align, const float *X, const float *grid, float *Y)
 {
     gs_run(N, C, H, W, OH, OW, mode, pad, align, X, grid, Y, 0, 0, 0);
 }
 
-void gcrt_grid_sample_f64(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
+GCRT_FN void gcrt_grid_sample_f64(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
                           int mode, int pad, int align, const double *X, const double *grid, double *Y)
 {
     gs_run(N, C, H, W, OH, OW, mode, pad, align, 0, 0, 0, X, grid, Y);
