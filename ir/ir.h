@@ -210,6 +210,9 @@ typedef struct Graph {
     int64_t arena_bytes; /* set by memory planning */
     int no_fold; /* option: constant folding off (tests of emitters) */
     int opt_level; /* 0 (-O0: only what correctness needs) or 2 (-O2, default) */
+    /* option: the target's scratch bytes for node n's kernel (the backend's
+     * workspace policy, set by the compile driver); NULL: no workspaces. */
+    size_t (*workspace)(const struct Node *n);
     /* Memory-plan figures set by plan-memory (bytes): the live-set lower
      * bound (largest sum of live buffer bytes at any step) and the no-reuse
      * sum (every buffer its own storage). */

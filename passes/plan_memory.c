@@ -140,7 +140,7 @@ static void plan_build(Plan *p, const Graph *g)
             claimed[p->nb] = -1;
             p->buf[v->id] = p->nb++;
         }
-        if (n->ws_bytes) { /* set by pass_plan_memory from the op's workspace facet */
+        if (n->ws_bytes) { /* set by pass_plan_memory from the target's workspace policy */
             p->bufs[p->nb] = (PlanBuf){(int64_t)n->ws_bytes, s, s, 0};
             p->owner[p->nb] = NULL;
             p->ws_node[p->nb] = n;
@@ -167,9 +167,8 @@ int pass_plan_memory(Graph *g, Diag *d)
     }
     for (int s = 0; s < g->n_nodes; s++) {
         Node *n = g->nodes[s];
-        const OpDesc *od = ir_op(n->op);
         n->ws_offset = -1;
-        n->ws_bytes = od->workspace ? od->workspace(n) : 0;
+        n->ws_bytes = g->workspace ? g->workspace(n) : 0;
     }
     if (g->opt_level >= 2) make_views(g);
 

@@ -6,17 +6,19 @@
  *                                     (ir/dot.c) or memory plan picture
  *                                     (passes/plan_svg.c) on stdout
  *
- * Like QBE's main.c, the driver is only glue: it parses flags, loads the
- * model by extension (frontend/load.c), runs the pass pipeline
- * (passes/pipeline.c), and hands the graph to the backend or the
- * interpreter. Subcommands are one table; each has its own --help text.
+ * Like QBE's main.c, the driver is only glue: it parses flags and calls the
+ * compile layer (api/compile.c: load by extension, --bind, the pass
+ * pipeline, the backend chosen by --target), the same functions the public
+ * C API calls, or the interpreter. Subcommands are one table; each has its
+ * own --help text.
  *
  * Every failure — a bad flag, a bad model, a bad input file — prints exactly
  * one line "graphc: error: MSG" on stderr and exits with status 1. Outputs are
  * written atomically (temp file + rename, and the backend replaces its
  * output folder as a whole), so an error never leaves a half-written file.
  */
-#include "backend/c/backend.h"
+#include "api/compile.h"
+#include "backend/backend.h"
 #include "frontend/load.h"
 #include "frontend/npy.h"
 #include "ir/dot.h"
@@ -70,35 +72,11 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 
 static int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
-static int is_ident_char(int c, int first)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
-}
-
-static int is_c_keyword(const char *s)
-{
-    static const char *const kw[] = {
-        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
-        "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
-        "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
-        "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic",
-        "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local", NULL};
-    for (int i = 0; kw[i]; i++)
-        if (strcmp(s, kw[i]) == 0) return 1;
-    return 0;
-}
-
-static int is_c_ident(const char *s)
-{
-    if (!is_ident_char((unsigned char)s[0], 1)) return 0;
-    for (const char *p = s + 1; *p; p++)
-        if (!is_ident_char((unsigned char)*p, 0)) return 0;
-    return !is_c_keyword(s);
-}
+static int is_ident_char(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
 /* The model file's stem ("nets/resnet-18.gir" → "resnet_18"): every
- * character outside [A-Za-z0-9_] becomes '_'. NULL, or why the result is
- * still not a C identifier. */
+ * character outside [A-Za-z0-9_] becomes '_'. NULL, or why there is none;
+ * the backend then judges whether the stem can name the model. */
 static const char *stem_name(const char *path, char *out, size_t cap)
 {
     const char *base = strrchr(path, '/');
@@ -107,10 +85,8 @@ static const char *stem_name(const char *path, char *out, size_t cap)
     size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
     if (n == 0) return "the file name has no stem";
     if (n + 1 > cap) return "the file name is too long";
-    for (size_t i = 0; i < n; i++) out[i] = is_ident_char((unsigned char)base[i], 0) ? base[i] : '_';
+    for (size_t i = 0; i < n; i++) out[i] = is_ident_char((unsigned char)base[i]) ? base[i] : '_';
     out[n] = 0;
-    if (out[0] >= '0' && out[0] <= '9') return "its stem starts with a digit";
-    if (is_c_keyword(out)) return "its stem is a C keyword";
     return NULL;
 }
 
@@ -193,50 +169,9 @@ static void free_shapes(LoadOptions *o, InputShape *store)
     free(store);
 }
 
-/* Applies the --bind options: each names a graph input and a .npy file
- * whose dtype and shape must match it exactly. */
-static int apply_binds(Graph *g, const LoadOptions *o, Diag *d)
-{
-    for (int k = 0; k < o->n_binds; k++) {
-        const char *eq = strrchr(o->binds[k], '=');
-        char *name = strndup(o->binds[k], (size_t)(eq - o->binds[k]));
-        if (!name) return diag_error(d, "out of memory");
-        Value *v = ir_find_value(g, name);
-        int rc = 0;
-        if (!v || v->kind != VK_INPUT) {
-            rc = diag_error(d, "--bind: '%s' is not a graph input", name);
-        } else {
-            NpyArray a;
-            const char *file = d->file;
-            d->file = NULL; /* the npy reader names its own file */
-            rc = npy_read(eq + 1, &a, d);
-            d->file = file;
-            if (rc == 0) {
-                char s1[128], s2[128];
-                if (!npy_dtype_fits(a.dtype, v->dtype) || !ir_shape_eq(&a.shape, &v->shape))
-                    rc = diag_error(d, "--bind: '%s' is %s%s but input '%s' is %s%s", eq + 1, ir_dtype_name(a.dtype),
-                                    ir_shape_str(&a.shape, s1, sizeof s1), name, ir_dtype_name(v->dtype),
-                                    ir_shape_str(&v->shape, s2, sizeof s2));
-                else
-                    ir_bind_input(g, v, a.data);
-                npy_free(&a);
-            }
-        }
-        free(name);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
 static Graph *load(const char *path, const LoadOptions *opts, Diag *d, int verbose)
 {
-    d->file = path;
-    Graph *g = load_model_opts(path, opts, d);
-    if (g) g->no_fold = opts->no_fold;
-    if (g && apply_binds(g, opts, d)) {
-        ir_graph_free(g);
-        g = NULL;
-    }
+    Graph *g = api_load(path, opts, d);
     if (g && verbose)
         fprintf(stderr, "graphc: loaded %s: graph '%s', %d nodes, %d inputs, %d outputs\n", path, g->name,
                 g->n_nodes, g->n_inputs, g->n_outputs);
@@ -269,12 +204,24 @@ static int opt_level_opt(const char *a, const char *cmd, int *level)
 
 /* ---- compile ---- */
 
+/* The backends' names into buf ("expected c" or "expected c or cuda"). */
+static const char *target_names(char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap, "expected");
+    for (int i = 0; backend_list[i] && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", i == 0 ? " " : backend_list[i + 1] ? ", " : " or ",
+                              backend_list[i]->name);
+    return buf;
+}
+
 static const char compile_help[] =
     "usage: graphc compile MODEL -o DIR [options]\n"
     "\n"
-    "Compiles MODEL (.gir text IR or .onnx) to standalone C99 sources in DIR: the compile\n"
-    "pipeline (passes listed below, those of the -O level) runs first, then the C\n"
-    "backend writes the model's header, source, weights and a Makefile into DIR.\n"
+    "Compiles MODEL (.gir text IR or .onnx) into DIR: the compile pipeline (passes\n"
+    "listed below, those of the -O level) runs first, then the backend of the\n"
+    "target writes its sources. The C backend (--target=c, the default) writes\n"
+    "standalone C99: the model's header and source, its weights, the runtime kernels\n"
+    "the model calls (included by the model's source, private to it) and a Makefile.\n"
     "DIR is written atomically: after an error nothing is left behind.\n"
     "\n"
     "options:\n"
@@ -282,6 +229,7 @@ static const char compile_help[] =
     "  --name NAME          C prefix of the generated API and file names\n"
     "                       (default: MODEL's file stem, with characters outside\n"
     "                       [A-Za-z0-9_] turned into '_'; it must be a C identifier)\n"
+    "  --target=TARGET      the backend (default c; the list is below)\n"
     HELP_OPT_LEVEL
     "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"
@@ -312,13 +260,16 @@ static const char compile_help[] =
 static void print_help(const char *text)
 {
     fputs(text, stdout);
+    fputs("\ntargets:", stdout);
+    for (int i = 0; backend_list[i]; i++) printf("\n  %-20s %s", backend_list[i]->name, backend_list[i]->summary);
+    fputc('\n', stdout);
     fputs("\npasses, in pipeline order (-O2 only: *):", stdout);
     for (const Pass *p = pass_pipeline; p->name; p++) printf(" %s%s", p->name, p->min_level > 0 ? "*" : "");
     fputc('\n', stdout);
 }
 
 typedef struct CompileArgs {
-    const char *model, *dir, *name, *weights;
+    const char *model, *dir, *name, *weights, *target;
     const char *print_after, *print_before;
     int emit_main, verbose, report, opt_level;
 } CompileArgs;
@@ -360,6 +311,10 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
         } else if (opt_value(argc, argv, &i, "--weights", &v)) {
             if (!v) return fail("compile: --weights needs a value (incbin, c-array or file)");
             ca->weights = v;
+        } else if (opt_value(argc, argv, &i, "--target", &v)) {
+            char tn[256];
+            if (!v || !*v) return fail("compile: --target needs a value (%s)", target_names(tn, sizeof tn));
+            ca->target = v;
         } else if (opt_value(argc, argv, &i, "--print-after", &v)) {
             if (!v || !*v) return fail("compile: --print-after needs a pass name or 'all'");
             ca->print_after = v;
@@ -387,48 +342,42 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
 
 static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
 {
-    CgenOptions co = {0};
-    co.emit_main = ca->emit_main;
-    if (!ca->weights || strcmp(ca->weights, "incbin") == 0) co.weights = 0;
-    else if (strcmp(ca->weights, "c-array") == 0) co.weights = 1;
-    else if (strcmp(ca->weights, "file") == 0) co.weights = 2;
-    else return fail("compile: unknown --weights mode '%s' (expected incbin, c-array or file)", ca->weights);
+    CompileJob job = {0};
+    job.backend = backend_find(ca->target ? ca->target : backend_list[0]->name);
+    char tn[256];
+    if (!job.backend) return fail("compile: unknown --target '%s' (%s)", ca->target, target_names(tn, sizeof tn));
+    job.opt_level = ca->opt_level;
+    job.out.emit_main = ca->emit_main;
+    if (ca->weights && backend_weights_parse(ca->weights, &job.out.weights))
+        return fail("compile: unknown --weights mode '%s' (expected incbin, c-array or file)", ca->weights);
     char stem[256];
     if (ca->name) {
-        if (!is_c_ident(ca->name)) return fail("compile: --name '%s' is not a C identifier (or is a C keyword)", ca->name);
-        co.name = ca->name;
+        job.out.name = ca->name;
     } else {
+        Diag nd = {0};
         const char *why = stem_name(ca->model, stem, sizeof stem);
-        if (why) return fail("%s: cannot derive a C name from the file name (%s); pass --name NAME", ca->model, why);
-        co.name = stem;
+        if (!why && job.backend->check_name(stem, &nd)) why = nd.msg;
+        if (why) return fail("%s: cannot derive a model name from the file name (%s); pass --name NAME", ca->model, why);
+        job.out.name = stem;
     }
 
     Diag d = {0};
     Graph *g = load(ca->model, lo, &d, ca->verbose);
     if (!g) return fail_diag(&d);
-    g->opt_level = ca->opt_level;
     Writer dump, report;
     w_init(&dump);
     w_init(&report);
-    PipelineOptions po = {0};
-    po.print_after = ca->print_after;
-    po.print_before = ca->print_before;
-    po.dump = &dump;
-    po.report = ca->report ? &report : NULL;
-    int rc = pass_run_pipeline(g, &po, &d);
+    job.print_after = ca->print_after;
+    job.print_before = ca->print_before;
+    job.dump = &dump;
+    job.report = ca->report ? &report : NULL;
+    int rc = api_compile_graph(g, ca->dir, &job, &d);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);
     if (rc == 0 && ca->verbose)
-        fprintf(stderr, "graphc: passes done (-O%d): %d nodes, arena %lld bytes\n", g->opt_level, g->n_nodes,
-                (long long)g->arena_bytes);
-    if (rc == 0) rc = cgen_write(g, ca->dir, &co, &d);
-    if (rc == 0 && ca->verbose) fprintf(stderr, "graphc: wrote %s (name %s)\n", ca->dir, co.name);
-    if (rc == 0 && ca->report) {
-        w_line(&report, "kernels: %d", pass_count_kernels(g));
-        w_line(&report, "arena: %lld bytes, lower bound: %lld bytes, no-reuse: %lld bytes", (long long)g->arena_bytes,
-               (long long)g->plan_lower_bound, (long long)g->plan_no_reuse);
-        fwrite(report.buf, 1, report.len, stdout);
-    }
+        fprintf(stderr, "graphc: compiled at -O%d for target %s: %d nodes, arena %lld bytes; wrote %s (name %s)\n",
+                g->opt_level, job.backend->name, g->n_nodes, (long long)g->arena_bytes, ca->dir, job.out.name);
+    if (rc == 0 && ca->report) fwrite(report.buf, 1, report.len, stdout);
     w_free(&report);
     ir_graph_free(g);
     if (rc) return fail_diag(&d);
@@ -507,8 +456,9 @@ static int cmd_run(int argc, char **argv)
     const void **inptr = NULL;
     if (!g) goto diag_fail;
     if (opt_level >= 0) {
-        g->opt_level = opt_level;
-        if (pass_run_pipeline(g, NULL, &d)) goto diag_fail;
+        CompileJob job = {0};
+        job.opt_level = opt_level;
+        if (api_run_pipeline(g, &job, &d)) goto diag_fail;
     } else if (ir_verify(g, &d) || pass_infer_shapes(g, &d)) {
         goto diag_fail;
     }
@@ -688,19 +638,20 @@ static int dump_model(const DumpArgs *da, const LoadOptions *lo)
     Diag d = {0};
     Graph *g = load(da->model, lo, &d, 0);
     if (!g) return fail_diag(&d);
-    g->opt_level = da->opt_level;
     Writer w;
     w_init(&w);
     int rc = 0;
-    PipelineOptions po = {0};
-    po.print_after = da->print_after;
-    po.print_before = da->print_before;
-    po.dump = &w;
+    CompileJob job = {0}; /* the default target's pipeline, as graphc compile runs it */
+    job.opt_level = da->opt_level;
+    job.print_after = da->print_after;
+    job.print_before = da->print_before;
+    job.dump = &w;
     int is_dot = strcmp(da->format, "dot") == 0;
     if (da->print_after || da->print_before) {
-        rc = pass_run_pipeline(g, &po, &d);
+        rc = api_run_pipeline(g, &job, &d);
     } else if (is_dot || da->memory_plan) {
-        rc = pass_run_pipeline(g, NULL, &d);
+        job.dump = NULL;
+        rc = api_run_pipeline(g, &job, &d);
         if (rc == 0 && is_dot) ir_print_dot(g, &w);
         else if (rc == 0 && strcmp(da->memory_plan, "svg") == 0) pass_plan_svg(g, &w);
         else if (rc == 0) pass_plan_text(g, &w);

@@ -19,7 +19,7 @@
  * C array (portable, hex, table-driven so hundreds of MB write quickly), or a
  * raw NAME.weights file that the caller loads.
  */
-#include "backend.h"
+#include "cgen_model.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -270,11 +270,11 @@ int cgen_write_weights(const CgenModel *m, const char *dir, Diag *d)
     const char *N = m->name;
     char file[96];
     long long nb = (long long)m->weights_bytes;
-    if (m->o->weights == CGEN_WEIGHTS_FILE) {
+    if (m->o->weights == BACKEND_WEIGHTS_FILE) {
         snprintf(file, sizeof file, "%s.weights", N);
         return write_blob_file(m, dir, file, 0, NULL, NULL, d);
     }
-    if (m->o->weights == CGEN_WEIGHTS_CARRAY) {
+    if (m->o->weights == BACKEND_WEIGHTS_CARRAY) {
         Writer pre, post;
         w_init(&pre);
         w_init(&post);
@@ -386,7 +386,7 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
               "#   CC, CFLAGS, LDFLAGS and LDLIBS from the command line or the environment\n"
               "#   replace the defaults below (-fPIC and -I. are always added).\n\n");
     w_puts(w, "CFLAGS ?= -O2 -std=c99 -Wall -Wextra -pedantic\nLDFLAGS ?=\nLDLIBS ?=\n");
-    w_printf(w, "BLAS ?= %s\n\n", m->o->use_blas_default > 0 ? "1" : m->o->use_blas_default < 0 ? "0" : "auto");
+    w_puts(w, "BLAS ?= auto\n\n");
     w_puts(w, "ifeq ($(BLAS),auto)\n"
               "BLAS_ON := $(shell if [ -f /usr/include/x86_64-linux-gnu/cblas.h ] || pkg-config --exists openblas 2>/dev/null; then echo 1; else echo 0; fi)\n"
               "else\nBLAS_ON := $(BLAS)\nendif\n"
@@ -397,7 +397,7 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
               "ALL_CFLAGS = $(CFLAGS) -fPIC -I. $(BLAS_CFLAGS)\n"
               "ALL_LIBS = $(LDLIBS) $(BLAS_LIBS) -lm\n\n");
     w_printf(w, "OBJS = %s.o", N);
-    if (wmode != CGEN_WEIGHTS_FILE) w_printf(w, " %s_weights.o", N);
+    if (wmode != BACKEND_WEIGHTS_FILE) w_printf(w, " %s_weights.o", N);
     /* NAME.c includes gcrt_base.h and the runtime units' sources (their
      * kernels are static), so they are prerequisites, not objects. */
     w_printf(w, "\nHDRS = %s.h gcrt_base.h", N);
@@ -412,7 +412,7 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
         w_printf(w, "%s_main: %s_main.o lib%s.a\n\t$(CC) $(CFLAGS) -o $@ %s_main.o lib%s.a $(LDFLAGS) $(ALL_LIBS)\n\n",
                  N, N, N, N, N);
     w_puts(w, "%.o: %.c $(HDRS)\n\t$(CC) $(ALL_CFLAGS) -c -o $@ $<\n\n");
-    if (wmode == CGEN_WEIGHTS_INCBIN)
+    if (wmode == BACKEND_WEIGHTS_INCBIN)
         w_printf(w, "%s_weights.o: %s_weights.S %s_weights.bin\n\t$(CC) $(ALL_CFLAGS) -c -o $@ %s_weights.S\n\n",
                  N, N, N, N);
     w_printf(w, "clean:\n\trm -f *.o lib%s.a lib%s.so%s%s%s\n\n", N, N, m->o->emit_main ? " " : "",

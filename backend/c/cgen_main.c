@@ -12,7 +12,7 @@
  * model library. It checks every .npy strictly (dtype and shape equal to the
  * model's, C order, exact data size) and fails with one clear line.
  */
-#include "backend.h"
+#include "cgen_model.h"
 
 #include <string.h>
 
@@ -348,7 +348,7 @@ static void port_table(Writer *w, const char *array, int n, Value *const *vals)
 
 void cgen_write_main(const CgenModel *m, Writer *w)
 {
-    int file = m->o->weights == CGEN_WEIGHTS_FILE;
+    int file = m->o->weights == BACKEND_WEIGHTS_FILE;
     int when = file ? CGEN_T_FILE : CGEN_T_EMBEDDED;
     for (size_t i = 0; i < sizeof main_template / sizeof main_template[0]; i++) {
         const TemplateLine *t = &main_template[i];

@@ -10,7 +10,7 @@
  * user-facing error naming the node, the op and the backend; two
  * registrations of one op are a bug in the backend and abort.
  */
-#include "backend.h"
+#include "cgen_model.h"
 
 #include <string.h>
 
@@ -19,6 +19,16 @@ static const CgenEntry *const cgen_families[] = {
     CGEN_FAMILIES(CGEN_FAMILY)
 #undef CGEN_FAMILY
 };
+
+CgenEntry cgen_entry(int k)
+{
+    GC_ASSERT(k >= 0 && k < OP_COUNT);
+    for (size_t f = 0; f < sizeof cgen_families / sizeof cgen_families[0]; f++)
+        for (const CgenEntry *e = cgen_families[f]; e->op != -1; e++)
+            if (e->op == k) return *e;
+    if (ir_op(k)->scalar_expr) return (CgenEntry){k, cgen_emit_elementwise, 0};
+    return (CgenEntry){k, NULL, 0};
+}
 
 void cgen_build_table(CgenEntry *table)
 {
@@ -30,16 +40,11 @@ void cgen_build_table(CgenEntry *table)
             table[e->op] = *e;
         }
     for (int k = 0; k < OP_COUNT; k++)
-        if (!table[k].emit && ir_op(k)->scalar_expr) table[k] = (CgenEntry){k, cgen_emit_elementwise, 0};
+        if (!table[k].emit) table[k] = cgen_entry(k);
 }
 
-int cgen_check_emitters(const Graph *g, const CgenEntry *table, Diag *d)
+int cgen_supports(const Node *n, Diag *d)
 {
-    for (int i = 0; i < g->n_nodes; i++) {
-        const Node *n = g->nodes[i];
-        GC_ASSERT(n->op >= 0 && n->op < OP_COUNT);
-        if (!table[n->op].emit)
-            return diag_node_error(d, n, "the C backend has no emitter for op '%s'", ir_op(n->op)->name);
-    }
-    return 0;
+    if (cgen_entry(n->op).emit) return 0;
+    return diag_node_error(d, n, "the C backend has no emitter for op '%s'", ir_op(n->op)->name);
 }

@@ -2,8 +2,15 @@
  * API composes ops (inputs, constants, ops with key=value attributes,
  * outputs), then check, interpret, print or compile it in-process.
  *
- * Every function that can fail takes a GcDiag and returns NULL / -1 with the
- * message in diag->msg ("node 'fc1' (Gemm): ...").
+ * This header is all a program needs (link libgraphc_core.a and -lm): the
+ * graph and value types are opaque, GcDiag is complete. Every function that
+ * can fail takes a GcDiag and returns NULL / -1 with the message in
+ * diag->msg ("node 'fc1' (Gemm): ..."); a GcDiag may be reused, the first
+ * error of each failing call replaces the previous message.
+ *
+ * gc_compile runs the same compile function as `graphc compile` (one
+ * pipeline, one backend call), so for the same graph and options both write
+ * byte-identical output folders.
  */
 #ifndef GRAPHC_GRAPHC_H
 #define GRAPHC_GRAPHC_H
@@ -17,7 +24,12 @@ extern "C" {
 
 typedef struct Graph GcGraph;
 typedef struct Value GcValue;
-typedef struct Diag GcDiag;
+
+/* Diagnostics: msg holds the error of the last call that failed. */
+typedef struct GcDiag {
+    int n_errors;  /* errors reported into this GcDiag so far */
+    char msg[2048];
+} GcDiag;
 
 typedef enum GcWeights {
     GC_WEIGHTS_INCBIN = 0, /* weights.bin pulled in by an assembler .incbin (fast to build) */
@@ -39,6 +51,7 @@ typedef struct GcCompileOptions {
     const char *print_after; /* pass name or "all": dump IR to stderr after it */
     GcOptLevel opt;
     const char *print_before; /* pass name or "all": dump IR to stderr before it */
+    const char *target;      /* backend, as graphc compile --target; NULL: "c" */
 } GcCompileOptions;
 
 GcGraph *gc_graph_new(const char *name);
@@ -62,7 +75,7 @@ int gc_infer(GcGraph *g, GcDiag *d);
 int gc_value_shape(const GcValue *v, int64_t *dims, int max_rank); /* returns rank */
 /* Writes the text IR of g to path. */
 int gc_write_text(GcGraph *g, const char *path, GcDiag *d);
-/* Runs the pipeline and writes the C output folder dir. */
+/* Runs the pipeline and writes the output folder dir (the target's sources). */
 int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag *d);
 /* Interprets g in f32 on raw inputs (graph-input order) into raw outputs. */
 int gc_interpret(GcGraph *g, const void *const *inputs, void *const *outputs, GcDiag *d);

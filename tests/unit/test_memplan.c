@@ -12,7 +12,8 @@
  *
  * The pass: graphs parsed from text IR, shapes inferred, planned at -O2 or
  * -O0: an in-place chain of unary ops lands in one buffer; views alias the
- * root and stretch its lifetime; workspaces live for their node's step; and
+ * root and stretch its lifetime; workspaces (the C target's) live for their
+ * node's step; and
  * in-place sharing never touches graph inputs, graph outputs, an input read
  * later, an input read twice by the node, or a broadcast input.
  */
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend.h"
 #include "ir/ir.h"
 #include "ir/text.h"
 #include "passes/memplan.h"
@@ -297,6 +299,7 @@ static void plan(Graph *g, int level)
     Diag d;
     memset(&d, 0, sizeof d);
     g->opt_level = level;
+    g->workspace = backend_find("c")->workspace; /* the C target's workspace policy, as compiles use it */
     if (pass_plan_memory(g, &d)) fail_msg("planning failed: %s", d.msg);
 }
 

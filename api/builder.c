@@ -1,25 +1,44 @@
-/* builder.c — the public C builder API (include/graphc/graphc.h) on top of
- * the IR. It is a thin checked layer: it turns dtype names and op names into
- * IR enums, rejects what the IR would only assert on (bad ranks, negative
- * dims, values from another graph, duplicate names, wrong input/output
- * counts) with a message, and forwards attribute text to ir_set_attrs so the
- * builder and the text IR accept the same attribute syntax. Check, print,
- * interpret and compile reuse the same passes and backend as the driver.
+/* builder.c — the public C API (include/graphc/graphc.h) on top of the IR.
+ * It is a thin checked layer: it turns dtype names and op names into IR
+ * enums, rejects what the IR would only assert on (bad ranks, negative dims,
+ * values from another graph, duplicate names, wrong input/output counts)
+ * with a message, and forwards attribute text to ir_set_attrs so the builder
+ * and the text IR accept the same attribute syntax. Compiling goes through
+ * api_compile_graph, the compile function of the command-line driver too.
+ *
+ * The IR reports into its own Diag; every public function reports into a
+ * local one and copies the message out (export_diag), so the public GcDiag
+ * stays a plain struct of the header.
  */
 #include "graphc/graphc.h"
 
-#include "../backend/c/backend.h"
 #include "../ir/interp.h"
 #include "../ir/ir.h"
 #include "../ir/op.h"
 #include "../ir/text.h"
 #include "../ir/writer.h"
 #include "../passes/passes.h"
+#include "compile.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert((int)GC_WEIGHTS_INCBIN == BACKEND_WEIGHTS_INCBIN && (int)GC_WEIGHTS_CARRAY == BACKEND_WEIGHTS_CARRAY &&
+                   (int)GC_WEIGHTS_FILE == BACKEND_WEIGHTS_FILE,
+               "GcWeights and BackendWeights have the same values");
+
+/* Copies the outcome of a call that reported into d into the caller's gd;
+ * returns rc. */
+static int export_diag(GcDiag *gd, const Diag *d, int rc)
+{
+    if (gd && d->n_errors) {
+        gd->n_errors += d->n_errors;
+        snprintf(gd->msg, sizeof gd->msg, "%s", d->msg);
+    }
+    return rc;
+}
 
 GcGraph *gc_graph_new(const char *name) { return ir_graph_new(name); }
 
@@ -27,7 +46,7 @@ void gc_graph_free(GcGraph *g) { ir_graph_free(g); }
 
 /* Checks the parts shared by inputs and constants; fills *t and *s. */
 static int check_tensor(GcGraph *g, const char *what, const char *name, const char *dtype, int rank,
-                        const int64_t *dims, DType *t, Shape *s, GcDiag *d)
+                        const int64_t *dims, DType *t, Shape *s, Diag *d)
 {
     if (!g) return diag_error(d, "%s: graph is NULL", what);
     if (!name || !*name) return diag_error(d, "%s needs a name", what);
@@ -47,21 +66,24 @@ static int check_tensor(GcGraph *g, const char *what, const char *name, const ch
     return 0;
 }
 
-GcValue *gc_input(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims, GcDiag *d)
+GcValue *gc_input(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims, GcDiag *gd)
 {
     DType t;
     Shape s;
-    if (check_tensor(g, "input", name, dtype, rank, dims, &t, &s, d)) return NULL;
+    Diag d = {0};
+    if (check_tensor(g, "input", name, dtype, rank, dims, &t, &s, &d)) return export_diag(gd, &d, -1), NULL;
     return ir_add_input(g, name, t, &s);
 }
 
 GcValue *gc_const(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims,
-                  const void *data, GcDiag *d)
+                  const void *data, GcDiag *gd)
 {
     DType t;
     Shape s;
-    if (check_tensor(g, "constant", name, dtype, rank, dims, &t, &s, d)) return NULL;
-    if (!data && ir_numel(&s) > 0) return diag_error(d, "constant '%s': data is NULL", name), NULL;
+    Diag d = {0};
+    if (check_tensor(g, "constant", name, dtype, rank, dims, &t, &s, &d)) return export_diag(gd, &d, -1), NULL;
+    if (!data && ir_numel(&s) > 0)
+        return export_diag(gd, &d, diag_error(&d, "constant '%s': data is NULL", name)), NULL;
     return ir_add_const(g, name, t, &s, data, 1);
 }
 
@@ -72,7 +94,7 @@ static int belongs(const GcGraph *g, const GcValue *v)
 
 /* Shared by gc_op and gc_op_multi; n_out < 0 means the op's minimum. */
 static Node *add_op(GcGraph *g, const char *op, const char *name, GcValue *const *in, int n_in,
-                    const char *attrs, int n_out, GcDiag *d)
+                    const char *attrs, int n_out, Diag *d)
 {
     if (!g) return diag_error(d, "op: graph is NULL"), NULL;
     if (!op) return diag_error(d, "op: op name is NULL"), NULL;
@@ -127,20 +149,22 @@ static Node *add_op(GcGraph *g, const char *op, const char *name, GcValue *const
 }
 
 GcValue *gc_op(GcGraph *g, const char *op, const char *name, GcValue *const *in, int n_in, const char *attrs,
-               GcDiag *d)
+               GcDiag *gd)
 {
-    Node *n = add_op(g, op, name, in, n_in, attrs, -1, d);
-    if (!n) return NULL;
-    if (n->n_out == 0) return diag_node_error(d, n, "op has no outputs"), NULL;
+    Diag d = {0};
+    Node *n = add_op(g, op, name, in, n_in, attrs, -1, &d);
+    if (!n) return export_diag(gd, &d, -1), NULL;
+    if (n->n_out == 0) return export_diag(gd, &d, diag_node_error(&d, n, "op has no outputs")), NULL;
     return n->out[0];
 }
 
 int gc_op_multi(GcGraph *g, const char *op, const char *name, GcValue *const *in, int n_in, const char *attrs,
-                int n_out, GcValue **out, GcDiag *d)
+                int n_out, GcValue **out, GcDiag *gd)
 {
-    if (n_out > 0 && !out) return diag_error(d, "op '%s': out array is NULL", op ? op : "(null)");
-    Node *n = add_op(g, op, name, in, n_in, attrs, n_out < 0 ? 0 : n_out, d);
-    if (!n) return -1;
+    Diag d = {0};
+    if (n_out > 0 && !out) return export_diag(gd, &d, diag_error(&d, "op '%s': out array is NULL", op ? op : "(null)"));
+    Node *n = add_op(g, op, name, in, n_in, attrs, n_out < 0 ? 0 : n_out, &d);
+    if (!n) return export_diag(gd, &d, -1);
     for (int i = 0; i < n_out; i++) out[i] = n->out[i];
     return 0;
 }
@@ -151,10 +175,10 @@ void gc_output(GcGraph *g, GcValue *v)
     ir_add_output(g, v);
 }
 
-int gc_infer(GcGraph *g, GcDiag *d)
+int gc_infer(GcGraph *g, GcDiag *gd)
 {
-    if (ir_verify(g, d)) return -1;
-    return pass_infer_shapes(g, d);
+    Diag d = {0};
+    return export_diag(gd, &d, ir_verify(g, &d) || pass_infer_shapes(g, &d) ? -1 : 0);
 }
 
 int gc_value_shape(const GcValue *v, int64_t *dims, int max_rank)
@@ -164,57 +188,50 @@ int gc_value_shape(const GcValue *v, int64_t *dims, int max_rank)
     return v->shape.rank;
 }
 
-int gc_write_text(GcGraph *g, const char *path, GcDiag *d)
+int gc_write_text(GcGraph *g, const char *path, GcDiag *gd)
 {
+    Diag d = {0};
     Writer w;
     w_init(&w);
     ir_print(g, &w, 0);
     int rc = w_save(&w, path);
     int err = errno;
     w_free(&w);
-    if (rc) return diag_error(d, "cannot write '%s': %s", path, strerror(err));
+    if (rc) return export_diag(gd, &d, diag_error(&d, "cannot write '%s': %s", path, strerror(err)));
     return 0;
 }
 
-static int is_c_ident(const char *s)
-{
-    if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
-            return 0;
-    return 1;
-}
-
-int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag *d)
+int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag *gd)
 {
     GcCompileOptions defaults = {0};
+    Diag d = {0};
     if (!opt) opt = &defaults;
     if ((int)opt->opt < GC_OPT_DEFAULT || opt->opt > GC_OPT_O2)
-        return diag_error(d, "unknown optimization level %d", (int)opt->opt);
-    g->opt_level = opt->opt == GC_OPT_O0 ? 0 : 2;
+        return export_diag(gd, &d, diag_error(&d, "unknown optimization level %d", (int)opt->opt));
+    if ((int)opt->weights < GC_WEIGHTS_INCBIN || opt->weights > GC_WEIGHTS_FILE)
+        return export_diag(gd, &d, diag_error(&d, "unknown weights mode %d", (int)opt->weights));
+    CompileJob job = {0};
+    job.backend = backend_find(opt->target ? opt->target : backend_list[0]->name);
+    if (!job.backend)
+        return export_diag(gd, &d, diag_error(&d, "unknown target '%s'", opt->target));
+    job.opt_level = opt->opt == GC_OPT_O0 ? 0 : 2;
+    job.out.name = opt->name ? opt->name : g->name;
+    job.out.emit_main = opt->emit_main;
+    job.out.weights = (BackendWeights)opt->weights;
+    job.print_after = opt->print_after;
+    job.print_before = opt->print_before;
     Writer dump;
     w_init(&dump);
-    PipelineOptions po = {0};
-    po.print_after = opt->print_after;
-    po.print_before = opt->print_before;
-    po.dump = &dump;
-    int rc = pass_run_pipeline(g, &po, d);
+    job.dump = &dump;
+    int rc = api_compile_graph(g, dir, &job, &d);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);
-    if (rc) return -1;
-    CgenOptions co = {0};
-    co.name = opt->name ? opt->name : g->name;
-    if (!is_c_ident(co.name))
-        return diag_error(d, "name '%s' is not a C identifier (set GcCompileOptions.name)", co.name);
-    if ((int)opt->weights < GC_WEIGHTS_INCBIN || opt->weights > GC_WEIGHTS_FILE)
-        return diag_error(d, "unknown weights mode %d", (int)opt->weights);
-    co.emit_main = opt->emit_main;
-    co.weights = (int)opt->weights;
-    return cgen_write(g, dir, &co, d);
+    return export_diag(gd, &d, rc);
 }
 
-int gc_interpret(GcGraph *g, const void *const *inputs, void *const *outputs, GcDiag *d)
+int gc_interpret(GcGraph *g, const void *const *inputs, void *const *outputs, GcDiag *gd)
 {
-    if (gc_infer(g, d)) return -1;
-    return ir_interp_run(g, INTERP_F32, inputs, outputs, d);
+    Diag d = {0};
+    if (ir_verify(g, &d) || pass_infer_shapes(g, &d)) return export_diag(gd, &d, -1);
+    return export_diag(gd, &d, ir_interp_run(g, INTERP_F32, inputs, outputs, &d));
 }

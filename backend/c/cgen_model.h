@@ -1,31 +1,32 @@
-/* backend.h — the C backend's entry point for the driver.
+/* cgen_model.h — the C backend's internals shared by its writers (cgen.c,
+ * cgen_files.c, cgen_main.c, emit_table.c); the compiler reaches the C
+ * backend only through its Backend description `backend_c` (backend/backend.h).
  *
  * cgen_write() turns a shape-inferred, memory-planned graph into a folder of
- * C sources (NAME.h, NAME.c, weights, the runtime, a Makefile and optionally
- * NAME_main.c). The folder appears complete or not at all: everything is
- * written into a temporary sibling folder that replaces DIR at the end.
+ * C sources (NAME.h, NAME.c, weights, the runtime units it calls, a Makefile
+ * and optionally NAME_main.c). The folder appears complete or not at all:
+ * everything is written into a temporary sibling folder that replaces DIR at
+ * the end.
  */
-#ifndef GRAPHC_BACKEND_C_H
-#define GRAPHC_BACKEND_C_H
+#ifndef GRAPHC_CGEN_MODEL_H
+#define GRAPHC_CGEN_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../backend.h"
 #include "cgen.h"
 
-typedef struct CgenOptions {
-    const char *name; /* C prefix and file names; NULL: the graph's name (sanitized) */
-    int emit_main;    /* also write NAME_main.c (npy in, npy out) */
-    int weights;      /* 0 incbin, 1 c-array, 2 file */
-    int use_blas_default; /* Makefile default: 0 BLAS ?= auto, 1 BLAS ?= 1, -1 BLAS ?= 0 */
-} CgenOptions;
-
-enum { CGEN_WEIGHTS_INCBIN = 0, CGEN_WEIGHTS_CARRAY = 1, CGEN_WEIGHTS_FILE = 2 };
-
 /* Writes the output folder `dir` for g (shape-inferred and memory-planned:
- * values carry ->offset, nodes ->ws_offset/ws_bytes, g->arena_bytes is set).
- * Returns 0, or -1 with a diagnostic (nothing is left behind on failure). */
-int cgen_write(const Graph *g, const char *dir, const CgenOptions *o, Diag *d);
+ * values carry ->offset, nodes ->ws_offset/ws_bytes, g->arena_bytes is set);
+ * o->name passed cgen_check_name. Returns 0, or -1 with a diagnostic
+ * (nothing is left behind on failure). */
+int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d);
+/* 0 when name can name a model (C identifier of at most 40 characters whose
+ * files do not overwrite a runtime file), else -1 with the reason. */
+int cgen_check_name(const char *name, Diag *d);
+/* 0 when the C backend has an emitter for n's op, else -1 naming it. */
+int cgen_supports(const Node *n, Diag *d);
 
 /* The runtime sources embedded into the compiler at build time
  * (tools/embed.cmake generates the definitions). `data` has a trailing NUL
@@ -44,9 +45,8 @@ extern const size_t gc_runtime_files_count;
 /* Fills table[OP_COUNT] from the family registration arrays; a duplicate
  * registration is a broken invariant (GC_ASSERT). */
 void cgen_build_table(CgenEntry *table);
-/* Checks that every node of g has an emitter; -1 with a diagnostic naming
- * the first node that has none. */
-int cgen_check_emitters(const Graph *g, const CgenEntry *table, Diag *d);
+/* The entry of op k (emit NULL when the C backend has none). */
+CgenEntry cgen_entry(int k);
 
 /* ---- backend internals shared by cgen.c, cgen_files.c, cgen_main.c ----- */
 
@@ -59,7 +59,7 @@ typedef struct CgenPort {
 /* What the file writers need to know about the compiled model. */
 typedef struct CgenModel {
     const Graph *g;
-    const CgenOptions *o;
+    const BackendOptions *o;
     const char *name;  /* sanitized C prefix and file stem */
     CgenPort *ins, *outs;
     int n_consts;      /* constants in the weights blob, in value-id order */

@@ -1,0 +1,101 @@
+/* compile.c — the one compile function (see compile.h).
+ *
+ * api_load: model file → graph (frontend/load.c), then the --bind requests:
+ * each names a graph input and a .npy file whose dtype and shape must match
+ * it exactly; the input becomes a constant (ir_bind_input).
+ *
+ * api_compile_graph: the backend's name check comes first (a bad name fails
+ * before any pass runs), then the pipeline of the level with the backend's
+ * workspace policy, then the backend's per-node support check, then the
+ * backend writes the folder. The report lines are appended only after the
+ * folder was written, so a report never describes a compile that failed.
+ */
+#include "compile.h"
+
+#include "../frontend/npy.h"
+#include "../passes/passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const Backend *job_backend(const CompileJob *job)
+{
+    return job->backend ? job->backend : backend_list[0];
+}
+
+/* Applies lo's --bind requests to g. */
+static int apply_binds(Graph *g, const LoadOptions *lo, Diag *d)
+{
+    for (int k = 0; k < lo->n_binds; k++) {
+        const char *eq = strrchr(lo->binds[k], '=');
+        GC_ASSERT(eq && eq != lo->binds[k]);
+        char *name = strndup(lo->binds[k], (size_t)(eq - lo->binds[k]));
+        if (!name) return diag_error(d, "out of memory");
+        Value *v = ir_find_value(g, name);
+        int rc = 0;
+        if (!v || v->kind != VK_INPUT) {
+            rc = diag_error(d, "--bind: '%s' is not a graph input", name);
+        } else {
+            NpyArray a;
+            const char *file = d->file;
+            d->file = NULL; /* the npy reader names its own file */
+            rc = npy_read(eq + 1, &a, d);
+            d->file = file;
+            if (rc == 0) {
+                char s1[128], s2[128];
+                if (!npy_dtype_fits(a.dtype, v->dtype) || !ir_shape_eq(&a.shape, &v->shape))
+                    rc = diag_error(d, "--bind: '%s' is %s%s but input '%s' is %s%s", eq + 1, ir_dtype_name(a.dtype),
+                                    ir_shape_str(&a.shape, s1, sizeof s1), name, ir_dtype_name(v->dtype),
+                                    ir_shape_str(&v->shape, s2, sizeof s2));
+                else
+                    ir_bind_input(g, v, a.data);
+                npy_free(&a);
+            }
+        }
+        free(name);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+Graph *api_load(const char *path, const LoadOptions *lo, Diag *d)
+{
+    d->file = path;
+    Graph *g = load_model_opts(path, lo, d);
+    if (!g) return NULL;
+    g->no_fold = lo->no_fold;
+    if (apply_binds(g, lo, d)) {
+        ir_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
+{
+    GC_ASSERT(job->opt_level == 0 || job->opt_level == 2);
+    g->opt_level = job->opt_level;
+    g->workspace = job_backend(job)->workspace;
+    PipelineOptions po = {0};
+    po.print_after = job->print_after;
+    po.print_before = job->print_before;
+    po.dump = job->dump;
+    po.report = job->report;
+    return pass_run_pipeline(g, &po, d);
+}
+
+int api_compile_graph(Graph *g, const char *dir, const CompileJob *job, Diag *d)
+{
+    const Backend *be = job_backend(job);
+    if (be->check_name(job->out.name, d)) return -1;
+    if (api_run_pipeline(g, job, d)) return -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (be->supports(g->nodes[i], d)) return -1;
+    if (be->write(g, dir, &job->out, d)) return -1;
+    if (job->report) {
+        w_line(job->report, "kernels: %d", pass_count_kernels(g));
+        w_line(job->report, "arena: %lld bytes, lower bound: %lld bytes, no-reuse: %lld bytes",
+               (long long)g->arena_bytes, (long long)g->plan_lower_bound, (long long)g->plan_no_reuse);
+    }
+    return 0;
+}

@@ -1,0 +1,63 @@
+/* backend.h — the seam between the compiler and its targets.
+ *
+ * A backend is a description, like an operator (ggml's backend interface,
+ * tinygrad's renderers): a name chosen by `--target=NAME`, what it can
+ * compile (which ops and dtypes, with the reason when not), how much scratch
+ * each node's kernel needs on this target (asked by memory planning through
+ * Graph.workspace), which model names it accepts, and how it writes an
+ * output folder from a planned graph. The compile driver (api/compile.c) is
+ * the only code that picks a backend; passes never see one, and a backend
+ * reads the planned graph without changing it.
+ *
+ * Every backend writes its output folder atomically: complete, or not at all.
+ */
+#ifndef GRAPHC_BACKEND_H
+#define GRAPHC_BACKEND_H
+
+#include <stddef.h>
+
+#include "../ir/ir.h"
+
+/* How the weights reach the generated code; the names are the values of
+ * `--weights=`. The public GcWeights enum (include/graphc/graphc.h) has the
+ * same values. */
+typedef enum BackendWeights {
+    BACKEND_WEIGHTS_INCBIN, /* "incbin": a binary blob pulled in by the assembler */
+    BACKEND_WEIGHTS_CARRAY, /* "c-array": a portable constant array */
+    BACKEND_WEIGHTS_FILE,   /* "file": a blob the caller loads and passes in */
+    BACKEND_WEIGHTS_COUNT
+} BackendWeights;
+
+/* The name of a weights mode ("incbin", "c-array", "file"). */
+const char *backend_weights_name(BackendWeights w);
+/* Parses a weights mode name; 0, or -1 when unknown. */
+int backend_weights_parse(const char *name, BackendWeights *out);
+
+typedef struct BackendOptions {
+    const char *name;       /* the model's name: API prefix and file stem (checked by check_name) */
+    int emit_main;          /* also write a program that runs the model on .npy files */
+    BackendWeights weights;
+} BackendOptions;
+
+typedef struct Backend {
+    const char *name;    /* "c": the value of --target */
+    const char *summary; /* one line for --help */
+    /* 0 when the backend can compile node n (shape-inferred), else -1 with
+     * the reason as a node diagnostic ("the C backend has no emitter for op
+     * 'Foo'", or a dtype it lacks). */
+    int (*supports)(const Node *n, Diag *d);
+    /* Scratch bytes the backend's kernel for node n needs (0: none). */
+    size_t (*workspace)(const Node *n);
+    /* 0 when `name` can name the model in this backend's output, else -1
+     * with a diagnostic saying why. */
+    int (*check_name)(const char *name, Diag *d);
+    /* Writes the output folder dir for the planned graph g. */
+    int (*write)(const Graph *g, const char *dir, const BackendOptions *o, Diag *d);
+} Backend;
+
+/* Every backend, terminated by NULL; the first is the default. */
+extern const Backend *const backend_list[];
+/* The backend called name, or NULL. */
+const Backend *backend_find(const char *name);
+
+#endif
