@@ -42,6 +42,16 @@ static int export_diag(GcDiag *gd, const Diag *d, int rc)
 
 GcGraph *gc_graph_new(const char *name) { return ir_graph_new(name); }
 
+GcGraph *gc_load(const char *path, GcDiag *gd)
+{
+    Diag d = {0};
+    LoadOptions lo = {0};
+    GcGraph *g = path ? api_load(path, &lo, &d) : NULL;
+    if (!path) diag_error(&d, "gc_load: path is NULL");
+    if (!g) export_diag(gd, &d, -1);
+    return g;
+}
+
 void gc_graph_free(GcGraph *g) { ir_graph_free(g); }
 
 /* Checks the parts shared by inputs and constants; fills *t and *s. */

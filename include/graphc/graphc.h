@@ -55,6 +55,9 @@ typedef struct GcCompileOptions {
 } GcCompileOptions;
 
 GcGraph *gc_graph_new(const char *name);
+/* Loads a model file (.gir text IR or .onnx, by extension), as graphc
+ * compile does; NULL with the reason in d. */
+GcGraph *gc_load(const char *path, GcDiag *d);
 void gc_graph_free(GcGraph *g);
 /* dtype: "f32", "f64", "f16", "bf16", "i8", "u8", "i16", "i32", "i64", "bool" */
 GcValue *gc_input(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims, GcDiag *d);

@@ -21,6 +21,11 @@ Checks, on the small graphs beside this file:
   the hand-computed plan of chain.gir says, and no two rectangles of buffers
   live at the same step overlap.
 * Every output is deterministic (two runs, same bytes).
+* Targets: `--target=c` is the default and the only backend so far; an
+  unknown target is a one-line error that lists the known ones and leaves no
+  folder; the C output folder of examples/mlp.gir holds exactly the runtime
+  files its ops call (Gemm: linalg; Softmax: nn, which needs linalg), and
+  NAME.c includes their sources.
 """
 import argparse
 import os
@@ -318,6 +323,38 @@ class MemoryPlan(unittest.TestCase):
         p = graphc("dump", CHAIN, "--memory-plan=png", check=False)
         self.assertEqual((p.returncode, p.stderr),
                          (1, "graphc: error: dump: unknown --memory-plan 'png' (expected svg or text)\n"))
+
+
+class Targets(unittest.TestCase):
+    MLP = os.path.join(HERE, "..", "..", "examples", "mlp.gir")
+
+    def test_unknown_target(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            p = graphc("compile", self.MLP, "-o", out, "--target=cuda", check=False)
+            self.assertEqual((p.returncode, p.stderr),
+                             (1, "graphc: error: compile: unknown --target 'cuda' (expected c)\n"))
+            self.assertFalse(os.path.exists(out))
+
+    def test_help_lists_targets(self):
+        text = graphc("compile", "--help").stdout
+        self.assertIn("--target=TARGET", text)
+        self.assertRegex(text, r"\ntargets:\n  c +standalone C99")
+
+    def test_only_the_runtime_the_model_uses(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+            graphc("compile", self.MLP, "-o", a)
+            graphc("compile", self.MLP, "-o", b, "--target=c")
+            self.assertEqual(sorted(os.listdir(a)), sorted(os.listdir(b)))
+            for f in os.listdir(a):
+                with open(os.path.join(a, f), "rb") as fa, open(os.path.join(b, f), "rb") as fb:
+                    self.assertEqual(fa.read(), fb.read(), f)
+            rt = sorted(f for f in os.listdir(a) if f.startswith("gcrt_"))
+            self.assertEqual(rt, ["gcrt_base.h", "gcrt_linalg.c", "gcrt_linalg.h", "gcrt_nn.c", "gcrt_nn.h"])
+            with open(os.path.join(a, "mlp.c")) as f:
+                includes = re.findall(r'^#include "(gcrt_[a-z_]+\.[ch])"', f.read(), re.M)
+            self.assertEqual(includes, ["gcrt_base.h", "gcrt_linalg.c", "gcrt_nn.c"])
 
 
 def main():

@@ -12,14 +12,23 @@
  *   - writes the text IR (gc_write_text) and checks print(parse(text)) == text,
  *   - interprets the graph (gc_interpret),
  *   - compiles it twice (gc_compile with emit_main) and requires byte-identical
- *     output folders,
+ *     output folders; loads the written text IR with gc_load, compiles it
+ *     with gc_compile and requires the same folder as `graphc compile` of
+ *     that file with the same options (the two front doors),
+ *   - requires the folder to hold exactly the runtime files the model's ops
+ *     list (gcrt_base.h and the units named in the case),
  *   - builds each folder with make under strict C99 warnings (plus the
  *     sanitizers when GRAPHC_SANITIZE=1), one with the portable kernels
  *     (BLAS=0) and one with OpenBLAS where present (BLAS=auto), and checks
  *     with `nm -u` that the model and runtime objects reference no allocator
  *     and no stdio,
+ *   - checks with `nm -D --defined-only` that libNAME.so exports exactly the
+ *     model's API (NAME_run, NAME_run_v, NAME_weights, NAME_weights_size),
  *   - runs NAME_main on the input .npy and compares its output with the
  *     interpreter (max abs diff 1e-5) and with numpy (1e-5 + 1e-4*|expected|).
+ * test_two_models links both models' static libraries into one program
+ * (tests/models/two_models_main.c), runs both and compares both outputs
+ * with the interpreter.
  * Scratch files go to GRAPHC_BINARY_DIR/models_work.
  */
 #include <setjmp.h>
@@ -168,6 +177,7 @@ typedef struct ModelCase {
     const int64_t *in_dims;
     uint32_t in_seed;
     int n_out; /* output elements */
+    const char *runtime; /* the gcrt_* files the output folder must hold, sorted, space-separated */
 } ModelCase;
 
 /* ---- files ---- */
@@ -272,8 +282,9 @@ static void free_names(char **names, int n)
     for (int i = 0; i < n; i++) free(names[i]);
 }
 
-/* Requires folders a and b to hold the same files with the same bytes. */
-static void compare_dirs(const char *a, const char *b)
+/* Requires folders a and b to hold the same files with the same bytes;
+ * `how` says what made them ("compiling twice"). */
+static void compare_dirs(const char *a, const char *b, const char *how)
 {
     char *na[256], *nb[256];
     int ca = list_dir(a, na, 256), cb = list_dir(b, nb, 256);
@@ -286,10 +297,10 @@ static void compare_dirs(const char *a, const char *b)
         snprintf(pb, sizeof pb, "%s/%s", b, nb[i]);
         struct stat st;
         assert_int_equal(stat(pa, &st), 0);
-        if (S_ISDIR(st.st_mode)) { compare_dirs(pa, pb); continue; }
+        if (S_ISDIR(st.st_mode)) { compare_dirs(pa, pb, how); continue; }
         size_t la, lb;
         char *xa = read_all(pa, &la), *xb = read_all(pb, &lb);
-        if (la != lb || memcmp(xa, xb, la)) fail_msg("compiling twice gave different %s", na[i]);
+        if (la != lb || memcmp(xa, xb, la)) fail_msg("%s gave different %s", how, na[i]);
         free(xa);
         free(xb);
     }
@@ -339,6 +350,38 @@ static void check_no_libc_io(const char *dir, const char *model)
     assert_true(objects > 0);
 }
 
+/* The folder's gcrt_* files, sorted and space-separated, equal want. */
+static void check_runtime_files(const char *dir, const char *want)
+{
+    char *names[256], got[1024] = "";
+    int n = list_dir(dir, names, 256);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(names[i], "gcrt_", 5)) {
+            if (*got) strcat(got, " ");
+            strcat(got, names[i]);
+        }
+    free_names(names, n);
+    if (strcmp(got, want)) fail_msg("%s holds the runtime files '%s', expected '%s'", dir, got, want);
+}
+
+/* libNAME.so in dir exports exactly the model's API. */
+static void check_exports(const char *dir, const char *model)
+{
+    char cmd[1200], line[512], got[1024] = "", want[1024];
+    snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s/lib%s.so'", dir, model);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    while (fgets(line, sizeof line, p)) {
+        char addr[64], kind[8], sym[256];
+        if (sscanf(line, "%63s %7s %255s", addr, kind, sym) != 3) continue;
+        if (*got) strcat(got, " ");
+        strncat(got, sym, sizeof got - strlen(got) - 1);
+    }
+    assert_int_equal(pclose(p), 0);
+    snprintf(want, sizeof want, "%s_run %s_run_v %s_weights %s_weights_size", model, model, model, model);
+    if (strcmp(got, want)) fail_msg("lib%s.so exports '%s', expected '%s'", model, got, want);
+}
+
 static void check_text_roundtrip(const char *path)
 {
     size_t len;
@@ -366,6 +409,25 @@ static void compile_into(const ModelCase *mc, const char *dir)
     if (sh("rm -rf '%s'", dir)) fail_msg("cannot remove %s", dir);
     if (gc_compile(g, dir, &opt, &d)) fail_msg("gc_compile %s failed: %s", mc->name, d.msg);
     gc_graph_free(g);
+}
+
+/* Compiles the model file gir twice, into api_dir through gc_load and
+ * gc_compile and into cli_dir through `graphc compile`, with the same options. */
+static void compile_file_both_ways(const ModelCase *mc, const char *gir, const char *api_dir, const char *cli_dir)
+{
+    GcDiag d = {0};
+    GcGraph *g = gc_load(gir, &d);
+    if (!g) fail_msg("gc_load %s failed: %s", gir, d.msg);
+    GcCompileOptions opt = {0};
+    opt.name = mc->name;
+    opt.emit_main = 1;
+    opt.weights = GC_WEIGHTS_CARRAY;
+    opt.opt = GC_OPT_O0;
+    if (sh("rm -rf '%s' '%s'", api_dir, cli_dir)) fail_msg("cannot remove %s", api_dir);
+    if (gc_compile(g, api_dir, &opt, &d)) fail_msg("gc_compile %s failed: %s", gir, d.msg);
+    gc_graph_free(g);
+    if (sh("'%s' compile '%s' -o '%s' --name %s --emit-main --weights=c-array -O0", GRAPHC_BIN, gir, cli_dir, mc->name))
+        fail_msg("graphc compile %s failed", gir);
 }
 
 /* Builds dir with make (BLAS=blas), runs NAME_main on in_path and reads its one output into got. */
@@ -408,7 +470,7 @@ static void compare_outputs(const ModelCase *mc, const char *how, const float *g
 
 static void run_model(const ModelCase *mc)
 {
-    char path[1024], dir_a[512], dir_b[512], in_path[512];
+    char path[1024], dir_a[512], dir_b[512], dir_file[512], dir_cli[512], in_path[512], gir[600];
     int64_t n_in = numel(mc->in_rank, mc->in_dims);
     float *x = malloc((size_t)n_in * sizeof(float)), *want_x = malloc((size_t)n_in * sizeof(float));
     assert_non_null(x);
@@ -429,10 +491,10 @@ static void run_model(const ModelCase *mc)
     /* text IR round trip */
     GcDiag d = {0};
     GcGraph *g = mc->build(&d);
-    snprintf(path, sizeof path, "%s/%s.gir", WORK, mc->name);
-    if (gc_write_text(g, path, &d)) fail_msg("gc_write_text failed: %s", d.msg);
+    snprintf(gir, sizeof gir, "%s/%s.gir", WORK, mc->name);
+    if (gc_write_text(g, gir, &d)) fail_msg("gc_write_text failed: %s", d.msg);
     gc_graph_free(g);
-    check_text_roundtrip(path);
+    check_text_roundtrip(gir);
 
     /* interpreter */
     g = mc->build(&d);
@@ -446,7 +508,12 @@ static void run_model(const ModelCase *mc)
     snprintf(dir_b, sizeof dir_b, "%s/%s_c2", WORK, mc->name);
     compile_into(mc, dir_a);
     compile_into(mc, dir_b);
-    compare_dirs(dir_a, dir_b);
+    compare_dirs(dir_a, dir_b, "compiling twice");
+    snprintf(dir_file, sizeof dir_file, "%s/%s_api_file", WORK, mc->name);
+    snprintf(dir_cli, sizeof dir_cli, "%s/%s_cli", WORK, mc->name);
+    compile_file_both_ways(mc, gir, dir_file, dir_cli);
+    compare_dirs(dir_file, dir_cli, "the C API and the command line");
+    check_runtime_files(dir_a, mc->runtime);
 
     /* build (the second copy with the portable kernels only), inspect the objects, run */
     snprintf(path, sizeof path, "%s/%s_expected.npy", DATA, mc->name);
@@ -456,22 +523,94 @@ static void run_model(const ModelCase *mc)
     compare_outputs(mc, "BLAS=0", got, interp, want);
     build_and_run(mc, dir_a, "auto", in_path, got);
     check_no_libc_io(dir_a, mc->name);
+    check_exports(dir_a, mc->name);
     compare_outputs(mc, "BLAS=auto", got, interp, want);
     free(x);
     free(want_x);
 }
+static const ModelCase MLP_CASE = {"mlp", build_mlp, 2, MLP_IN, 1, 20, "gcrt_base.h gcrt_linalg.c gcrt_linalg.h"};
+static const ModelCase LENET_CASE = {
+    "lenet", build_lenet, 4, LENET_IN, 2, 10,
+    "gcrt_base.h gcrt_linalg.c gcrt_linalg.h gcrt_nn.c gcrt_nn.h gcrt_pool.c gcrt_pool.h"};
+
 static void test_mlp(void **state)
 {
     (void)state;
-    const ModelCase mc = {"mlp", build_mlp, 2, MLP_IN, 1, 20};
-    run_model(&mc);
+    run_model(&MLP_CASE);
 }
 
 static void test_lenet(void **state)
 {
     (void)state;
-    const ModelCase mc = {"lenet", build_lenet, 4, LENET_IN, 2, 10};
-    run_model(&mc);
+    run_model(&LENET_CASE);
+}
+
+static void write_raw(const char *path, const float *x, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(x, sizeof *x, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void read_raw(const char *path, float *x, size_t n)
+{
+    size_t len;
+    char *b = read_all(path, &len);
+    if (len != n * sizeof *x) fail_msg("%s holds %zu bytes, expected %zu", path, len, n * sizeof *x);
+    memcpy(x, b, len);
+    free(b);
+}
+
+/* Both models' static libraries linked into one program (two_models_main.c). */
+static void test_two_models(void **state)
+{
+    (void)state;
+    const ModelCase *cases[2] = {&MLP_CASE, &LENET_CASE};
+    const char *san = getenv("GRAPHC_SANITIZE");
+    const char *sflags = san && !strcmp(san, "1") ? " -fsanitize=address,undefined -fno-sanitize-recover=all" : "";
+    char dir[2][512], in[2][600], out[2][600], exe[600];
+    float interp[2][MAX_ELEMS], got[MAX_ELEMS];
+    if (sh("mkdir -p '%s'", WORK)) fail_msg("cannot create %s", WORK);
+    for (int k = 0; k < 2; k++) {
+        const ModelCase *mc = cases[k];
+        int64_t n_in = numel(mc->in_rank, mc->in_dims);
+        float *x = malloc((size_t)n_in * sizeof *x);
+        assert_non_null(x);
+        lcg_fill(x, (size_t)n_in, mc->in_seed, 2.0);
+        snprintf(in[k], sizeof in[k], "%s/two_%s_in.raw", WORK, mc->name);
+        snprintf(out[k], sizeof out[k], "%s/two_%s_out.raw", WORK, mc->name);
+        write_raw(in[k], x, (size_t)n_in);
+        GcDiag d = {0};
+        GcGraph *g = mc->build(&d);
+        const void *ins[1] = {x};
+        void *outs[1] = {interp[k]};
+        if (gc_interpret(g, ins, outs, &d)) fail_msg("gc_interpret %s failed: %s", mc->name, d.msg);
+        gc_graph_free(g);
+        free(x);
+        snprintf(dir[k], sizeof dir[k], "%s/two_%s", WORK, mc->name);
+        compile_into(mc, dir[k]);
+        if (sh("make -s -C '%s' 'CFLAGS=-O2 -std=c99 -Wall -Wextra -Werror -pedantic%s' BLAS=0 lib%s.a", dir[k], sflags,
+               mc->name))
+            fail_msg("make -C %s lib%s.a failed", dir[k], mc->name);
+    }
+    snprintf(exe, sizeof exe, "%s/two_models", WORK);
+    if (sh("cc -O2 -std=c11 -Wall -Wextra -Werror -pedantic%s -I'%s' -I'%s' -o '%s' '%s/tests/models/two_models_main.c' "
+           "'%s/libmlp.a' '%s/liblenet.a' -lm",
+           sflags, dir[0], dir[1], exe, GRAPHC_SOURCE_DIR, dir[0], dir[1]))
+        fail_msg("linking the MLP and the LeNet into one program failed");
+    if (sh("'%s' '%s' '%s' '%s' '%s'", exe, in[0], in[1], out[0], out[1])) fail_msg("%s failed", exe);
+    for (int k = 0; k < 2; k++) {
+        read_raw(out[k], got, (size_t)cases[k]->n_out);
+        double worst = 0;
+        for (int i = 0; i < cases[k]->n_out; i++) {
+            double diff = fabs((double)got[i] - interp[k][i]);
+            if (!(diff <= 1e-5)) fail_msg("%s in the two-model program, output %d: %.9g, interpreter %.9g",
+                                          cases[k]->name, i, got[i], interp[k][i]);
+            if (diff > worst) worst = diff;
+        }
+        print_message("%s in the two-model program: max |compiled - interpreter| = %.3g\n", cases[k]->name, worst);
+    }
 }
 
 static void test_builder_shapes(void **state)
@@ -495,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_builder_shapes),
         cmocka_unit_test(test_mlp),
         cmocka_unit_test(test_lenet),
+        cmocka_unit_test(test_two_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

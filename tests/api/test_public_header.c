@@ -1,0 +1,114 @@
+/* test_public_header.c — graphc's public header used on its own.
+ *
+ * This file is built with include/ as its only graphc include folder (see
+ * tests/CMakeLists.txt), so it compiles only if include/graphc/graphc.h is
+ * complete by itself: a GcDiag declared and read by value, graphs and values
+ * through opaque pointers. Through that header alone it builds
+ * y = Relu(x * w + b) on hand-picked numbers, interprets it and compares
+ * with the values worked out by hand, checks that errors arrive as one
+ * message in GcDiag (unknown op, bad dtype, unknown target, a model name
+ * that is not a C identifier), and compiles the graph into a folder.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "graphc/graphc.h"
+
+static GcGraph *build(GcDiag *d)
+{
+    static const int64_t dims[1] = {4};
+    static const float w[4] = {1.0f, -2.0f, 0.5f, 3.0f}, b[4] = {0.0f, 1.0f, -1.0f, 0.25f};
+    GcGraph *g = gc_graph_new("affine_relu");
+    GcValue *x = gc_input(g, "x", "f32", 1, dims, d);
+    GcValue *wv = gc_const(g, "w", "f32", 1, dims, w, d);
+    GcValue *bv = gc_const(g, "b", "f32", 1, dims, b, d);
+    assert_non_null(x);
+    assert_non_null(wv);
+    assert_non_null(bv);
+    GcValue *xw_in[2] = {x, wv};
+    GcValue *xw = gc_op(g, "Mul", "xw", xw_in, 2, NULL, d);
+    GcValue *s_in[2] = {xw, bv};
+    GcValue *s = gc_op(g, "Add", "s", s_in, 2, NULL, d);
+    GcValue *y = gc_op(g, "Relu", "y", &s, 1, NULL, d);
+    assert_non_null(y);
+    gc_output(g, y);
+    return g;
+}
+
+static void test_interpret(void **state)
+{
+    (void)state;
+    GcDiag d = {0};
+    GcGraph *g = build(&d);
+    const float x[4] = {2.0f, 1.0f, 4.0f, -1.0f};
+    /* 2*1+0 = 2; 1*-2+1 = -1 -> 0; 4*0.5-1 = 1; -1*3+0.25 = -2.75 -> 0 */
+    const float want[4] = {2.0f, 0.0f, 1.0f, 0.0f};
+    float y[4] = {-9, -9, -9, -9};
+    const void *ins[1] = {x};
+    void *outs[1] = {y};
+    if (gc_interpret(g, ins, outs, &d)) fail_msg("gc_interpret: %s", d.msg);
+    assert_int_equal(d.n_errors, 0);
+    for (int i = 0; i < 4; i++) assert_true(y[i] == want[i]);
+    gc_graph_free(g);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    GcDiag d = {0};
+    GcGraph *g = gc_graph_new("bad");
+    static const int64_t dims[1] = {2};
+    assert_null(gc_input(g, "x", "f33", 1, dims, &d));
+    assert_int_equal(d.n_errors, 1);
+    assert_non_null(strstr(d.msg, "unknown dtype 'f33'"));
+    GcValue *x = gc_input(g, "x", "f32", 1, dims, &d);
+    assert_null(gc_op(g, "Frobnicate", "f", &x, 1, NULL, &d));
+    assert_int_equal(d.n_errors, 2);
+    assert_string_equal(d.msg, "unknown op 'Frobnicate'");
+    gc_graph_free(g);
+
+    g = build(&d);
+    GcCompileOptions o = {0};
+    o.target = "fpga";
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_string_equal(d.msg, "unknown target 'fpga'");
+    o.target = NULL;
+    o.name = "not-an-identifier";
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_non_null(strstr(d.msg, "model name 'not-an-identifier' is not a C identifier"));
+    struct stat st;
+    assert_int_not_equal(stat(GRAPHC_BINARY_DIR "/public_header_bad", &st), 0); /* nothing left behind */
+    gc_graph_free(g);
+}
+
+static void test_compile(void **state)
+{
+    (void)state;
+    GcDiag d = {0};
+    GcGraph *g = build(&d);
+    GcCompileOptions o = {0};
+    o.target = "c";
+    if (gc_compile(g, GRAPHC_BINARY_DIR "/public_header_out", &o, &d)) fail_msg("gc_compile: %s", d.msg);
+    struct stat st;
+    assert_int_equal(stat(GRAPHC_BINARY_DIR "/public_header_out/affine_relu.c", &st), 0);
+    assert_int_equal(stat(GRAPHC_BINARY_DIR "/public_header_out/affine_relu.h", &st), 0);
+    gc_graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_interpret),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_compile),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
