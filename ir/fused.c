@@ -18,6 +18,7 @@
  * to their dtypes as the generated code's typed locals round them.
  */
 #include "fused.h"
+#include "writer.h"
 
 #include <ctype.h>
 #include <math.h>

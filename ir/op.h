@@ -12,7 +12,7 @@
 #define GRAPHC_OP_H
 
 #include "ir.h"
-#include "writer.h"
+#include "sexpr.h"
 
 /* One attribute in an op's schema. `deflt` is the default in the same text
  * form ir_set_attr() parses; NULL means "no default" (the attribute is
@@ -60,11 +60,13 @@ typedef struct OpDesc {
     /* Temporary bytes the kernel needs; NULL means none. */
     size_t (*workspace)(const Node *n);
 
-    /* Elementwise ops only: the scalar C expression of one output element,
-     * given the C expressions of the input elements (already converted to
-     * the compute type `ct`). Shared by fusion and every emitter. */
-    void (*scalar_expr)(const Node *n, Writer *w, const char *const *args,
-                        DType ct);
+    /* Elementwise ops only: builds the target-neutral expression tree
+     * (ir/sexpr.h) of one output element in b, given the trees of the input
+     * elements (args[j], each already converted to its compute type; NULL
+     * for an absent input) and `ct`, the type the op computes in. Fusion
+     * asks only whether an op has one; each backend prints the tree in its
+     * own language. */
+    const Sx *(*scalar_expr)(const Node *n, SxBuild *b, const Sx *const *args, DType ct);
     /* Elementwise ops only: the same function on doubles (reference). */
     double (*scalar_ref)(const Node *n, const double *args);
 

@@ -27,6 +27,7 @@
  * cgen_files.c and cgen_main.c; cgen_write() orchestrates.
  */
 #include "cgen_model.h"
+#include "../cfamily/cfam_expr.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -199,17 +200,7 @@ const char *cgen_workspace(Cgen *c, const Node *n)
     return arena_strdup(&c->names_arena, buf);
 }
 
-const char *cgen_ctype(DType t)
-{
-    static const char *const names[DT_COUNT] = {
-        [DT_F32] = "float", [DT_F64] = "double", [DT_F16] = "uint16_t", [DT_BF16] = "uint16_t",
-        [DT_I8] = "int8_t", [DT_U8] = "uint8_t", [DT_I16] = "int16_t", [DT_I32] = "int32_t",
-        [DT_I64] = "int64_t", [DT_BOOL] = "uint8_t", [DT_U16] = "uint16_t", [DT_U32] = "uint32_t",
-        [DT_U64] = "uint64_t",
-    };
-    GC_ASSERT(t > DT_UNDEF && t < DT_COUNT);
-    return names[t];
-}
+const char *cgen_ctype(DType t) { return cfam_ctype(t); }
 
 DType cgen_compute_type(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
 

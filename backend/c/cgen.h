@@ -83,7 +83,7 @@ const char *cgen_workspace(Cgen *c, const Node *n);
 /* A fresh identifier unique in the run function, built from `base`. */
 const char *cgen_tmp(Cgen *c, const char *base);
 /* C storage type of a dtype: float, double, uint16_t (f16, bf16), int8_t,
- * uint8_t, int16_t, int32_t, int64_t, and uint8_t for bool. */
+ * uint8_t, int16_t, int32_t, int64_t, and uint8_t for bool (cfam_ctype). */
 const char *cgen_ctype(DType t);
 /* Compute type for arithmetic on elements of t: float for f16/bf16/f32,
  * else the storage type. */

@@ -1,23 +1,17 @@
 /* emit_common.c — helpers shared by the per-family C emitters (see
  * emit_common.h). They were written once per emit_*.c file before; keeping
  * one copy keeps literal spelling and refusal messages identical across
- * families.
+ * families; float literals come from the C-family literal writer, so kernel
+ * arguments and elementwise expressions spell numbers alike.
  */
 #include "emit_common.h"
+#include "../cfamily/cfam_expr.h"
 
-#include <math.h>
 #include <stdio.h>
-#include <string.h>
 
-/* %.9g round-trips every float and %.17g every double. */
 const char *emit_float_lit(char *buf, size_t cap, double v, DType t)
 {
-    if (isnan(v)) return "NAN";
-    if (isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
-    snprintf(buf, cap, t == DT_F32 ? "%.9g" : "%.17g", v);
-    if (!strpbrk(buf, ".eE")) strncat(buf, ".0", cap - strlen(buf) - 1);
-    if (t == DT_F32) strncat(buf, "f", cap - strlen(buf) - 1);
-    return buf;
+    return cfam_lit(buf, cap, t == DT_F32 ? DT_F32 : DT_F64, v);
 }
 
 int emit_check_float_dtype(const Node *n, DType t, Diag *d)

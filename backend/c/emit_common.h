@@ -1,5 +1,6 @@
 /* emit_common.h — small helpers shared by the per-family C emitters
- * (backend/c/emit_*.c): C literals for kernel arguments, the f32/f64 kernel
+ * (backend/c/emit_*.c): float literals for kernel arguments (spelled by the
+ * C-family literal writer, backend/cfamily/cfam_expr.h), the f32/f64 kernel
  * suffix with the backend's standard refusal, attribute lookup by name, and
  * writers for the int64 tables and compound literals that carry sizes into
  * runtime kernels. Everything here writes text only through the Writer it is
@@ -14,7 +15,7 @@
 #define EMIT_EXPR_CAP 256
 
 /* A C literal of v in dtype t (f32: "0.5f", else a double: "0.5"; NAN,
- * INFINITY for non-finite v), written into buf or a static string. */
+ * INFINITY for non-finite v), written into buf: cfam_lit's spelling. */
 const char *emit_float_lit(char *buf, size_t cap, double v, DType t);
 /* 0 if t is f32 or f64, else -1 with "the C backend implements OP only for
  * f32 and f64" on d. */

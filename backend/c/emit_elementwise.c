@@ -3,10 +3,12 @@
  * Every op with a scalar expression is emitted by this function (the emitter
  * table falls back to it, see emit_table.c): it writes a loop
  * nest over the output and, per element, loads each input into a local of
- * its compute type (cgen_load converts f16/bf16 to float), evaluates the op's
- * scalar_expr on those locals and stores through cgen_store (which converts
- * to the output dtype). The op description is the only source of the
- * arithmetic, so the emitter never looks at which op it is.
+ * its compute type (cgen_load converts f16/bf16 to float), builds the op's
+ * scalar expression tree (scalar_expr, ir/sexpr.h) over those locals,
+ * prints it with the C-family printer (backend/cfamily/) and stores through
+ * cgen_store (which converts to the output dtype). The op description is
+ * the only source of the arithmetic, so the emitter never looks at which op
+ * it is. The trees of one kernel live in an arena freed after it.
  *
  * Broadcasting: each input gets a stride per output dim (0 where it is
  * broadcast). Size-1 output dims are dropped and adjacent dims are merged
@@ -20,15 +22,17 @@
  * inputs' type and yield 0/1.
  *
  * Fused nodes and the epilogues of Conv/Gemm/MatMul (ir/fused.h) use the same
- * loop nest: each leaf is loaded once, each member of the expression computes
- * in its own compute type (chosen as above from its operands) into a `const`
- * local of its output dtype (interiors are never f16/bf16, so the local
- * holds exactly what a stored and reloaded tensor would), and the root is
+ * loop nest: each leaf is loaded once; each member of the expression builds
+ * its own tree in its own compute type (chosen as above from its operands)
+ * over the locals of the leaves and earlier members, and computes into a
+ * `const` local of its output dtype (interiors are never f16/bf16, so the
+ * local holds exactly what a stored and reloaded tensor would); the root is
  * stored once. An epilogue loop runs right after the op's kernel in the same
  * node block, reading the op's result `y` and writing it back in place.
  */
 #include "cgen.h"
 #include "../../ir/fused.h"
+#include "../cfamily/cfam_expr.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +161,20 @@ static DType compute_type(Value *const *in, int n)
     return cgen_compute_type(n && in[0] ? in[0]->dtype : DT_BOOL);
 }
 
+/* Writes n's scalar expression into ex: its tree, built in `trees` over
+ * arguments named names[j] (locals of their compute types; NULL for an
+ * absent input), printed as C. */
+static void write_expr(Writer *ex, Arena *trees, const Node *n, const char *const *names)
+{
+    SxBuild b;
+    sx_build_init(&b, trees);
+    const Sx **args = arena_alloc(trees, sizeof *args * (size_t)(n->n_in ? n->n_in : 1));
+    for (int j = 0; j < n->n_in; j++)
+        if (names[j]) args[j] = sx_arg(&b, j, cgen_compute_type(n->in[j]->dtype));
+    const Sx *e = ir_op(n->op)->scalar_expr(n, &b, args, compute_type(n->in, n->n_in));
+    cfam_expr(ex, &cfam_c99, e, names);
+}
+
 /* One kernel: a loop nest over out's elements that loads every operand
  * ops[j] (NULL: unused) into a local of its compute type and stores what
  * `fx` computes from them; without fx, node n's own scalar expression of
@@ -165,7 +183,6 @@ static int emit_kernel(Cgen *c, const Node *n, const Value *out, const Value *co
                        const FusedExpr *fx, Diag *d)
 {
     Writer *w = cgen_w(c);
-    const OpDesc *od = ir_op(n->op);
     if (nops > EW_MAX_OPERANDS)
         return diag_node_error(d, n, "the C backend supports at most %d inputs here, got %d", EW_MAX_OPERANDS,
                                nops);
@@ -202,41 +219,39 @@ static int emit_kernel(Cgen *c, const Node *n, const Value *out, const Value *co
     Writer off, ex;
     loop_offset(&off, &L, 0);
     w_init(&ex);
+    Arena trees = {0}; /* every expression tree of this kernel */
     if (!fx) {
-        const char **args = calloc((size_t)(nops ? nops : 1), sizeof *args);
-        GC_ASSERT(args);
-        for (int j = 0; j < nops; j++) args[j] = loc[j + 1];
-        od->scalar_expr(n, &ex, args, compute_type(n->in, n->n_in));
-        free(args);
+        write_expr(&ex, &trees, n, (const char *const *)loc + 1);
     } else {
         /* members in order: interiors into typed locals, the root stored */
         char **mloc = calloc((size_t)fx->n_members, sizeof *mloc);
         GC_ASSERT(mloc);
         for (int m = 0; m < fx->n_members; m++) {
             const Node *mn = fx->members[m];
-            const char *args[64];
+            const char *names[64];
             GC_ASSERT(mn->n_in <= 64);
             for (int j = 0; j < mn->n_in; j++) {
                 const FxSrc *s = &fx->src[m][j];
-                args[j] = s->kind == FX_SLOT ? loc[s->idx + 1] : s->kind == FX_MEMBER ? mloc[s->idx] : "0";
+                names[j] = s->kind == FX_SLOT ? loc[s->idx + 1] : s->kind == FX_MEMBER ? mloc[s->idx] : NULL;
+            }
+            if (m + 1 == fx->n_members) {
+                write_expr(&ex, &trees, mn, names);
+                continue;
             }
             Writer e;
             w_init(&e);
-            ir_op(mn->op)->scalar_expr(mn, &e, args, compute_type(mn->in, mn->n_in));
-            if (m + 1 == fx->n_members) {
-                w_puts(&ex, wtext(&e));
-            } else {
-                DType t = mn->out[0]->dtype;
-                mloc[m] = xstrdup(cgen_tmp(c, "t"));
-                if (t == DT_BOOL)
-                    w_line(w, "const uint8_t %s = (uint8_t)((%s) != 0);", mloc[m], wtext(&e));
-                else w_line(w, "const %s %s = (%s)(%s);", cgen_ctype(t), mloc[m], cgen_ctype(t), wtext(&e));
-            }
+            write_expr(&e, &trees, mn, names);
+            DType t = mn->out[0]->dtype;
+            mloc[m] = xstrdup(cgen_tmp(c, "t"));
+            if (t == DT_BOOL)
+                w_line(w, "const uint8_t %s = (uint8_t)((%s) != 0);", mloc[m], wtext(&e));
+            else w_line(w, "const %s %s = (%s)(%s);", cgen_ctype(t), mloc[m], cgen_ctype(t), wtext(&e));
             w_free(&e);
         }
         for (int m = 0; m < fx->n_members; m++) free(mloc[m]);
         free(mloc);
     }
+    arena_free(&trees);
     cgen_store(w, out->dtype, ptr[0], wtext(&off), wtext(&ex));
     w_free(&off);
     w_free(&ex);

@@ -4,30 +4,28 @@
  * at the same (numpy-broadcast) position, so three facets describe it fully:
  *   infer        dtype rules and broadcasting (ONNX opset 17 semantics),
  *   scalar_ref   the function on doubles (reference: interpreter, folding),
- *   scalar_expr  the same function as C expression text in a compute type
- *                `ct` (float functions for f32, double ones for f64, integer
- *                arithmetic for integer types), shared by every emitter and
- *                by fusion.
+ *   scalar_expr  the same function as a target-neutral expression tree
+ *                (ir/sexpr.h) in a compute type `ct` (float math for f32,
+ *                double for f64, integer arithmetic for integer types),
+ *                which every backend prints in its own language and which
+ *                fusion composes.
  * Evaluation is the shared ir_eval_elementwise (broadcasting over scalar_ref).
  *
- * scalar_ref and scalar_expr agree on the corner cases the C code can reach
- * without undefined behaviour: integer results wrap modulo 2^bits (what C
- * conversions do on the targets we support; integer Pow, computed in double,
- * saturates instead), integer division by zero gives
- * 0 instead of trapping, Max/Min/Relu/Clip propagate NaN like numpy, and Cast
- * from float to integer truncates and saturates (NaN gives 0), exactly as
- * ir_store_f64 does.
+ * scalar_ref and scalar_expr agree on the corner cases the generated code
+ * can reach without undefined behaviour: integer results wrap modulo 2^bits
+ * (what C conversions do on the targets we support; integer Pow, computed in
+ * double, saturates instead), integer division by zero gives 0 instead of
+ * trapping, Max/Min/Relu/Clip propagate NaN like numpy, and Cast from float
+ * to integer truncates and saturates (NaN gives 0), exactly as ir_store_f64
+ * does.
  *
- * Expressions may repeat an argument (ternaries); emitters pass plain
- * identifiers (each input element is loaded into a local first), so nothing
- * is evaluated twice at run time.
+ * Trees may use an argument several times (selects); backends load each
+ * input element into a local first, so nothing is evaluated twice at run
+ * time.
  */
 #include "ew_common.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -96,30 +94,22 @@ static int infer_clip(Node *n, Diag *d)
     return 0;
 }
 
-/* ONNX TensorProto.DataType codes graphc supports, and their dtypes. */
-static const struct { int code; DType t; } cast_codes[] = {
-    {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {4, DT_U16}, {5, DT_I16}, {6, DT_I32}, {7, DT_I64},
-    {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {12, DT_U32}, {13, DT_U64}, {16, DT_BF16},
-};
+enum { CAST_TO };
 
-static DType cast_target(const Node *n)
-{
-    for (size_t k = 0; k < sizeof cast_codes / sizeof cast_codes[0]; k++)
-        if (n->attrs[0].set && n->attrs[0].i == cast_codes[k].code) return cast_codes[k].t;
-    return DT_UNDEF;
-}
-
+/* Cast: attribute 'to' is an ONNX TensorProto.DataType code (the shared
+ * table of ir_dtype_from_onnx: every dtype graphc has). */
 static int infer_cast(Node *n, Diag *d)
 {
     if (ew_check_count(n, d)) return -1;
-    if (!n->attrs[0].set) return diag_node_error(d, n, "required attribute 'to' is missing");
-    DType t = cast_target(n);
-    if (t == DT_UNDEF)
+    const AttrVal *to = &n->attrs[CAST_TO];
+    if (!to->set) return diag_node_error(d, n, "required attribute 'to' is missing");
+    DType t;
+    if (ir_dtype_from_onnx(to->i, &t))
         return diag_node_error(d, n,
                                "attribute 'to' = %lld is not a supported ONNX dtype (supported: 1 float, 2 uint8, "
                                "3 int8, 4 uint16, 5 int16, 6 int32, 7 int64, 9 bool, 10 float16, 11 double, "
                                "12 uint32, 13 uint64, 16 bfloat16)",
-                               (long long)n->attrs[0].i);
+                               (long long)to->i);
     ir_set_out(n, 0, t, &n->in[0]->shape);
     return 0;
 }
@@ -136,7 +126,6 @@ static const AttrSpec selu_attrs[] = {
 };
 enum { HSIG_ALPHA, HSIG_BETA };
 static const AttrSpec hardsigmoid_attrs[] = {{"alpha", ATTR_FLOAT, "0.2", 0}, {"beta", ATTR_FLOAT, "0.5", 0}};
-enum { CAST_TO };
 static const AttrSpec cast_attrs[] = {{"to", ATTR_INT, NULL, 1}};
 
 static const char *const names_X[] = {"X"};
@@ -161,62 +150,64 @@ static const InplacePair inplace_any[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};
 
 /* ---- scalar functions ---------------------------------------------------- */
 
-/* Expression writers get their arguments as C expressions; A and B name them. */
+/* Expression builders get their arguments as trees; A and B name them. The
+ * shorthands below build in `b` and spell constants in the compute type. */
 #define A (args[0])
 #define B (args[1])
+#define NUM(v) sx_const(b, ct, (v))
+#define BIN(k, x, y) sx_binary(b, SX_##k, (x), (y))
+#define SEL(c, x, y) sx_select(b, (c), (x), (y))
+#define CALL(f, x) sx_call(b, SX_FN_##f, (x), NULL)
 
-/* Unary float math functions: NAME(x) -> "namef(x)" / "name(x)". */
-EW_LIBM_UNARY(Exp, "exp", exp)
-EW_LIBM_UNARY(Log, "log", log)
-EW_LIBM_UNARY(Sqrt, "sqrt", sqrt)
-EW_LIBM_UNARY(Tanh, "tanh", tanh)
-EW_LIBM_UNARY(Erf, "erf", erf)
-EW_LIBM_UNARY(Floor, "floor", floor)
-EW_LIBM_UNARY(Ceil, "ceil", ceil)
-EW_LIBM_UNARY(Sin, "sin", sin)
-EW_LIBM_UNARY(Cos, "cos", cos)
+/* Unary float math functions: one call of the function in the compute type. */
+EW_MATH_UNARY(Exp, SX_FN_EXP, exp)
+EW_MATH_UNARY(Log, SX_FN_LOG, log)
+EW_MATH_UNARY(Sqrt, SX_FN_SQRT, sqrt)
+EW_MATH_UNARY(Tanh, SX_FN_TANH, tanh)
+EW_MATH_UNARY(Erf, SX_FN_ERF, erf)
+EW_MATH_UNARY(Floor, SX_FN_FLOOR, floor)
+EW_MATH_UNARY(Ceil, SX_FN_CEIL, ceil)
+EW_MATH_UNARY(Sin, SX_FN_SIN, sin)
+EW_MATH_UNARY(Cos, SX_FN_COS, cos)
 
-static void expr_Abs(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Abs(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n;
-    if (ir_dtype_is_float(ct)) w_printf(w, "fabs%s(%s)", ew_fs(ct), A);
-    else if (ew_is_signed_int(ct)) w_printf(w, "((%s) < 0 ? -(%s) : (%s))", A, A, A);
-    else w_printf(w, "(%s)", A);
+    if (ir_dtype_is_float(ct)) return CALL(FABS, A);
+    if (ew_is_signed_int(ct)) return SEL(BIN(LT, A, NUM(0)), sx_unary(b, SX_NEG, A), A);
+    return A;
 }
 static double ref_Abs(const Node *n, const double *x) { return fin(n, fabs(x[0])); }
 
-static void expr_Neg(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Neg(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n, (void)ct;
-    w_printf(w, "(-(%s))", A);
+    return sx_unary(b, SX_NEG, A);
 }
 static double ref_Neg(const Node *n, const double *x) { return fin(n, -x[0]); }
 
-static void expr_Reciprocal(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Reciprocal(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char b[64];
     (void)n;
-    w_printf(w, "(%s / (%s))", ew_lit(b, sizeof b, ct, 1), A);
+    return BIN(DIV, NUM(1), A);
 }
 static double ref_Reciprocal(const Node *n, const double *x) { (void)n; return 1.0 / x[0]; }
 
 /* Relu propagates NaN: x < 0 ? 0 : x. Unsigned inputs pass through. */
-static void expr_Relu(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Relu(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char b[64];
     (void)n;
-    if (ew_is_unsigned(ct) || ct == DT_BOOL) { w_printf(w, "(%s)", A); return; }
-    ew_lit(b, sizeof b, ct, 0);
-    w_printf(w, "((%s) < %s ? %s : (%s))", A, b, b, A);
+    if (ew_is_unsigned(ct) || ct == DT_BOOL) return A;
+    const Sx *z = NUM(0);
+    return SEL(BIN(LT, A, z), z, A);
 }
 static double ref_Relu(const Node *n, const double *x) { (void)n; return x[0] < 0 ? 0 : x[0]; }
 
-static void expr_Sigmoid(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Sigmoid(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char b[64];
     (void)n;
-    ew_lit(b, sizeof b, ct, 1);
-    w_printf(w, "(%s / (%s + exp%s(-(%s))))", b, b, ew_fs(ct), A);
+    const Sx *one = NUM(1);
+    return BIN(DIV, one, BIN(ADD, one, CALL(EXP, sx_unary(b, SX_NEG, A))));
 }
 static double ref_Sigmoid(const Node *n, const double *x)
 {
@@ -227,37 +218,28 @@ static double ref_Sigmoid(const Node *n, const double *x)
     return e / (1.0 + e);
 }
 
-static void expr_LeakyRelu(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_LeakyRelu(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char z[64], al[64];
-    ew_lit(z, sizeof z, ct, 0);
-    ew_lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f);
-    w_printf(w, "((%s) < %s ? %s * (%s) : (%s))", A, z, al, A, A);
+    return SEL(BIN(LT, A, NUM(0)), BIN(MUL, NUM(n->attrs[ALPHA_ALPHA].f), A), A);
 }
 static double ref_LeakyRelu(const Node *n, const double *x)
 {
     return x[0] < 0 ? n->attrs[ALPHA_ALPHA].f * x[0] : x[0];
 }
 
-static void expr_Elu(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Elu(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char z[64], al[64];
-    ew_lit(z, sizeof z, ct, 0);
-    ew_lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f);
-    w_printf(w, "((%s) < %s ? %s * expm1%s(%s) : (%s))", A, z, al, ew_fs(ct), A, A);
+    return SEL(BIN(LT, A, NUM(0)), BIN(MUL, NUM(n->attrs[ALPHA_ALPHA].f), CALL(EXPM1, A)), A);
 }
 static double ref_Elu(const Node *n, const double *x)
 {
     return x[0] < 0 ? n->attrs[ALPHA_ALPHA].f * expm1(x[0]) : x[0];
 }
 
-static void expr_Selu(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Selu(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char z[64], al[64], ga[64];
-    ew_lit(z, sizeof z, ct, 0);
-    ew_lit(al, sizeof al, ct, n->attrs[SELU_ALPHA].f);
-    ew_lit(ga, sizeof ga, ct, n->attrs[SELU_GAMMA].f);
-    w_printf(w, "(%s * ((%s) <= %s ? %s * expm1%s(%s) : (%s)))", ga, A, z, al, ew_fs(ct), A, A);
+    const Sx *neg = BIN(MUL, NUM(n->attrs[SELU_ALPHA].f), CALL(EXPM1, A));
+    return BIN(MUL, NUM(n->attrs[SELU_GAMMA].f), SEL(BIN(LE, A, NUM(0)), neg, A));
 }
 static double ref_Selu(const Node *n, const double *x)
 {
@@ -265,55 +247,43 @@ static double ref_Selu(const Node *n, const double *x)
     return n->attrs[SELU_GAMMA].f * (v <= 0 ? n->attrs[SELU_ALPHA].f * expm1(v) : v);
 }
 
-/* Writes clamp(t, 0, 1) with NaN propagation; t is repeated. */
-static void write_clamp01(Writer *w, const char *t, DType ct)
+/* clamp(t, 0, 1) with NaN propagation; t is one shared node. */
+static const Sx *clamp01(SxBuild *b, const Sx *t, DType ct)
 {
-    char z[64], o[64];
-    ew_lit(z, sizeof z, ct, 0);
-    ew_lit(o, sizeof o, ct, 1);
-    w_printf(w, "(%s < %s ? %s : %s > %s ? %s : %s)", t, z, z, t, o, o, t);
+    const Sx *z = NUM(0), *o = NUM(1);
+    return SEL(BIN(LT, t, z), z, SEL(BIN(GT, t, o), o, t));
 }
-static double clamp01(double t) { return t < 0 ? 0 : t > 1 ? 1 : t; }
+static double clamp01_ref(double t) { return t < 0 ? 0 : t > 1 ? 1 : t; }
 
-static void expr_HardSigmoid(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_HardSigmoid(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char al[64], be[64], t[256];
-    ew_lit(al, sizeof al, ct, n->attrs[HSIG_ALPHA].f);
-    ew_lit(be, sizeof be, ct, n->attrs[HSIG_BETA].f);
-    snprintf(t, sizeof t, "(%s * (%s) + %s)", al, A, be);
-    write_clamp01(w, t, ct);
+    const Sx *t = BIN(ADD, BIN(MUL, NUM(n->attrs[HSIG_ALPHA].f), A), NUM(n->attrs[HSIG_BETA].f));
+    return clamp01(b, t, ct);
 }
 static double ref_HardSigmoid(const Node *n, const double *x)
 {
-    return clamp01(n->attrs[HSIG_ALPHA].f * x[0] + n->attrs[HSIG_BETA].f);
+    return clamp01_ref(n->attrs[HSIG_ALPHA].f * x[0] + n->attrs[HSIG_BETA].f);
 }
 
 /* HardSwish: x * clamp(x / 6 + 0.5, 0, 1). */
-static void expr_HardSwish(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_HardSwish(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char al[64], be[64], t[256];
     (void)n;
-    ew_lit(al, sizeof al, ct, 1.0 / 6.0);
-    ew_lit(be, sizeof be, ct, 0.5);
-    snprintf(t, sizeof t, "(%s * (%s) + %s)", al, A, be);
-    w_printf(w, "((%s) * ", A);
-    write_clamp01(w, t, ct);
-    w_puts(w, ")");
+    const Sx *t = BIN(ADD, BIN(MUL, NUM(1.0 / 6.0), A), NUM(0.5));
+    return BIN(MUL, A, clamp01(b, t, ct));
 }
 static double ref_HardSwish(const Node *n, const double *x)
 {
     (void)n;
-    return x[0] * clamp01(x[0] / 6.0 + 0.5);
+    return x[0] * clamp01_ref(x[0] / 6.0 + 0.5);
 }
 
 /* Softplus = log(exp(x) + 1), written so that neither branch overflows. */
-static void expr_Softplus(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Softplus(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    char z[64];
     (void)n;
-    ew_lit(z, sizeof z, ct, 0);
-    w_printf(w, "((%s) > %s ? (%s) + log1p%s(exp%s(-(%s))) : log1p%s(exp%s(%s)))", A, z, A, ew_fs(ct), ew_fs(ct), A,
-             ew_fs(ct), ew_fs(ct), A);
+    const Sx *pos = BIN(ADD, A, CALL(LOG1P, CALL(EXP, sx_unary(b, SX_NEG, A))));
+    return SEL(BIN(GT, A, NUM(0)), pos, CALL(LOG1P, CALL(EXP, A)));
 }
 static double ref_Softplus(const Node *n, const double *x)
 {
@@ -324,16 +294,15 @@ static double ref_Softplus(const Node *n, const double *x)
 
 /* Clip = min(max(x, lo), hi) as numpy computes it (NaN propagates; when
  * lo > hi the result is hi). Absent bounds are skipped. */
-static void expr_Clip(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Clip(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)ct;
-    int lo = n->n_in > 1 && n->in[1], hi = n->n_in > 2 && n->in[2];
-    if (lo && hi)
-        w_printf(w, "((%s) < (%s) ? ((%s) > (%s) ? (%s) : (%s)) : (%s) > (%s) ? (%s) : (%s))", A, args[1], args[1],
-                 args[2], args[2], args[1], A, args[2], args[2], A);
-    else if (lo) w_printf(w, "((%s) < (%s) ? (%s) : (%s))", A, args[1], args[1], A);
-    else if (hi) w_printf(w, "((%s) > (%s) ? (%s) : (%s))", A, args[2], args[2], A);
-    else w_printf(w, "(%s)", A);
+    int has_lo = n->n_in > 1 && n->in[1], has_hi = n->n_in > 2 && n->in[2];
+    const Sx *lo = has_lo ? args[1] : NULL, *hi = has_hi ? args[2] : NULL;
+    if (has_lo && has_hi) return SEL(BIN(LT, A, lo), SEL(BIN(GT, lo, hi), hi, lo), SEL(BIN(GT, A, hi), hi, A));
+    if (has_lo) return SEL(BIN(LT, A, lo), lo, A);
+    if (has_hi) return SEL(BIN(GT, A, hi), hi, A);
+    return A;
 }
 static double ref_Clip(const Node *n, const double *x)
 {
@@ -343,55 +312,33 @@ static double ref_Clip(const Node *n, const double *x)
     return v;
 }
 
-static void expr_Not(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Not(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n, (void)ct;
-    w_printf(w, "(!(%s))", A);
+    return sx_unary(b, SX_NOT, A);
 }
 static double ref_Not(const Node *n, const double *x) { (void)n; return x[0] != 0 ? 0 : 1; }
 
-static void expr_Identity(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Identity(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
-    (void)n, (void)ct;
-    w_printf(w, "(%s)", A);
+    (void)n, (void)b, (void)ct;
+    return A;
 }
 static double ref_Identity(const Node *n, const double *x) { (void)n; return x[0]; }
 
 /* Cast: the value is computed in the input's compute type; the store
- * converts. Conversions C leaves undefined are spelled out: to bool is
- * `!= 0`, float to integer saturates and maps NaN to 0. */
-static void expr_Cast(const Node *n, Writer *w, const char *const *args, DType ct)
+ * converts. Conversions a plain conversion leaves undefined are spelled
+ * out: to bool is `!= 0`; float to integer saturates at the type's limits
+ * (compared in the input's type) and maps NaN to 0. */
+static const Sx *expr_Cast(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     DType to = n->out[0]->dtype, from = n->in[0]->dtype;
-    char z[64];
-    if (to == DT_BOOL) {
-        w_printf(w, "((%s) != %s)", A, ew_lit(z, sizeof z, ct, 0));
-        return;
-    }
-    if (!ir_dtype_is_int(to) || !ir_dtype_is_float(from)) {
-        w_printf(w, "(%s)", A);
-        return;
-    }
-    static const struct { DType t; const char *min, *max; double lo, hi; } lim[] = {
-        {DT_I8, "INT8_MIN", "INT8_MAX", -128.0, 128.0},
-        {DT_U8, "0", "UINT8_MAX", 0.0, 256.0},
-        {DT_I16, "INT16_MIN", "INT16_MAX", -32768.0, 32768.0},
-        {DT_I32, "INT32_MIN", "INT32_MAX", -2147483648.0, 2147483648.0},
-        {DT_I64, "INT64_MIN", "INT64_MAX", -9223372036854775808.0, 9223372036854775808.0},
-        {DT_U16, "0", "UINT16_MAX", 0.0, 65536.0},
-        {DT_U32, "0", "UINT32_MAX", 0.0, 4294967296.0},
-        {DT_U64, "0", "UINT64_MAX", 0.0, 18446744073709551616.0},
-    };
-    for (size_t k = 0; k < sizeof lim / sizeof lim[0]; k++) {
-        if (lim[k].t != to) continue;
-        char lo[64], hi[64];
-        ew_lit(lo, sizeof lo, ct, lim[k].lo);
-        ew_lit(hi, sizeof hi, ct, lim[k].hi);
-        w_printf(w, "((%s) != (%s) ? 0 : (%s) <= %s ? %s : (%s) >= %s ? %s : (%s)(%s))", A, A, A, lo, lim[k].min, A,
-                 hi, lim[k].max, ew_ctype(to), A);
-        return;
-    }
-    GC_ASSERT(0 && "Cast to an unknown integer dtype");
+    if (to == DT_BOOL) return BIN(NE, A, NUM(0));
+    if (!ir_dtype_is_int(to) || !ir_dtype_is_float(from)) return A;
+    int bits = (int)ir_dtype_size(to) * 8, is_signed = ew_is_signed_int(to);
+    double lo = is_signed ? -ldexp(1.0, bits - 1) : 0.0, hi = ldexp(1.0, is_signed ? bits - 1 : bits);
+    const Sx *in_range = SEL(BIN(GE, A, NUM(hi)), sx_limit(b, to, 1), sx_convert(b, to, A));
+    return SEL(BIN(NE, A, A), sx_const(b, to, 0), SEL(BIN(LE, A, NUM(lo)), sx_limit(b, to, 0), in_range));
 }
 static double ref_Cast(const Node *n, const double *x)
 {
@@ -404,36 +351,35 @@ static double ref_Cast(const Node *n, const double *x)
     return ir_round_to(to, v); /* floats round; float to integer saturates */
 }
 
-static void expr_Add(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Add(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) + (%s))", A, B);
+    return BIN(ADD, A, B);
 }
 static double ref_Add(const Node *n, const double *x) { return fin(n, x[0] + x[1]); }
 
-static void expr_Sub(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Sub(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) - (%s))", A, B);
+    return BIN(SUB, A, B);
 }
 static double ref_Sub(const Node *n, const double *x) { return fin(n, x[0] - x[1]); }
 
-/* u16 operands promote to int, whose product can overflow: multiply as
- * unsigned int instead (the store truncates). */
-static void expr_Mul(const Node *n, Writer *w, const char *const *args, DType ct)
+/* u16 operands promote to int in C, whose product can overflow: multiply
+ * as u32 instead (the store truncates). */
+static const Sx *expr_Mul(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n;
-    if (ct == DT_U16) w_printf(w, "((uint32_t)(%s) * (%s))", A, B);
-    else w_printf(w, "((%s) * (%s))", A, B);
+    return BIN(MUL, ct == DT_U16 ? sx_convert(b, DT_U32, A) : A, B);
 }
 static double ref_Mul(const Node *n, const double *x) { return fin(n, x[0] * x[1]); }
 
 /* Integer division truncates toward zero (C and ONNX); by zero it gives 0. */
-static void expr_Div(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Div(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n;
-    if (ir_dtype_is_float(ct)) w_printf(w, "((%s) / (%s))", A, B);
-    else w_printf(w, "((%s) != 0 ? (%s) / (%s) : 0)", B, A, B);
+    if (ir_dtype_is_float(ct)) return BIN(DIV, A, B);
+    return SEL(BIN(NE, B, NUM(0)), BIN(DIV, A, B), NUM(0));
 }
 static double ref_Div(const Node *n, const double *x)
 {
@@ -441,20 +387,16 @@ static double ref_Div(const Node *n, const double *x)
     return x[1] != 0 ? fin(n, trunc(x[0] / x[1])) : 0;
 }
 
-/* Pow: float bases use pow/powf; integer bases compute in double, truncate
- * and saturate at the type's limits (ew_sat_int, as a Cast would: a plain C
- * conversion of an out-of-range double is undefined). The exponent may have
- * another dtype. */
-static void expr_Pow(const Node *n, Writer *w, const char *const *args, DType ct)
+/* Pow: float bases call pow in their type; integer bases compute in double,
+ * truncate and saturate at the type's limits (SX_SAT_INT, as a Cast would:
+ * a plain conversion of an out-of-range double is undefined). The exponent
+ * may have another dtype. */
+static const Sx *expr_Pow(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n;
-    if (ir_dtype_is_float(ct)) {
-        w_printf(w, "pow%s((%s), (%s)(%s))", ew_fs(ct), A, ew_ctype(ct), B);
-        return;
-    }
-    char e[256];
-    snprintf(e, sizeof e, "pow((double)(%s), (double)(%s))", A, B);
-    ew_sat_int(w, ct, e);
+    if (ir_dtype_is_float(ct)) return sx_call(b, SX_FN_POW, A, sx_convert(b, ct, B));
+    const Sx *p = sx_call(b, SX_FN_POW, sx_convert(b, DT_F64, A), sx_convert(b, DT_F64, B));
+    return sx_sat_int(b, ct, p);
 }
 static double ref_Pow(const Node *n, const double *x)
 {
@@ -463,27 +405,24 @@ static double ref_Pow(const Node *n, const double *x)
     return ir_dtype_is_int(t) ? ir_round_to(t, v) : v;
 }
 
-/* Max/Min fold left over the inputs: v = (x_j CMP v || x_j is NaN) ? x_j : v,
- * so float versions propagate NaN and ties keep the earlier input. */
-static void write_minmax(const Node *n, Writer *w, const char *const *args, DType ct, const char *cmp)
+/* Max/Min fold left over the inputs with SX_MAX / SX_MIN (float versions
+ * propagate NaN; ties keep the earlier input). */
+static const Sx *fold_minmax(const Node *n, SxBuild *b, const Sx *const *args, SxKind k)
 {
-    Writer acc, nxt;
-    w_init(&acc);
-    w_printf(&acc, "(%s)", A);
-    for (int j = 1; j < n->n_in; j++) {
-        w_init(&nxt);
-        if (ir_dtype_is_float(ct))
-            w_printf(&nxt, "(((%s) %s %s || (%s) != (%s)) ? (%s) : %s)", args[j], cmp, acc.buf, args[j], args[j],
-                     args[j], acc.buf);
-        else w_printf(&nxt, "((%s) %s %s ? (%s) : %s)", args[j], cmp, acc.buf, args[j], acc.buf);
-        w_free(&acc);
-        acc = nxt;
-    }
-    w_puts(w, acc.buf);
-    w_free(&acc);
+    const Sx *acc = A;
+    for (int j = 1; j < n->n_in; j++) acc = sx_binary(b, k, acc, args[j]);
+    return acc;
 }
-static void expr_Max(const Node *n, Writer *w, const char *const *args, DType ct) { write_minmax(n, w, args, ct, ">"); }
-static void expr_Min(const Node *n, Writer *w, const char *const *args, DType ct) { write_minmax(n, w, args, ct, "<"); }
+static const Sx *expr_Max(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
+{
+    (void)ct;
+    return fold_minmax(n, b, args, SX_MAX);
+}
+static const Sx *expr_Min(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
+{
+    (void)ct;
+    return fold_minmax(n, b, args, SX_MIN);
+}
 static double ref_Max(const Node *n, const double *x)
 {
     double v = x[0];
@@ -499,36 +438,40 @@ static double ref_Min(const Node *n, const double *x)
     return v;
 }
 
-static void expr_Equal(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Equal(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) == (%s))", A, B);
+    return BIN(EQ, A, B);
 }
 static double ref_Equal(const Node *n, const double *x) { (void)n; return x[0] == x[1]; }
 
-static void expr_Less(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Less(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) < (%s))", A, B);
+    return BIN(LT, A, B);
 }
 static double ref_Less(const Node *n, const double *x) { (void)n; return x[0] < x[1]; }
 
-static void expr_Greater(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Greater(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) > (%s))", A, B);
+    return BIN(GT, A, B);
 }
 static double ref_Greater(const Node *n, const double *x) { (void)n; return x[0] > x[1]; }
 
-static void expr_Where(const Node *n, Writer *w, const char *const *args, DType ct)
+static const Sx *expr_Where(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) ? (%s) : (%s))", args[0], args[1], args[2]);
+    return SEL(args[0], args[1], args[2]);
 }
 static double ref_Where(const Node *n, const double *x) { (void)n; return x[0] != 0 ? x[1] : x[2]; }
 
 #undef A
 #undef B
+#undef NUM
+#undef BIN
+#undef SEL
+#undef CALL
 
 /* ---- the descriptions ---------------------------------------------------- */
 

@@ -1,5 +1,5 @@
-/* ew_common.c — shared checks and expression helpers of the elementwise-style
- * op families (see ew_common.h). The message texts are the family-wide ones
+/* ew_common.c — shared checks and helpers of the elementwise-style op
+ * families (see ew_common.h). The message texts are the family-wide ones
  * that tests match exactly, so every family reports a broken rule the same
  * way.
  */
@@ -7,8 +7,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 const char *ew_in_name(const Node *n, int j, char *buf, size_t cap)
 {
@@ -120,73 +118,6 @@ int ew_broadcast_inputs(Node *n, int first, Shape *out, Diag *d)
 
 int ew_is_unsigned(DType t) { return t == DT_U8 || t == DT_U16 || t == DT_U32 || t == DT_U64; }
 int ew_is_signed_int(DType t) { return ir_dtype_is_int(t) && !ew_is_unsigned(t); }
-
-const char *ew_fs(DType ct) { return ct == DT_F64 ? "" : "f"; }
-
-/* Floats: the shortest decimal that reads back as the same value of ct. */
-const char *ew_lit(char *buf, size_t cap, DType ct, double v)
-{
-    if (!ir_dtype_is_float(ct)) {
-        GC_ASSERT(v >= -9223372036854775808.0 && v < 18446744073709551616.0);
-        if (v >= 9223372036854775808.0) snprintf(buf, cap, "%lluu", (unsigned long long)v);
-        else snprintf(buf, cap, "%lld", (long long)v);
-        return buf;
-    }
-    int f32 = ct != DT_F64;
-    for (int prec = f32 ? 6 : 15; prec <= (f32 ? 9 : 17); prec++) {
-        snprintf(buf, cap, "%.*g", prec, v);
-        double back = strtod(buf, NULL);
-        if (f32 ? (float)back == (float)v : back == v) break;
-    }
-    if (!strpbrk(buf, ".eEn")) strncat(buf, ".0", cap - strlen(buf) - 1);
-    if (f32) strncat(buf, "f", cap - strlen(buf) - 1);
-    return buf;
-}
-
-const char *ew_ctype(DType ct)
-{
-    switch (ct) {
-    case DT_F64: return "double";
-    case DT_I8: return "int8_t";
-    case DT_U8: return "uint8_t";
-    case DT_I16: return "int16_t";
-    case DT_I32: return "int32_t";
-    case DT_I64: return "int64_t";
-    case DT_BOOL: return "uint8_t";
-    case DT_U16: return "uint16_t";
-    case DT_U32: return "uint32_t";
-    case DT_U64: return "uint64_t";
-    default: return "float";
-    }
-}
-
-/* Limits of ew_sat_int: values <= lo give min, values >= hi give max; the
- * i64 maximum is the largest double below 2^63, where ir_store_f64 stops. */
-static const struct { DType t; const char *min, *max; double lo, hi; } sat_lim[] = {
-    {DT_I8, "INT8_MIN", "INT8_MAX", -128.0, 128.0},
-    {DT_U8, "0", "UINT8_MAX", 0.0, 256.0},
-    {DT_I16, "INT16_MIN", "INT16_MAX", -32768.0, 32768.0},
-    {DT_I32, "INT32_MIN", "INT32_MAX", -2147483648.0, 2147483648.0},
-    {DT_I64, "INT64_MIN", "(int64_t)9223372036854774784", -9223372036854775808.0, 9223372036854774784.0},
-    {DT_U16, "0", "UINT16_MAX", 0.0, 65536.0},
-    {DT_U32, "0", "UINT32_MAX", 0.0, 4294967296.0},
-    {DT_U64, "0", "UINT64_MAX", 0.0, 18446744073709551616.0},
-};
-
-void ew_sat_int(Writer *w, DType ct, const char *e)
-{
-    for (size_t k = 0; k < sizeof sat_lim / sizeof sat_lim[0]; k++) {
-        if (sat_lim[k].t != ct) continue;
-        char lo[64], hi[64];
-        ew_lit(lo, sizeof lo, DT_F64, sat_lim[k].lo);
-        ew_lit(hi, sizeof hi, DT_F64, sat_lim[k].hi);
-        const char *t = ew_ctype(ct);
-        w_printf(w, "((%s) != (%s) ? (%s)0 : (%s) <= %s ? (%s)%s : (%s) >= %s ? (%s)%s : (%s)(%s))", e, e, t, e, lo, t,
-                 sat_lim[k].min, e, hi, t, sat_lim[k].max, t, e);
-        return;
-    }
-    GC_ASSERT(0 && "ew_sat_int: not an integer compute type");
-}
 
 double ew_wrap_int(DType t, double v)
 {

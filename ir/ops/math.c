@@ -5,18 +5,19 @@
  * Like the elementwise family, each op is described by infer (ONNX opset 17
  * dtype rules, numpy broadcasting), scalar_ref (the function on doubles,
  * used by the interpreter and constant folding through ir_eval_elementwise)
- * and scalar_expr (the same function as C text in a compute type `ct`:
- * float functions and `f` literals for f32 — also for f16/bf16, which
- * compute in float —, double ones for f64, integer arithmetic for integer
- * types). The C backend's generic elementwise emitter writes the loops.
+ * and scalar_expr (the same function as a target-neutral expression tree,
+ * ir/sexpr.h, in a compute type `ct`: float math and float constants for
+ * f32 — also for f16/bf16, which compute in float —, double for f64,
+ * integer arithmetic for integer types). Backends print the tree; the C
+ * backend's generic elementwise emitter writes the loops around it.
  *
- * Corner cases are defined the same way on both sides, never left to C's
+ * Corner cases are defined the same way on both sides, never left to
  * undefined behaviour: integer Mod by 0 gives 0 (numpy), x % -1 is 0 (C's
  * INT_MIN % -1 traps), BitShift by the bit width or more gives 0 (numpy),
  * Round is half-to-even (nearbyint in the default rounding mode), NaN propagates
  * through Sign/PRelu/ThresholdedRelu/Celu and gives 0 in Shrink (ONNX's
- * reference formulas). Expressions may repeat an argument: the emitter
- * passes identifiers of locals.
+ * reference formulas). Trees may use an argument several times: backends
+ * load each input element into a local first.
  *
  * CastLike is the one op without scalar facets: its second input only
  * supplies a dtype and may have any shape, so it must not take part in
@@ -26,7 +27,6 @@
 #include "ew_common.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 /* Post-processes an arithmetic result for the output dtype (integer wrap). */
@@ -138,60 +138,62 @@ static int infer_castlike(Node *n, Diag *d)
 
 /* ---- scalar functions ---------------------------------------------------- */
 
+/* Builders get their arguments as trees; A and B name them, and the
+ * shorthands build in `b` with constants in the compute type. */
 #define A (args[0])
 #define B (args[1])
-#define EXPR(Op) static void expr_##Op(const Node *n, Writer *w, const char *const *args, DType ct)
+#define NUM(v) sx_const(b, ct, (v))
+#define BIN(k, x, y) sx_binary(b, SX_##k, (x), (y))
+#define SEL(c, x, y) sx_select(b, (c), (x), (y))
+#define CALL(f, x) sx_call(b, SX_FN_##f, (x), NULL)
+#define EXPR(Op) static const Sx *expr_##Op(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 #define REF(Op) static double ref_##Op(const Node *n, const double *x)
 
-/* Unary float functions of <math.h>: NAME(x) -> "namef(x)" / "name(x)". */
-EW_LIBM_UNARY(Acos, "acos", acos)
-EW_LIBM_UNARY(Acosh, "acosh", acosh)
-EW_LIBM_UNARY(Asin, "asin", asin)
-EW_LIBM_UNARY(Asinh, "asinh", asinh)
-EW_LIBM_UNARY(Atan, "atan", atan)
-EW_LIBM_UNARY(Atanh, "atanh", atanh)
-EW_LIBM_UNARY(Cosh, "cosh", cosh)
-EW_LIBM_UNARY(Sinh, "sinh", sinh)
-EW_LIBM_UNARY(Tan, "tan", tan)
-EW_LIBM_UNARY(Round, "nearbyint", nearbyint) /* half to even in the default rounding mode */
+/* Unary float functions: one call of the function in the compute type. */
+EW_MATH_UNARY(Acos, SX_FN_ACOS, acos)
+EW_MATH_UNARY(Acosh, SX_FN_ACOSH, acosh)
+EW_MATH_UNARY(Asin, SX_FN_ASIN, asin)
+EW_MATH_UNARY(Asinh, SX_FN_ASINH, asinh)
+EW_MATH_UNARY(Atan, SX_FN_ATAN, atan)
+EW_MATH_UNARY(Atanh, SX_FN_ATANH, atanh)
+EW_MATH_UNARY(Cosh, SX_FN_COSH, cosh)
+EW_MATH_UNARY(Sinh, SX_FN_SINH, sinh)
+EW_MATH_UNARY(Tan, SX_FN_TAN, tan)
+EW_MATH_UNARY(Round, SX_FN_NEARBYINT, nearbyint) /* half to even in the default rounding mode */
 
 EXPR(And)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) && (%s))", A, B);
+    return BIN(AND, A, B);
 }
 REF(And) { (void)n; return x[0] != 0 && x[1] != 0; }
 
 EXPR(Or)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) || (%s))", A, B);
+    return BIN(OR, A, B);
 }
 REF(Or) { (void)n; return x[0] != 0 || x[1] != 0; }
 
 EXPR(Xor)
 {
     (void)n, (void)ct;
-    w_printf(w, "((!(%s)) != (!(%s)))", A, B);
+    return BIN(NE, sx_unary(b, SX_NOT, A), sx_unary(b, SX_NOT, B));
 }
 REF(Xor) { (void)n; return (x[0] != 0) != (x[1] != 0); }
 
-/* Mod: fmod=1 is C's truncated remainder (fmod for floats), fmod=0 the
+/* Mod: fmod=1 is the truncated remainder (fmod for floats), fmod=0 the
  * floored one whose sign follows the divisor (Python, numpy.mod). */
 EXPR(Mod)
 {
     int f = n->attrs[MOD_FMOD].i != 0;
-    if (ir_dtype_is_float(ct)) {
-        w_printf(w, "fmod%s((%s), (%s))", ew_fs(ct), A, B);
-    } else if (!ew_is_signed_int(ct)) {
-        w_printf(w, "((%s) == 0 ? 0 : (%s) %% (%s))", B, A, B);
-    } else if (f) {
-        w_printf(w, "((%s) == 0 || (%s) == -1 ? 0 : (%s) %% (%s))", B, B, A, B);
-    } else {
-        w_printf(w, "((%s) == 0 || (%s) == -1 ? 0 : ((%s) %% (%s) != 0 && (((%s) %% (%s)) < 0) != ((%s) < 0)) ? "
-                    "(%s) %% (%s) + (%s) : (%s) %% (%s))",
-                 B, B, A, B, A, B, B, A, B, B, A, B);
-    }
+    if (ir_dtype_is_float(ct)) return sx_call(b, SX_FN_FMOD, A, B);
+    if (!ew_is_signed_int(ct)) return SEL(BIN(EQ, B, NUM(0)), NUM(0), BIN(MOD, A, B));
+    const Sx *no_rem = BIN(OR, BIN(EQ, B, NUM(0)), BIN(EQ, B, NUM(-1))); /* b == -1 would trap at MIN */
+    if (f) return SEL(no_rem, NUM(0), BIN(MOD, A, B));
+    const Sx *wrong_sign = BIN(AND, BIN(NE, BIN(MOD, A, B), NUM(0)),
+                               BIN(NE, BIN(LT, BIN(MOD, A, B), NUM(0)), BIN(LT, B, NUM(0))));
+    return SEL(no_rem, NUM(0), SEL(wrong_sign, BIN(ADD, BIN(MOD, A, B), B), BIN(MOD, A, B)));
 }
 REF(Mod)
 {
@@ -205,13 +207,10 @@ REF(Mod)
 
 EXPR(Sign)
 {
-    char z[64], o[64], m[64];
     (void)n;
-    if (ir_dtype_is_float(ct))
-        w_printf(w, "((%s) > %s ? %s : (%s) < %s ? %s : (%s))", A, ew_lit(z, sizeof z, ct, 0),
-                 ew_lit(o, sizeof o, ct, 1), A, z, ew_lit(m, sizeof m, ct, -1), A);
-    else if (ew_is_signed_int(ct)) w_printf(w, "(((%s) > 0) - ((%s) < 0))", A, A);
-    else w_printf(w, "((%s) != 0)", A);
+    if (ir_dtype_is_float(ct)) return SEL(BIN(GT, A, NUM(0)), NUM(1), SEL(BIN(LT, A, NUM(0)), NUM(-1), A));
+    if (ew_is_signed_int(ct)) return BIN(SUB, BIN(GT, A, NUM(0)), BIN(LT, A, NUM(0)));
+    return BIN(NE, A, NUM(0));
 }
 REF(Sign)
 {
@@ -223,18 +222,18 @@ REF(Sign)
 EXPR(IsNaN)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) != (%s))", A, A);
+    return BIN(NE, A, A);
 }
 REF(IsNaN) { (void)n; return isnan(x[0]) ? 1 : 0; }
 
 EXPR(IsInf)
 {
-    (void)ct;
     int neg = n->attrs[ISINF_DETECT_NEGATIVE].i != 0, pos = n->attrs[ISINF_DETECT_POSITIVE].i != 0;
-    if (neg && pos) w_printf(w, "((%s) == INFINITY || (%s) == -INFINITY)", A, A);
-    else if (pos) w_printf(w, "((%s) == INFINITY)", A);
-    else if (neg) w_printf(w, "((%s) == -INFINITY)", A);
-    else w_printf(w, "((void)(%s), 0)", A);
+    const Sx *is_pos = BIN(EQ, A, NUM(INFINITY)), *is_neg = BIN(EQ, A, NUM(-INFINITY));
+    if (neg && pos) return BIN(OR, is_pos, is_neg);
+    if (pos) return is_pos;
+    if (neg) return is_neg;
+    return sx_seq(b, A, sx_const(b, DT_BOOL, 0));
 }
 REF(IsInf)
 {
@@ -245,18 +244,15 @@ REF(IsInf)
 /* Softsign = x / (1 + |x|). */
 EXPR(Softsign)
 {
-    char o[64];
     (void)n;
-    w_printf(w, "((%s) / (%s + fabs%s(%s)))", A, ew_lit(o, sizeof o, ct, 1), ew_fs(ct), A);
+    return BIN(DIV, A, BIN(ADD, NUM(1), CALL(FABS, A)));
 }
 REF(Softsign) { (void)n; return x[0] / (1 + fabs(x[0])); }
 
 /* ThresholdedRelu = x > alpha ? x : 0 (NaN stays NaN, as in ONNX's formula). */
 EXPR(ThresholdedRelu)
 {
-    char al[64], z[64];
-    w_printf(w, "((%s) <= %s ? %s : (%s))", A, ew_lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f),
-             ew_lit(z, sizeof z, ct, 0), A);
+    return SEL(BIN(LE, A, NUM(n->attrs[ALPHA_ALPHA].f)), NUM(0), A);
 }
 REF(ThresholdedRelu) { return x[0] <= n->attrs[ALPHA_ALPHA].f ? 0 : x[0]; }
 
@@ -264,10 +260,8 @@ REF(ThresholdedRelu) { return x[0] <= n->attrs[ALPHA_ALPHA].f ? 0 : x[0]; }
  * x > 0 and alpha * expm1(x / alpha) otherwise, for either sign of alpha. */
 EXPR(Celu)
 {
-    char al[64], z[64];
-    ew_lit(al, sizeof al, ct, n->attrs[ALPHA_ALPHA].f);
-    w_printf(w, "((%s) > %s ? (%s) : %s * expm1%s((%s) / %s))", A, ew_lit(z, sizeof z, ct, 0), A, al, ew_fs(ct), A,
-             al);
+    const Sx *al = NUM(n->attrs[ALPHA_ALPHA].f);
+    return SEL(BIN(GT, A, NUM(0)), A, BIN(MUL, al, CALL(EXPM1, BIN(DIV, A, al))));
 }
 REF(Celu)
 {
@@ -275,28 +269,22 @@ REF(Celu)
     return x[0] > 0 ? x[0] : al * expm1(x[0] / al);
 }
 
+/* x converted to double: a fresh node per use, so each prints in place. */
+static const Sx *f64_of(SxBuild *b, const Sx *x) { return sx_convert(b, DT_F64, x); }
+
 /* Shrink = x < -lambd ? x + bias : x > lambd ? x - bias : 0. Integer inputs
  * compare and add in double and convert the result back saturating
- * (ew_sat_int: x - bias may leave the type's range, below 0 for unsigned). */
+ * (SX_SAT_INT: x - bias may leave the type's range, below 0 for unsigned). */
 EXPR(Shrink)
 {
     double bias = n->attrs[SHRINK_BIAS].f, lambd = n->attrs[SHRINK_LAMBD].f;
-    char lo[64], hi[64], bs[64], z[64];
-    if (ir_dtype_is_float(ct)) {
-        ew_lit(lo, sizeof lo, ct, -lambd);
-        ew_lit(hi, sizeof hi, ct, lambd);
-        ew_lit(bs, sizeof bs, ct, bias);
-        w_printf(w, "((%s) < %s ? (%s) + %s : (%s) > %s ? (%s) - %s : %s)", A, lo, A, bs, A, hi, A, bs,
-                 ew_lit(z, sizeof z, ct, 0));
-        return;
-    }
-    ew_lit(lo, sizeof lo, DT_F64, -lambd);
-    ew_lit(hi, sizeof hi, DT_F64, lambd);
-    ew_lit(bs, sizeof bs, DT_F64, bias);
-    char e[512];
-    snprintf(e, sizeof e, "((double)(%s) < %s ? (double)(%s) + %s : (double)(%s) > %s ? (double)(%s) - %s : 0.0)", A, lo, A, bs,
-             A, hi, A, bs);
-    ew_sat_int(w, ct, e);
+    if (ir_dtype_is_float(ct))
+        return SEL(BIN(LT, A, NUM(-lambd)), BIN(ADD, A, NUM(bias)),
+                   SEL(BIN(GT, A, NUM(lambd)), BIN(SUB, A, NUM(bias)), NUM(0)));
+    const Sx *lo = sx_const(b, DT_F64, -lambd), *hi = sx_const(b, DT_F64, lambd), *bs = sx_const(b, DT_F64, bias);
+    const Sx *e = SEL(BIN(LT, f64_of(b, A), lo), BIN(ADD, f64_of(b, A), bs),
+                      SEL(BIN(GT, f64_of(b, A), hi), BIN(SUB, f64_of(b, A), bs), sx_const(b, DT_F64, 0)));
+    return sx_sat_int(b, ct, e);
 }
 REF(Shrink)
 {
@@ -306,45 +294,42 @@ REF(Shrink)
     return ir_dtype_is_int(t) ? ir_round_to(t, v) : v;
 }
 
-/* PRelu = x < 0 ? slope * x : x; unsigned inputs pass through. */
+/* PRelu = x < 0 ? slope * x : x; unsigned inputs pass through (the slope
+ * stays in the tree, unused). */
 EXPR(PRelu)
 {
-    char z[64];
     (void)n;
-    if (ew_is_unsigned(ct)) {
-        w_printf(w, "((void)(%s), (%s))", B, A);
-        return;
-    }
-    w_printf(w, "((%s) < %s ? (%s) * (%s) : (%s))", A, ew_lit(z, sizeof z, ct, 0), B, A, A);
+    if (ew_is_unsigned(ct)) return sx_seq(b, B, A);
+    return SEL(BIN(LT, A, NUM(0)), BIN(MUL, B, A), A);
 }
 REF(PRelu) { return x[0] < 0 ? fin(n, x[1] * x[0]) : x[0]; }
 
 EXPR(GreaterOrEqual)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) >= (%s))", A, B);
+    return BIN(GE, A, B);
 }
 REF(GreaterOrEqual) { (void)n; return x[0] >= x[1]; }
 
 EXPR(LessOrEqual)
 {
     (void)n, (void)ct;
-    w_printf(w, "((%s) <= (%s))", A, B);
+    return BIN(LE, A, B);
 }
 REF(LessOrEqual) { (void)n; return x[0] <= x[1]; }
 
-/* Writes "(x0 + x1 + ...)". */
-static void write_sum(const Node *n, Writer *w, const char *const *args)
+/* x0 + x1 + ... (left to right). */
+static const Sx *sum_args(const Node *n, SxBuild *b, const Sx *const *args)
 {
-    w_puts(w, "(");
-    for (int j = 0; j < n->n_in; j++) w_printf(w, "%s(%s)", j ? " + " : "", args[j]);
-    w_puts(w, ")");
+    const Sx *s = A;
+    for (int j = 1; j < n->n_in; j++) s = BIN(ADD, s, args[j]);
+    return s;
 }
 
 EXPR(Sum)
 {
     (void)ct;
-    write_sum(n, w, args);
+    return sum_args(n, b, args);
 }
 REF(Sum)
 {
@@ -353,22 +338,18 @@ REF(Sum)
     return s;
 }
 
-EXPR(Mean)
-{
-    char c[64];
-    w_puts(w, "(");
-    write_sum(n, w, args);
-    w_printf(w, " / %s)", ew_lit(c, sizeof c, ct, n->n_in));
-}
+EXPR(Mean) { return BIN(DIV, sum_args(n, b, args), NUM(n->n_in)); }
 REF(Mean) { return ref_Sum(n, x) / n->n_in; }
 
 /* BitShift on an unsigned dtype of w bits: shifts of w or more give 0
- * (numpy; C leaves them undefined). u8 and u16 operands promote to int, where
- * x << s for s < w still fits; the cast truncates the result to w bits. */
+ * (numpy; C leaves them undefined). In C, u8 and u16 operands promote to
+ * int, where x << s for s < w still fits; the conversion back to the dtype
+ * truncates the result to w bits. */
 EXPR(BitShift)
 {
     int bits = (int)ir_dtype_size(ct) * 8;
-    w_printf(w, "((%s) >= %d ? 0 : (%s)((%s) %s (%s)))", B, bits, ew_ctype(ct), A, shift_left(n) ? "<<" : ">>", B);
+    const Sx *sh = shift_left(n) ? BIN(SHL, A, B) : BIN(SHR, A, B);
+    return SEL(BIN(GE, B, NUM(bits)), NUM(0), sx_convert(b, ct, sh));
 }
 REF(BitShift)
 {
@@ -380,6 +361,10 @@ REF(BitShift)
 
 #undef A
 #undef B
+#undef NUM
+#undef BIN
+#undef SEL
+#undef CALL
 #undef EXPR
 #undef REF
 
