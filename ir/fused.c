@@ -371,7 +371,7 @@ char *ir_fused_subst(const char *expr, const char *const *repl, int n_repl, cons
 char *ir_fused_node_expr(const Node *n)
 {
     if (n->op == OP_Fused) {
-        const char *s = n->attrs[0].s;
+        const char *s = n->attrs[FUSED_EXPR].s;
         char *c = malloc(strlen(s) + 1);
         GC_ASSERT(c);
         return strcpy(c, s);
@@ -650,9 +650,9 @@ int ir_epilogue_eval(const Node *n, const double *const *in, double *out, Diag *
 static int fused_infer(Node *n, Diag *d)
 {
     if (n->n_out != 1) return diag_node_error(d, n, "expects 1 output, got %d", n->n_out);
-    if (!n->attrs[0].set) return diag_node_error(d, n, "required attribute 'expr' is missing");
+    if (!n->attrs[FUSED_EXPR].set) return diag_node_error(d, n, "required attribute 'expr' is missing");
     FusedExpr fx;
-    if (ir_fused_parse(n, "expr", n->attrs[0].s, (const Value *const *)n->in, n->n_in, -1, &fx, d)) return -1;
+    if (ir_fused_parse(n, "expr", n->attrs[FUSED_EXPR].s, (const Value *const *)n->in, n->n_in, -1, &fx, d)) return -1;
     int rc = 0;
     for (int j = 0; j < n->n_in && !rc; j++)
         if (n->in[j] && !fx.slot_used[j])
@@ -668,13 +668,14 @@ static int fused_infer(Node *n, Diag *d)
 static int fused_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     FusedExpr fx;
-    if (ir_fused_parse(n, "expr", n->attrs[0].s, (const Value *const *)n->in, n->n_in, -1, &fx, d)) return -1;
+    if (ir_fused_parse(n, "expr", n->attrs[FUSED_EXPR].s, (const Value *const *)n->in, n->n_in, -1, &fx, d)) return -1;
     ir_fused_eval(&fx, &n->out[0]->shape, in, out[0]);
     ir_fused_free(&fx);
     return 0;
 }
 
-static const AttrSpec fused_attrs[] = {{"expr", ATTR_STRING, NULL, 1}};
+static const AttrSpec fused_attrs[] = {[FUSED_EXPR] = {"expr", ATTR_STRING, NULL, 1}};
+OP_ATTRS_CHECK(fused_attrs, FUSED_COUNT);
 static const char *const fused_in[FUSED_MAX_IN] = {"x0", "x1", "x2",  "x3",  "x4",  "x5",  "x6",  "x7",
                                                    "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15"};
 static const char *const fused_out[] = {"y"};
@@ -687,7 +688,7 @@ const OpDesc op_Fused = {
     .name = "Fused",
     .min_in = 1, .max_in = FUSED_MAX_IN, .in_names = fused_in,
     .min_out = 1, .max_out = 1, .out_names = fused_out,
-    .attrs = fused_attrs, .n_attrs = 1,
+    OP_ATTRS(fused_attrs),
     .infer = fused_infer,
     .inplace = fused_inplace, .n_inplace = FUSED_MAX_IN,
     .eval = fused_eval,

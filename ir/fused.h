@@ -23,6 +23,9 @@
 #define FUSED_MAX_IN 16
 #define FUSED_MAX_EPI 8
 
+/* Attribute indices of the Fused op (conventions in op.h). */
+enum { FUSED_EXPR, FUSED_COUNT };
+
 /* Where a member's operand comes from. */
 typedef enum FxSrcKind { FX_SLOT, FX_MEMBER, FX_ABSENT } FxSrcKind;
 typedef struct FxSrc {

@@ -24,6 +24,33 @@ typedef struct AttrSpec {
     int required;
 } AttrSpec;
 
+/* Attribute indices. n->attrs[] follows the op's schema array, and each
+ * schema has an index enum in ir/ops/<family>_attrs.h (Fused: ir/fused.h),
+ * which the family's op file and backend emitters both include:
+ *
+ *     enum { CONV_AUTO_PAD, ..., CONV_GROUP, ..., CONV_COUNT };    header
+ *     static const AttrSpec conv_attrs[] = {                       op file
+ *         [CONV_AUTO_PAD] = {"auto_pad", ATTR_STRING, "NOTSET", 0}, ...
+ *     };
+ *     OP_ATTRS_CHECK(conv_attrs, CONV_COUNT);
+ *     const OpDesc op_Conv = { ..., OP_ATTRS(conv_attrs), ... };
+ *
+ * and code reads `n->attrs[CONV_GROUP].i`. Constants are the schema's prefix
+ * (the op, or the ops sharing the schema) and the attribute's name in upper
+ * snake case (Gemm's transA: GEMM_TRANS_A); the last one, PREFIX_COUNT, is
+ * the schema's length. The designated
+ * initializers tie each entry to its constant, OP_ATTRS_CHECK makes a
+ * missing last entry a compile error, and the unit tests reject a schema
+ * with a gap (an entry without a name). Look attributes up by name
+ * (ir_attr_index) only where the op is not known: the parsers, printers and
+ * passes that handle any op. */
+#define OP_N_ATTRS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+/* The attrs and n_attrs members of an OpDesc initializer for schema a. */
+#define OP_ATTRS(a) .attrs = (a), .n_attrs = OP_N_ATTRS(a)
+/* Schema array a has one entry per index of its enum (count = PREFIX_COUNT). */
+#define OP_ATTRS_CHECK(a, count) \
+    _Static_assert(OP_N_ATTRS(a) == (count), #a " must have one entry per index up to " #count)
+
 /* Input `in` may share memory with output `out` (the op reads each input
  * element before writing the same output element). */
 typedef struct InplacePair {

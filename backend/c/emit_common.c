@@ -30,13 +30,6 @@ const char *emit_kernel_suffix(const Node *n, DType t, Diag *d)
     return NULL;
 }
 
-const AttrVal *emit_attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
-}
-
 int64_t emit_dims_prod(const Shape *s, int from, int to)
 {
     int64_t p = 1;

@@ -1,10 +1,11 @@
 /* emit_common.h — small helpers shared by the per-family C emitters
  * (backend/c/emit_*.c): float literals for kernel arguments (spelled by the
  * C-family literal writer, backend/cfamily/cfam_expr.h), the f32/f64 kernel
- * suffix with the backend's standard refusal, attribute lookup by name, and
- * writers for the int64 tables and compound literals that carry sizes into
- * runtime kernels. Everything here writes text only through the Writer it is
- * given, so emitters stay byte-for-byte deterministic.
+ * suffix with the backend's standard refusal, and writers for the int64
+ * tables and compound literals that carry sizes into runtime kernels.
+ * Everything here writes text only through the Writer it is given, so
+ * emitters stay byte-for-byte deterministic. Attributes are read by index,
+ * `n->attrs[CONV_GROUP]`, with the enums of ir/ops/<family>_attrs.h.
  */
 #ifndef GRAPHC_EMIT_COMMON_H
 #define GRAPHC_EMIT_COMMON_H
@@ -23,8 +24,6 @@ int emit_check_float_dtype(const Node *n, DType t, Diag *d);
 /* The runtime kernel suffix "f32"/"f64" for t, or NULL with the diagnostic
  * of emit_check_float_dtype. */
 const char *emit_kernel_suffix(const Node *n, DType t, Diag *d);
-/* The node's attribute `key` (present in its op's schema). */
-const AttrVal *emit_attr(const Node *n, const char *key);
 /* Product of dims [from, to) of s. */
 int64_t emit_dims_prod(const Shape *s, int from, int to);
 

@@ -17,6 +17,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "../../ir/ops/index_attrs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,7 +120,7 @@ static int emit_constant_of_shape(Cgen *c, const Node *n, Diag *d)
     const Value *y = n->out[0];
     size_t es = ir_dtype_size(y->dtype);
     unsigned char elem[16] = {0};
-    const AttrVal *a = emit_attr(n, "value");
+    const AttrVal *a = &n->attrs[CONSTANT_OF_SHAPE_VALUE];
     if (a->set && a->t.dtype == y->dtype && a->t.nbytes == es) memcpy(elem, a->t.data, es);
     else ir_store_f64(y->dtype, elem, 0, a->set ? ir_load_f64(a->t.dtype, a->t.data, 0) : 0.0);
     (void)d;
@@ -167,7 +168,7 @@ static int emit_eyelike(Cgen *c, const Node *n, Diag *d)
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *y = n->out[0];
-    int64_t rows = y->shape.dims[0], cols = y->shape.dims[1], k = emit_attr(n, "k")->i;
+    int64_t rows = y->shape.dims[0], cols = y->shape.dims[1], k = n->attrs[EYELIKE_K].i;
     int64_t lo = k < 0 ? -k : 0, hi = cols - k < rows ? cols - k : rows;
     char by[EMIT_EXPR_CAP], idx[128];
     emit_ptr_name(c, y, by);
@@ -189,9 +190,9 @@ static int emit_elements(Cgen *c, const Node *n, int scatter, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     int r = x->shape.rank;
-    int ax = ir_norm_axis(emit_attr(n, "axis")->i, r);
+    int ax = ir_norm_axis(n->attrs[scatter ? SCATTER_ELEMENTS_AXIS : GATHER_ELEMENTS_AXIS].i, r);
     int64_t cnt = ir_numel(&ind->shape);
-    int kind = scatter ? reduction_kind(emit_attr(n, "reduction")->s) : 0;
+    int kind = scatter ? reduction_kind(n->attrs[SCATTER_ELEMENTS_REDUCTION].s) : 0;
     if (ax < 0 || kind < 0) return diag_node_error(d, n, "invalid node (run shape inference first)");
     if (scatter) {
         if (ir_numel(&y->shape) == 0) {
@@ -251,7 +252,7 @@ static int emit_gather_nd(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape, *is = &ind->shape;
-    int b = (int)emit_attr(n, "batch_dims")->i, q = is->rank, m = (int)is->dims[q - 1];
+    int b = (int)n->attrs[GATHER_ND_BATCH_DIMS].i, q = is->rank, m = (int)is->dims[q - 1];
     int64_t slice = emit_dims_prod(xs, b + m, xs->rank), batch_stride = emit_dims_prod(xs, b, xs->rank);
     int64_t per_batch = emit_dims_prod(is, b, q - 1), tuples = emit_dims_prod(is, 0, q - 1);
     int64_t sbytes = slice * (int64_t)ir_dtype_size(y->dtype);
@@ -287,7 +288,7 @@ static int emit_scatter_nd(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape, *is = &ind->shape;
     int q = is->rank, m = (int)is->dims[q - 1];
-    int kind = reduction_kind(emit_attr(n, "reduction")->s);
+    int kind = reduction_kind(n->attrs[SCATTER_ND_REDUCTION].s);
     if (kind < 0) return diag_node_error(d, n, "invalid node (run shape inference first)");
     int64_t slice = emit_dims_prod(xs, m, xs->rank), tuples = emit_dims_prod(is, 0, q - 1);
     emit_copy_data(c, n);
@@ -329,7 +330,7 @@ static int emit_onehot(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *ind = n->in[0], *vals = n->in[2], *y = n->out[0];
     const Shape *os = &y->shape;
-    int ax = ir_norm_axis(emit_attr(n, "axis")->i, os->rank);
+    int ax = ir_norm_axis(n->attrs[ONEHOT_AXIS].i, os->rank);
     int64_t depth = os->dims[ax], outer = emit_dims_prod(os, 0, ax), inner = emit_dims_prod(os, ax + 1, os->rank);
     char bi[EMIT_EXPR_CAP], bv[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], idx[128];
     emit_ptr_name(c, vals, bv);
@@ -379,7 +380,7 @@ static int emit_trilu(Cgen *c, const Node *n, Diag *d)
     }
     w_line(cgen_w(c), "gcrt_trilu(%s, %s, %zu, %lld, %lld, %lld, %s, %d);", emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx),
            ir_dtype_size(x->dtype), (long long)emit_dims_prod(xs, 0, r - 2), (long long)xs->dims[r - 2], (long long)xs->dims[r - 1], kx,
-           emit_attr(n, "upper")->i != 0);
+           n->attrs[TRILU_UPPER].i != 0);
     return 0;
 }
 
@@ -418,7 +419,7 @@ static int emit_reverse_sequence(Cgen *c, const Node *n, Diag *d)
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bl[EMIT_EXPR_CAP];
     w_line(cgen_w(c), "gcrt_reverse_sequence(%s, %s, %zu, %lld, %lld, %lld, %d, %s);", emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx),
            ir_dtype_size(x->dtype), (long long)xs->dims[0], (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank),
-           (int)emit_attr(n, "batch_axis")->i, emit_ptr_name(c, n->in[1], bl));
+           (int)n->attrs[REVERSE_SEQUENCE_BATCH_AXIS].i, emit_ptr_name(c, n->in[1], bl));
     return 0;
 }
 
@@ -431,7 +432,7 @@ static int emit_compress(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *cond = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape;
-    const AttrVal *axis = emit_attr(n, "axis");
+    const AttrVal *axis = &n->attrs[COMPRESS_AXIS];
     int64_t outer = 1, dim = ir_numel(xs), inner = 1, len = cond->shape.dims[0];
     if (axis->set) {
         int ax = ir_norm_axis(axis->i, xs->rank);
@@ -478,7 +479,7 @@ static int emit_cumsum(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
     int r = xs->rank;
-    int excl = emit_attr(n, "exclusive")->i != 0, rev = emit_attr(n, "reverse")->i != 0;
+    int excl = n->attrs[CUMSUM_EXCLUSIVE].i != 0, rev = n->attrs[CUMSUM_REVERSE].i != 0;
     const char *cts = cgen_ctype(cgen_compute_type(y->dtype));
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], ba[EMIT_EXPR_CAP], so[64], sd[64], si[64], tab[64];
     int64_t a;
@@ -535,8 +536,8 @@ static int emit_arg(Cgen *c, const Node *n, int want_max)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
-    int ax = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
-    int last = emit_attr(n, "select_last_index")->i != 0;
+    int ax = ir_norm_axis(n->attrs[ARG_AXIS].i, xs->rank);
+    int last = n->attrs[ARG_SELECT_LAST_INDEX].i != 0;
     int64_t outer = emit_dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = emit_dims_prod(xs, ax + 1, xs->rank);
     const char *cts = cgen_ctype(cgen_compute_type(x->dtype));
     const char *cmp = want_max ? (last ? ">=" : ">") : (last ? "<=" : "<");
@@ -592,10 +593,10 @@ static int emit_topk(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
-    int ax = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
+    int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank);
     int64_t outer = emit_dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = emit_dims_prod(xs, ax + 1, xs->rank);
     int64_t k = y->shape.dims[ax];
-    int largest = emit_attr(n, "largest")->i != 0;
+    int largest = n->attrs[TOPK_LARGEST].i != 0;
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], idx[128];
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, y, by);

@@ -14,6 +14,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "../../ir/ops/linalg_attrs.h"
 
 static const char *gemm_fn(DType t) { return t == DT_F32 ? "gcrt_sgemm" : "gcrt_dgemm"; }
 
@@ -96,11 +97,11 @@ static int emit_gemm(Cgen *c, const Node *n, Diag *d)
     if (emit_check_float_dtype(n, t, d)) return -1;
     int64_t M = Y->shape.dims[0], N = Y->shape.dims[1];
     if (M * N == 0) return 0;
-    int ta = emit_attr(n, "transA")->i != 0, tb = emit_attr(n, "transB")->i != 0;
+    int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
     int64_t K = A->shape.dims[ta ? 0 : 1];
     char alpha[48], beta[48], zero[32], one[32];
-    emit_float_lit(alpha, sizeof alpha, emit_attr(n, "alpha")->f, t);
-    emit_float_lit(beta, sizeof beta, emit_attr(n, "beta")->f, t);
+    emit_float_lit(alpha, sizeof alpha, n->attrs[GEMM_ALPHA].f, t);
+    emit_float_lit(beta, sizeof beta, n->attrs[GEMM_BETA].f, t);
     emit_float_lit(zero, sizeof zero, 0.0, t);
     emit_float_lit(one, sizeof one, 1.0, t);
     const char *py = cgen_ptr(c, Y);

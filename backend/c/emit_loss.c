@@ -15,6 +15,7 @@
  * divide by the summed weight (0/0 = NaN when nothing counts).
  */
 #include "cgen.h"
+#include "../../ir/ops/loss_attrs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,9 +37,9 @@ static int emit_loss_any(Cgen *c, const Node *n, Diag *d, int softmax)
     if (t != DT_F32 && t != DT_F64 && t != DT_F16 && t != DT_BF16)
         return diag_node_error(d, n, "C backend: input dtype %s is not supported (f32, f64, f16, bf16)",
                                ir_dtype_name(t));
-    const char *red = n->attrs[ir_attr_index(n, "reduction")].s;
+    const char *red = n->attrs[LOSS_REDUCTION].s;
     int r_none = !strcmp(red, "none"), r_mean = !strcmp(red, "mean");
-    const AttrVal *ii = &n->attrs[ir_attr_index(n, "ignore_index")];
+    const AttrVal *ii = &n->attrs[LOSS_IGNORE_INDEX];
     const Shape *xs = &x->shape;
     int64_t N = xs->dims[0], C = xs->dims[1], D = 1;
     for (int i = 2; i < xs->rank; i++) D *= xs->dims[i];

@@ -16,6 +16,7 @@
 #include "cgen.h"
 #include "emit_common.h"
 #include "../../ir/ops/geometry.h"
+#include "../../ir/ops/nn_attrs.h"
 
 /* Geometry of a windowed node lifted to 3 spatial dims. */
 typedef struct Geo3 {
@@ -63,7 +64,7 @@ static int emit_conv(Cgen *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     const char *ct = cgen_ctype(Y->dtype);
     w_printf(w, "gcrt_conv_%s(%lld, %lld, %lld, %lld,\n", sfx, (long long)X->shape.dims[0],
-             (long long)X->shape.dims[1], (long long)W->shape.dims[0], (long long)emit_attr(n, "group")->i);
+             (long long)X->shape.dims[1], (long long)W->shape.dims[0], (long long)n->attrs[CONV_GROUP].i);
     w->indent++;
     emit_dims3(w, g.in, g.sr, 1);
     w_puts(w, ", ");
@@ -105,7 +106,7 @@ static int emit_pool(Cgen *c, const Node *n, Diag *d, int is_max)
         emit_dims3(w, g.pb, g.sr, 0);
         w_puts(w, ", ");
         emit_dims3(w, g.pe, g.sr, 0);
-        w_printf(w, ", %d", emit_attr(n, "count_include_pad")->i != 0);
+        w_printf(w, ", %d", n->attrs[AVGPOOL_COUNT_INCLUDE_PAD].i != 0);
     }
     w_printf(w, ", %s, %s);\n", cgen_ptr(c, X), cgen_ptr(c, Y));
     w->indent--;
@@ -129,7 +130,7 @@ static int emit_maxpool(Cgen *c, const Node *n, Diag *d)
     emit_dims3(w, g.dl, g.sr, 1);
     w_puts(w, ", ");
     emit_dims3(w, g.pb, g.sr, 0);
-    w_printf(w, ", %d, %s, ", emit_attr(n, "storage_order")->i == 1, cgen_ptr(c, X));
+    w_printf(w, ", %d, %s, ", n->attrs[MAXPOOL_STORAGE_ORDER].i == 1, cgen_ptr(c, X));
     w_printf(w, "%s, ", cgen_ptr(c, Y));
     w_printf(w, "%s);\n", I ? cgen_ptr(c, I) : "0");
     w->indent--;
@@ -179,14 +180,14 @@ static int emit_batchnorm(Cgen *c, const Node *n, Diag *d)
     const Value *X = n->in[0], *Y = n->out[0];
     const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
-    if (ir_numel(&Y->shape) == 0 && !emit_attr(n, "training_mode")->i) return 0;
+    if (ir_numel(&Y->shape) == 0 && !n->attrs[BN_TRAINING_MODE].i) return 0;
     const Shape *xs = &X->shape;
     char eps[48];
-    emit_float_lit(eps, sizeof eps, emit_attr(n, "epsilon")->f, Y->dtype);
-    if (emit_attr(n, "training_mode")->i) {
+    emit_float_lit(eps, sizeof eps, n->attrs[BN_EPSILON].f, Y->dtype);
+    if (n->attrs[BN_TRAINING_MODE].i) {
         const Value *rm = n->n_out > 1 ? n->out[1] : NULL, *rv = n->n_out > 2 ? n->out[2] : NULL;
         char mom[48], p[7][EMIT_EXPR_CAP];
-        emit_float_lit(mom, sizeof mom, emit_attr(n, "momentum")->f, Y->dtype);
+        emit_float_lit(mom, sizeof mom, n->attrs[BN_MOMENTUM].f, Y->dtype);
         for (int i = 0; i < 5; i++) emit_ptr_name(c, n->in[i], p[i]);
         w_line(cgen_w(c), "gcrt_batchnorm_train_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);", sfx,
                (long long)xs->dims[0], (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), p[0],
@@ -208,7 +209,7 @@ static int emit_softmax_any(Cgen *c, const Node *n, Diag *d, const char *kernel)
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape;
-    int a = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
+    int a = ir_norm_axis(n->attrs[SOFTMAX_AXIS].i, xs->rank);
     GC_ASSERT(a >= 0);
     w_line(cgen_w(c), "gcrt_%s_%s(%lld, %lld, %lld, %s, %s);", kernel, sfx, (long long)emit_dims_prod(xs, 0, a),
            (long long)xs->dims[a], (long long)emit_dims_prod(xs, a + 1, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
@@ -225,7 +226,7 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
     const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     const Shape *xs = &X->shape;
-    int a = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
+    int a = ir_norm_axis(n->attrs[LN_AXIS].i, xs->rank);
     GC_ASSERT(a >= 0);
     int64_t outer = emit_dims_prod(xs, 0, a), inner = emit_dims_prod(xs, a, xs->rank);
     /* Scale and B must repeat with a period dividing inner: their shape without
@@ -253,7 +254,7 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
                                    ir_dtype_name(n->out[j]->dtype));
     if (outer * inner == 0) return 0;
     char eps[48];
-    emit_float_lit(eps, sizeof eps, emit_attr(n, "epsilon")->f, Y->dtype);
+    emit_float_lit(eps, sizeof eps, n->attrs[LN_EPSILON].f, Y->dtype);
     w_line(cgen_w(c), "gcrt_layernorm_%s(%lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %s, %s);", sfx,
            (long long)outer, (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Sc), (long long)period[0],
            B ? cgen_ptr(c, B) : "0", (long long)period[1], eps, cgen_ptr(c, Y),

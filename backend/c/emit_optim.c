@@ -12,16 +12,24 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "../../ir/ops/optim_attrs.h"
 
 #include <stdio.h>
 #include <string.h>
 
 typedef enum OptimKind { OPT_ADAGRAD, OPT_MOMENTUM, OPT_ADAM } OptimKind;
 
-/* A double literal of attribute `key`. */
-static const char *attr_lit(char *buf, size_t cap, const Node *n, const char *key)
+/* Index of norm_coefficient in each optimizer's schema. */
+static const int norm_coefficient_attr[] = {
+    [OPT_ADAGRAD] = ADAGRAD_NORM_COEFFICIENT,
+    [OPT_MOMENTUM] = MOMENTUM_NORM_COEFFICIENT,
+    [OPT_ADAM] = ADAM_NORM_COEFFICIENT,
+};
+
+/* A double literal of float attribute `ai` (an index of n's schema). */
+static const char *attr_lit(char *buf, size_t cap, const Node *n, int ai)
 {
-    return emit_float_lit(buf, cap, emit_attr(n, key)->f, DT_F64);
+    return emit_float_lit(buf, cap, n->attrs[ai].f, DT_F64);
 }
 
 /* Writes `(double)<element e of v>` into buf. */
@@ -61,14 +69,14 @@ static int emit_optim(Cgen *c, const Node *n, Diag *d, OptimKind kind)
     load_double(c, n->in[1], "0", ld, sizeof ld);
     w_line(w, "const double %s = %s;", t, ld);
     if (kind == OPT_ADAGRAD)
-        w_line(w, "const double %s = %s / (1.0 + %s * %s);", f, r, t, attr_lit(a1, sizeof a1, n, "decay_factor"));
+        w_line(w, "const double %s = %s / (1.0 + %s * %s);", f, r, t, attr_lit(a1, sizeof a1, n, ADAGRAD_DECAY_FACTOR));
     else if (kind == OPT_MOMENTUM)
         w_line(w, "const double %s = %s > 0 ? %s : 1.0; /* beta, 1 on the first step */", f, t,
-               attr_lit(a1, sizeof a1, n, "beta"));
+               attr_lit(a1, sizeof a1, n, MOMENTUM_BETA));
     else
         w_line(w, "const double %s = %s > 0 ? %s * sqrt(1.0 - pow(%s, %s)) / (1.0 - pow(%s, %s)) : %s;", f, t, r,
-               attr_lit(a1, sizeof a1, n, "beta"), t, attr_lit(a2, sizeof a2, n, "alpha"), t, r);
-    int nesterov = kind == OPT_MOMENTUM && !strcmp(emit_attr(n, "mode")->s, "nesterov");
+               attr_lit(a1, sizeof a1, n, ADAM_BETA), t, attr_lit(a2, sizeof a2, n, ADAM_ALPHA), t, r);
+    int nesterov = kind == OPT_MOMENTUM && !strcmp(n->attrs[MOMENTUM_MODE].s, "nesterov");
     for (int j = 0; j < nt; j++) {
         const Value *X = n->in[2 + j], *G = n->in[2 + nt + j];
         const Value *st0 = n->in[2 + 2 * nt + j], *st1 = S > 1 ? n->in[2 + 3 * nt + j] : NULL;
@@ -85,28 +93,28 @@ static int emit_optim(Cgen *c, const Node *n, Diag *d, OptimKind kind)
         load_double(c, X, e, ld, sizeof ld);
         w_line(w, "const double %s = %s;", x, ld);
         load_double(c, G, e, ld, sizeof ld);
-        w_line(w, "const double %s = %s * %s + %s;", g, attr_lit(a1, sizeof a1, n, "norm_coefficient"), x, ld);
+        w_line(w, "const double %s = %s * %s + %s;", g, attr_lit(a1, sizeof a1, n, norm_coefficient_attr[kind]), x, ld);
         load_double(c, st0, e, ld, sizeof ld);
         char xv[512];
         if (kind == OPT_ADAGRAD) {
             w_line(w, "const double %s = %s + %s * %s;", s0, ld, g, g);
             snprintf(xv, sizeof xv, "%s - %s * %s / (sqrt(%s) + %s)", x, f, g, s0,
-                     attr_lit(a2, sizeof a2, n, "epsilon"));
+                     attr_lit(a2, sizeof a2, n, ADAGRAD_EPSILON));
         } else if (kind == OPT_MOMENTUM) {
-            attr_lit(a2, sizeof a2, n, "alpha");
+            attr_lit(a2, sizeof a2, n, MOMENTUM_ALPHA);
             w_line(w, "const double %s = %s * %s + %s * %s;", s0, a2, ld, f, g);
             if (nesterov) snprintf(xv, sizeof xv, "%s - %s * (%s + %s * %s)", x, r, g, a2, s0);
             else snprintf(xv, sizeof xv, "%s - %s * %s", x, r, s0);
         } else {
-            double al = emit_attr(n, "alpha")->f, be = emit_attr(n, "beta")->f;
+            double al = n->attrs[ADAM_ALPHA].f, be = n->attrs[ADAM_BETA].f;
             w_line(w, "const double %s = %s * %s + %s * %s;", s0, emit_float_lit(a2, sizeof a2, al, DT_F64), ld,
                    emit_float_lit(a3, sizeof a3, 1.0 - al, DT_F64), g);
             load_double(c, st1, e, ld, sizeof ld);
             w_line(w, "const double %s = %s * %s + %s * %s * %s;", s1, emit_float_lit(a2, sizeof a2, be, DT_F64), ld,
                    emit_float_lit(a3, sizeof a3, 1.0 - be, DT_F64), g, g);
             snprintf(xv, sizeof xv, "%s * (%s - %s * %s / (sqrt(%s) + %s))",
-                     emit_float_lit(a4, sizeof a4, 1.0 - emit_attr(n, "norm_coefficient_post")->f, DT_F64), x, f,
-                     s0, s1, attr_lit(a2, sizeof a2, n, "epsilon"));
+                     emit_float_lit(a4, sizeof a4, 1.0 - n->attrs[ADAM_NORM_COEFFICIENT_POST].f, DT_F64), x, f,
+                     s0, s1, attr_lit(a2, sizeof a2, n, ADAM_EPSILON));
         }
         store_double(c, Xn, e, xv);
         store_double(c, st0n, e, s0);

@@ -13,6 +13,7 @@
  * validated by shape inference (u8/i8 quantized tensors, float scales).
  */
 #include "cgen.h"
+#include "../../ir/ops/quant_attrs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,13 +22,6 @@
 #define EXPR_CAP 512
 
 static int has_in(const Node *n, int i) { return i < n->n_in && n->in[i]; }
-
-static const AttrVal *attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
-}
 
 /* The text of cgen_load(t, ptr, idx) in buf. */
 static const char *load_str(DType t, const char *ptr, const char *idx, char *buf, size_t cap)
@@ -71,7 +65,7 @@ static void axis_geom(const Node *n, int64_t *nch, int64_t *inner)
     *nch = 1;
     *inner = 1;
     if (len == 1) return;
-    int ax = ir_norm_axis(attr(n, "axis")->i, xs->rank);
+    int ax = ir_norm_axis(n->attrs[QL_AXIS].i, xs->rank);
     GC_ASSERT(ax >= 0);
     *nch = len;
     for (int k = ax + 1; k < xs->rank; k++) *inner *= xs->dims[k];
@@ -274,9 +268,10 @@ static int emit_qlinearmatmul(Cgen *c, const Node *n, Diag *d)
 
 /* ---- ConvInteger / QLinearConv -------------------------------------------- */
 
-static int64_t attr_at(const Node *n, const char *key, int i, int64_t dflt)
+/* Element i of ints attribute ai (an index of the QC_ schema), or dflt. */
+static int64_t attr_at(const Node *n, int ai, int i, int64_t dflt)
 {
-    const AttrVal *a = attr(n, key);
+    const AttrVal *a = &n->attrs[ai];
     return a->set && a->n > i ? a->ints[i] : dflt;
 }
 
@@ -288,18 +283,18 @@ static int emit_qconv_common(Cgen *c, const Node *n, int qlinear)
     if (ir_numel(&Y->shape) == 0) return 0;
     int64_t N = X->shape.dims[0], C = X->shape.dims[1], H = X->shape.dims[2], W = X->shape.dims[3];
     int64_t M = Wt->shape.dims[0], kh = Wt->shape.dims[2], kw = Wt->shape.dims[3];
-    int64_t OH = Y->shape.dims[2], OW = Y->shape.dims[3], group = attr(n, "group")->i;
+    int64_t OH = Y->shape.dims[2], OW = Y->shape.dims[3], group = n->attrs[QC_GROUP].i;
     int64_t st[2], dl[2], pb[2], in_sz[2] = {H, W}, k[2] = {kh, kw}, osz[2] = {OH, OW};
-    const char *ap = attr(n, "auto_pad")->s;
+    const char *ap = n->attrs[QC_AUTO_PAD].s;
     for (int a = 0; a < 2; a++) {
-        st[a] = attr_at(n, "strides", a, 1);
-        dl[a] = attr_at(n, "dilations", a, 1);
+        st[a] = attr_at(n, QC_STRIDES, a, 1);
+        dl[a] = attr_at(n, QC_DILATIONS, a, 1);
         if (strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0) {
             int64_t tot = (osz[a] - 1) * st[a] + (k[a] - 1) * dl[a] + 1 - in_sz[a];
             if (tot < 0) tot = 0;
             pb[a] = ap[5] == 'U' ? tot / 2 : tot - tot / 2;
         } else {
-            pb[a] = strcmp(ap, "VALID") == 0 ? 0 : attr_at(n, "pads", a, 0);
+            pb[a] = strcmp(ap, "VALID") == 0 ? 0 : attr_at(n, QC_PADS, a, 0);
         }
     }
     int64_t cpg = C / group, mpg = M / group;

@@ -17,6 +17,7 @@
  * reference does.
  */
 #include "cgen.h"
+#include "../../ir/ops/reduce_attrs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,9 +34,9 @@ static int reduce_mask(const Node *n, int *mask)
     if (n->op == OP_ReduceSum) {
         if (n->n_in > 1 && n->in[1]) na = ir_const_ints(n->in[1], axes, IR_MAX_RANK + 1);
         if (na < 0) return -1;
-        if (na == 0 && n->attrs[ir_attr_index(n, "noop_with_empty_axes")].i) return 1;
+        if (na == 0 && n->attrs[REDUCE_SUM_NOOP_WITH_EMPTY_AXES].i) return 1;
     } else {
-        const AttrVal *a = &n->attrs[ir_attr_index(n, "axes")];
+        const AttrVal *a = &n->attrs[REDUCE_AXES];
         if (a->set) {
             if (a->n > IR_MAX_RANK) return -1;
             na = a->n;

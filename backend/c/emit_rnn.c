@@ -10,16 +10,10 @@
  * f32 and f64 are supported; other dtypes are refused with a diagnostic.
  */
 #include "cgen.h"
+#include "../../ir/ops/rnn_attrs.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static const AttrVal *attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
-}
 
 static const char *opt_ptr(Cgen *c, const Node *n, int i)
 {
@@ -34,15 +28,15 @@ static int emit_rnn_any(Cgen *c, const Node *n, Diag *d, int cell)
     if (!sfx)
         return diag_node_error(d, n, "the C backend implements %s only for f32 and f64, got %s", ir_op(n->op)->name,
                                ir_dtype_name(X->dtype));
-    int layout = (int)attr(n, "layout")->i;
-    const char *dir = attr(n, "direction")->s;
+    int layout = (int)n->attrs[RNN_LAYOUT].i;
+    const char *dir = n->attrs[RNN_DIRECTION].s;
     int direction = strcmp(dir, "reverse") == 0 ? 1 : strcmp(dir, "bidirectional") == 0 ? 2 : 0;
     int64_t S = X->shape.dims[layout ? 1 : 0], N = X->shape.dims[layout ? 0 : 1], I = X->shape.dims[2];
     int64_t H = Y->shape.dims[3];
     int flag = 0;
-    if (cell == 1) flag = (int)attr(n, "linear_before_reset")->i;
-    if (cell == 2) flag = (int)attr(n, "input_forget")->i;
-    const AttrVal *clip = attr(n, "clip");
+    if (cell == 1) flag = (int)n->attrs[GRU_LINEAR_BEFORE_RESET].i;
+    if (cell == 2) flag = (int)n->attrs[LSTM_INPUT_FORGET].i;
+    const AttrVal *clip = &n->attrs[RNN_CLIP];
     char clip_lit[48];
     snprintf(clip_lit, sizeof clip_lit, X->dtype == DT_F32 ? "%.9gf" : "%.17g", clip->set ? clip->f : 0.0);
     if (!strpbrk(clip_lit, ".eEn")) {

@@ -17,6 +17,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "../../ir/ops/shape_attrs.h"
 #include "../../ir/ops/geometry.h"
 
 #include <stdio.h>
@@ -113,7 +114,7 @@ static int emit_transpose(Cgen *c, const Node *n, Diag *d)
     (void)d;
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank, perm[IR_MAX_RANK];
-    const AttrVal *a = emit_attr(n, "perm");
+    const AttrVal *a = &n->attrs[TRANSPOSE_PERM];
     for (int i = 0; i < r; i++) perm[i] = a->set ? (int)a->ints[i] : r - 1 - i;
     int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
     contiguous_strides(&x->shape, ist);
@@ -129,7 +130,7 @@ static int emit_concat(Cgen *c, const Node *n, Diag *d)
     (void)d;
     const Value *y = n->out[0];
     const Shape *os = &y->shape;
-    int ax = ir_norm_axis(emit_attr(n, "axis")->i, os->rank);
+    int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, os->rank);
     int64_t outer = 1, inner = 1, off = 0;
     for (int k = 0; k < ax; k++) outer *= os->dims[k];
     for (int k = ax + 1; k < os->rank; k++) inner *= os->dims[k];
@@ -150,7 +151,7 @@ static int emit_split(Cgen *c, const Node *n, Diag *d)
     (void)d;
     const Value *x = n->in[0];
     const Shape *xs = &x->shape;
-    int ax = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
+    int ax = ir_norm_axis(n->attrs[SPLIT_AXIS].i, xs->rank);
     int64_t outer = 1, inner = 1, off = 0;
     for (int k = 0; k < ax; k++) outer *= xs->dims[k];
     for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
@@ -210,7 +211,7 @@ static int emit_gather(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape;
-    int ax = ir_norm_axis(emit_attr(n, "axis")->i, xs->rank);
+    int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, xs->rank);
     int64_t outer = 1, inner = 1, ni = ir_numel(&ind->shape);
     for (int k = 0; k < ax; k++) outer *= xs->dims[k];
     for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
@@ -234,7 +235,7 @@ static int emit_pad(Cgen *c, const Node *n, Diag *d)
     int64_t pads[MAX_LIST];
     if (ir_const_ints(n->in[1], pads, MAX_LIST) != 2 * r)
         return diag_node_error(d, n, "Pad pads must be constant (run shape inference first)");
-    const char *ms = emit_attr(n, "mode")->s;
+    const char *ms = n->attrs[PAD_MODE].s;
     int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : 0;
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bc[EMIT_EXPR_CAP];
     emit_ptr_name(c, x, bx);
@@ -302,7 +303,7 @@ static int emit_constant(Cgen *c, const Node *n, Diag *d)
     const double *noin[1] = {NULL};
     double *outs[1] = {vals};
     int rc = od->eval(n, noin, outs, d);
-    const AttrVal *tv = emit_attr(n, "value");
+    const AttrVal *tv = &n->attrs[CONSTANT_VALUE];
     if (!rc && tv->set && tv->t.dtype == y->dtype && tv->t.nbytes == (size_t)cnt * es) memcpy(bytes, tv->t.data, tv->t.nbytes);
     else if (!rc)
         for (int64_t i = 0; i < cnt; i++) ir_store_f64(y->dtype, bytes, (size_t)i, vals[i]);

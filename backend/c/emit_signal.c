@@ -14,19 +14,13 @@
  */
 #include "cgen.h"
 #include "../../ir/ops/signal.h"
+#include "../../ir/ops/signal_attrs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPR_CAP 1024
-
-static const AttrVal *attr(const Node *n, const char *key)
-{
-    int i = ir_attr_index(n, key);
-    GC_ASSERT(i >= 0);
-    return &n->attrs[i];
-}
 
 /* Writes "name[off]" offset text for operand op of the plan. */
 static void plan_offset(const EinsumPlan *p, int op, const char *const *lv, char *buf)
@@ -102,7 +96,7 @@ static int emit_gridsample(Cgen *c, const Node *n, Diag *d)
     if (x->dtype != DT_F32 && x->dtype != DT_F64)
         return diag_node_error(d, n, "the C backend supports GridSample only for f32 and f64, got %s", ir_dtype_name(x->dtype));
     if (ir_numel(&y->shape) == 0) return 0;
-    const char *mode = attr(n, "mode")->s, *pad = attr(n, "padding_mode")->s;
+    const char *mode = n->attrs[GRID_SAMPLE_MODE].s, *pad = n->attrs[GRID_SAMPLE_PADDING_MODE].s;
     int m = !strcmp(mode, "nearest") ? 1 : !strcmp(mode, "bicubic") ? 2 : 0;
     int pm = !strcmp(pad, "border") ? 1 : !strcmp(pad, "reflection") ? 2 : 0;
     char px[256], pg[256];
@@ -111,7 +105,7 @@ static int emit_gridsample(Cgen *c, const Node *n, Diag *d)
     w_line(cgen_w(c), "gcrt_grid_sample_%s(%lld, %lld, %lld, %lld, %lld, %lld, %d, %d, %d, %s, %s, %s);",
            x->dtype == DT_F32 ? "f32" : "f64", (long long)x->shape.dims[0], (long long)x->shape.dims[1],
            (long long)x->shape.dims[2], (long long)x->shape.dims[3], (long long)y->shape.dims[2], (long long)y->shape.dims[3], m,
-           pm, attr(n, "align_corners")->i != 0, px, pg, cgen_ptr(c, y));
+           pm, n->attrs[GRID_SAMPLE_ALIGN_CORNERS].i != 0, px, pg, cgen_ptr(c, y));
     return 0;
 }
 
@@ -122,7 +116,7 @@ static int emit_window(Cgen *c, const Node *n, double a0, double a1, double a2)
     const Value *y = n->out[0];
     int64_t size = y->shape.dims[0];
     if (size == 0) return 0;
-    int64_t N = attr(n, "periodic")->i ? size : size - 1;
+    int64_t N = n->attrs[WINDOW_PERIODIC].i ? size : size - 1;
     const char *i = cgen_tmp(c, "i");
     char val[256];
     snprintf(val, sizeof val,

@@ -9,6 +9,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "../../ir/ops/text_attrs.h"
 #include "../../ir/ops/geometry.h"
 
 #include <stdio.h>
@@ -19,10 +20,10 @@ static int emit_tfidf(Cgen *c, const Node *n, Diag *d)
 {
     Writer *w = cgen_w(c);
     const Value *X = n->in[0], *Y = n->out[0];
-    const AttrVal *pool = emit_attr(n, "pool_int64s"), *cols = emit_attr(n, "ngram_indexes");
-    const AttrVal *wts = emit_attr(n, "weights");
-    int64_t lo = emit_attr(n, "min_gram_length")->i, hi = emit_attr(n, "max_gram_length")->i;
-    const char *mode = emit_attr(n, "mode")->s;
+    const AttrVal *pool = &n->attrs[TFIDF_POOL_INT64S], *cols = &n->attrs[TFIDF_NGRAM_INDEXES];
+    const AttrVal *wts = &n->attrs[TFIDF_WEIGHTS];
+    int64_t lo = n->attrs[TFIDF_MIN_GRAM_LENGTH].i, hi = n->attrs[TFIDF_MAX_GRAM_LENGTH].i;
+    const char *mode = n->attrs[TFIDF_MODE].s;
     if (ir_numel(&Y->shape) == 0) return 0;
     int64_t *tab = calloc((size_t)(5 * pool->n + 5), sizeof(int64_t));
     float *wt = calloc((size_t)(pool->n + 1), sizeof(float));
@@ -64,7 +65,7 @@ static int emit_tfidf(Cgen *c, const Node *n, Diag *d)
            X->dtype == DT_I32 ? "i32" : "i64", (long long)rows, (long long)xs->dims[xs->rank - 1],
            emit_ptr_name(c, X, px), nf, name[1], name[2], name[0], name[3], name[4],
            !strcmp(mode, "TF") ? "GCRT_TFIDF_TF" : !strcmp(mode, "IDF") ? "GCRT_TFIDF_IDF" : "GCRT_TFIDF_TFIDF",
-           (long long)emit_attr(n, "max_skip_count")->i, (long long)Y->shape.dims[Y->shape.rank - 1],
+           (long long)n->attrs[TFIDF_MAX_SKIP_COUNT].i, (long long)Y->shape.dims[Y->shape.rank - 1],
            emit_ptr_name(c, Y, py));
     w->indent--;
     w_line(w, "}");

@@ -14,6 +14,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "../../ir/ops/vision_attrs.h"
 #include "../../ir/ops/geometry.h"
 
 #include <stdlib.h>
@@ -44,7 +45,7 @@ static int emit_convtranspose(Cgen *c, const Node *n, Diag *d)
     }
     if (ir_numel(&Y->shape) == 0) return 0;
     w_printf(w, "gcrt_convtranspose_%s(%lld, %lld, %lld, %lld,\n", sfx, (long long)X->shape.dims[0],
-             (long long)X->shape.dims[1], (long long)Y->shape.dims[1], (long long)emit_attr(n, "group")->i);
+             (long long)X->shape.dims[1], (long long)Y->shape.dims[1], (long long)n->attrs[CONV_TRANSPOSE_GROUP].i);
     w->indent++;
     emit_dims3(w, in, sr, 1);
     w_puts(w, ", ");
@@ -87,7 +88,7 @@ static int emit_instancenorm(Cgen *c, const Node *n, Diag *d)
     char eps[48];
     w_line(cgen_w(c), "gcrt_instancenorm_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s);", sfx, (long long)xs->dims[0],
            (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, n->in[1]),
-           cgen_ptr(c, n->in[2]), emit_float_lit(eps, sizeof eps, emit_attr(n, "epsilon")->f, DT_F64), cgen_ptr(c, Y));
+           cgen_ptr(c, n->in[2]), emit_float_lit(eps, sizeof eps, n->attrs[INSTANCE_NORM_EPSILON].f, DT_F64), cgen_ptr(c, Y));
     return 0;
 }
 
@@ -100,10 +101,10 @@ static int emit_lrn(Cgen *c, const Node *n, Diag *d)
     const Shape *xs = &X->shape;
     char a[48], b[48], bi[48];
     w_line(cgen_w(c), "gcrt_lrn_%s(%lld, %lld, %lld, %lld, %s, %s, %s, %s, %s);", sfx, (long long)xs->dims[0],
-           (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), (long long)emit_attr(n, "size")->i,
-           emit_float_lit(a, sizeof a, emit_attr(n, "alpha")->f, DT_F64),
-           emit_float_lit(b, sizeof b, emit_attr(n, "beta")->f, DT_F64),
-           emit_float_lit(bi, sizeof bi, emit_attr(n, "bias")->f, DT_F64), cgen_ptr(c, X), cgen_ptr(c, Y));
+           (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), (long long)n->attrs[LRN_SIZE].i,
+           emit_float_lit(a, sizeof a, n->attrs[LRN_ALPHA].f, DT_F64),
+           emit_float_lit(b, sizeof b, n->attrs[LRN_BETA].f, DT_F64),
+           emit_float_lit(bi, sizeof bi, n->attrs[LRN_BIAS].f, DT_F64), cgen_ptr(c, X), cgen_ptr(c, Y));
     return 0;
 }
 
@@ -113,12 +114,12 @@ static int emit_block(Cgen *c, const Node *n, int d2s)
     const Value *X = n->in[0], *Y = n->out[0];
     if (ir_numel(&Y->shape) == 0) return 0;
     const int64_t *xd = X->shape.dims;
-    long long b = (long long)emit_attr(n, "blocksize")->i;
+    long long b = (long long)n->attrs[d2s ? DEPTH_TO_SPACE_BLOCKSIZE : SPACE_TO_DEPTH_BLOCKSIZE].i;
     Writer *w = cgen_w(c);
     if (d2s)
         w_line(w, "gcrt_depth_to_space(%zu, %lld, %lld, %lld, %lld, %lld, %d, %s, %s);", ir_dtype_size(X->dtype),
                (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], b,
-               strcmp(emit_attr(n, "mode")->s, "CRD") == 0, cgen_ptr(c, X), cgen_ptr(c, Y));
+               strcmp(n->attrs[DEPTH_TO_SPACE_MODE].s, "CRD") == 0, cgen_ptr(c, X), cgen_ptr(c, Y));
     else
         w_line(w, "gcrt_space_to_depth(%zu, %lld, %lld, %lld, %lld, %lld, %s, %s);", ir_dtype_size(X->dtype),
                (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], b, cgen_ptr(c, X),
@@ -245,10 +246,10 @@ static int emit_roialign(Cgen *c, const Node *n, Diag *d)
     char scale[48];
     w_line(cgen_w(c), "gcrt_roialign_%s(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s, %d, %d, %s, %s, %s, %s);", sfx,
            (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)yd[0], (long long)yd[2],
-           (long long)yd[3], (long long)emit_attr(n, "sampling_ratio")->i,
-           emit_float_lit(scale, sizeof scale, emit_attr(n, "spatial_scale")->f, DT_F64),
-           strcmp(emit_attr(n, "coordinate_transformation_mode")->s, "half_pixel") == 0,
-           strcmp(emit_attr(n, "mode")->s, "max") == 0, cgen_ptr(c, X), cgen_ptr(c, n->in[1]), cgen_ptr(c, n->in[2]),
+           (long long)yd[3], (long long)n->attrs[ROI_ALIGN_SAMPLING_RATIO].i,
+           emit_float_lit(scale, sizeof scale, n->attrs[ROI_ALIGN_SPATIAL_SCALE].f, DT_F64),
+           strcmp(n->attrs[ROI_ALIGN_COORDINATE_TRANSFORMATION_MODE].s, "half_pixel") == 0,
+           strcmp(n->attrs[ROI_ALIGN_MODE].s, "max") == 0, cgen_ptr(c, X), cgen_ptr(c, n->in[1]), cgen_ptr(c, n->in[2]),
            cgen_ptr(c, Y));
     return 0;
 }

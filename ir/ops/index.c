@@ -19,6 +19,7 @@
  * and scatters locate elements through row-major coordinates (coords_of).
  */
 #include "../op.h"
+#include "index_attrs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -175,8 +176,8 @@ static const char *const out_output[] = {"output"};
 
 /* ---- ConstantOfShape ---------------------------------------------------------- */
 
-enum { COS_VALUE };
-static const AttrSpec cos_attrs[] = {{"value", ATTR_TENSOR, NULL, 0}};
+static const AttrSpec cos_attrs[] = {[CONSTANT_OF_SHAPE_VALUE] = {"value", ATTR_TENSOR, NULL, 0}};
+OP_ATTRS_CHECK(cos_attrs, CONSTANT_OF_SHAPE_COUNT);
 static const char *const cos_in[] = {"input"};
 
 static int cos_infer(Node *n, Diag *d)
@@ -196,7 +197,7 @@ static int cos_infer(Node *n, Diag *d)
     int64_t cnt;
     if (ir_shape_numel(&s, &cnt)) return diag_node_error(d, n, "output element count overflows int64");
     DType t = DT_F32;
-    const AttrVal *a = &n->attrs[COS_VALUE];
+    const AttrVal *a = &n->attrs[CONSTANT_OF_SHAPE_VALUE];
     if (a->set) {
         int64_t vn = ir_numel(&a->t.shape);
         if (vn != 1) return diag_node_error(d, n, "attribute 'value' must hold exactly one element, got %lld", (long long)vn);
@@ -211,7 +212,7 @@ static int cos_eval(const Node *n, const double *const *in, double *const *out, 
 {
     (void)in;
     (void)d;
-    const AttrVal *a = &n->attrs[COS_VALUE];
+    const AttrVal *a = &n->attrs[CONSTANT_OF_SHAPE_VALUE];
     double v = a->set ? ir_load_f64(a->t.dtype, a->t.data, 0) : 0.0;
     int64_t cnt = ir_numel(&n->out[0]->shape);
     for (int64_t i = 0; i < cnt; i++) out[0][i] = v;
@@ -221,7 +222,7 @@ static int cos_eval(const Node *n, const double *const *in, double *const *out, 
 const OpDesc op_ConstantOfShape = {
     .name = "ConstantOfShape", .min_in = 1, .max_in = 1, .in_names = cos_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = cos_attrs, .n_attrs = 1, .infer = cos_infer, .eval = cos_eval,
+    OP_ATTRS(cos_attrs), .infer = cos_infer, .eval = cos_eval,
 };
 
 /* ---- Size ------------------------------------------------------------------- */
@@ -254,10 +255,13 @@ const OpDesc op_Size = {
 
 /* ---- GatherElements / ScatterElements ------------------------------------------ */
 
-enum { GE_AXIS };
-static const AttrSpec ge_attrs[] = {{"axis", ATTR_INT, "0", 0}};
-enum { SE_AXIS, SE_REDUCTION };
-static const AttrSpec se_attrs[] = {{"axis", ATTR_INT, "0", 0}, {"reduction", ATTR_STRING, "none", 0}};
+static const AttrSpec ge_attrs[] = {[GATHER_ELEMENTS_AXIS] = {"axis", ATTR_INT, "0", 0}};
+OP_ATTRS_CHECK(ge_attrs, GATHER_ELEMENTS_COUNT);
+static const AttrSpec se_attrs[] = {
+    [SCATTER_ELEMENTS_AXIS] = {"axis", ATTR_INT, "0", 0},
+    [SCATTER_ELEMENTS_REDUCTION] = {"reduction", ATTR_STRING, "none", 0},
+};
+OP_ATTRS_CHECK(se_attrs, SCATTER_ELEMENTS_COUNT);
 static const char *const ge_in[] = {"data", "indices"};
 static const char *const se_in[] = {"data", "indices", "updates"};
 
@@ -285,7 +289,7 @@ static int elements_check(Node *n, int64_t axis_attr, Diag *d)
 static int ge_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
-    if (elements_check(n, n->attrs[GE_AXIS].i, d) < 0) return -1;
+    if (elements_check(n, n->attrs[GATHER_ELEMENTS_AXIS].i, d) < 0) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &n->in[1]->shape);
     return 0;
 }
@@ -307,7 +311,7 @@ static int64_t elements_offset(const Node *n, int64_t e, double v, int ax, Diag 
 
 static int ge_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
-    int ax = ir_norm_axis(n->attrs[GE_AXIS].i, n->in[0]->shape.rank);
+    int ax = ir_norm_axis(n->attrs[GATHER_ELEMENTS_AXIS].i, n->in[0]->shape.rank);
     int64_t cnt = ir_numel(&n->in[1]->shape);
     for (int64_t e = 0; e < cnt; e++) {
         int64_t off = elements_offset(n, e, in[1][e], ax, d);
@@ -320,7 +324,7 @@ static int ge_eval(const Node *n, const double *const *in, double *const *out, D
 const OpDesc op_GatherElements = {
     .name = "GatherElements", .min_in = 2, .max_in = 2, .in_names = ge_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = ge_attrs, .n_attrs = 1, .infer = ge_infer, .eval = ge_eval,
+    OP_ATTRS(ge_attrs), .infer = ge_infer, .eval = ge_eval,
 };
 
 static int se_infer(Node *n, Diag *d)
@@ -328,22 +332,22 @@ static int se_infer(Node *n, Diag *d)
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *ind = n->in[1], *u = n->in[2];
     char b1[SHP_BUF], b2[SHP_BUF];
-    if (check_reduction(n, n->attrs[SE_REDUCTION].s, d)) return -1;
+    if (check_reduction(n, n->attrs[SCATTER_ELEMENTS_REDUCTION].s, d)) return -1;
     if (u->dtype != x->dtype)
         return diag_node_error(d, n, "input 'updates' has dtype %s, but input 'data' has dtype %s", ir_dtype_name(u->dtype),
                                ir_dtype_name(x->dtype));
     if (!ir_shape_eq(&u->shape, &ind->shape))
         return diag_node_error(d, n, "input 'updates' shape %s differs from input 'indices' shape %s",
                                ir_shape_str(&u->shape, b1, sizeof b1), ir_shape_str(&ind->shape, b2, sizeof b2));
-    if (elements_check(n, n->attrs[SE_AXIS].i, d) < 0) return -1;
+    if (elements_check(n, n->attrs[SCATTER_ELEMENTS_AXIS].i, d) < 0) return -1;
     ir_set_out(n, 0, x->dtype, &x->shape);
     return 0;
 }
 
 static int se_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
-    int ax = ir_norm_axis(n->attrs[SE_AXIS].i, n->in[0]->shape.rank);
-    int kind = reduction_kind(n->attrs[SE_REDUCTION].s);
+    int ax = ir_norm_axis(n->attrs[SCATTER_ELEMENTS_AXIS].i, n->in[0]->shape.rank);
+    int kind = reduction_kind(n->attrs[SCATTER_ELEMENTS_REDUCTION].s);
     memcpy(out[0], in[0], sizeof(double) * (size_t)ir_numel(&n->in[0]->shape));
     int64_t cnt = ir_numel(&n->in[1]->shape);
     for (int64_t e = 0; e < cnt; e++) {
@@ -357,16 +361,16 @@ static int se_eval(const Node *n, const double *const *in, double *const *out, D
 const OpDesc op_ScatterElements = {
     .name = "ScatterElements", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = se_attrs, .n_attrs = 2, .infer = se_infer,
+    OP_ATTRS(se_attrs), .infer = se_infer,
     .inplace = inplace_00, .n_inplace = 1, .eval = se_eval,
 };
 
 /* ---- GatherND / ScatterND ------------------------------------------------------- */
 
-enum { GND_BATCH_DIMS };
-static const AttrSpec gnd_attrs[] = {{"batch_dims", ATTR_INT, "0", 0}};
-enum { SND_REDUCTION };
-static const AttrSpec snd_attrs[] = {{"reduction", ATTR_STRING, "none", 0}};
+static const AttrSpec gnd_attrs[] = {[GATHER_ND_BATCH_DIMS] = {"batch_dims", ATTR_INT, "0", 0}};
+OP_ATTRS_CHECK(gnd_attrs, GATHER_ND_COUNT);
+static const AttrSpec snd_attrs[] = {[SCATTER_ND_REDUCTION] = {"reduction", ATTR_STRING, "none", 0}};
+OP_ATTRS_CHECK(snd_attrs, SCATTER_ND_COUNT);
 
 static int gnd_infer(Node *n, Diag *d)
 {
@@ -375,7 +379,7 @@ static int gnd_infer(Node *n, Diag *d)
     char b1[SHP_BUF], b2[SHP_BUF];
     if (need_index_dtype(n, 1, d)) return -1;
     int r = x->shape.rank, q = ind->shape.rank;
-    int64_t b = n->attrs[GND_BATCH_DIMS].i;
+    int64_t b = n->attrs[GATHER_ND_BATCH_DIMS].i;
     if (r < 1) return diag_node_error(d, n, "input 'data' must have rank >= 1, got a scalar");
     if (q < 1) return diag_node_error(d, n, "input 'indices' must have rank >= 1, got a scalar");
     if (b < 0 || b >= q || b >= r)
@@ -417,7 +421,7 @@ static int64_t nd_offset(const Node *n, const double *tuple, int m, int ax0, Dia
 static int gnd_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
-    int b = (int)n->attrs[GND_BATCH_DIMS].i, q = is->rank;
+    int b = (int)n->attrs[GATHER_ND_BATCH_DIMS].i, q = is->rank;
     int m = (int)is->dims[q - 1];
     int64_t slice = dims_prod(xs, b + m, xs->rank), batch_stride = dims_prod(xs, b, xs->rank);
     int64_t per_batch = dims_prod(is, b, q - 1), tuples = dims_prod(is, 0, q - 1);
@@ -433,7 +437,7 @@ static int gnd_eval(const Node *n, const double *const *in, double *const *out, 
 const OpDesc op_GatherND = {
     .name = "GatherND", .min_in = 2, .max_in = 2, .in_names = ge_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = gnd_attrs, .n_attrs = 1, .infer = gnd_infer, .eval = gnd_eval,
+    OP_ATTRS(gnd_attrs), .infer = gnd_infer, .eval = gnd_eval,
 };
 
 static int snd_infer(Node *n, Diag *d)
@@ -441,7 +445,7 @@ static int snd_infer(Node *n, Diag *d)
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *ind = n->in[1], *u = n->in[2];
     char b1[SHP_BUF], b2[SHP_BUF];
-    if (check_reduction(n, n->attrs[SND_REDUCTION].s, d)) return -1;
+    if (check_reduction(n, n->attrs[SCATTER_ND_REDUCTION].s, d)) return -1;
     if (need_index_dtype(n, 1, d)) return -1;
     if (u->dtype != x->dtype)
         return diag_node_error(d, n, "input 'updates' has dtype %s, but input 'data' has dtype %s", ir_dtype_name(u->dtype),
@@ -471,7 +475,7 @@ static int snd_eval(const Node *n, const double *const *in, double *const *out, 
 {
     const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
     int q = is->rank, m = (int)is->dims[q - 1];
-    int kind = reduction_kind(n->attrs[SND_REDUCTION].s);
+    int kind = reduction_kind(n->attrs[SCATTER_ND_REDUCTION].s);
     int64_t slice = dims_prod(xs, m, xs->rank), tuples = dims_prod(is, 0, q - 1);
     memcpy(out[0], in[0], sizeof(double) * (size_t)ir_numel(xs));
     for (int64_t t = 0; t < tuples; t++) {
@@ -485,14 +489,14 @@ static int snd_eval(const Node *n, const double *const *in, double *const *out, 
 const OpDesc op_ScatterND = {
     .name = "ScatterND", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = snd_attrs, .n_attrs = 1, .infer = snd_infer,
+    OP_ATTRS(snd_attrs), .infer = snd_infer,
     .inplace = inplace_00, .n_inplace = 1, .eval = snd_eval,
 };
 
 /* ---- Trilu ------------------------------------------------------------------ */
 
-enum { TRILU_UPPER };
-static const AttrSpec trilu_attrs[] = {{"upper", ATTR_INT, "1", 0}};
+static const AttrSpec trilu_attrs[] = {[TRILU_UPPER] = {"upper", ATTR_INT, "1", 0}};
+OP_ATTRS_CHECK(trilu_attrs, TRILU_COUNT);
 static const char *const trilu_in[] = {"input", "k"};
 
 static int trilu_infer(Node *n, Diag *d)
@@ -530,7 +534,7 @@ static int trilu_eval(const Node *n, const double *const *in, double *const *out
 const OpDesc op_Trilu = {
     .name = "Trilu", .min_in = 1, .max_in = 2, .in_names = trilu_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = trilu_attrs, .n_attrs = 1, .infer = trilu_infer,
+    OP_ATTRS(trilu_attrs), .infer = trilu_infer,
     .inplace = inplace_00, .n_inplace = 1, .eval = trilu_eval,
 };
 
@@ -640,8 +644,11 @@ const OpDesc op_Tile = {
 
 /* ---- CumSum ----------------------------------------------------------------- */
 
-enum { CUMSUM_EXCLUSIVE, CUMSUM_REVERSE };
-static const AttrSpec cumsum_attrs[] = {{"exclusive", ATTR_INT, "0", 0}, {"reverse", ATTR_INT, "0", 0}};
+static const AttrSpec cumsum_attrs[] = {
+    [CUMSUM_EXCLUSIVE] = {"exclusive", ATTR_INT, "0", 0},
+    [CUMSUM_REVERSE] = {"reverse", ATTR_INT, "0", 0},
+};
+OP_ATTRS_CHECK(cumsum_attrs, CUMSUM_COUNT);
 static const char *const cumsum_in[] = {"x", "axis"};
 static const char *const cumsum_out[] = {"y"};
 
@@ -695,14 +702,14 @@ static int cumsum_eval(const Node *n, const double *const *in, double *const *ou
 const OpDesc op_CumSum = {
     .name = "CumSum", .min_in = 2, .max_in = 2, .in_names = cumsum_in,
     .min_out = 1, .max_out = 1, .out_names = cumsum_out,
-    .attrs = cumsum_attrs, .n_attrs = 2, .infer = cumsum_infer,
+    OP_ATTRS(cumsum_attrs), .infer = cumsum_infer,
     .inplace = inplace_00, .n_inplace = 1, .eval = cumsum_eval,
 };
 
 /* ---- OneHot ----------------------------------------------------------------- */
 
-enum { ONEHOT_AXIS };
-static const AttrSpec onehot_attrs[] = {{"axis", ATTR_INT, "-1", 0}};
+static const AttrSpec onehot_attrs[] = {[ONEHOT_AXIS] = {"axis", ATTR_INT, "-1", 0}};
+OP_ATTRS_CHECK(onehot_attrs, ONEHOT_COUNT);
 static const char *const onehot_in[] = {"indices", "depth", "values"};
 
 static int onehot_infer(Node *n, Diag *d)
@@ -754,14 +761,17 @@ static int onehot_eval(const Node *n, const double *const *in, double *const *ou
 const OpDesc op_OneHot = {
     .name = "OneHot", .min_in = 3, .max_in = 3, .in_names = onehot_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = onehot_attrs, .n_attrs = 1, .infer = onehot_infer, .eval = onehot_eval,
+    OP_ATTRS(onehot_attrs), .infer = onehot_infer, .eval = onehot_eval,
 };
 
 /* ---- ArgMax / ArgMin ---------------------------------------------------------- */
 
-enum { ARG_AXIS, ARG_KEEPDIMS, ARG_SELECT_LAST };
 static const AttrSpec arg_attrs[] = {
-    {"axis", ATTR_INT, "0", 0}, {"keepdims", ATTR_INT, "1", 0}, {"select_last_index", ATTR_INT, "0", 0}};
+    [ARG_AXIS] = {"axis", ATTR_INT, "0", 0},
+    [ARG_KEEPDIMS] = {"keepdims", ATTR_INT, "1", 0},
+    [ARG_SELECT_LAST_INDEX] = {"select_last_index", ATTR_INT, "0", 0},
+};
+OP_ATTRS_CHECK(arg_attrs, ARG_COUNT);
 static const char *const arg_in[] = {"data"};
 static const char *const arg_out[] = {"reduced"};
 
@@ -790,7 +800,7 @@ static int arg_eval_dir(const Node *n, const double *x, double *y, int want_max)
 {
     const Shape *xs = &n->in[0]->shape;
     int ax = ir_norm_axis(n->attrs[ARG_AXIS].i, xs->rank);
-    int last = n->attrs[ARG_SELECT_LAST].i != 0;
+    int last = n->attrs[ARG_SELECT_LAST_INDEX].i != 0;
     int64_t outer = dims_prod(xs, 0, ax), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
@@ -824,19 +834,23 @@ static int argmin_eval(const Node *n, const double *const *in, double *const *ou
 const OpDesc op_ArgMax = {
     .name = "ArgMax", .min_in = 1, .max_in = 1, .in_names = arg_in,
     .min_out = 1, .max_out = 1, .out_names = arg_out,
-    .attrs = arg_attrs, .n_attrs = 3, .infer = arg_infer, .eval = argmax_eval,
+    OP_ATTRS(arg_attrs), .infer = arg_infer, .eval = argmax_eval,
 };
 
 const OpDesc op_ArgMin = {
     .name = "ArgMin", .min_in = 1, .max_in = 1, .in_names = arg_in,
     .min_out = 1, .max_out = 1, .out_names = arg_out,
-    .attrs = arg_attrs, .n_attrs = 3, .infer = arg_infer, .eval = argmin_eval,
+    OP_ATTRS(arg_attrs), .infer = arg_infer, .eval = argmin_eval,
 };
 
 /* ---- TopK ------------------------------------------------------------------- */
 
-enum { TOPK_AXIS, TOPK_LARGEST, TOPK_SORTED };
-static const AttrSpec topk_attrs[] = {{"axis", ATTR_INT, "-1", 0}, {"largest", ATTR_INT, "1", 0}, {"sorted", ATTR_INT, "1", 0}};
+static const AttrSpec topk_attrs[] = {
+    [TOPK_AXIS] = {"axis", ATTR_INT, "-1", 0},
+    [TOPK_LARGEST] = {"largest", ATTR_INT, "1", 0},
+    [TOPK_SORTED] = {"sorted", ATTR_INT, "1", 0},
+};
+OP_ATTRS_CHECK(topk_attrs, TOPK_COUNT);
 static const char *const topk_in[] = {"X", "K"};
 static const char *const topk_out[] = {"Values", "Indices"};
 
@@ -930,13 +944,16 @@ static int topk_eval(const Node *n, const double *const *in, double *const *out,
 const OpDesc op_TopK = {
     .name = "TopK", .min_in = 2, .max_in = 2, .in_names = topk_in,
     .min_out = 1, .max_out = 2, .out_names = topk_out,
-    .attrs = topk_attrs, .n_attrs = 3, .infer = topk_infer, .workspace = topk_workspace, .eval = topk_eval,
+    OP_ATTRS(topk_attrs), .infer = topk_infer, .workspace = topk_workspace, .eval = topk_eval,
 };
 
 /* ---- EyeLike ---------------------------------------------------------------- */
 
-enum { EYE_DTYPE, EYE_K };
-static const AttrSpec eye_attrs[] = {{"dtype", ATTR_INT, NULL, 0}, {"k", ATTR_INT, "0", 0}};
+static const AttrSpec eye_attrs[] = {
+    [EYELIKE_DTYPE] = {"dtype", ATTR_INT, NULL, 0},
+    [EYELIKE_K] = {"k", ATTR_INT, "0", 0},
+};
+OP_ATTRS_CHECK(eye_attrs, EYELIKE_COUNT);
 static const char *const eye_in[] = {"input"};
 
 static int eye_infer(Node *n, Diag *d)
@@ -945,9 +962,9 @@ static int eye_infer(Node *n, Diag *d)
     const Value *x = n->in[0];
     if (x->shape.rank != 2) return diag_node_error(d, n, "input 'input' must have rank 2, got %d", x->shape.rank);
     DType t = x->dtype;
-    if (n->attrs[EYE_DTYPE].set) {
-        if (ir_dtype_from_onnx(n->attrs[EYE_DTYPE].i, &t))
-            return diag_node_error(d, n, "attribute 'dtype' = %lld is not a supported ONNX dtype", (long long)n->attrs[EYE_DTYPE].i);
+    if (n->attrs[EYELIKE_DTYPE].set) {
+        if (ir_dtype_from_onnx(n->attrs[EYELIKE_DTYPE].i, &t))
+            return diag_node_error(d, n, "attribute 'dtype' = %lld is not a supported ONNX dtype", (long long)n->attrs[EYELIKE_DTYPE].i);
     }
     ir_set_out(n, 0, t, &x->shape);
     return 0;
@@ -958,7 +975,7 @@ static int eye_eval(const Node *n, const double *const *in, double *const *out, 
     (void)in;
     (void)d;
     const Shape *s = &n->out[0]->shape;
-    int64_t rows = s->dims[0], cols = s->dims[1], k = n->attrs[EYE_K].i;
+    int64_t rows = s->dims[0], cols = s->dims[1], k = n->attrs[EYELIKE_K].i;
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) out[0][i * cols + j] = j - i == k ? 1.0 : 0.0;
     return 0;
@@ -967,13 +984,16 @@ static int eye_eval(const Node *n, const double *const *in, double *const *out, 
 const OpDesc op_EyeLike = {
     .name = "EyeLike", .min_in = 1, .max_in = 1, .in_names = eye_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = eye_attrs, .n_attrs = 2, .infer = eye_infer, .eval = eye_eval, .shape_only = 1,
+    OP_ATTRS(eye_attrs), .infer = eye_infer, .eval = eye_eval, .shape_only = 1,
 };
 
 /* ---- ReverseSequence ---------------------------------------------------------- */
 
-enum { RS_BATCH_AXIS, RS_TIME_AXIS };
-static const AttrSpec rs_attrs[] = {{"batch_axis", ATTR_INT, "1", 0}, {"time_axis", ATTR_INT, "0", 0}};
+static const AttrSpec rs_attrs[] = {
+    [REVERSE_SEQUENCE_BATCH_AXIS] = {"batch_axis", ATTR_INT, "1", 0},
+    [REVERSE_SEQUENCE_TIME_AXIS] = {"time_axis", ATTR_INT, "0", 0},
+};
+OP_ATTRS_CHECK(rs_attrs, REVERSE_SEQUENCE_COUNT);
 static const char *const rs_in[] = {"input", "sequence_lens"};
 static const char *const rs_out[] = {"Y"};
 
@@ -982,7 +1002,7 @@ static int rs_infer(Node *n, Diag *d)
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *len = n->in[1];
     char b[SHP_BUF];
-    int64_t ba = n->attrs[RS_BATCH_AXIS].i, ta = n->attrs[RS_TIME_AXIS].i;
+    int64_t ba = n->attrs[REVERSE_SEQUENCE_BATCH_AXIS].i, ta = n->attrs[REVERSE_SEQUENCE_TIME_AXIS].i;
     if (x->shape.rank < 2) return diag_node_error(d, n, "input 'input' must have rank >= 2, got %d", x->shape.rank);
     if ((ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
         return diag_node_error(d, n, "attributes 'batch_axis' = %lld and 'time_axis' = %lld must be 0 and 1 in some order", (long long)ba,
@@ -1005,7 +1025,7 @@ static int rs_infer(Node *n, Diag *d)
 static int rs_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape;
-    int ba = (int)n->attrs[RS_BATCH_AXIS].i, ta = 1 - ba;
+    int ba = (int)n->attrs[REVERSE_SEQUENCE_BATCH_AXIS].i, ta = 1 - ba;
     int64_t d0 = xs->dims[0], d1 = xs->dims[1], inner = dims_prod(xs, 2, xs->rank), tdim = xs->dims[ta];
     for (int64_t i0 = 0; i0 < d0; i0++)
         for (int64_t i1 = 0; i1 < d1; i1++) {
@@ -1023,7 +1043,7 @@ static int rs_eval(const Node *n, const double *const *in, double *const *out, D
 const OpDesc op_ReverseSequence = {
     .name = "ReverseSequence", .min_in = 2, .max_in = 2, .in_names = rs_in,
     .min_out = 1, .max_out = 1, .out_names = rs_out,
-    .attrs = rs_attrs, .n_attrs = 2, .infer = rs_infer, .eval = rs_eval,
+    OP_ATTRS(rs_attrs), .infer = rs_infer, .eval = rs_eval,
 };
 
 /* ---- Compress --------------------------------------------------------------- */
@@ -1032,8 +1052,8 @@ const OpDesc op_ReverseSequence = {
  * attribute is absent) where the 1-D bool `condition` is true; a condition
  * shorter than the axis drops the positions past its end. The output shape
  * counts the true values, so the condition must be a constant. */
-enum { COMPRESS_AXIS };
-static const AttrSpec compress_attrs[] = {{"axis", ATTR_INT, NULL, 0}};
+static const AttrSpec compress_attrs[] = {[COMPRESS_AXIS] = {"axis", ATTR_INT, NULL, 0}};
+OP_ATTRS_CHECK(compress_attrs, COMPRESS_COUNT);
 static const char *const compress_in[] = {"input", "condition"};
 
 /* outer x dim x inner view of the input for n's axis (flattened: 1 x numel x 1). */
@@ -1097,5 +1117,5 @@ static int compress_eval(const Node *n, const double *const *in, double *const *
 const OpDesc op_Compress = {
     .name = "Compress", .min_in = 2, .max_in = 2, .in_names = compress_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = compress_attrs, .n_attrs = 1, .infer = compress_infer, .eval = compress_eval,
+    OP_ATTRS(compress_attrs), .infer = compress_infer, .eval = compress_eval,
 };

@@ -9,6 +9,7 @@
  * pivoting). Reference evaluations accumulate in double.
  */
 #include "../op.h"
+#include "linalg_attrs.h"
 #include "../fused.h"
 
 #include <math.h>
@@ -37,7 +38,8 @@ static int check_same_numeric(Node *n, Diag *d, int i0, int i1)
 
 /* Inputs from x2 (MatMul) / x3 (Gemm) on are epilogue operands (ir/fused.h). */
 static const char *const matmul_in[2 + FUSED_MAX_EPI] = {"A", "B", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9"};
-static const AttrSpec matmul_attrs[] = {{"epilogue", ATTR_STRING, NULL, 0}};
+static const AttrSpec matmul_attrs[] = {[MATMUL_EPILOGUE] = {"epilogue", ATTR_STRING, NULL, 0}};
+OP_ATTRS_CHECK(matmul_attrs, MATMUL_COUNT);
 static const char *const one_out_Y[] = {"Y"};
 
 /* The matmul geometry: batch shape (broadcast), M, K, N and the output. */
@@ -130,7 +132,7 @@ const OpDesc op_MatMul = {
     .name = "MatMul",
     .min_in = 2, .max_in = 2 + FUSED_MAX_EPI, .in_names = matmul_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
-    .attrs = matmul_attrs, .n_attrs = 1,
+    OP_ATTRS(matmul_attrs),
     .infer = matmul_infer,
     .eval = matmul_eval,
 };
@@ -138,14 +140,14 @@ const OpDesc op_MatMul = {
 /* ---- Gemm --------------------------------------------------------------- */
 
 static const char *const gemm_in[3 + FUSED_MAX_EPI] = {"A", "B", "C", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"};
-enum { GEMM_ALPHA, GEMM_BETA, GEMM_TRANS_A, GEMM_TRANS_B, GEMM_EPILOGUE };
 static const AttrSpec gemm_attrs[] = {
-    {"alpha", ATTR_FLOAT, "1.0", 0},
-    {"beta", ATTR_FLOAT, "1.0", 0},
-    {"transA", ATTR_INT, "0", 0},
-    {"transB", ATTR_INT, "0", 0},
-    {"epilogue", ATTR_STRING, NULL, 0},
+    [GEMM_ALPHA] = {"alpha", ATTR_FLOAT, "1.0", 0},
+    [GEMM_BETA] = {"beta", ATTR_FLOAT, "1.0", 0},
+    [GEMM_TRANS_A] = {"transA", ATTR_INT, "0", 0},
+    [GEMM_TRANS_B] = {"transB", ATTR_INT, "0", 0},
+    [GEMM_EPILOGUE] = {"epilogue", ATTR_STRING, NULL, 0},
 };
+OP_ATTRS_CHECK(gemm_attrs, GEMM_COUNT);
 
 static int gemm_dims(const Node *n, int64_t *M, int64_t *N, int64_t *K, Diag *d)
 {
@@ -226,7 +228,7 @@ const OpDesc op_Gemm = {
     .name = "Gemm",
     .min_in = 2, .max_in = 3 + FUSED_MAX_EPI, .in_names = gemm_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
-    .attrs = gemm_attrs, .n_attrs = 5,
+    OP_ATTRS(gemm_attrs),
     .infer = gemm_infer,
     .eval = gemm_eval,
 };

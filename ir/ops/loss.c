@@ -20,17 +20,17 @@
  * reference evaluation rejects it; generated code writes NaN for it.
  */
 #include "../op.h"
+#include "loss_attrs.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { LOSS_IGNORE_INDEX, LOSS_REDUCTION };
-
 static const AttrSpec loss_attrs[] = {
-    {"ignore_index", ATTR_INT, NULL, 0},
-    {"reduction", ATTR_STRING, "mean", 0},
+    [LOSS_IGNORE_INDEX] = {"ignore_index", ATTR_INT, NULL, 0},
+    [LOSS_REDUCTION] = {"reduction", ATTR_STRING, "mean", 0},
 };
+OP_ATTRS_CHECK(loss_attrs, LOSS_COUNT);
 
 static const char *const nll_in[] = {"input", "target", "weight"};
 static const char *const nll_out[] = {"loss"};
@@ -165,7 +165,7 @@ const OpDesc op_NegativeLogLikelihoodLoss = {
     .name = "NegativeLogLikelihoodLoss",
     .min_in = 2, .max_in = 3, .in_names = nll_in,
     .min_out = 1, .max_out = 1, .out_names = nll_out,
-    .attrs = loss_attrs, .n_attrs = 2,
+    OP_ATTRS(loss_attrs),
     .infer = loss_infer,
     .eval = nll_eval,
 };
@@ -174,7 +174,7 @@ const OpDesc op_SoftmaxCrossEntropyLoss = {
     .name = "SoftmaxCrossEntropyLoss",
     .min_in = 2, .max_in = 3, .in_names = sce_in,
     .min_out = 1, .max_out = 2, .out_names = sce_out,
-    .attrs = loss_attrs, .n_attrs = 2,
+    OP_ATTRS(loss_attrs),
     .infer = loss_infer,
     .eval = sce_eval,
 };

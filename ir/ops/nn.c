@@ -30,6 +30,7 @@
 #include "../fused.h"
 #include "geometry.h"
 #include "nn_common.h"
+#include "nn_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -137,16 +138,16 @@ static void window_out_shape(const Node *n, const Window *w, int64_t channels, S
 /* Inputs from x3 on are epilogue operands (attribute `epilogue`, ir/fused.h). */
 static const char *const conv_in[3 + FUSED_MAX_EPI] = {"X", "W", "B", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"};
 static const char *const conv_out[] = {"Y"};
-enum { CONV_AUTO_PAD, CONV_DILATIONS, CONV_GROUP, CONV_KERNEL_SHAPE, CONV_PADS, CONV_STRIDES, CONV_EPILOGUE };
 static const AttrSpec conv_attrs[] = {
-    {"auto_pad", ATTR_STRING, "NOTSET", 0},
-    {"dilations", ATTR_INTS, NULL, 0},
-    {"group", ATTR_INT, "1", 0},
-    {"kernel_shape", ATTR_INTS, NULL, 0},
-    {"pads", ATTR_INTS, NULL, 0},
-    {"strides", ATTR_INTS, NULL, 0},
-    {"epilogue", ATTR_STRING, NULL, 0},
+    [CONV_AUTO_PAD] = {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    [CONV_DILATIONS] = {"dilations", ATTR_INTS, NULL, 0},
+    [CONV_GROUP] = {"group", ATTR_INT, "1", 0},
+    [CONV_KERNEL_SHAPE] = {"kernel_shape", ATTR_INTS, NULL, 0},
+    [CONV_PADS] = {"pads", ATTR_INTS, NULL, 0},
+    [CONV_STRIDES] = {"strides", ATTR_INTS, NULL, 0},
+    [CONV_EPILOGUE] = {"epilogue", ATTR_STRING, NULL, 0},
 };
+OP_ATTRS_CHECK(conv_attrs, CONV_COUNT);
 
 static int conv_infer(Node *n, Diag *d)
 {
@@ -240,7 +241,7 @@ const OpDesc op_Conv = {
     .name = "Conv",
     .min_in = 2, .max_in = 3 + FUSED_MAX_EPI, .in_names = conv_in,
     .min_out = 1, .max_out = 1, .out_names = conv_out,
-    .attrs = conv_attrs, .n_attrs = 7,
+    OP_ATTRS(conv_attrs),
     .infer = conv_infer,
     .workspace = conv_workspace,
     .eval = conv_eval,
@@ -250,17 +251,16 @@ const OpDesc op_Conv = {
 
 static const char *const pool_in[] = {"X"};
 static const char *const maxpool_out[] = {"Y", "Indices"};
-enum { MAXPOOL_AUTO_PAD, MAXPOOL_CEIL_MODE, MAXPOOL_DILATIONS, MAXPOOL_KERNEL_SHAPE, MAXPOOL_PADS,
-       MAXPOOL_STORAGE_ORDER, MAXPOOL_STRIDES };
 static const AttrSpec maxpool_attrs[] = {
-    {"auto_pad", ATTR_STRING, "NOTSET", 0},
-    {"ceil_mode", ATTR_INT, "0", 0},
-    {"dilations", ATTR_INTS, NULL, 0},
-    {"kernel_shape", ATTR_INTS, NULL, 1},
-    {"pads", ATTR_INTS, NULL, 0},
-    {"storage_order", ATTR_INT, "0", 0},
-    {"strides", ATTR_INTS, NULL, 0},
+    [MAXPOOL_AUTO_PAD] = {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    [MAXPOOL_CEIL_MODE] = {"ceil_mode", ATTR_INT, "0", 0},
+    [MAXPOOL_DILATIONS] = {"dilations", ATTR_INTS, NULL, 0},
+    [MAXPOOL_KERNEL_SHAPE] = {"kernel_shape", ATTR_INTS, NULL, 1},
+    [MAXPOOL_PADS] = {"pads", ATTR_INTS, NULL, 0},
+    [MAXPOOL_STORAGE_ORDER] = {"storage_order", ATTR_INT, "0", 0},
+    [MAXPOOL_STRIDES] = {"strides", ATTR_INTS, NULL, 0},
 };
+OP_ATTRS_CHECK(maxpool_attrs, MAXPOOL_COUNT);
 
 /* MaxPool also takes 8-bit integers and may output the argmax Indices. */
 static int pool_infer(Node *n, Diag *d)
@@ -348,21 +348,20 @@ const OpDesc op_MaxPool = {
     .name = "MaxPool",
     .min_in = 1, .max_in = 1, .in_names = pool_in,
     .min_out = 1, .max_out = 2, .out_names = maxpool_out,
-    .attrs = maxpool_attrs, .n_attrs = 7,
+    OP_ATTRS(maxpool_attrs),
     .infer = pool_infer,
     .eval = maxpool_eval,
 };
 
-enum { AVGPOOL_AUTO_PAD, AVGPOOL_CEIL_MODE, AVGPOOL_COUNT_INCLUDE_PAD, AVGPOOL_KERNEL_SHAPE, AVGPOOL_PADS,
-       AVGPOOL_STRIDES };
 static const AttrSpec avgpool_attrs[] = {
-    {"auto_pad", ATTR_STRING, "NOTSET", 0},
-    {"ceil_mode", ATTR_INT, "0", 0},
-    {"count_include_pad", ATTR_INT, "0", 0},
-    {"kernel_shape", ATTR_INTS, NULL, 1},
-    {"pads", ATTR_INTS, NULL, 0},
-    {"strides", ATTR_INTS, NULL, 0},
+    [AVGPOOL_AUTO_PAD] = {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    [AVGPOOL_CEIL_MODE] = {"ceil_mode", ATTR_INT, "0", 0},
+    [AVGPOOL_COUNT_INCLUDE_PAD] = {"count_include_pad", ATTR_INT, "0", 0},
+    [AVGPOOL_KERNEL_SHAPE] = {"kernel_shape", ATTR_INTS, NULL, 1},
+    [AVGPOOL_PADS] = {"pads", ATTR_INTS, NULL, 0},
+    [AVGPOOL_STRIDES] = {"strides", ATTR_INTS, NULL, 0},
 };
+OP_ATTRS_CHECK(avgpool_attrs, AVGPOOL_COUNT);
 static const char *const one_out_Y[] = {"Y"};
 
 static int avgpool_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
@@ -374,7 +373,7 @@ const OpDesc op_AveragePool = {
     .name = "AveragePool",
     .min_in = 1, .max_in = 1, .in_names = pool_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
-    .attrs = avgpool_attrs, .n_attrs = 6,
+    OP_ATTRS(avgpool_attrs),
     .infer = pool_infer,
     .eval = avgpool_eval,
 };
@@ -382,12 +381,12 @@ const OpDesc op_AveragePool = {
 /* ---- MaxUnpool ---------------------------------------------------------- */
 
 static const char *const maxunpool_in[] = {"X", "I", "output_shape"};
-enum { MAXUNPOOL_KERNEL_SHAPE, MAXUNPOOL_PADS, MAXUNPOOL_STRIDES };
 static const AttrSpec maxunpool_attrs[] = {
-    {"kernel_shape", ATTR_INTS, NULL, 1},
-    {"pads", ATTR_INTS, NULL, 0},
-    {"strides", ATTR_INTS, NULL, 0},
+    [MAXUNPOOL_KERNEL_SHAPE] = {"kernel_shape", ATTR_INTS, NULL, 1},
+    [MAXUNPOOL_PADS] = {"pads", ATTR_INTS, NULL, 0},
+    [MAXUNPOOL_STRIDES] = {"strides", ATTR_INTS, NULL, 0},
 };
+OP_ATTRS_CHECK(maxunpool_attrs, MAXUNPOOL_COUNT);
 
 /* Indices I refer to the default shape, per spatial dim
  * (in - 1) * stride + kernel - pad_begin - pad_end; output_shape (a
@@ -479,7 +478,7 @@ const OpDesc op_MaxUnpool = {
     .name = "MaxUnpool",
     .min_in = 2, .max_in = 3, .in_names = maxunpool_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
-    .attrs = maxunpool_attrs, .n_attrs = 3,
+    OP_ATTRS(maxunpool_attrs),
     .infer = maxunpool_infer,
     .eval = maxunpool_eval,
 };
@@ -517,12 +516,12 @@ const OpDesc op_GlobalAveragePool = {
 
 static const char *const bn_in[] = {"X", "scale", "B", "input_mean", "input_var"};
 static const char *const bn_out[] = {"Y", "running_mean", "running_var"};
-enum { BN_EPSILON, BN_MOMENTUM, BN_TRAINING_MODE };
 static const AttrSpec bn_attrs[] = {
-    {"epsilon", ATTR_FLOAT, "1e-5", 0},
-    {"momentum", ATTR_FLOAT, "0.9", 0},
-    {"training_mode", ATTR_INT, "0", 0},
+    [BN_EPSILON] = {"epsilon", ATTR_FLOAT, "1e-5", 0},
+    [BN_MOMENTUM] = {"momentum", ATTR_FLOAT, "0.9", 0},
+    [BN_TRAINING_MODE] = {"training_mode", ATTR_INT, "0", 0},
 };
+OP_ATTRS_CHECK(bn_attrs, BN_COUNT);
 static const InplacePair inplace_00[] = {{0, 0}};
 
 static int bn_infer(Node *n, Diag *d)
@@ -580,7 +579,7 @@ const OpDesc op_BatchNormalization = {
     .name = "BatchNormalization",
     .min_in = 5, .max_in = 5, .in_names = bn_in,
     .min_out = 1, .max_out = 3, .out_names = bn_out,
-    .attrs = bn_attrs, .n_attrs = 3,
+    OP_ATTRS(bn_attrs),
     .infer = bn_infer,
     .inplace = inplace_00, .n_inplace = 1,
     .eval = bn_eval,
@@ -590,8 +589,8 @@ const OpDesc op_BatchNormalization = {
 
 static const char *const sm_in[] = {"input"};
 static const char *const sm_out[] = {"output"};
-enum { SOFTMAX_AXIS };
-static const AttrSpec sm_attrs[] = {{"axis", ATTR_INT, "-1", 0}};
+static const AttrSpec sm_attrs[] = {[SOFTMAX_AXIS] = {"axis", ATTR_INT, "-1", 0}};
+OP_ATTRS_CHECK(sm_attrs, SOFTMAX_COUNT);
 
 static int sm_infer(Node *n, Diag *d)
 {
@@ -636,7 +635,7 @@ const OpDesc op_Softmax = {
     .name = "Softmax",
     .min_in = 1, .max_in = 1, .in_names = sm_in,
     .min_out = 1, .max_out = 1, .out_names = sm_out,
-    .attrs = sm_attrs, .n_attrs = 1,
+    OP_ATTRS(sm_attrs),
     .infer = sm_infer,
     .inplace = row_inplace, .n_inplace = 1,
     .eval = softmax_eval,
@@ -646,7 +645,7 @@ const OpDesc op_LogSoftmax = {
     .name = "LogSoftmax",
     .min_in = 1, .max_in = 1, .in_names = sm_in,
     .min_out = 1, .max_out = 1, .out_names = sm_out,
-    .attrs = sm_attrs, .n_attrs = 1,
+    OP_ATTRS(sm_attrs),
     .infer = sm_infer,
     .inplace = row_inplace, .n_inplace = 1,
     .eval = logsoftmax_eval,
@@ -656,12 +655,12 @@ const OpDesc op_LogSoftmax = {
 
 static const char *const ln_in[] = {"X", "Scale", "B"};
 static const char *const ln_out[] = {"Y", "Mean", "InvStdDev"};
-enum { LN_AXIS, LN_EPSILON, LN_STASH_TYPE };
 static const AttrSpec ln_attrs[] = {
-    {"axis", ATTR_INT, "-1", 0},
-    {"epsilon", ATTR_FLOAT, "1e-5", 0},
-    {"stash_type", ATTR_INT, "1", 0},
+    [LN_AXIS] = {"axis", ATTR_INT, "-1", 0},
+    [LN_EPSILON] = {"epsilon", ATTR_FLOAT, "1e-5", 0},
+    [LN_STASH_TYPE] = {"stash_type", ATTR_INT, "1", 0},
 };
+OP_ATTRS_CHECK(ln_attrs, LN_COUNT);
 
 /* Normalized axis of a LayerNormalization node, -1 when out of range. */
 static int ln_axis(const Node *n)
@@ -755,7 +754,7 @@ const OpDesc op_LayerNormalization = {
     .name = "LayerNormalization",
     .min_in = 2, .max_in = 3, .in_names = ln_in,
     .min_out = 1, .max_out = 3, .out_names = ln_out,
-    .attrs = ln_attrs, .n_attrs = 3,
+    OP_ATTRS(ln_attrs),
     .infer = ln_infer,
     .inplace = row_inplace, .n_inplace = 1,
     .eval = ln_eval,

@@ -26,6 +26,7 @@
  * backend/c/emit_optim.c writes the same formulas as C.
  */
 #include "../op.h"
+#include "optim_attrs.h"
 
 #include <math.h>
 #include <string.h>
@@ -35,29 +36,29 @@ static const char *const adagrad_in[] = {"R", "T", "X", "G", "H"};
 static const char *const momentum_in[] = {"R", "T", "X", "G", "V"};
 static const char *const adam_in[] = {"R", "T", "X", "G", "V", "H"};
 
-enum { ADAGRAD_DECAY, ADAGRAD_EPS, ADAGRAD_NORM };
 static const AttrSpec adagrad_attrs[] = {
-    {"decay_factor", ATTR_FLOAT, "0.0", 0},
-    {"epsilon", ATTR_FLOAT, "1e-06", 0},
-    {"norm_coefficient", ATTR_FLOAT, "0.0", 0},
+    [ADAGRAD_DECAY_FACTOR] = {"decay_factor", ATTR_FLOAT, "0.0", 0},
+    [ADAGRAD_EPSILON] = {"epsilon", ATTR_FLOAT, "1e-06", 0},
+    [ADAGRAD_NORM_COEFFICIENT] = {"norm_coefficient", ATTR_FLOAT, "0.0", 0},
 };
+OP_ATTRS_CHECK(adagrad_attrs, ADAGRAD_COUNT);
 
-enum { MOMENTUM_ALPHA, MOMENTUM_BETA, MOMENTUM_MODE, MOMENTUM_NORM };
 static const AttrSpec momentum_attrs[] = {
-    {"alpha", ATTR_FLOAT, NULL, 1},
-    {"beta", ATTR_FLOAT, NULL, 1},
-    {"mode", ATTR_STRING, NULL, 1},
-    {"norm_coefficient", ATTR_FLOAT, NULL, 1},
+    [MOMENTUM_ALPHA] = {"alpha", ATTR_FLOAT, NULL, 1},
+    [MOMENTUM_BETA] = {"beta", ATTR_FLOAT, NULL, 1},
+    [MOMENTUM_MODE] = {"mode", ATTR_STRING, NULL, 1},
+    [MOMENTUM_NORM_COEFFICIENT] = {"norm_coefficient", ATTR_FLOAT, NULL, 1},
 };
+OP_ATTRS_CHECK(momentum_attrs, MOMENTUM_COUNT);
 
-enum { ADAM_ALPHA, ADAM_BETA, ADAM_EPS, ADAM_NORM, ADAM_NORM_POST };
 static const AttrSpec adam_attrs[] = {
-    {"alpha", ATTR_FLOAT, "0.9", 0},
-    {"beta", ATTR_FLOAT, "0.999", 0},
-    {"epsilon", ATTR_FLOAT, "1e-06", 0},
-    {"norm_coefficient", ATTR_FLOAT, "0.0", 0},
-    {"norm_coefficient_post", ATTR_FLOAT, "0.0", 0},
+    [ADAM_ALPHA] = {"alpha", ATTR_FLOAT, "0.9", 0},
+    [ADAM_BETA] = {"beta", ATTR_FLOAT, "0.999", 0},
+    [ADAM_EPSILON] = {"epsilon", ATTR_FLOAT, "1e-06", 0},
+    [ADAM_NORM_COEFFICIENT] = {"norm_coefficient", ATTR_FLOAT, "0.0", 0},
+    [ADAM_NORM_COEFFICIENT_POST] = {"norm_coefficient_post", ATTR_FLOAT, "0.0", 0},
 };
+OP_ATTRS_CHECK(adam_attrs, ADAM_COUNT);
 
 static int optim_float(DType t)
 {
@@ -125,22 +126,22 @@ static double optim_step(const Node *n, double R, double T, double x, double gra
     const char *op = ir_op(n->op)->name;
     const AttrVal *a = n->attrs;
     if (!strcmp(op, "Adagrad")) {
-        double g = a[ADAGRAD_NORM].f * x + grad, r = R / (1.0 + T * a[ADAGRAD_DECAY].f);
+        double g = a[ADAGRAD_NORM_COEFFICIENT].f * x + grad, r = R / (1.0 + T * a[ADAGRAD_DECAY_FACTOR].f);
         st[0] += g * g;
-        return x - r * g / (sqrt(st[0]) + a[ADAGRAD_EPS].f);
+        return x - r * g / (sqrt(st[0]) + a[ADAGRAD_EPSILON].f);
     }
     if (!strcmp(op, "Momentum")) {
-        double g = a[MOMENTUM_NORM].f * x + grad, b = T > 0 ? a[MOMENTUM_BETA].f : 1.0;
+        double g = a[MOMENTUM_NORM_COEFFICIENT].f * x + grad, b = T > 0 ? a[MOMENTUM_BETA].f : 1.0;
         st[0] = a[MOMENTUM_ALPHA].f * st[0] + b * g;
         if (!strcmp(a[MOMENTUM_MODE].s, "nesterov")) return x - R * (g + a[MOMENTUM_ALPHA].f * st[0]);
         return x - R * st[0];
     }
     double al = a[ADAM_ALPHA].f, be = a[ADAM_BETA].f;
-    double g = a[ADAM_NORM].f * x + grad;
+    double g = a[ADAM_NORM_COEFFICIENT].f * x + grad;
     st[0] = al * st[0] + (1.0 - al) * g;
     st[1] = be * st[1] + (1.0 - be) * g * g;
     double r = T > 0 ? R * sqrt(1.0 - pow(be, T)) / (1.0 - pow(al, T)) : R;
-    return (1.0 - a[ADAM_NORM_POST].f) * (x - r * st[0] / (sqrt(st[1]) + a[ADAM_EPS].f));
+    return (1.0 - a[ADAM_NORM_COEFFICIENT_POST].f) * (x - r * st[0] / (sqrt(st[1]) + a[ADAM_EPSILON].f));
 }
 
 static int optim_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
@@ -166,7 +167,7 @@ const OpDesc op_Adagrad = {
     .name = "Adagrad",
     .min_in = 5, .max_in = -1, .in_names = adagrad_in,
     .min_out = 2, .max_out = -1, .out_names = optim_out,
-    .attrs = adagrad_attrs, .n_attrs = 3,
+    OP_ATTRS(adagrad_attrs),
     .infer = optim_infer,
     .eval = optim_eval,
 };
@@ -175,7 +176,7 @@ const OpDesc op_Momentum = {
     .name = "Momentum",
     .min_in = 5, .max_in = -1, .in_names = momentum_in,
     .min_out = 2, .max_out = -1, .out_names = optim_out,
-    .attrs = momentum_attrs, .n_attrs = 4,
+    OP_ATTRS(momentum_attrs),
     .infer = momentum_infer,
     .eval = optim_eval,
 };
@@ -184,7 +185,7 @@ const OpDesc op_Adam = {
     .name = "Adam",
     .min_in = 6, .max_in = -1, .in_names = adam_in,
     .min_out = 3, .max_out = -1, .out_names = optim_out,
-    .attrs = adam_attrs, .n_attrs = 5,
+    OP_ATTRS(adam_attrs),
     .infer = optim_infer,
     .eval = optim_eval,
 };

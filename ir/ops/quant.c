@@ -19,6 +19,7 @@
  * group/auto_pad as in Conv.
  */
 #include "../op.h"
+#include "quant_attrs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -99,8 +100,8 @@ static const char *const out_Y[] = {"Y"};
 
 /* ---- QuantizeLinear / DequantizeLinear ------------------------------------ */
 
-enum { QL_AXIS };
-static const AttrSpec ql_attrs[] = {{"axis", ATTR_INT, "1", 0}};
+static const AttrSpec ql_attrs[] = {[QL_AXIS] = {"axis", ATTR_INT, "1", 0}};
+OP_ATTRS_CHECK(ql_attrs, QL_COUNT);
 static const char *const quant_in[] = {"x", "y_scale", "y_zero_point"};
 static const char *const dequant_in[] = {"x", "x_scale", "x_zero_point"};
 
@@ -173,7 +174,7 @@ const OpDesc op_QuantizeLinear = {
     .name = "QuantizeLinear",
     .min_in = 2, .max_in = 3, .in_names = quant_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
-    .attrs = ql_attrs, .n_attrs = 1,
+    OP_ATTRS(ql_attrs),
     .infer = quant_infer, .eval = quant_eval,
 };
 
@@ -211,7 +212,7 @@ const OpDesc op_DequantizeLinear = {
     .name = "DequantizeLinear",
     .min_in = 2, .max_in = 3, .in_names = dequant_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
-    .attrs = ql_attrs, .n_attrs = 1,
+    OP_ATTRS(ql_attrs),
     .infer = dequant_infer, .eval = dequant_eval,
 };
 
@@ -420,15 +421,15 @@ const OpDesc op_QLinearMatMul = {
 
 /* ---- ConvInteger / QLinearConv ------------------------------------------------ */
 
-enum { QC_AUTO_PAD, QC_DILATIONS, QC_GROUP, QC_KERNEL_SHAPE, QC_PADS, QC_STRIDES };
 static const AttrSpec qconv_attrs[] = {
-    {"auto_pad", ATTR_STRING, "NOTSET", 0},
-    {"dilations", ATTR_INTS, NULL, 0},
-    {"group", ATTR_INT, "1", 0},
-    {"kernel_shape", ATTR_INTS, NULL, 0},
-    {"pads", ATTR_INTS, NULL, 0},
-    {"strides", ATTR_INTS, NULL, 0},
+    [QC_AUTO_PAD] = {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    [QC_DILATIONS] = {"dilations", ATTR_INTS, NULL, 0},
+    [QC_GROUP] = {"group", ATTR_INT, "1", 0},
+    [QC_KERNEL_SHAPE] = {"kernel_shape", ATTR_INTS, NULL, 0},
+    [QC_PADS] = {"pads", ATTR_INTS, NULL, 0},
+    [QC_STRIDES] = {"strides", ATTR_INTS, NULL, 0},
 };
+OP_ATTRS_CHECK(qconv_attrs, QC_COUNT);
 static const char *const convi_in[] = {"x", "w", "x_zero_point", "w_zero_point"};
 static const char *const qconv_in[] = {"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
                                        "y_scale", "y_zero_point", "B"};
@@ -609,7 +610,7 @@ const OpDesc op_ConvInteger = {
     .name = "ConvInteger",
     .min_in = 2, .max_in = 4, .in_names = convi_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
-    .attrs = qconv_attrs, .n_attrs = 6,
+    OP_ATTRS(qconv_attrs),
     .infer = convi_infer, .eval = convi_eval,
 };
 
@@ -632,6 +633,6 @@ const OpDesc op_QLinearConv = {
     .name = "QLinearConv",
     .min_in = 8, .max_in = 9, .in_names = qconv_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
-    .attrs = qconv_attrs, .n_attrs = 6,
+    OP_ATTRS(qconv_attrs),
     .infer = qconv_infer, .eval = qconv_eval,
 };

@@ -20,13 +20,11 @@
  * with m the maximum (one extra pass); an infinite or NaN m is the result.
  */
 #include "../op.h"
+#include "reduce_attrs.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { RED_AXES, RED_KEEPDIMS };           /* every reduction but ReduceSum */
-enum { RSUM_KEEPDIMS, RSUM_NOOP_EMPTY };   /* ReduceSum */
 
 typedef enum RedKind {
     RK_SUM, RK_MEAN, RK_MAX, RK_MIN, RK_L1, RK_L2, RK_LOGSUM, RK_LOGSUMEXP, RK_PROD, RK_SUMSQ
@@ -37,13 +35,15 @@ static const char *const rsum_in[] = {"data", "axes"};
 static const char *const red_out[] = {"reduced"};
 
 static const AttrSpec red_attrs[] = {
-    {"axes", ATTR_INTS, NULL, 0},
-    {"keepdims", ATTR_INT, "1", 0},
+    [REDUCE_AXES] = {"axes", ATTR_INTS, NULL, 0},
+    [REDUCE_KEEPDIMS] = {"keepdims", ATTR_INT, "1", 0},
 };
+OP_ATTRS_CHECK(red_attrs, REDUCE_COUNT);
 static const AttrSpec rsum_attrs[] = {
-    {"keepdims", ATTR_INT, "1", 0},
-    {"noop_with_empty_axes", ATTR_INT, "0", 0},
+    [REDUCE_SUM_KEEPDIMS] = {"keepdims", ATTR_INT, "1", 0},
+    [REDUCE_SUM_NOOP_WITH_EMPTY_AXES] = {"noop_with_empty_axes", ATTR_INT, "0", 0},
 };
+OP_ATTRS_CHECK(rsum_attrs, REDUCE_SUM_COUNT);
 
 static RedKind red_kind(const Node *n)
 {
@@ -78,13 +78,13 @@ static int reduce_mask(const Node *n, int *mask, Diag *d)
             if (na < 0)
                 return diag_node_error(d, n, "input 'axes' must be an integer tensor of at most %d values", IR_MAX_RANK);
         }
-        if (na == 0 && n->attrs[RSUM_NOOP_EMPTY].i) {
+        if (na == 0 && n->attrs[REDUCE_SUM_NOOP_WITH_EMPTY_AXES].i) {
             for (int i = 0; i < rank; i++) mask[i] = 0;
             return 1;
         }
     } else {
         what = "attribute 'axes'";
-        const AttrVal *a = &n->attrs[RED_AXES];
+        const AttrVal *a = &n->attrs[REDUCE_AXES];
         if (a->set) {
             if (a->n > IR_MAX_RANK) return diag_node_error(d, n, "attribute 'axes' has more than %d values", IR_MAX_RANK);
             na = a->n;
@@ -104,7 +104,7 @@ static int reduce_mask(const Node *n, int *mask, Diag *d)
 
 static int reduce_keepdims(const Node *n)
 {
-    return (int)(n->op == OP_ReduceSum ? n->attrs[RSUM_KEEPDIMS].i : n->attrs[RED_KEEPDIMS].i);
+    return (int)(n->op == OP_ReduceSum ? n->attrs[REDUCE_SUM_KEEPDIMS].i : n->attrs[REDUCE_KEEPDIMS].i);
 }
 
 static int reduce_infer(Node *n, Diag *d)
@@ -223,29 +223,29 @@ static int reduce_eval(const Node *n, const double *const *in, double *const *ou
 const OpDesc op_ReduceMean = {
     .name = "ReduceMean", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    .attrs = red_attrs, .n_attrs = 2, .infer = reduce_infer, .eval = reduce_eval,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval,
 };
 const OpDesc op_ReduceSum = {
     .name = "ReduceSum", .min_in = 1, .max_in = 2, .in_names = rsum_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    .attrs = rsum_attrs, .n_attrs = 2, .infer = reduce_infer, .eval = reduce_eval,
+    OP_ATTRS(rsum_attrs), .infer = reduce_infer, .eval = reduce_eval,
 };
 const OpDesc op_ReduceMax = {
     .name = "ReduceMax", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    .attrs = red_attrs, .n_attrs = 2, .infer = reduce_infer, .eval = reduce_eval,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval,
 };
 const OpDesc op_ReduceMin = {
     .name = "ReduceMin", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    .attrs = red_attrs, .n_attrs = 2, .infer = reduce_infer, .eval = reduce_eval,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval,
 };
 
 #define RED_DESC(NAME)                                                                   \
     const OpDesc op_##NAME = {                                                           \
         .name = #NAME, .min_in = 1, .max_in = 1, .in_names = red_in,                      \
         .min_out = 1, .max_out = 1, .out_names = red_out,                                \
-        .attrs = red_attrs, .n_attrs = 2, .infer = reduce_infer, .eval = reduce_eval,    \
+        OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval,                 \
     };
 RED_DESC(ReduceL1)
 RED_DESC(ReduceL2)

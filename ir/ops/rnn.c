@@ -24,29 +24,39 @@
  * same algorithm; the reference here is plain loops in double.
  */
 #include "../op.h"
+#include "rnn_attrs.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Input indices (the attribute indices are in rnn_attrs.h). */
 enum { RNN_X, RNN_W, RNN_R, RNN_B, RNN_SEQ_LENS, RNN_INITIAL_H, RNN_INITIAL_C, RNN_P };
-enum { RA_ALPHA, RA_BETA, RA_ACTIVATIONS, RA_CLIP, RA_DIRECTION, RA_HIDDEN_SIZE, RA_LAYOUT, RA_FLAG };
 
 static const char *const rnn_in[] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
 static const char *const rnn_out[] = {"Y", "Y_h", "Y_c"};
 
-#define RNN_COMMON_ATTRS                             \
-    {"activation_alpha", ATTR_FLOATS, NULL, 0},      \
-    {"activation_beta", ATTR_FLOATS, NULL, 0},       \
-    {"activations", ATTR_STRING, NULL, 0},           \
-    {"clip", ATTR_FLOAT, NULL, 0},                   \
-    {"direction", ATTR_STRING, "forward", 0},        \
-    {"hidden_size", ATTR_INT, NULL, 0},              \
-    {"layout", ATTR_INT, "0", 0}
+#define RNN_COMMON_ATTRS                                                  \
+    [RNN_ACTIVATION_ALPHA] = {"activation_alpha", ATTR_FLOATS, NULL, 0},  \
+    [RNN_ACTIVATION_BETA] = {"activation_beta", ATTR_FLOATS, NULL, 0},    \
+    [RNN_ACTIVATIONS] = {"activations", ATTR_STRING, NULL, 0},            \
+    [RNN_CLIP] = {"clip", ATTR_FLOAT, NULL, 0},                           \
+    [RNN_DIRECTION] = {"direction", ATTR_STRING, "forward", 0},           \
+    [RNN_HIDDEN_SIZE] = {"hidden_size", ATTR_INT, NULL, 0},               \
+    [RNN_LAYOUT] = {"layout", ATTR_INT, "0", 0}
 
 static const AttrSpec rnn_attrs[] = {RNN_COMMON_ATTRS};
-static const AttrSpec gru_attrs[] = {RNN_COMMON_ATTRS, {"linear_before_reset", ATTR_INT, "0", 0}};
-static const AttrSpec lstm_attrs[] = {RNN_COMMON_ATTRS, {"input_forget", ATTR_INT, "0", 0}};
+OP_ATTRS_CHECK(rnn_attrs, RNN_COUNT);
+static const AttrSpec gru_attrs[] = {
+    RNN_COMMON_ATTRS,
+    [GRU_LINEAR_BEFORE_RESET] = {"linear_before_reset", ATTR_INT, "0", 0},
+};
+OP_ATTRS_CHECK(gru_attrs, GRU_COUNT);
+static const AttrSpec lstm_attrs[] = {
+    RNN_COMMON_ATTRS,
+    [LSTM_INPUT_FORGET] = {"input_forget", ATTR_INT, "0", 0},
+};
+OP_ATTRS_CHECK(lstm_attrs, LSTM_COUNT);
 
 /* Everything rnn_check derives from a valid node. */
 typedef struct RnnGeo {
@@ -87,34 +97,35 @@ static int rnn_check(const Node *n, RnnGeo *g, Diag *d)
     if (!X || !W || !R) return diag_node_error(d, n, "inputs 'X', 'W' and 'R' are required");
     if (X->dtype != DT_F32 && X->dtype != DT_F64 && X->dtype != DT_F16 && X->dtype != DT_BF16)
         return diag_node_error(d, n, "input 'X' must be a floating-point tensor, got %s", ir_dtype_name(X->dtype));
-    const char *dir = a[RA_DIRECTION].s;
+    const char *dir = a[RNN_DIRECTION].s;
     if (strcmp(dir, "forward") == 0) g->D = 1;
     else if (strcmp(dir, "reverse") == 0) g->D = 1, g->rev_only = 1;
     else if (strcmp(dir, "bidirectional") == 0) g->D = 2;
     else
         return diag_node_error(d, n, "attribute 'direction' must be forward, reverse or bidirectional, got '%s'", dir);
-    if (a[RA_LAYOUT].i != 0 && a[RA_LAYOUT].i != 1)
-        return diag_node_error(d, n, "attribute 'layout' must be 0 or 1, got %lld", (long long)a[RA_LAYOUT].i);
-    g->layout = (int)a[RA_LAYOUT].i;
+    if (a[RNN_LAYOUT].i != 0 && a[RNN_LAYOUT].i != 1)
+        return diag_node_error(d, n, "attribute 'layout' must be 0 or 1, got %lld", (long long)a[RNN_LAYOUT].i);
+    g->layout = (int)a[RNN_LAYOUT].i;
     if (n->op != OP_RNN) {
         const char *fname = n->op == OP_GRU ? "linear_before_reset" : "input_forget";
-        if (a[RA_FLAG].i != 0 && a[RA_FLAG].i != 1)
-            return diag_node_error(d, n, "attribute '%s' must be 0 or 1, got %lld", fname, (long long)a[RA_FLAG].i);
-        g->flag = (int)a[RA_FLAG].i;
+        int64_t flag = a[n->op == OP_GRU ? GRU_LINEAR_BEFORE_RESET : LSTM_INPUT_FORGET].i;
+        if (flag != 0 && flag != 1)
+            return diag_node_error(d, n, "attribute '%s' must be 0 or 1, got %lld", fname, (long long)flag);
+        g->flag = (int)flag;
     }
-    if (a[RA_CLIP].set) {
-        if (!(a[RA_CLIP].f > 0))
-            return diag_node_error(d, n, "attribute 'clip' must be positive, got %g", a[RA_CLIP].f);
-        g->clip = a[RA_CLIP].f;
+    if (a[RNN_CLIP].set) {
+        if (!(a[RNN_CLIP].f > 0))
+            return diag_node_error(d, n, "attribute 'clip' must be positive, got %g", a[RNN_CLIP].f);
+        g->clip = a[RNN_CLIP].f;
     }
-    if (a[RA_ACTIVATIONS].set) {
+    if (a[RNN_ACTIVATIONS].set) {
         const char *one = g->G == 1 ? "Tanh" : g->G == 3 ? "Sigmoid,Tanh" : "Sigmoid,Tanh,Tanh";
         char want[64];
         strcpy(want, one);
         if (g->D == 2) { strcat(want, ","); strcat(want, one); }
-        if (strcmp(a[RA_ACTIVATIONS].s, want) != 0)
+        if (strcmp(a[RNN_ACTIVATIONS].s, want) != 0)
             return diag_node_error(d, n, "attribute 'activations' '%s' is not supported: graphc implements %s only with the default activations (%s)",
-                                   a[RA_ACTIVATIONS].s, op, want);
+                                   a[RNN_ACTIVATIONS].s, op, want);
     }
     if (X->shape.rank != 3)
         return diag_node_error(d, n, "input 'X' must have rank 3 (%s), got shape %s",
@@ -126,8 +137,8 @@ static int rnn_check(const Node *n, RnnGeo *g, Diag *d)
     if (W->shape.rank != 3)
         return diag_node_error(d, n, "input 'W' must have rank 3 ([num_directions,%d*hidden_size,input_size]), got shape %s",
                                g->G, ir_shape_str(&W->shape, b1, sizeof b1));
-    if (a[RA_HIDDEN_SIZE].set) {
-        g->H = a[RA_HIDDEN_SIZE].i;
+    if (a[RNN_HIDDEN_SIZE].set) {
+        g->H = a[RNN_HIDDEN_SIZE].i;
         if (g->H <= 0)
             return diag_node_error(d, n, "attribute 'hidden_size' must be positive, got %lld", (long long)g->H);
     } else {
@@ -292,7 +303,7 @@ const OpDesc op_RNN = {
     .name = "RNN",
     .min_in = 3, .max_in = 6, .in_names = rnn_in,
     .min_out = 1, .max_out = 2, .out_names = rnn_out,
-    .attrs = rnn_attrs, .n_attrs = 7,
+    OP_ATTRS(rnn_attrs),
     .infer = rnn_infer,
     .workspace = rnn_workspace,
     .eval = rnn_eval,
@@ -302,7 +313,7 @@ const OpDesc op_GRU = {
     .name = "GRU",
     .min_in = 3, .max_in = 6, .in_names = rnn_in,
     .min_out = 1, .max_out = 2, .out_names = rnn_out,
-    .attrs = gru_attrs, .n_attrs = 8,
+    OP_ATTRS(gru_attrs),
     .infer = rnn_infer,
     .workspace = rnn_workspace,
     .eval = rnn_eval,
@@ -312,7 +323,7 @@ const OpDesc op_LSTM = {
     .name = "LSTM",
     .min_in = 3, .max_in = 8, .in_names = rnn_in,
     .min_out = 1, .max_out = 3, .out_names = rnn_out,
-    .attrs = lstm_attrs, .n_attrs = 8,
+    OP_ATTRS(lstm_attrs),
     .infer = rnn_infer,
     .workspace = rnn_workspace,
     .eval = rnn_eval,

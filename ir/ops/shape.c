@@ -16,6 +16,7 @@
  * broadcast axes (Expand). The C emitter computes the same strides.
  */
 #include "../op.h"
+#include "shape_attrs.h"
 #include "geometry.h"
 
 #include <stdio.h>
@@ -94,8 +95,8 @@ static const char *const out_shape[] = {"shape"};
 
 /* ---- Reshape -------------------------------------------------------------- */
 
-enum { RESHAPE_ALLOWZERO };
-static const AttrSpec reshape_attrs[] = {{"allowzero", ATTR_INT, "0", 0}};
+static const AttrSpec reshape_attrs[] = {[RESHAPE_ALLOWZERO] = {"allowzero", ATTR_INT, "0", 0}};
+OP_ATTRS_CHECK(reshape_attrs, RESHAPE_COUNT);
 static const char *const reshape_in[] = {"data", "shape"};
 
 static int reshape_infer(Node *n, Diag *d)
@@ -151,14 +152,14 @@ static int reshape_infer(Node *n, Diag *d)
 const OpDesc op_Reshape = {
     .name = "Reshape", .min_in = 2, .max_in = 2, .in_names = reshape_in,
     .min_out = 1, .max_out = 1, .out_names = out_reshaped,
-    .attrs = reshape_attrs, .n_attrs = 1, .infer = reshape_infer,
+    OP_ATTRS(reshape_attrs), .infer = reshape_infer,
     .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 /* ---- Flatten -------------------------------------------------------------- */
 
-enum { FLATTEN_AXIS };
-static const AttrSpec flatten_attrs[] = {{"axis", ATTR_INT, "1", 0}};
+static const AttrSpec flatten_attrs[] = {[FLATTEN_AXIS] = {"axis", ATTR_INT, "1", 0}};
+OP_ATTRS_CHECK(flatten_attrs, FLATTEN_COUNT);
 static const char *const flatten_in[] = {"input"};
 
 static int flatten_infer(Node *n, Diag *d)
@@ -182,14 +183,14 @@ static int flatten_infer(Node *n, Diag *d)
 const OpDesc op_Flatten = {
     .name = "Flatten", .min_in = 1, .max_in = 1, .in_names = flatten_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = flatten_attrs, .n_attrs = 1, .infer = flatten_infer,
+    OP_ATTRS(flatten_attrs), .infer = flatten_infer,
     .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 /* ---- Transpose ------------------------------------------------------------ */
 
-enum { TRANSPOSE_PERM };
-static const AttrSpec transpose_attrs[] = {{"perm", ATTR_INTS, NULL, 0}};
+static const AttrSpec transpose_attrs[] = {[TRANSPOSE_PERM] = {"perm", ATTR_INTS, NULL, 0}};
+OP_ATTRS_CHECK(transpose_attrs, TRANSPOSE_COUNT);
 static const char *const transpose_in[] = {"data"};
 
 /* Fills perm[rank] (default: reversed); -1 with a diagnostic. */
@@ -243,13 +244,13 @@ static int transpose_eval(const Node *n, const double *const *in, double *const 
 const OpDesc op_Transpose = {
     .name = "Transpose", .min_in = 1, .max_in = 1, .in_names = transpose_in,
     .min_out = 1, .max_out = 1, .out_names = out_transposed,
-    .attrs = transpose_attrs, .n_attrs = 1, .infer = transpose_infer, .eval = transpose_eval,
+    OP_ATTRS(transpose_attrs), .infer = transpose_infer, .eval = transpose_eval,
 };
 
 /* ---- Concat --------------------------------------------------------------- */
 
-enum { CONCAT_AXIS };
-static const AttrSpec concat_attrs[] = {{"axis", ATTR_INT, NULL, 1}};
+static const AttrSpec concat_attrs[] = {[CONCAT_AXIS] = {"axis", ATTR_INT, NULL, 1}};
+OP_ATTRS_CHECK(concat_attrs, CONCAT_COUNT);
 static const char *const concat_in[] = {"inputs"};
 
 static int concat_infer(Node *n, Diag *d)
@@ -305,13 +306,13 @@ static int concat_eval(const Node *n, const double *const *in, double *const *ou
 const OpDesc op_Concat = {
     .name = "Concat", .min_in = 1, .max_in = -1, .in_names = concat_in,
     .min_out = 1, .max_out = 1, .out_names = out_concat,
-    .attrs = concat_attrs, .n_attrs = 1, .infer = concat_infer, .eval = concat_eval,
+    OP_ATTRS(concat_attrs), .infer = concat_infer, .eval = concat_eval,
 };
 
 /* ---- Split ---------------------------------------------------------------- */
 
-enum { SPLIT_AXIS };
-static const AttrSpec split_attrs[] = {{"axis", ATTR_INT, "0", 0}};
+static const AttrSpec split_attrs[] = {[SPLIT_AXIS] = {"axis", ATTR_INT, "0", 0}};
+OP_ATTRS_CHECK(split_attrs, SPLIT_COUNT);
 static const char *const split_in[] = {"input", "split"};
 
 /* Fills sizes[n_out] along *axis; -1 with a diagnostic. */
@@ -383,7 +384,7 @@ static int split_eval(const Node *n, const double *const *in, double *const *out
 const OpDesc op_Split = {
     .name = "Split", .min_in = 1, .max_in = 2, .in_names = split_in,
     .min_out = 1, .max_out = -1, .out_names = out_outputs,
-    .attrs = split_attrs, .n_attrs = 1, .infer = split_infer, .eval = split_eval,
+    OP_ATTRS(split_attrs), .infer = split_infer, .eval = split_eval,
 };
 
 /* ---- Slice ---------------------------------------------------------------- */
@@ -498,8 +499,8 @@ const OpDesc op_Slice = {
 
 /* ---- Gather --------------------------------------------------------------- */
 
-enum { GATHER_AXIS };
-static const AttrSpec gather_attrs[] = {{"axis", ATTR_INT, "0", 0}};
+static const AttrSpec gather_attrs[] = {[GATHER_AXIS] = {"axis", ATTR_INT, "0", 0}};
+OP_ATTRS_CHECK(gather_attrs, GATHER_COUNT);
 static const char *const gather_in[] = {"data", "indices"};
 
 static int gather_infer(Node *n, Diag *d)
@@ -556,7 +557,7 @@ static int gather_eval(const Node *n, const double *const *in, double *const *ou
 const OpDesc op_Gather = {
     .name = "Gather", .min_in = 2, .max_in = 2, .in_names = gather_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = gather_attrs, .n_attrs = 1, .infer = gather_infer, .eval = gather_eval,
+    OP_ATTRS(gather_attrs), .infer = gather_infer, .eval = gather_eval,
 };
 
 /* ---- Squeeze / Unsqueeze -------------------------------------------------- */
@@ -630,8 +631,8 @@ const OpDesc op_Unsqueeze = {
 
 /* ---- Pad ------------------------------------------------------------------ */
 
-enum { PAD_MODE };
-static const AttrSpec pad_attrs[] = {{"mode", ATTR_STRING, "constant", 0}};
+static const AttrSpec pad_attrs[] = {[PAD_MODE] = {"mode", ATTR_STRING, "constant", 0}};
+OP_ATTRS_CHECK(pad_attrs, PAD_COUNT);
 static const char *const pad_in[] = {"data", "pads", "constant_value"};
 
 /* 0 constant, 1 reflect, 2 edge (the runtime's gcrt_pad uses the same). */
@@ -723,7 +724,7 @@ static int pad_eval(const Node *n, const double *const *in, double *const *out, 
 const OpDesc op_Pad = {
     .name = "Pad", .min_in = 2, .max_in = 3, .in_names = pad_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = pad_attrs, .n_attrs = 1, .infer = pad_infer, .eval = pad_eval,
+    OP_ATTRS(pad_attrs), .infer = pad_infer, .eval = pad_eval,
 };
 
 /* ---- Expand --------------------------------------------------------------- */
@@ -775,8 +776,11 @@ const OpDesc op_Expand = {
 
 /* ---- Shape ---------------------------------------------------------------- */
 
-enum { SHAPE_START, SHAPE_END };
-static const AttrSpec shape_attrs[] = {{"start", ATTR_INT, "0", 0}, {"end", ATTR_INT, NULL, 0}};
+static const AttrSpec shape_attrs[] = {
+    [SHAPE_START] = {"start", ATTR_INT, "0", 0},
+    [SHAPE_END] = {"end", ATTR_INT, NULL, 0},
+};
+OP_ATTRS_CHECK(shape_attrs, SHAPE_COUNT);
 static const char *const shape_in[] = {"data"};
 
 /* See geometry.h. */
@@ -818,25 +822,25 @@ static int shape_eval(const Node *n, const double *const *in, double *const *out
 const OpDesc op_Shape = {
     .name = "Shape", .min_in = 1, .max_in = 1, .in_names = shape_in,
     .min_out = 1, .max_out = 1, .out_names = out_shape,
-    .attrs = shape_attrs, .n_attrs = 2, .infer = shape_infer, .eval = shape_eval, .shape_only = 1,
+    OP_ATTRS(shape_attrs), .infer = shape_infer, .eval = shape_eval, .shape_only = 1,
 };
 
 /* ---- Constant ------------------------------------------------------------- */
 
-enum { CONST_VALUE, CONST_VALUE_FLOAT, CONST_VALUE_FLOATS, CONST_VALUE_INT, CONST_VALUE_INTS, CONST_N_ATTRS };
 static const AttrSpec constant_attrs[] = {
-    {"value", ATTR_TENSOR, NULL, 0},
-    {"value_float", ATTR_FLOAT, NULL, 0},
-    {"value_floats", ATTR_FLOATS, NULL, 0},
-    {"value_int", ATTR_INT, NULL, 0},
-    {"value_ints", ATTR_INTS, NULL, 0},
+    [CONSTANT_VALUE] = {"value", ATTR_TENSOR, NULL, 0},
+    [CONSTANT_VALUE_FLOAT] = {"value_float", ATTR_FLOAT, NULL, 0},
+    [CONSTANT_VALUE_FLOATS] = {"value_floats", ATTR_FLOATS, NULL, 0},
+    [CONSTANT_VALUE_INT] = {"value_int", ATTR_INT, NULL, 0},
+    [CONSTANT_VALUE_INTS] = {"value_ints", ATTR_INTS, NULL, 0},
 };
+OP_ATTRS_CHECK(constant_attrs, CONSTANT_COUNT);
 
 static int constant_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
     int which = -1, count = 0;
-    for (int i = 0; i < CONST_N_ATTRS; i++)
+    for (int i = 0; i < CONSTANT_COUNT; i++)
         if (n->attrs[i].set) {
             which = i;
             count++;
@@ -848,21 +852,21 @@ static int constant_infer(Node *n, Diag *d)
     Shape s;
     memset(&s, 0, sizeof s);
     switch (which) {
-    case CONST_VALUE:
+    case CONSTANT_VALUE:
         if (a->t.dtype == DT_UNDEF || (!a->t.data && ir_numel(&a->t.shape) > 0))
             return diag_node_error(d, n, "attribute 'value' holds no tensor data");
         ir_set_out(n, 0, a->t.dtype, &a->t.shape);
         return 0;
-    case CONST_VALUE_FLOAT:
+    case CONSTANT_VALUE_FLOAT:
         ir_set_out(n, 0, DT_F32, &s);
         return 0;
-    case CONST_VALUE_INT:
+    case CONSTANT_VALUE_INT:
         ir_set_out(n, 0, DT_I64, &s);
         return 0;
     default:
         s.rank = 1;
         s.dims[0] = a->n;
-        ir_set_out(n, 0, which == CONST_VALUE_FLOATS ? DT_F32 : DT_I64, &s);
+        ir_set_out(n, 0, which == CONSTANT_VALUE_FLOATS ? DT_F32 : DT_I64, &s);
         return 0;
     }
 }
@@ -872,17 +876,18 @@ static int constant_eval(const Node *n, const double *const *in, double *const *
     (void)in;
     (void)d;
     const AttrVal *a = n->attrs;
-    if (a[CONST_VALUE].set) {
-        int64_t cnt = ir_numel(&a[CONST_VALUE].t.shape);
-        for (int64_t i = 0; i < cnt; i++) out[0][i] = ir_load_f64(a[CONST_VALUE].t.dtype, a[CONST_VALUE].t.data, (size_t)i);
-    } else if (a[CONST_VALUE_FLOAT].set) {
-        out[0][0] = a[CONST_VALUE_FLOAT].f;
-    } else if (a[CONST_VALUE_INT].set) {
-        out[0][0] = (double)a[CONST_VALUE_INT].i;
-    } else if (a[CONST_VALUE_FLOATS].set) {
-        for (int i = 0; i < a[CONST_VALUE_FLOATS].n; i++) out[0][i] = a[CONST_VALUE_FLOATS].floats[i];
+    if (a[CONSTANT_VALUE].set) {
+        int64_t cnt = ir_numel(&a[CONSTANT_VALUE].t.shape);
+        for (int64_t i = 0; i < cnt; i++)
+            out[0][i] = ir_load_f64(a[CONSTANT_VALUE].t.dtype, a[CONSTANT_VALUE].t.data, (size_t)i);
+    } else if (a[CONSTANT_VALUE_FLOAT].set) {
+        out[0][0] = a[CONSTANT_VALUE_FLOAT].f;
+    } else if (a[CONSTANT_VALUE_INT].set) {
+        out[0][0] = (double)a[CONSTANT_VALUE_INT].i;
+    } else if (a[CONSTANT_VALUE_FLOATS].set) {
+        for (int i = 0; i < a[CONSTANT_VALUE_FLOATS].n; i++) out[0][i] = a[CONSTANT_VALUE_FLOATS].floats[i];
     } else {
-        for (int i = 0; i < a[CONST_VALUE_INTS].n; i++) out[0][i] = (double)a[CONST_VALUE_INTS].ints[i];
+        for (int i = 0; i < a[CONSTANT_VALUE_INTS].n; i++) out[0][i] = (double)a[CONSTANT_VALUE_INTS].ints[i];
     }
     return 0;
 }
@@ -890,5 +895,5 @@ static int constant_eval(const Node *n, const double *const *in, double *const *
 const OpDesc op_Constant = {
     .name = "Constant", .min_in = 0, .max_in = 0,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .attrs = constant_attrs, .n_attrs = CONST_N_ATTRS, .infer = constant_infer, .eval = constant_eval,
+    OP_ATTRS(constant_attrs), .infer = constant_infer, .eval = constant_eval,
 };

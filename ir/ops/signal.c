@@ -29,6 +29,7 @@
  */
 #include "../op.h"
 #include "signal.h"
+#include "signal_attrs.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -39,8 +40,8 @@
 
 /* ---- Einsum ------------------------------------------------------------- */
 
-enum { EIN_EQUATION };
-static const AttrSpec einsum_attrs[] = {{"equation", ATTR_STRING, NULL, 1}};
+static const AttrSpec einsum_attrs[] = {[EINSUM_EQUATION] = {"equation", ATTR_STRING, NULL, 1}};
+OP_ATTRS_CHECK(einsum_attrs, EINSUM_COUNT);
 static const char *const einsum_in[] = {"Inputs"};
 static const char *const einsum_out[] = {"Output"};
 
@@ -85,7 +86,7 @@ int signal_einsum_plan(const Node *n, EinsumPlan *p, Diag *d)
 {
     char eq[512];
     size_t k = 0;
-    const char *src = n->attrs[EIN_EQUATION].s;
+    const char *src = n->attrs[EINSUM_EQUATION].s;
     for (; *src && k + 1 < sizeof eq; src++)
         if (*src != ' ') eq[k++] = *src;
     eq[k] = 0;
@@ -101,13 +102,13 @@ int signal_einsum_plan(const Node *n, EinsumPlan *p, Diag *d)
         char what[32];
         snprintf(what, sizeof what, "input %d", nt);
         if (nt >= n->n_in)
-            return diag_node_error(d, n, "attribute 'equation' '%s' has more terms than the %d inputs", n->attrs[EIN_EQUATION].s, n->n_in);
+            return diag_node_error(d, n, "attribute 'equation' '%s' has more terms than the %d inputs", n->attrs[EINSUM_EQUATION].s, n->n_in);
         if (parse_term(n, eq + start, i - start, &terms[nt], what, d)) return -1;
         nt++;
         start = i + 1;
     }
     if (nt != n->n_in)
-        return diag_node_error(d, n, "attribute 'equation' '%s' has %d terms but the node has %d inputs", n->attrs[EIN_EQUATION].s, nt, n->n_in);
+        return diag_node_error(d, n, "attribute 'equation' '%s' has %d terms but the node has %d inputs", n->attrs[EINSUM_EQUATION].s, nt, n->n_in);
     /* sizes of letters and of the broadcast ellipsis dims */
     int64_t lsize[EINSUM_MAX_LABELS];
     int count[52] = {0}, ell_rank = 0, any_ell = 0;
@@ -253,18 +254,18 @@ const OpDesc op_Einsum = {
     .name = "Einsum",
     .min_in = 1, .max_in = -1, .in_names = einsum_in,
     .min_out = 1, .max_out = 1, .out_names = einsum_out,
-    .attrs = einsum_attrs, .n_attrs = 1,
+    OP_ATTRS(einsum_attrs),
     .infer = einsum_infer, .eval = einsum_eval,
 };
 
 /* ---- GridSample ---------------------------------------------------------- */
 
-enum { GS_ALIGN, GS_MODE, GS_PAD };
 static const AttrSpec gs_attrs[] = {
-    {"align_corners", ATTR_INT, "0", 0},
-    {"mode", ATTR_STRING, "bilinear", 0},
-    {"padding_mode", ATTR_STRING, "zeros", 0},
+    [GRID_SAMPLE_ALIGN_CORNERS] = {"align_corners", ATTR_INT, "0", 0},
+    [GRID_SAMPLE_MODE] = {"mode", ATTR_STRING, "bilinear", 0},
+    [GRID_SAMPLE_PADDING_MODE] = {"padding_mode", ATTR_STRING, "zeros", 0},
 };
+OP_ATTRS_CHECK(gs_attrs, GRID_SAMPLE_COUNT);
 static const char *const gs_in[] = {"X", "grid"};
 static const char *const gs_out[] = {"Y"};
 
@@ -286,10 +287,10 @@ static int gs_infer(Node *n, Diag *d)
         return diag_node_error(d, n, "input 'grid' shape %s must be [N,H_out,W_out,2] with N = %lld (input 'X' shape %s)",
                                ir_shape_str(&g->shape, b1, sizeof b1), (long long)x->shape.dims[0],
                                ir_shape_str(&x->shape, b2, sizeof b2));
-    if (gs_mode(n->attrs[GS_MODE].s) < 0)
-        return diag_node_error(d, n, "attribute 'mode' must be bilinear, nearest or bicubic, got '%s'", n->attrs[GS_MODE].s);
-    if (gs_pad(n->attrs[GS_PAD].s) < 0)
-        return diag_node_error(d, n, "attribute 'padding_mode' must be zeros, border or reflection, got '%s'", n->attrs[GS_PAD].s);
+    if (gs_mode(n->attrs[GRID_SAMPLE_MODE].s) < 0)
+        return diag_node_error(d, n, "attribute 'mode' must be bilinear, nearest or bicubic, got '%s'", n->attrs[GRID_SAMPLE_MODE].s);
+    if (gs_pad(n->attrs[GRID_SAMPLE_PADDING_MODE].s) < 0)
+        return diag_node_error(d, n, "attribute 'padding_mode' must be zeros, border or reflection, got '%s'", n->attrs[GRID_SAMPLE_PADDING_MODE].s);
     int64_t dims[4] = {x->shape.dims[0], x->shape.dims[1], g->shape.dims[1], g->shape.dims[2]};
     Shape s = ir_shape(4, dims);
     ir_set_out(n, 0, x->dtype, &s);
@@ -339,7 +340,8 @@ static int gs_eval(const Node *n, const double *const *in, double *const *out, D
     (void)d;
     const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
     int64_t N = xs->dims[0], C = xs->dims[1], H = xs->dims[2], W = xs->dims[3], OH = ys->dims[2], OW = ys->dims[3];
-    int mode = gs_mode(n->attrs[GS_MODE].s), pad = gs_pad(n->attrs[GS_PAD].s), align = n->attrs[GS_ALIGN].i != 0;
+    int mode = gs_mode(n->attrs[GRID_SAMPLE_MODE].s), pad = gs_pad(n->attrs[GRID_SAMPLE_PADDING_MODE].s);
+    int align = n->attrs[GRID_SAMPLE_ALIGN_CORNERS].i != 0;
     for (int64_t b = 0; b < N; b++)
         for (int64_t i = 0; i < OH; i++)
             for (int64_t j = 0; j < OW; j++) {
@@ -381,17 +383,17 @@ const OpDesc op_GridSample = {
     .name = "GridSample",
     .min_in = 2, .max_in = 2, .in_names = gs_in,
     .min_out = 1, .max_out = 1, .out_names = gs_out,
-    .attrs = gs_attrs, .n_attrs = 3,
+    OP_ATTRS(gs_attrs),
     .infer = gs_infer, .eval = gs_eval,
 };
 
 /* ---- HannWindow / HammingWindow / BlackmanWindow --------------------------- */
 
-enum { WIN_DTYPE, WIN_PERIODIC };
 static const AttrSpec win_attrs[] = {
-    {"output_datatype", ATTR_INT, "1", 0},
-    {"periodic", ATTR_INT, "1", 0},
+    [WINDOW_OUTPUT_DATATYPE] = {"output_datatype", ATTR_INT, "1", 0},
+    [WINDOW_PERIODIC] = {"periodic", ATTR_INT, "1", 0},
 };
+OP_ATTRS_CHECK(win_attrs, WINDOW_COUNT);
 static const char *const win_in[] = {"size"};
 static const char *const win_out[] = {"output"};
 
@@ -416,9 +418,9 @@ static int win_infer(Node *n, Diag *d)
         return diag_node_error(d, n, "input 'size' must hold one value, got shape %s", ir_shape_str(&v->shape, b, sizeof b));
     if (v->kind != VK_CONST || ir_const_ints(v, &size, 1) != 1) return diag_node_error(d, n, "input 'size' must be a constant");
     if (size < 0) return diag_node_error(d, n, "input 'size' value %lld must be >= 0", (long long)size);
-    DType t = onnx_dtype(n->attrs[WIN_DTYPE].i);
+    DType t = onnx_dtype(n->attrs[WINDOW_OUTPUT_DATATYPE].i);
     if (t == DT_UNDEF)
-        return diag_node_error(d, n, "attribute 'output_datatype' %lld is not a supported numeric type", (long long)n->attrs[WIN_DTYPE].i);
+        return diag_node_error(d, n, "attribute 'output_datatype' %lld is not a supported numeric type", (long long)n->attrs[WINDOW_OUTPUT_DATATYPE].i);
     Shape s = ir_shape(1, &size);
     ir_set_out(n, 0, t, &s);
     return 0;
@@ -429,7 +431,7 @@ static int win_infer(Node *n, Diag *d)
 static int win_eval_coeffs(const Node *n, double *out, double a0, double a1, double a2)
 {
     int64_t size = n->out[0]->shape.dims[0];
-    double N = n->attrs[WIN_PERIODIC].i ? (double)size : (double)(size - 1);
+    double N = n->attrs[WINDOW_PERIODIC].i ? (double)size : (double)(size - 1);
     const double pi = 3.14159265358979323846;
     for (int64_t i = 0; i < size; i++) {
         double r = N > 0 ? (double)i / N : 0;
@@ -463,7 +465,7 @@ const OpDesc op_HannWindow = {
     .name = "HannWindow",
     .min_in = 1, .max_in = 1, .in_names = win_in,
     .min_out = 1, .max_out = 1, .out_names = win_out,
-    .attrs = win_attrs, .n_attrs = 2,
+    OP_ATTRS(win_attrs),
     .infer = win_infer, .eval = hann_eval,
 };
 
@@ -471,7 +473,7 @@ const OpDesc op_HammingWindow = {
     .name = "HammingWindow",
     .min_in = 1, .max_in = 1, .in_names = win_in,
     .min_out = 1, .max_out = 1, .out_names = win_out,
-    .attrs = win_attrs, .n_attrs = 2,
+    OP_ATTRS(win_attrs),
     .infer = win_infer, .eval = hamming_eval,
 };
 
@@ -479,7 +481,7 @@ const OpDesc op_BlackmanWindow = {
     .name = "BlackmanWindow",
     .min_in = 1, .max_in = 1, .in_names = win_in,
     .min_out = 1, .max_out = 1, .out_names = win_out,
-    .attrs = win_attrs, .n_attrs = 2,
+    OP_ATTRS(win_attrs),
     .infer = win_infer, .eval = blackman_eval,
 };
 
@@ -522,12 +524,12 @@ static void dft_line(const double *x, int64_t xs, int xc, int64_t n_in, const do
     }
 }
 
-enum { DFT_AXIS, DFT_INVERSE, DFT_ONESIDED };
 static const AttrSpec dft_attrs[] = {
-    {"axis", ATTR_INT, "1", 0},
-    {"inverse", ATTR_INT, "0", 0},
-    {"onesided", ATTR_INT, "0", 0},
+    [DFT_AXIS] = {"axis", ATTR_INT, "1", 0},
+    [DFT_INVERSE] = {"inverse", ATTR_INT, "0", 0},
+    [DFT_ONESIDED] = {"onesided", ATTR_INT, "0", 0},
 };
+OP_ATTRS_CHECK(dft_attrs, DFT_COUNT);
 static const char *const dft_in[] = {"input", "dft_length"};
 static const char *const dft_out[] = {"output"};
 
@@ -604,12 +606,12 @@ const OpDesc op_DFT = {
     .name = "DFT",
     .min_in = 1, .max_in = 2, .in_names = dft_in,
     .min_out = 1, .max_out = 1, .out_names = dft_out,
-    .attrs = dft_attrs, .n_attrs = 3,
+    OP_ATTRS(dft_attrs),
     .infer = dft_infer, .eval = dft_eval,
 };
 
-enum { STFT_ONESIDED };
-static const AttrSpec stft_attrs[] = {{"onesided", ATTR_INT, "1", 0}};
+static const AttrSpec stft_attrs[] = {[STFT_ONESIDED] = {"onesided", ATTR_INT, "1", 0}};
+OP_ATTRS_CHECK(stft_attrs, STFT_COUNT);
 static const char *const stft_in[] = {"signal", "frame_step", "window", "frame_length"};
 static const char *const stft_out[] = {"output"};
 
@@ -686,14 +688,14 @@ const OpDesc op_STFT = {
     .name = "STFT",
     .min_in = 2, .max_in = 4, .in_names = stft_in,
     .min_out = 1, .max_out = 1, .out_names = stft_out,
-    .attrs = stft_attrs, .n_attrs = 1,
+    OP_ATTRS(stft_attrs),
     .infer = stft_infer, .eval = stft_eval,
 };
 
 /* ---- MelWeightMatrix --------------------------------------------------------- */
 
-enum { MEL_DTYPE };
-static const AttrSpec mel_attrs[] = {{"output_datatype", ATTR_INT, "1", 0}};
+static const AttrSpec mel_attrs[] = {[MEL_OUTPUT_DATATYPE] = {"output_datatype", ATTR_INT, "1", 0}};
+OP_ATTRS_CHECK(mel_attrs, MEL_COUNT);
 static const char *const mel_in[] = {"num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"};
 static const char *const mel_out[] = {"output"};
 
@@ -716,9 +718,9 @@ static int mel_infer(Node *n, Diag *d)
             return diag_node_error(d, n, "input '%s' must hold one value, got shape %s", mel_in[i], ir_shape_str(&v->shape, b, sizeof b));
         if (v->kind != VK_CONST) return diag_node_error(d, n, "input '%s' must be a constant", mel_in[i]);
     }
-    DType t = onnx_dtype(n->attrs[MEL_DTYPE].i);
+    DType t = onnx_dtype(n->attrs[MEL_OUTPUT_DATATYPE].i);
     if (t == DT_UNDEF)
-        return diag_node_error(d, n, "attribute 'output_datatype' %lld is not a supported numeric type", (long long)n->attrs[MEL_DTYPE].i);
+        return diag_node_error(d, n, "attribute 'output_datatype' %lld is not a supported numeric type", (long long)n->attrs[MEL_OUTPUT_DATATYPE].i);
     int64_t dims[2] = {len / 2 + 1, bins};
     Shape s = ir_shape(2, dims);
     ir_set_out(n, 0, t, &s);
@@ -768,6 +770,6 @@ const OpDesc op_MelWeightMatrix = {
     .name = "MelWeightMatrix",
     .min_in = 5, .max_in = 5, .in_names = mel_in,
     .min_out = 1, .max_out = 1, .out_names = mel_out,
-    .attrs = mel_attrs, .n_attrs = 1,
+    OP_ATTRS(mel_attrs),
     .infer = mel_infer, .eval = mel_eval,
 };

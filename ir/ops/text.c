@@ -20,6 +20,7 @@
  * (pool_strings) are not supported: graphc has no string tensors.
  */
 #include "../op.h"
+#include "text_attrs.h"
 #include "geometry.h"
 
 #include <stdlib.h>
@@ -27,25 +28,24 @@
 
 static const char *const tfidf_in[] = {"X"};
 static const char *const tfidf_out[] = {"Y"};
-enum { TFIDF_MAX_GRAM, TFIDF_MAX_SKIP, TFIDF_MIN_GRAM, TFIDF_MODE, TFIDF_NGRAM_COUNTS, TFIDF_NGRAM_INDEXES,
-       TFIDF_POOL, TFIDF_WEIGHTS };
 static const AttrSpec tfidf_attrs[] = {
-    {"max_gram_length", ATTR_INT, NULL, 1},
-    {"max_skip_count", ATTR_INT, NULL, 1},
-    {"min_gram_length", ATTR_INT, NULL, 1},
-    {"mode", ATTR_STRING, NULL, 1},
-    {"ngram_counts", ATTR_INTS, NULL, 1},
-    {"ngram_indexes", ATTR_INTS, NULL, 1},
-    {"pool_int64s", ATTR_INTS, NULL, 0},
-    {"weights", ATTR_FLOATS, NULL, 0},
+    [TFIDF_MAX_GRAM_LENGTH] = {"max_gram_length", ATTR_INT, NULL, 1},
+    [TFIDF_MAX_SKIP_COUNT] = {"max_skip_count", ATTR_INT, NULL, 1},
+    [TFIDF_MIN_GRAM_LENGTH] = {"min_gram_length", ATTR_INT, NULL, 1},
+    [TFIDF_MODE] = {"mode", ATTR_STRING, NULL, 1},
+    [TFIDF_NGRAM_COUNTS] = {"ngram_counts", ATTR_INTS, NULL, 1},
+    [TFIDF_NGRAM_INDEXES] = {"ngram_indexes", ATTR_INTS, NULL, 1},
+    [TFIDF_POOL_INT64S] = {"pool_int64s", ATTR_INTS, NULL, 0},
+    [TFIDF_WEIGHTS] = {"weights", ATTR_FLOATS, NULL, 0},
 };
+OP_ATTRS_CHECK(tfidf_attrs, TFIDF_COUNT);
 
 /* Checks the pool layout; the number of grams, or -1 with a diagnostic.
  * off/len (room for the pool's size) receive each gram's pool position and
  * length when not NULL. */
 static int tfidf_layout(const Node *n, int64_t *off, int64_t *len, Diag *d)
 {
-    const AttrVal *pool = &n->attrs[TFIDF_POOL], *cnt = &n->attrs[TFIDF_NGRAM_COUNTS];
+    const AttrVal *pool = &n->attrs[TFIDF_POOL_INT64S], *cnt = &n->attrs[TFIDF_NGRAM_COUNTS];
     if (!pool->set) return diag_node_error(d, n, "attribute 'pool_int64s' is required (string pools are not supported)");
     int64_t np = pool->n, ng = 0;
     for (int l = 0; l < cnt->n; l++) {
@@ -81,11 +81,12 @@ static int tfidf_infer(Node *n, Diag *d)
     const char *m = a[TFIDF_MODE].s;
     if (strcmp(m, "TF") && strcmp(m, "IDF") && strcmp(m, "TFIDF"))
         return diag_node_error(d, n, "attribute 'mode' is \"%s\"; expected \"TF\", \"IDF\" or \"TFIDF\"", m);
-    if (a[TFIDF_MIN_GRAM].i < 1 || a[TFIDF_MAX_GRAM].i < a[TFIDF_MIN_GRAM].i || a[TFIDF_MAX_SKIP].i < 0)
+    if (a[TFIDF_MIN_GRAM_LENGTH].i < 1 || a[TFIDF_MAX_GRAM_LENGTH].i < a[TFIDF_MIN_GRAM_LENGTH].i ||
+        a[TFIDF_MAX_SKIP_COUNT].i < 0)
         return diag_node_error(d, n,
                                "attributes need 1 <= min_gram_length <= max_gram_length and max_skip_count >= 0, got %lld, %lld, %lld",
-                               (long long)a[TFIDF_MIN_GRAM].i, (long long)a[TFIDF_MAX_GRAM].i,
-                               (long long)a[TFIDF_MAX_SKIP].i);
+                               (long long)a[TFIDF_MIN_GRAM_LENGTH].i, (long long)a[TFIDF_MAX_GRAM_LENGTH].i,
+                               (long long)a[TFIDF_MAX_SKIP_COUNT].i);
     int ng = tfidf_layout(n, NULL, NULL, d);
     if (ng < 0) return -1;
     const AttrVal *ix = &a[TFIDF_NGRAM_INDEXES];
@@ -112,7 +113,7 @@ static int tfidf_eval(const Node *n, const double *const *in, double *const *out
     const Shape *xs = &n->in[0]->shape;
     int64_t rows = xs->rank == 2 ? xs->dims[0] : 1, C = xs->dims[xs->rank - 1];
     int64_t W = n->out[0]->shape.dims[n->out[0]->shape.rank - 1];
-    int64_t np = a[TFIDF_POOL].n;
+    int64_t np = a[TFIDF_POOL_INT64S].n;
     int64_t *off = malloc(sizeof(int64_t) * (size_t)(2 * np + 2));
     if (!off) return diag_node_error(d, n, "out of memory");
     int64_t *len = off + np + 1;
@@ -124,12 +125,12 @@ static int tfidf_eval(const Node *n, const double *const *in, double *const *out
         for (int64_t j = 0; j < W; j++) y[j] = 0.0;
         for (int g = 0; g < ng; g++) {
             int64_t gl = len[g], count = 0;
-            if (gl < a[TFIDF_MIN_GRAM].i || gl > a[TFIDF_MAX_GRAM].i) continue;
-            int64_t dmax = gl == 1 ? 1 : a[TFIDF_MAX_SKIP].i + 1;
+            if (gl < a[TFIDF_MIN_GRAM_LENGTH].i || gl > a[TFIDF_MAX_GRAM_LENGTH].i) continue;
+            int64_t dmax = gl == 1 ? 1 : a[TFIDF_MAX_SKIP_COUNT].i + 1;
             for (int64_t dist = 1; dist <= dmax; dist++)
                 for (int64_t s = 0; s + dist * (gl - 1) < C; s++) {
                     int64_t k = 0;
-                    while (k < gl && x[s + k * dist] == (double)a[TFIDF_POOL].ints[off[g] + k]) k++;
+                    while (k < gl && x[s + k * dist] == (double)a[TFIDF_POOL_INT64S].ints[off[g] + k]) k++;
                     count += k == gl;
                 }
             double wt = a[TFIDF_WEIGHTS].set ? a[TFIDF_WEIGHTS].floats[g] : 1.0;
@@ -146,7 +147,7 @@ const OpDesc op_TfIdfVectorizer = {
     .name = "TfIdfVectorizer",
     .min_in = 1, .max_in = 1, .in_names = tfidf_in,
     .min_out = 1, .max_out = 1, .out_names = tfidf_out,
-    .attrs = tfidf_attrs, .n_attrs = 8,
+    OP_ATTRS(tfidf_attrs),
     .infer = tfidf_infer,
     .eval = tfidf_eval,
 };

@@ -34,6 +34,7 @@
  * Reference evaluations work in double.
  */
 #include "../op.h"
+#include "vision_attrs.h"
 #include "geometry.h"
 #include "nn_common.h"
 
@@ -53,18 +54,17 @@ static const InplacePair inplace_00[] = {{0, 0}};
 /* ---- ConvTranspose ------------------------------------------------------ */
 
 static const char *const ct_in[] = {"X", "W", "B"};
-enum { CT_AUTO_PAD, CT_DILATIONS, CT_GROUP, CT_KERNEL_SHAPE, CT_OUTPUT_PADDING, CT_OUTPUT_SHAPE, CT_PADS,
-       CT_STRIDES };
 static const AttrSpec ct_attrs[] = {
-    {"auto_pad", ATTR_STRING, "NOTSET", 0},
-    {"dilations", ATTR_INTS, NULL, 0},
-    {"group", ATTR_INT, "1", 0},
-    {"kernel_shape", ATTR_INTS, NULL, 0},
-    {"output_padding", ATTR_INTS, NULL, 0},
-    {"output_shape", ATTR_INTS, NULL, 0},
-    {"pads", ATTR_INTS, NULL, 0},
-    {"strides", ATTR_INTS, NULL, 0},
+    [CONV_TRANSPOSE_AUTO_PAD] = {"auto_pad", ATTR_STRING, "NOTSET", 0},
+    [CONV_TRANSPOSE_DILATIONS] = {"dilations", ATTR_INTS, NULL, 0},
+    [CONV_TRANSPOSE_GROUP] = {"group", ATTR_INT, "1", 0},
+    [CONV_TRANSPOSE_KERNEL_SHAPE] = {"kernel_shape", ATTR_INTS, NULL, 0},
+    [CONV_TRANSPOSE_OUTPUT_PADDING] = {"output_padding", ATTR_INTS, NULL, 0},
+    [CONV_TRANSPOSE_OUTPUT_SHAPE] = {"output_shape", ATTR_INTS, NULL, 0},
+    [CONV_TRANSPOSE_PADS] = {"pads", ATTR_INTS, NULL, 0},
+    [CONV_TRANSPOSE_STRIDES] = {"strides", ATTR_INTS, NULL, 0},
 };
+OP_ATTRS_CHECK(ct_attrs, CONV_TRANSPOSE_COUNT);
 
 typedef struct CtGeo {
     int sr;
@@ -89,20 +89,22 @@ static int ct_geo(const Node *n, CtGeo *g, Diag *d)
         g->in[i] = xs->dims[2 + i];
         g->k[i] = ws->dims[2 + i];
     }
-    const AttrVal *ka = &n->attrs[CT_KERNEL_SHAPE];
+    const AttrVal *ka = &n->attrs[CONV_TRANSPOSE_KERNEL_SHAPE];
     if (ka->set && (ka->n != sr || memcmp(ka->ints, g->k, sizeof(int64_t) * (size_t)sr) != 0))
         return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of input 'W'",
                                nn_ints_str(ka->ints, ka->n, b1, sizeof b1), nn_ints_str(g->k, sr, b2, sizeof b2));
     if (nn_check_kernel_positive(n, g->k, sr, d)) return -1;
     int64_t pads[2 * IR_MAX_RANK];
-    if (ct_ints(n, CT_STRIDES, sr, sr, 1, 1, g->s, d) || ct_ints(n, CT_DILATIONS, sr, sr, 1, 1, g->dl, d) ||
-        ct_ints(n, CT_PADS, sr, 2 * sr, 0, 0, pads, d) || ct_ints(n, CT_OUTPUT_PADDING, sr, sr, 0, 0, g->op, d))
+    if (ct_ints(n, CONV_TRANSPOSE_STRIDES, sr, sr, 1, 1, g->s, d) ||
+        ct_ints(n, CONV_TRANSPOSE_DILATIONS, sr, sr, 1, 1, g->dl, d) ||
+        ct_ints(n, CONV_TRANSPOSE_PADS, sr, 2 * sr, 0, 0, pads, d) ||
+        ct_ints(n, CONV_TRANSPOSE_OUTPUT_PADDING, sr, sr, 0, 0, g->op, d))
         return -1;
     NnAutoPad mode;
-    if (nn_auto_pad(n, n->attrs[CT_AUTO_PAD].s, pads, sr, &mode, d)) return -1;
+    if (nn_auto_pad(n, n->attrs[CONV_TRANSPOSE_AUTO_PAD].s, pads, sr, &mode, d)) return -1;
     int same = mode == NN_PAD_SAME_UPPER || mode == NN_PAD_SAME_LOWER, upper = mode == NN_PAD_SAME_UPPER;
     int valid = mode == NN_PAD_VALID;
-    const AttrVal *os = &n->attrs[CT_OUTPUT_SHAPE];
+    const AttrVal *os = &n->attrs[CONV_TRANSPOSE_OUTPUT_SHAPE];
     const int64_t *osv = NULL;
     if (os->set) {
         if (os->n != sr && os->n != sr + 2)
@@ -156,7 +158,7 @@ static int ct_infer(Node *n, Diag *d)
     if (n->n_in > 2 && n->in[2] && nn_check_same_dtype(n, 2, d)) return -1;
     if (ct_geo(n, &g, d)) return -1;
     const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
-    int64_t group = n->attrs[CT_GROUP].i, C = xs->dims[1];
+    int64_t group = n->attrs[CONV_TRANSPOSE_GROUP].i, C = xs->dims[1];
     if (nn_check_group(n, group, C, d)) return -1;
     if (ws->dims[0] != C)
         return diag_node_error(d, n, "input 'W' shape %s must have %lld input channels (the channels of X) in dim 0",
@@ -177,7 +179,7 @@ static int ct_eval(const Node *n, const double *const *in, double *const *out, D
     CtGeo g;
     if (ct_geo(n, &g, d)) return -1;
     const Shape *xs = &n->in[0]->shape;
-    int64_t N = xs->dims[0], C = xs->dims[1], group = n->attrs[CT_GROUP].i;
+    int64_t N = xs->dims[0], C = xs->dims[1], group = n->attrs[CONV_TRANSPOSE_GROUP].i;
     int64_t Cg = C / group, Mg = n->in[1]->shape.dims[1], M = Mg * group;
     int64_t IP = nn_prod(g.in, 0, g.sr), OP = nn_prod(g.out, 0, g.sr), KP = nn_prod(g.k, 0, g.sr);
     const double *B = n->n_in > 2 ? in[2] : NULL;
@@ -213,7 +215,7 @@ const OpDesc op_ConvTranspose = {
     .name = "ConvTranspose",
     .min_in = 2, .max_in = 3, .in_names = ct_in,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
-    .attrs = ct_attrs, .n_attrs = 8,
+    OP_ATTRS(ct_attrs),
     .infer = ct_infer,
     .eval = ct_eval,
 };
@@ -244,8 +246,8 @@ const OpDesc op_GlobalMaxPool = {
 /* ---- InstanceNormalization ---------------------------------------------- */
 
 static const char *const in_in[] = {"input", "scale", "B"};
-enum { INORM_EPSILON };
-static const AttrSpec inorm_attrs[] = {{"epsilon", ATTR_FLOAT, "1e-5", 0}};
+static const AttrSpec inorm_attrs[] = {[INSTANCE_NORM_EPSILON] = {"epsilon", ATTR_FLOAT, "1e-5", 0}};
+OP_ATTRS_CHECK(inorm_attrs, INSTANCE_NORM_COUNT);
 
 static int inorm_infer(Node *n, Diag *d)
 {
@@ -262,7 +264,7 @@ static int inorm_eval(const Node *n, const double *const *in, double *const *out
     (void)d;
     const Shape *xs = &n->in[0]->shape;
     int64_t N = xs->dims[0], C = xs->dims[1], S = nn_prod(xs->dims, 2, xs->rank);
-    double eps = n->attrs[INORM_EPSILON].f;
+    double eps = n->attrs[INSTANCE_NORM_EPSILON].f;
     for (int64_t b = 0; b < N; b++)
         for (int64_t c = 0; c < C; c++) {
             const double *x = in[0] + (b * C + c) * S;
@@ -281,20 +283,20 @@ const OpDesc op_InstanceNormalization = {
     .name = "InstanceNormalization",
     .min_in = 3, .max_in = 3, .in_names = in_in,
     .min_out = 1, .max_out = 1, .out_names = one_output,
-    .attrs = inorm_attrs, .n_attrs = 1,
+    OP_ATTRS(inorm_attrs),
     .infer = inorm_infer,
     .eval = inorm_eval,
 };
 
 /* ---- LRN ---------------------------------------------------------------- */
 
-enum { LRN_ALPHA, LRN_BETA, LRN_BIAS, LRN_SIZE };
 static const AttrSpec lrn_attrs[] = {
-    {"alpha", ATTR_FLOAT, "1e-4", 0},
-    {"beta", ATTR_FLOAT, "0.75", 0},
-    {"bias", ATTR_FLOAT, "1.0", 0},
-    {"size", ATTR_INT, NULL, 1},
+    [LRN_ALPHA] = {"alpha", ATTR_FLOAT, "1e-4", 0},
+    [LRN_BETA] = {"beta", ATTR_FLOAT, "0.75", 0},
+    [LRN_BIAS] = {"bias", ATTR_FLOAT, "1.0", 0},
+    [LRN_SIZE] = {"size", ATTR_INT, NULL, 1},
 };
+OP_ATTRS_CHECK(lrn_attrs, LRN_COUNT);
 
 static int lrn_infer(Node *n, Diag *d)
 {
@@ -332,20 +334,20 @@ const OpDesc op_LRN = {
     .name = "LRN",
     .min_in = 1, .max_in = 1, .in_names = one_X,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
-    .attrs = lrn_attrs, .n_attrs = 4,
+    OP_ATTRS(lrn_attrs),
     .infer = lrn_infer,
     .eval = lrn_eval,
 };
 
 /* ---- DepthToSpace / SpaceToDepth ---------------------------------------- */
 
-enum { D2S_BLOCKSIZE, D2S_MODE };
 static const AttrSpec d2s_attrs[] = {
-    {"blocksize", ATTR_INT, NULL, 1},
-    {"mode", ATTR_STRING, "DCR", 0},
+    [DEPTH_TO_SPACE_BLOCKSIZE] = {"blocksize", ATTR_INT, NULL, 1},
+    [DEPTH_TO_SPACE_MODE] = {"mode", ATTR_STRING, "DCR", 0},
 };
-enum { S2D_BLOCKSIZE };
-static const AttrSpec s2d_attrs[] = {{"blocksize", ATTR_INT, NULL, 1}};
+OP_ATTRS_CHECK(d2s_attrs, DEPTH_TO_SPACE_COUNT);
+static const AttrSpec s2d_attrs[] = {[SPACE_TO_DEPTH_BLOCKSIZE] = {"blocksize", ATTR_INT, NULL, 1}};
+OP_ATTRS_CHECK(s2d_attrs, SPACE_TO_DEPTH_COUNT);
 
 static int block_check(const Node *n, Diag *d)
 {
@@ -354,9 +356,9 @@ static int block_check(const Node *n, Diag *d)
     if (xs->rank != 4)
         return diag_node_error(d, n, "input 'input' must have rank 4 (N, C, H, W), got shape %s",
                                ir_shape_str(xs, b1, sizeof b1));
-    if (!n->attrs[0].set) return diag_node_error(d, n, "required attribute 'blocksize' is missing");
-    if (n->attrs[0].i <= 0)
-        return diag_node_error(d, n, "attribute 'blocksize' must be positive, got %lld", (long long)n->attrs[0].i);
+    const AttrVal *bs = &n->attrs[n->op == OP_DepthToSpace ? DEPTH_TO_SPACE_BLOCKSIZE : SPACE_TO_DEPTH_BLOCKSIZE];
+    if (!bs->set) return diag_node_error(d, n, "required attribute 'blocksize' is missing");
+    if (bs->i <= 0) return diag_node_error(d, n, "attribute 'blocksize' must be positive, got %lld", (long long)bs->i);
     return 0;
 }
 
@@ -364,8 +366,8 @@ static int d2s_infer(Node *n, Diag *d)
 {
     if (block_check(n, d)) return -1;
     const Shape *xs = &n->in[0]->shape;
-    int64_t b = n->attrs[D2S_BLOCKSIZE].i;
-    const char *mode = n->attrs[D2S_MODE].s;
+    int64_t b = n->attrs[DEPTH_TO_SPACE_BLOCKSIZE].i;
+    const char *mode = n->attrs[DEPTH_TO_SPACE_MODE].s;
     if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
         return diag_node_error(d, n, "attribute 'mode' must be DCR or CRD, got '%s'", mode);
     if (xs->dims[1] % (b * b) != 0)
@@ -383,7 +385,7 @@ static int s2d_infer(Node *n, Diag *d)
 {
     if (block_check(n, d)) return -1;
     const Shape *xs = &n->in[0]->shape;
-    int64_t b = n->attrs[S2D_BLOCKSIZE].i;
+    int64_t b = n->attrs[SPACE_TO_DEPTH_BLOCKSIZE].i;
     char b1[160];
     if (xs->dims[2] % b != 0 || xs->dims[3] % b != 0)
         return diag_node_error(d, n, "input 'input' shape %s: H and W must be multiples of blocksize %lld",
@@ -409,8 +411,8 @@ static int d2s_eval(const Node *n, const double *const *in, double *const *out, 
 {
     (void)d;
     const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
-    int64_t b = n->attrs[D2S_BLOCKSIZE].i, e = 0;
-    int crd = strcmp(n->attrs[D2S_MODE].s, "CRD") == 0;
+    int64_t b = n->attrs[DEPTH_TO_SPACE_BLOCKSIZE].i, e = 0;
+    int crd = strcmp(n->attrs[DEPTH_TO_SPACE_MODE].s, "CRD") == 0;
     for (int64_t i = 0; i < ys->dims[0]; i++)
         for (int64_t c = 0; c < ys->dims[1]; c++)
             for (int64_t y = 0; y < ys->dims[2]; y++)
@@ -425,7 +427,7 @@ static int s2d_eval(const Node *n, const double *const *in, double *const *out, 
     (void)d;
     /* SpaceToDepth is the inverse of DepthToSpace in DCR mode. */
     const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
-    int64_t b = n->attrs[S2D_BLOCKSIZE].i, e = 0;
+    int64_t b = n->attrs[SPACE_TO_DEPTH_BLOCKSIZE].i, e = 0;
     for (int64_t i = 0; i < xs->dims[0]; i++)
         for (int64_t c = 0; c < xs->dims[1]; c++)
             for (int64_t y = 0; y < xs->dims[2]; y++)
@@ -439,7 +441,7 @@ const OpDesc op_DepthToSpace = {
     .name = "DepthToSpace",
     .min_in = 1, .max_in = 1, .in_names = one_input,
     .min_out = 1, .max_out = 1, .out_names = one_output,
-    .attrs = d2s_attrs, .n_attrs = 2,
+    OP_ATTRS(d2s_attrs),
     .infer = d2s_infer,
     .eval = d2s_eval,
 };
@@ -448,7 +450,7 @@ const OpDesc op_SpaceToDepth = {
     .name = "SpaceToDepth",
     .min_in = 1, .max_in = 1, .in_names = one_input,
     .min_out = 1, .max_out = 1, .out_names = one_output,
-    .attrs = s2d_attrs, .n_attrs = 1,
+    OP_ATTRS(s2d_attrs),
     .infer = s2d_infer,
     .eval = s2d_eval,
 };
@@ -456,18 +458,18 @@ const OpDesc op_SpaceToDepth = {
 /* ---- Resize / Upsample -------------------------------------------------- */
 
 static const char *const resize_in[] = {"X", "roi", "scales", "sizes"};
-enum { RS_CTM, RS_CUBIC_A, RS_EXCLUDE_OUTSIDE, RS_EXTRAPOLATION, RS_MODE, RS_NEAREST_MODE };
 static const AttrSpec resize_attrs[] = {
-    {"coordinate_transformation_mode", ATTR_STRING, "half_pixel", 0},
-    {"cubic_coeff_a", ATTR_FLOAT, "-0.75", 0},
-    {"exclude_outside", ATTR_INT, "0", 0},
-    {"extrapolation_value", ATTR_FLOAT, "0.0", 0},
-    {"mode", ATTR_STRING, "nearest", 0},
-    {"nearest_mode", ATTR_STRING, "round_prefer_floor", 0},
+    [RESIZE_COORDINATE_TRANSFORMATION_MODE] = {"coordinate_transformation_mode", ATTR_STRING, "half_pixel", 0},
+    [RESIZE_CUBIC_COEFF_A] = {"cubic_coeff_a", ATTR_FLOAT, "-0.75", 0},
+    [RESIZE_EXCLUDE_OUTSIDE] = {"exclude_outside", ATTR_INT, "0", 0},
+    [RESIZE_EXTRAPOLATION_VALUE] = {"extrapolation_value", ATTR_FLOAT, "0.0", 0},
+    [RESIZE_MODE] = {"mode", ATTR_STRING, "nearest", 0},
+    [RESIZE_NEAREST_MODE] = {"nearest_mode", ATTR_STRING, "round_prefer_floor", 0},
 };
+OP_ATTRS_CHECK(resize_attrs, RESIZE_COUNT);
 static const char *const upsample_in[] = {"X", "scales"};
-enum { US_MODE };
-static const AttrSpec upsample_attrs[] = {{"mode", ATTR_STRING, "nearest", 0}};
+static const AttrSpec upsample_attrs[] = {[UPSAMPLE_MODE] = {"mode", ATTR_STRING, "nearest", 0}};
+OP_ATTRS_CHECK(upsample_attrs, UPSAMPLE_COUNT);
 
 enum { RM_NEAREST, RM_LINEAR, RM_CUBIC };
 enum { CT_HALF_PIXEL, CT_ASYMMETRIC, CT_PYTORCH_HALF_PIXEL, CT_TF_CROP, CT_ALIGN_CORNERS };
@@ -530,29 +532,29 @@ static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
     const Value *scales = NULL, *sizes = NULL;
     if (r < 1) return diag_node_error(d, n, "input 'X' must have rank >= 1, got a scalar");
     if (n->op == OP_Upsample) {
-        p->mode = pick(n->attrs[US_MODE].s, modes, 2);
+        p->mode = pick(n->attrs[UPSAMPLE_MODE].s, modes, 2);
         if (p->mode < 0)
-            return diag_node_error(d, n, "attribute 'mode' must be nearest or linear, got '%s'", n->attrs[US_MODE].s);
+            return diag_node_error(d, n, "attribute 'mode' must be nearest or linear, got '%s'", n->attrs[UPSAMPLE_MODE].s);
         p->ctm = CT_ASYMMETRIC;
         p->nearest = NM_FLOOR;
         scales = n->in[1];
         if (!scales) return diag_node_error(d, n, "input 'scales' is required");
     } else {
-        p->mode = pick(n->attrs[RS_MODE].s, modes, 3);
+        p->mode = pick(n->attrs[RESIZE_MODE].s, modes, 3);
         if (p->mode < 0)
             return diag_node_error(d, n, "attribute 'mode' must be nearest, linear or cubic, got '%s'",
-                                   n->attrs[RS_MODE].s);
-        p->ctm = pick(n->attrs[RS_CTM].s, ctms, 5);
+                                   n->attrs[RESIZE_MODE].s);
+        p->ctm = pick(n->attrs[RESIZE_COORDINATE_TRANSFORMATION_MODE].s, ctms, 5);
         if (p->ctm < 0)
             return diag_node_error(d, n, "attribute 'coordinate_transformation_mode' must be half_pixel, asymmetric, pytorch_half_pixel, tf_crop_and_resize or align_corners, got '%s'",
-                                   n->attrs[RS_CTM].s);
-        p->nearest = pick(n->attrs[RS_NEAREST_MODE].s, nms, 4);
+                                   n->attrs[RESIZE_COORDINATE_TRANSFORMATION_MODE].s);
+        p->nearest = pick(n->attrs[RESIZE_NEAREST_MODE].s, nms, 4);
         if (p->nearest < 0)
             return diag_node_error(d, n, "attribute 'nearest_mode' must be round_prefer_floor, round_prefer_ceil, floor or ceil, got '%s'",
-                                   n->attrs[RS_NEAREST_MODE].s);
-        p->a = n->attrs[RS_CUBIC_A].f;
-        p->exclude = n->attrs[RS_EXCLUDE_OUTSIDE].i != 0;
-        p->extrap = n->attrs[RS_EXTRAPOLATION].f;
+                                   n->attrs[RESIZE_NEAREST_MODE].s);
+        p->a = n->attrs[RESIZE_CUBIC_COEFF_A].f;
+        p->exclude = n->attrs[RESIZE_EXCLUDE_OUTSIDE].i != 0;
+        p->extrap = n->attrs[RESIZE_EXTRAPOLATION_VALUE].f;
         scales = nonempty_in(n, 2);
         sizes = nonempty_in(n, 3);
         if (scales && sizes) return diag_node_error(d, n, "only one of inputs 'scales' and 'sizes' may be given");
@@ -706,7 +708,7 @@ int ir_resize_axis_taps(const Node *n, int axis, int64_t *idx, double *w)
 /* See geometry.h. */
 double ir_resize_extrapolation(const Node *n)
 {
-    return n->op == OP_Resize ? n->attrs[RS_EXTRAPOLATION].f : 0.0;
+    return n->op == OP_Resize ? n->attrs[RESIZE_EXTRAPOLATION_VALUE].f : 0.0;
 }
 
 static int resize_infer(Node *n, Diag *d)
@@ -766,7 +768,7 @@ const OpDesc op_Resize = {
     .name = "Resize",
     .min_in = 1, .max_in = 4, .in_names = resize_in,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
-    .attrs = resize_attrs, .n_attrs = 6,
+    OP_ATTRS(resize_attrs),
     .infer = resize_infer,
     .eval = resize_eval,
 };
@@ -775,26 +777,26 @@ const OpDesc op_Upsample = {
     .name = "Upsample",
     .min_in = 2, .max_in = 2, .in_names = upsample_in,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
-    .attrs = upsample_attrs, .n_attrs = 1,
+    OP_ATTRS(upsample_attrs),
     .infer = resize_infer,
     .eval = resize_eval,
 };
 
 /* ---- Hardmax ------------------------------------------------------------ */
 
-enum { HM_AXIS };
-static const AttrSpec hm_attrs[] = {{"axis", ATTR_INT, "-1", 0}};
+static const AttrSpec hm_attrs[] = {[HARDMAX_AXIS] = {"axis", ATTR_INT, "-1", 0}};
+OP_ATTRS_CHECK(hm_attrs, HARDMAX_COUNT);
 
 /* See geometry.h. */
 int ir_hardmax_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner)
 {
-    return nn_axis_split(n, HM_AXIS, outer, len, inner, NULL);
+    return nn_axis_split(n, HARDMAX_AXIS, outer, len, inner, NULL);
 }
 
 static int hm_infer(Node *n, Diag *d)
 {
     int64_t o, l, i;
-    if (nn_check_float(n, 0, d) || nn_axis_split(n, HM_AXIS, &o, &l, &i, d)) return -1;
+    if (nn_check_float(n, 0, d) || nn_axis_split(n, HARDMAX_AXIS, &o, &l, &i, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &n->in[0]->shape);
     return 0;
 }
@@ -802,7 +804,7 @@ static int hm_infer(Node *n, Diag *d)
 static int hm_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     int64_t outer, len, inner;
-    if (nn_axis_split(n, HM_AXIS, &outer, &len, &inner, d)) return -1;
+    if (nn_axis_split(n, HARDMAX_AXIS, &outer, &len, &inner, d)) return -1;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             const double *x = in[0] + o * len * inner + i;
@@ -821,7 +823,7 @@ const OpDesc op_Hardmax = {
     .name = "Hardmax",
     .min_in = 1, .max_in = 1, .in_names = one_input,
     .min_out = 1, .max_out = 1, .out_names = one_output,
-    .attrs = hm_attrs, .n_attrs = 1,
+    OP_ATTRS(hm_attrs),
     .infer = hm_infer,
     .eval = hm_eval,
 };
@@ -833,8 +835,8 @@ const OpDesc op_Hardmax = {
 
 static const char *const dropout_in[] = {"data", "ratio", "training_mode"};
 static const char *const dropout_out[] = {"output", "mask"};
-enum { DROPOUT_SEED };
-static const AttrSpec dropout_attrs[] = {{"seed", ATTR_INT, NULL, 0}};
+static const AttrSpec dropout_attrs[] = {[DROPOUT_SEED] = {"seed", ATTR_INT, NULL, 0}};
+OP_ATTRS_CHECK(dropout_attrs, DROPOUT_COUNT);
 
 static int dropout_infer(Node *n, Diag *d)
 {
@@ -878,7 +880,7 @@ const OpDesc op_Dropout = {
     .name = "Dropout",
     .min_in = 1, .max_in = 3, .in_names = dropout_in,
     .min_out = 1, .max_out = 2, .out_names = dropout_out,
-    .attrs = dropout_attrs, .n_attrs = 1,
+    OP_ATTRS(dropout_attrs),
     .infer = dropout_infer,
     .inplace = inplace_00, .n_inplace = 1,
     .eval = dropout_eval,
@@ -886,8 +888,8 @@ const OpDesc op_Dropout = {
 
 /* ---- MeanVarianceNormalization ------------------------------------------ */
 
-enum { MVN_AXES };
-static const AttrSpec mvn_attrs[] = {{"axes", ATTR_INTS, "[0,2,3]", 0}};
+static const AttrSpec mvn_attrs[] = {[MVN_AXES] = {"axes", ATTR_INTS, "[0,2,3]", 0}};
+OP_ATTRS_CHECK(mvn_attrs, MVN_COUNT);
 
 /* See geometry.h: reduced-axis mask of a MeanVarianceNormalization node. */
 int ir_mvn_axes(const Node *n, int *mask, Diag *d)
@@ -965,7 +967,7 @@ const OpDesc op_MeanVarianceNormalization = {
     .name = "MeanVarianceNormalization",
     .min_in = 1, .max_in = 1, .in_names = one_X,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
-    .attrs = mvn_attrs, .n_attrs = 1,
+    OP_ATTRS(mvn_attrs),
     .infer = mvn_infer,
     .eval = mvn_eval,
 };
@@ -983,23 +985,23 @@ const OpDesc op_MeanVarianceNormalization = {
  * samples; max takes, over the samples, the largest of the four weighted
  * pixels w_i * x_i (not the interpolated value: the reference's quirk). */
 static const char *const roi_in[] = {"X", "rois", "batch_indices"};
-enum { ROI_CTM, ROI_MODE, ROI_OUT_H, ROI_OUT_W, ROI_SAMPLING, ROI_SCALE };
 static const AttrSpec roi_attrs[] = {
-    {"coordinate_transformation_mode", ATTR_STRING, "half_pixel", 0},
-    {"mode", ATTR_STRING, "avg", 0},
-    {"output_height", ATTR_INT, "1", 0},
-    {"output_width", ATTR_INT, "1", 0},
-    {"sampling_ratio", ATTR_INT, "0", 0},
-    {"spatial_scale", ATTR_FLOAT, "1.0", 0},
+    [ROI_ALIGN_COORDINATE_TRANSFORMATION_MODE] = {"coordinate_transformation_mode", ATTR_STRING, "half_pixel", 0},
+    [ROI_ALIGN_MODE] = {"mode", ATTR_STRING, "avg", 0},
+    [ROI_ALIGN_OUTPUT_HEIGHT] = {"output_height", ATTR_INT, "1", 0},
+    [ROI_ALIGN_OUTPUT_WIDTH] = {"output_width", ATTR_INT, "1", 0},
+    [ROI_ALIGN_SAMPLING_RATIO] = {"sampling_ratio", ATTR_INT, "0", 0},
+    [ROI_ALIGN_SPATIAL_SCALE] = {"spatial_scale", ATTR_FLOAT, "1.0", 0},
 };
+OP_ATTRS_CHECK(roi_attrs, ROI_ALIGN_COUNT);
 
 static int roi_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *rois = n->in[1], *bi = n->in[2];
     char b[128];
-    const char *ctm = n->attrs[ROI_CTM].s, *mode = n->attrs[ROI_MODE].s;
-    int64_t oh = n->attrs[ROI_OUT_H].i, ow = n->attrs[ROI_OUT_W].i;
+    const char *ctm = n->attrs[ROI_ALIGN_COORDINATE_TRANSFORMATION_MODE].s, *mode = n->attrs[ROI_ALIGN_MODE].s;
+    int64_t oh = n->attrs[ROI_ALIGN_OUTPUT_HEIGHT].i, ow = n->attrs[ROI_ALIGN_OUTPUT_WIDTH].i;
     if (!ir_dtype_is_float(x->dtype)) return diag_node_error(d, n, "input 'X' must be a float tensor, got %s", ir_dtype_name(x->dtype));
     if (x->shape.rank != 4) return diag_node_error(d, n, "input 'X' must have rank 4 (N, C, H, W), got %d", x->shape.rank);
     if (rois->dtype != x->dtype)
@@ -1018,8 +1020,9 @@ static int roi_infer(Node *n, Diag *d)
         return diag_node_error(d, n, "attribute 'coordinate_transformation_mode' must be half_pixel or output_half_pixel, got '%s'", ctm);
     if (oh < 1 || ow < 1)
         return diag_node_error(d, n, "attributes 'output_height' = %lld and 'output_width' = %lld must be >= 1", (long long)oh, (long long)ow);
-    if (n->attrs[ROI_SAMPLING].i < 0)
-        return diag_node_error(d, n, "attribute 'sampling_ratio' = %lld must be >= 0", (long long)n->attrs[ROI_SAMPLING].i);
+    if (n->attrs[ROI_ALIGN_SAMPLING_RATIO].i < 0)
+        return diag_node_error(d, n, "attribute 'sampling_ratio' = %lld must be >= 0",
+                               (long long)n->attrs[ROI_ALIGN_SAMPLING_RATIO].i);
     if (bi->kind == VK_CONST)
         for (int64_t r = 0; r < R; r++) {
             int64_t v;
@@ -1066,9 +1069,11 @@ static int roi_eval(const Node *n, const double *const *in, double *const *out, 
 {
     const int64_t *xd = n->in[0]->shape.dims;
     int64_t N = xd[0], C = xd[1], H = xd[2], W = xd[3], R = n->in[1]->shape.dims[0];
-    int64_t oh = n->attrs[ROI_OUT_H].i, ow = n->attrs[ROI_OUT_W].i, sr = n->attrs[ROI_SAMPLING].i;
-    int half = strcmp(n->attrs[ROI_CTM].s, "half_pixel") == 0, is_max = strcmp(n->attrs[ROI_MODE].s, "max") == 0;
-    double scale = n->attrs[ROI_SCALE].f, off = half ? 0.5 : 0.0;
+    int64_t oh = n->attrs[ROI_ALIGN_OUTPUT_HEIGHT].i, ow = n->attrs[ROI_ALIGN_OUTPUT_WIDTH].i;
+    int64_t sr = n->attrs[ROI_ALIGN_SAMPLING_RATIO].i;
+    int half = strcmp(n->attrs[ROI_ALIGN_COORDINATE_TRANSFORMATION_MODE].s, "half_pixel") == 0;
+    int is_max = strcmp(n->attrs[ROI_ALIGN_MODE].s, "max") == 0;
+    double scale = n->attrs[ROI_ALIGN_SPATIAL_SCALE].f, off = half ? 0.5 : 0.0;
     for (int64_t r = 0; r < R; r++) {
         double bv = in[2][r];
         if (!(bv >= 0 && bv < (double)N))
@@ -1116,7 +1121,7 @@ const OpDesc op_RoiAlign = {
     .name = "RoiAlign",
     .min_in = 3, .max_in = 3, .in_names = roi_in,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
-    .attrs = roi_attrs, .n_attrs = 6,
+    OP_ATTRS(roi_attrs),
     .infer = roi_infer,
     .eval = roi_eval,
 };

@@ -1,8 +1,9 @@
 /* test_ir.c — unit tests of the IR foundations (ir/ir.h): the graph arena,
  * dtype conversion (including f16/bf16 rounding of values whose nearest
  * representation is known by hand), numpy broadcasting and its rejections,
- * checked shape arithmetic, attribute parsing from key=value text, and the
- * structural checks (verifier, topological sort with cycle detection).
+ * checked shape arithmetic, attribute parsing from key=value text, the
+ * structural checks (verifier, topological sort with cycle detection), and
+ * the completeness of every op's attribute schema.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -417,6 +418,25 @@ static void test_const_ints(void **state)
     ir_graph_free(g);
 }
 
+/* ---- attribute schemas ---- */
+
+/* Every op's attribute schema is complete (an entry left out of the
+ * designated initializers of ir/ops/<family>.c has no name) and names each
+ * attribute once. */
+static void test_attr_schemas(void **state)
+{
+    (void)state;
+    for (int k = 0; k < OP_COUNT; k++) {
+        const OpDesc *od = ir_op(k);
+        for (int i = 0; i < od->n_attrs; i++) {
+            if (!od->attrs[i].name) fail_msg("op %s: attribute index %d has no schema entry", od->name, i);
+            for (int j = 0; j < i; j++)
+                if (!strcmp(od->attrs[i].name, od->attrs[j].name))
+                    fail_msg("op %s: attribute '%s' is listed twice", od->name, od->attrs[i].name);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_toposort),
         cmocka_unit_test(test_toposort_cycle),
         cmocka_unit_test(test_const_ints),
+        cmocka_unit_test(test_attr_schemas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

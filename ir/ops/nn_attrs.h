@@ -1,0 +1,26 @@
+/* nn_attrs.h — attribute indices of the nn family's ops (ir/ops/nn.c),
+ * shared with their emitters (backend/c/emit_nn.c). Conventions in ir/op.h
+ * ("Attribute indices"). */
+#ifndef GRAPHC_NN_ATTRS_H
+#define GRAPHC_NN_ATTRS_H
+
+enum {
+    CONV_AUTO_PAD, CONV_DILATIONS, CONV_GROUP, CONV_KERNEL_SHAPE, CONV_PADS, CONV_STRIDES, CONV_EPILOGUE, CONV_COUNT
+};
+enum {
+    MAXPOOL_AUTO_PAD, MAXPOOL_CEIL_MODE, MAXPOOL_DILATIONS, MAXPOOL_KERNEL_SHAPE, MAXPOOL_PADS, MAXPOOL_STORAGE_ORDER,
+    MAXPOOL_STRIDES, MAXPOOL_COUNT
+};
+enum {
+    AVGPOOL_AUTO_PAD, AVGPOOL_CEIL_MODE, AVGPOOL_COUNT_INCLUDE_PAD, AVGPOOL_KERNEL_SHAPE, AVGPOOL_PADS, AVGPOOL_STRIDES,
+    AVGPOOL_COUNT
+};
+enum { MAXUNPOOL_KERNEL_SHAPE, MAXUNPOOL_PADS, MAXUNPOOL_STRIDES, MAXUNPOOL_COUNT };
+/* BatchNormalization */
+enum { BN_EPSILON, BN_MOMENTUM, BN_TRAINING_MODE, BN_COUNT };
+/* Softmax, LogSoftmax */
+enum { SOFTMAX_AXIS, SOFTMAX_COUNT };
+/* LayerNormalization */
+enum { LN_AXIS, LN_EPSILON, LN_STASH_TYPE, LN_COUNT };
+
+#endif
