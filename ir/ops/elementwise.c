@@ -483,8 +483,7 @@ static double ref_Where(const Node *n, const double *x) { (void)n; return x[0] !
                             .out_names = out_n, .infer = inf}
 #define UNARY_ATTRS(Op, inf, spec)                                                                 \
     const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 1, .max_in = 1, .in_names = names_X,         \
-                            .out_names = names_Y, .infer = inf, .attrs = spec,                    \
-                            .n_attrs = (int)(sizeof spec / sizeof spec[0])}
+                            .out_names = names_Y, .infer = inf, OP_ATTRS(spec)}
 #define BINARY(Op, inf, in_n, out_n)                                                               \
     const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 2, .max_in = 2, .in_names = in_n,            \
                             .out_names = out_n, .infer = inf}
@@ -515,7 +514,7 @@ UNARY(Not, infer_unary_bool, names_X, names_Y);
 const OpDesc op_Identity = {EW_COMMON(Identity), .min_in = 1, .max_in = 1, .in_names = names_input,
                             .out_names = names_output, .infer = infer_unary_any, .view = 1};
 const OpDesc op_Cast = {EW_COMMON(Cast), .min_in = 1, .max_in = 1, .in_names = names_input,
-                        .out_names = names_output, .infer = infer_cast, .attrs = cast_attrs, .n_attrs = 1};
+                        .out_names = names_output, .infer = infer_cast, OP_ATTRS(cast_attrs)};
 BINARY(Add, infer_arith, names_AB, names_C);
 BINARY(Sub, infer_arith, names_AB, names_C);
 BINARY(Mul, infer_arith, names_AB, names_C);

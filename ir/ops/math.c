@@ -398,7 +398,6 @@ static const char *const names_castlike[] = {"input", "target_type"};
  * elementwise.c); pairs past a node's input count are ignored. */
 static const InplacePair inplace_any[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};
 
-#define N_OF(a) ((int)(sizeof a / sizeof a[0]))
 /* Facets every op here shares; SAME_DTYPE ops may also write in place. */
 #define EW(Op) \
     .name = #Op, .min_out = 1, .max_out = 1, .scalar_expr = expr_##Op, .scalar_ref = ref_##Op, \
@@ -415,13 +414,13 @@ BINARY(And, infer_logic, names_AB, names_C);
 BINARY(Or, infer_logic, names_AB, names_C);
 BINARY(Xor, infer_logic, names_AB, names_C);
 const OpDesc op_Mod = {EW(Mod), INPLACE, .min_in = 2, .max_in = 2, .in_names = names_AB, .out_names = names_C,
-                       .infer = infer_mod, .attrs = mod_attrs, .n_attrs = N_OF(mod_attrs)};
+                       .infer = infer_mod, OP_ATTRS(mod_attrs)};
 UNARY(Sign, infer_unary_numeric, names_input, names_output);
 UNARY(Round, infer_unary_float, names_X, names_Y);
 const OpDesc op_IsNaN = {EW(IsNaN), .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
                          .infer = infer_float_test};
 const OpDesc op_IsInf = {EW(IsInf), .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
-                         .infer = infer_float_test, .attrs = isinf_attrs, .n_attrs = N_OF(isinf_attrs)};
+                         .infer = infer_float_test, OP_ATTRS(isinf_attrs)};
 UNARY(Acos, infer_unary_float, names_input, names_output);
 UNARY(Acosh, infer_unary_float, names_input, names_output);
 UNARY(Asin, infer_unary_float, names_input, names_output);
@@ -433,13 +432,11 @@ UNARY(Sinh, infer_unary_float, names_input, names_output);
 UNARY(Tan, infer_unary_float, names_input, names_output);
 UNARY(Softsign, infer_unary_float, names_input, names_output);
 const OpDesc op_ThresholdedRelu = {EW(ThresholdedRelu), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_X,
-                                   .out_names = names_Y, .infer = infer_unary_float, .attrs = thresholded_attrs,
-                                   .n_attrs = N_OF(thresholded_attrs)};
+                                   .out_names = names_Y, .infer = infer_unary_float, OP_ATTRS(thresholded_attrs)};
 const OpDesc op_Celu = {EW(Celu), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
-                        .infer = infer_celu, .attrs = celu_attrs, .n_attrs = N_OF(celu_attrs)};
+                        .infer = infer_celu, OP_ATTRS(celu_attrs)};
 const OpDesc op_Shrink = {EW(Shrink), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_input,
-                          .out_names = names_output, .infer = infer_unary_numeric, .attrs = shrink_attrs,
-                          .n_attrs = N_OF(shrink_attrs)};
+                          .out_names = names_output, .infer = infer_unary_numeric, OP_ATTRS(shrink_attrs)};
 BINARY(PRelu, infer_prelu, names_prelu, names_Y);
 const OpDesc op_GreaterOrEqual = {EW(GreaterOrEqual), .min_in = 2, .max_in = 2, .in_names = names_AB,
                                   .out_names = names_C, .infer = infer_compare};
@@ -450,8 +447,7 @@ const OpDesc op_Sum = {EW(Sum), INPLACE, .min_in = 1, .max_in = -1, .in_names = 
 const OpDesc op_Mean = {EW(Mean), INPLACE, .min_in = 1, .max_in = -1, .in_names = names_data,
                         .out_names = names_mean, .infer = infer_float_nary};
 const OpDesc op_BitShift = {EW(BitShift), INPLACE, .min_in = 2, .max_in = 2, .in_names = names_XY,
-                            .out_names = names_Z, .infer = infer_bitshift, .attrs = bitshift_attrs,
-                            .n_attrs = N_OF(bitshift_attrs)};
+                            .out_names = names_Z, .infer = infer_bitshift, OP_ATTRS(bitshift_attrs)};
 const OpDesc op_CastLike = {.name = "CastLike", .min_in = 2, .max_in = 2, .in_names = names_castlike,
                             .min_out = 1, .max_out = 1, .out_names = names_output, .infer = infer_castlike,
                             .eval = eval_castlike};
