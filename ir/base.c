@@ -1,5 +1,5 @@
 /* base.c — the IR's small foundations: the bump arena every graph owns,
- * diagnostics, dtypes (sizes, names, conversions with ONNX Cast semantics
+ * the one string/key hash (FNV-1a) every table uses, diagnostics, dtypes (sizes, names, conversions with ONNX Cast semantics
  * and rounding to narrower floats) and shapes with checked arithmetic. */
 #include "ir.h"
 #include "op.h"
@@ -8,6 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- hashing ---- */
+
+uint64_t ir_hash_mix(uint64_t h, uint64_t x) { return (h ^ x) * 1099511628211ull; }
+
+uint64_t ir_hash_str(const char *s)
+{
+    uint64_t h = IR_HASH_SEED;
+    for (; *s; s++) h = ir_hash_mix(h, (unsigned char)*s);
+    return h;
+}
 
 /* ---- arena ---- */
 

@@ -83,6 +83,15 @@ const char *ir_shape_str(const Shape *s, char *buf, size_t cap);
 int ir_mul_ok(int64_t a, int64_t b, int64_t *out);
 int ir_add_ok(int64_t a, int64_t b, int64_t *out);
 
+/* ---- hashing ------------------------------------------------------------- */
+
+/* FNV-1a, 64-bit: a hash starts at IR_HASH_SEED and folds in one value at a
+ * time with ir_hash_mix; ir_hash_str folds the bytes of a string. Hashes only
+ * pick table slots and CSE candidates, never anything written out. */
+#define IR_HASH_SEED 1469598103934665603ull
+uint64_t ir_hash_mix(uint64_t h, uint64_t x);
+uint64_t ir_hash_str(const char *s);
+
 /* ---- arena --------------------------------------------------------------- */
 
 typedef struct ArenaChunk ArenaChunk;

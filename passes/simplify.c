@@ -190,23 +190,21 @@ static int local_rules(Graph *g)
 
 /* ---- CSE ------------------------------------------------------------------ */
 
-static uint64_t mix(uint64_t h, uint64_t x) { return (h ^ x) * 1099511628211ull; }
-
 static uint64_t const_hash(const Value *v)
 {
-    uint64_t h = mix(1469598103934665603ull, (uint64_t)v->dtype);
-    for (int i = 0; i < v->shape.rank; i++) h = mix(h, (uint64_t)v->shape.dims[i]);
+    uint64_t h = ir_hash_mix(IR_HASH_SEED, (uint64_t)v->dtype);
+    for (int i = 0; i < v->shape.rank; i++) h = ir_hash_mix(h, (uint64_t)v->shape.dims[i]);
     const unsigned char *p = v->data;
-    for (size_t i = 0; i < v->nbytes; i++) h = mix(h, p[i]);
+    for (size_t i = 0; i < v->nbytes; i++) h = ir_hash_mix(h, p[i]);
     return h;
 }
 
 static uint64_t node_hash(const Node *n)
 {
-    uint64_t h = mix(1469598103934665603ull, (uint64_t)n->op);
-    h = mix(h, (uint64_t)n->n_in);
-    h = mix(h, (uint64_t)n->n_out);
-    for (int j = 0; j < n->n_in; j++) h = mix(h, n->in[j] ? (uint64_t)n->in[j]->id + 1 : 0);
+    uint64_t h = ir_hash_mix(IR_HASH_SEED, (uint64_t)n->op);
+    h = ir_hash_mix(h, (uint64_t)n->n_in);
+    h = ir_hash_mix(h, (uint64_t)n->n_out);
+    for (int j = 0; j < n->n_in; j++) h = ir_hash_mix(h, n->in[j] ? (uint64_t)n->in[j]->id + 1 : 0);
     return h;
 }
 

@@ -170,7 +170,6 @@ static int check_reduction(const Node *n, const char *s, Diag *d)
     return 0;
 }
 
-static const InplacePair inplace_00[] = {{0, 0}};
 static const char *const out_output[] = {"output"};
 
 /* ---- ConstantOfShape ---------------------------------------------------------- */
@@ -358,7 +357,7 @@ const OpDesc op_ScatterElements = {
     .name = "ScatterElements", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     .attrs = se_attrs, .n_attrs = 2, .infer = se_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = se_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = se_eval,
 };
 
 /* ---- GatherND / ScatterND ------------------------------------------------------- */
@@ -486,7 +485,7 @@ const OpDesc op_ScatterND = {
     .name = "ScatterND", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     .attrs = snd_attrs, .n_attrs = 1, .infer = snd_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = snd_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = snd_eval,
 };
 
 /* ---- Trilu ------------------------------------------------------------------ */
@@ -531,7 +530,7 @@ const OpDesc op_Trilu = {
     .name = "Trilu", .min_in = 1, .max_in = 2, .in_names = trilu_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     .attrs = trilu_attrs, .n_attrs = 1, .infer = trilu_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = trilu_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = trilu_eval,
 };
 
 /* ---- Range ------------------------------------------------------------------ */
@@ -696,7 +695,7 @@ const OpDesc op_CumSum = {
     .name = "CumSum", .min_in = 2, .max_in = 2, .in_names = cumsum_in,
     .min_out = 1, .max_out = 1, .out_names = cumsum_out,
     .attrs = cumsum_attrs, .n_attrs = 2, .infer = cumsum_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = cumsum_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = cumsum_eval,
 };
 
 /* ---- OneHot ----------------------------------------------------------------- */

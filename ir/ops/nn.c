@@ -523,7 +523,6 @@ static const AttrSpec bn_attrs[] = {
     {"momentum", ATTR_FLOAT, "0.9", 0},
     {"training_mode", ATTR_INT, "0", 0},
 };
-static const InplacePair inplace_00[] = {{0, 0}};
 
 static int bn_infer(Node *n, Diag *d)
 {
@@ -582,7 +581,7 @@ const OpDesc op_BatchNormalization = {
     .min_out = 1, .max_out = 3, .out_names = bn_out,
     .attrs = bn_attrs, .n_attrs = 3,
     .infer = bn_infer,
-    .inplace = inplace_00, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = bn_eval,
 };
 
@@ -628,17 +627,16 @@ static int logsoftmax_eval(const Node *n, const double *const *in, double *const
     return sm_eval_any(n, in, out, d, 1);
 }
 
-/* Each row is read whole before (or, element by element, just before) it is
- * written, so Y may be X's buffer (runtime softmax_any, layernorm). */
-static const InplacePair row_inplace[] = {{0, 0}};
-
+/* In place (ir_inplace_00): each row is read whole before (or, element by
+ * element, just before) it is written, so Y may be X's buffer (runtime
+ * softmax_any, layernorm). */
 const OpDesc op_Softmax = {
     .name = "Softmax",
     .min_in = 1, .max_in = 1, .in_names = sm_in,
     .min_out = 1, .max_out = 1, .out_names = sm_out,
     .attrs = sm_attrs, .n_attrs = 1,
     .infer = sm_infer,
-    .inplace = row_inplace, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = softmax_eval,
 };
 
@@ -648,7 +646,7 @@ const OpDesc op_LogSoftmax = {
     .min_out = 1, .max_out = 1, .out_names = sm_out,
     .attrs = sm_attrs, .n_attrs = 1,
     .infer = sm_infer,
-    .inplace = row_inplace, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = logsoftmax_eval,
 };
 
@@ -757,6 +755,6 @@ const OpDesc op_LayerNormalization = {
     .min_out = 1, .max_out = 3, .out_names = ln_out,
     .attrs = ln_attrs, .n_attrs = 3,
     .infer = ln_infer,
-    .inplace = row_inplace, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = ln_eval,
 };

@@ -81,7 +81,6 @@ static int eval_copy(const Node *n, const double *const *in, double *const *out,
     return 0;
 }
 
-static const InplacePair inplace_00[] = {{0, 0}};
 static const char *const out_output[] = {"output"};
 static const char *const out_reshaped[] = {"reshaped"};
 static const char *const out_transposed[] = {"transposed"};
@@ -152,7 +151,7 @@ const OpDesc op_Reshape = {
     .name = "Reshape", .min_in = 2, .max_in = 2, .in_names = reshape_in,
     .min_out = 1, .max_out = 1, .out_names = out_reshaped,
     .attrs = reshape_attrs, .n_attrs = 1, .infer = reshape_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 /* ---- Flatten -------------------------------------------------------------- */
@@ -183,7 +182,7 @@ const OpDesc op_Flatten = {
     .name = "Flatten", .min_in = 1, .max_in = 1, .in_names = flatten_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     .attrs = flatten_attrs, .n_attrs = 1, .infer = flatten_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 /* ---- Transpose ------------------------------------------------------------ */
@@ -595,7 +594,7 @@ static int squeeze_infer(Node *n, Diag *d)
 const OpDesc op_Squeeze = {
     .name = "Squeeze", .min_in = 1, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_squeezed,
-    .infer = squeeze_infer, .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .infer = squeeze_infer, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 static int unsqueeze_infer(Node *n, Diag *d)
@@ -625,7 +624,7 @@ static int unsqueeze_infer(Node *n, Diag *d)
 const OpDesc op_Unsqueeze = {
     .name = "Unsqueeze", .min_in = 2, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_unsqueezed,
-    .infer = unsqueeze_infer, .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .infer = unsqueeze_infer, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 /* ---- Pad ------------------------------------------------------------------ */

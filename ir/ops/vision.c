@@ -48,7 +48,6 @@ static const char *const one_X[] = {"X"};
 static const char *const one_Y[] = {"Y"};
 static const char *const one_input[] = {"input"};
 static const char *const one_output[] = {"output"};
-static const InplacePair inplace_00[] = {{0, 0}};
 
 /* ---- ConvTranspose ------------------------------------------------------ */
 
@@ -880,7 +879,7 @@ const OpDesc op_Dropout = {
     .min_out = 1, .max_out = 2, .out_names = dropout_out,
     .attrs = dropout_attrs, .n_attrs = 1,
     .infer = dropout_infer,
-    .inplace = inplace_00, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = dropout_eval,
 };
 
