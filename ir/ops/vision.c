@@ -83,7 +83,7 @@ static int ct_geo(const Node *n, CtGeo *g, Diag *d)
     char b1[160], b2[160];
     if (nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
     int sr = g->sr = xs->rank - 2;
-    if (nn_check_weight_rank(n, d)) return -1;
+    if (nn_check_weight_rank(n, 1, d)) return -1;
     for (int i = 0; i < sr; i++) {
         g->in[i] = xs->dims[2 + i];
         g->k[i] = ws->dims[2 + i];
