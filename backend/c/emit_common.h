@@ -40,6 +40,16 @@ void emit_i64_array(Writer *w, const char *name, const int64_t *v, int n);
  * at the front with `fill`. */
 void emit_dims3(Writer *w, const int64_t *v, int sr, int64_t fill);
 
+/* Runs the op's reference evaluation on a node whose inputs are all
+ * constants (or absent) and returns output 0 encoded in its dtype
+ * (malloc'ed, *nb bytes), or NULL with a diagnostic. */
+unsigned char *emit_eval_bytes(const Node *n, size_t *nb, Diag *d);
+/* Writes a block holding `static const unsigned char NAME[nb]` = b (NAME a
+ * fresh identifier from base) and the statement that copies it into y:
+ * `memcpy(y, NAME, nb);`, or with fill > 0 `gcrt_fill(y, NAME, nb, fill);`
+ * (nb is then one element, repeated fill times). */
+void emit_const_bytes(Cgen *c, const Value *y, const char *base, const unsigned char *b, size_t nb, int64_t fill);
+
 /* ---- kernel calls shared by several ops' emitters ---- */
 
 /* The GEMM call(s) of a batched matmul with geometry g in dtype t (f32 or

@@ -280,48 +280,24 @@ static int emit_shape(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Constant: the value encoded in its dtype exactly as the interpreter
+ * would (its reference evaluation), or its own bytes when the attribute
+ * holds a tensor of the output dtype. */
 static int emit_constant(Cgen *c, const Node *n, Diag *d)
 {
-    Writer *w = cgen_w(c);
     const Value *y = n->out[0];
-    int64_t cnt = ir_numel(&y->shape);
-    size_t es = ir_dtype_size(y->dtype);
-    if (cnt == 0) {
-        w_line(w, "/* empty constant */");
+    if (ir_numel(&y->shape) == 0) {
+        w_line(cgen_w(c), "/* empty constant */");
         return 0;
     }
-    /* Encode the value in its dtype, exactly as the interpreter would. */
-    double *vals = calloc((size_t)cnt, sizeof(double));
-    unsigned char *bytes = calloc((size_t)cnt, es);
-    if (!vals || !bytes) {
-        free(vals);
-        free(bytes);
-        return diag_node_error(d, n, "out of memory emitting a constant");
-    }
-    const OpDesc *od = ir_op(n->op);
-    const double *noin[1] = {NULL};
-    double *outs[1] = {vals};
-    int rc = od->eval(n, noin, outs, d);
+    size_t nb;
+    unsigned char *bytes = emit_eval_bytes(n, &nb, d);
+    if (!bytes) return -1;
     const AttrVal *tv = emit_attr(n, "value");
-    if (!rc && tv->set && tv->t.dtype == y->dtype && tv->t.nbytes == (size_t)cnt * es) memcpy(bytes, tv->t.data, tv->t.nbytes);
-    else if (!rc)
-        for (int64_t i = 0; i < cnt; i++) ir_store_f64(y->dtype, bytes, (size_t)i, vals[i]);
-    if (!rc) {
-        char name[64], by[EMIT_EXPR_CAP];
-        snprintf(name, sizeof name, "%s", cgen_tmp(c, "cst"));
-        size_t nb = (size_t)cnt * es;
-        w_line(w, "{");
-        w->indent++;
-        w_printf(w, "static const unsigned char %s[%zu] = {", name, nb);
-        for (size_t i = 0; i < nb; i++) w_printf(w, "%s%s%u", i ? "," : "", i % 16 == 0 ? "\n    " : "", bytes[i]);
-        w_printf(w, "};\n");
-        w_line(w, "memcpy(%s, %s, %zu);", emit_ptr_name(c, y, by), name, nb);
-        w->indent--;
-        w_line(w, "}");
-    }
-    free(vals);
+    if (tv->set && tv->t.dtype == y->dtype && tv->t.nbytes == nb) memcpy(bytes, tv->t.data, nb);
+    emit_const_bytes(c, y, "cst", bytes, nb, 0);
     free(bytes);
-    return rc;
+    return 0;
 }
 
 const CgenEntry cgen_shape_entries[] = {
