@@ -164,13 +164,6 @@ static int fuse(Graph *g, Node *mean, const RwUses *u)
 int pass_fuse_layernorm(Graph *g, Diag *d)
 {
     (void)d;
-    for (int i = 0; i < g->n_values; i++) g->values[i]->id = i;
-    RwUses u;
-    rw_uses_take(g, &u);
-    int fused = 0;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i]->op == OP_ReduceMean) fused += fuse(g, g->nodes[i], &u);
-    rw_uses_free(&u);
-    if (fused) rw_remove_dead(g);
+    rw_rewrite_each(g, OP_ReduceMean, fuse);
     return 0;
 }

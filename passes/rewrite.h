@@ -61,6 +61,16 @@ int rw_uses(const RwUses *u, const Value *v);
 /* 1 when v is read by exactly one node input and is not a graph output. */
 int rw_single_use(const RwUses *u, const Value *v);
 
+/* Renumbers g's value ids (i for g->values[i]) and takes u: the start of
+ * every pass that counts uses. */
+void rw_uses_fresh(Graph *g, RwUses *u);
+
+/* The loop of a pass that rewrites around one op: with fresh use counts,
+ * calls fn on every scheduled node of op `op` in order, then, when any call
+ * returned nonzero (something was rewritten), rw_remove_dead. Returns the
+ * number of rewrites. */
+int rw_rewrite_each(Graph *g, OpKind op, int (*fn)(Graph *g, Node *n, const RwUses *u));
+
 /* Drops from the schedule every node none of whose outputs is read or is a
  * graph output (repeatedly, in one backward sweep), then sweeps unused
  * values. Returns the number of nodes removed. */
