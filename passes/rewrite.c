@@ -83,6 +83,11 @@ Node *rw_replace_node(Graph *g, Node *old, OpKind op, Value *const *in, int n_in
     return n;
 }
 
+int rw_same_type(const Value *a, const Value *b)
+{
+    return a->dtype == b->dtype && ir_shape_eq(&a->shape, &b->shape);
+}
+
 void rw_check_node(Node *n)
 {
     DType t[IR_MAX_RANK];

@@ -42,6 +42,9 @@ void rw_swap_producers(Graph *g, Value *old, Value *v);
  * defaults: the caller sets them, then calls rw_check_node. */
 Node *rw_replace_node(Graph *g, Node *old, OpKind op, Value *const *in, int n_in);
 
+/* a and b have the same dtype and shape. */
+int rw_same_type(const Value *a, const Value *b);
+
 /* Asserts that n's shape inference reproduces its outputs' dtypes and
  * shapes (after a rewrite changed its inputs or attributes). */
 void rw_check_node(Node *n);

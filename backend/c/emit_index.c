@@ -202,12 +202,9 @@ static int emit_scatter_elements(Cgen *c, const Node *n, Diag *d) { return emit_
 static void nd_loop_open(Cgen *c, const Shape *xs, int ax0, int m, int64_t tuples, const Value *ind, const char *bi)
 {
     Writer *w = cgen_w(c);
-    int64_t st[IR_MAX_RANK], acc = 1;
+    int64_t st[IR_MAX_RANK];
     char nd[64], ns[64];
-    for (int i = xs->rank - 1; i >= 0; i--) {
-        st[i] = acc;
-        acc *= xs->dims[i];
-    }
+    ir_row_strides(xs, st);
     snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "nd_dims"));
     snprintf(ns, sizeof ns, "%s", cgen_tmp(c, "nd_strides"));
     w_line(w, "{");

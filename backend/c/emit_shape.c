@@ -33,15 +33,6 @@ static const char *ptr_off(Cgen *c, const Value *v, int64_t off, char *buf)
     return buf;
 }
 
-static void contiguous_strides(const Shape *s, int64_t *st)
-{
-    int64_t acc = 1;
-    for (int i = s->rank - 1; i >= 0; i--) {
-        st[i] = acc;
-        acc *= s->dims[i];
-    }
-}
-
 /* Emits a box copy: element i of the box `dims` goes from src + sum(i*sst)
  * to dst + sum(i*dst_st); dst and src are pointer expressions. */
 static void emit_copy(Cgen *c, const char *dst, const char *src, int rank, const int64_t *dims, const int64_t *dst_st,
@@ -113,11 +104,10 @@ static int emit_transpose(Cgen *c, const Node *n, Diag *d)
     (void)d;
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank, perm[IR_MAX_RANK];
-    const AttrVal *a = emit_attr(n, "perm");
-    for (int i = 0; i < r; i++) perm[i] = a->set ? (int)a->ints[i] : r - 1 - i;
+    ir_transpose_perm(n, perm);
     int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
-    contiguous_strides(&x->shape, ist);
-    contiguous_strides(&y->shape, ost);
+    ir_row_strides(&x->shape, ist);
+    ir_row_strides(&y->shape, ost);
     for (int i = 0; i < r; i++) sst[i] = ist[perm[i]];
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
     emit_copy(c, emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
@@ -174,8 +164,8 @@ static int emit_slice(Cgen *c, const Node *n, Diag *d)
     int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], off = 0;
     Shape os;
     if (ir_slice_plan(n, start, step, &os, d)) return -1;
-    contiguous_strides(&x->shape, ist);
-    contiguous_strides(&y->shape, ost);
+    ir_row_strides(&x->shape, ist);
+    ir_row_strides(&y->shape, ost);
     for (int k = 0; k < r; k++) {
         sst[k] = ist[k] * step[k];
         off += start[k] * ist[k];
@@ -192,8 +182,8 @@ static int emit_expand(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape, *os = &y->shape;
     int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
-    contiguous_strides(xs, ist);
-    contiguous_strides(os, ost);
+    ir_row_strides(xs, ist);
+    ir_row_strides(os, ost);
     for (int k = 0; k < os->rank; k++) {
         int j = k - (os->rank - xs->rank);
         sst[k] = j < 0 || xs->dims[j] == 1 ? 0 : ist[j];

@@ -42,6 +42,10 @@ int ir_tfidf_grams(const Node *n, int64_t *off, int64_t *len);
  * 1 on untouched axes, start 0 on empty axes), and the output shape. */
 int ir_slice_plan(const Node *n, int64_t *start, int64_t *step, Shape *out, Diag *d);
 
+/* For a valid Transpose node: its permutation (default: the axes
+ * reversed) into perm[rank]. */
+void ir_transpose_perm(const Node *n, int *perm);
+
 /* For a Shape node: the [start, end) range of input dims it returns
  * (opset 15: negative counts from the end, then clamped to [0, rank]). */
 void ir_shape_range(const Node *n, int *start, int *end);

@@ -30,15 +30,6 @@
 
 /* ---- shared helpers -------------------------------------------------------- */
 
-static void contiguous_strides(const Shape *s, int64_t *st)
-{
-    int64_t acc = 1;
-    for (int i = s->rank - 1; i >= 0; i--) {
-        st[i] = acc;
-        acc *= s->dims[i];
-    }
-}
-
 /* Row-major coordinates of element e of shape s. */
 static void coords_of(const Shape *s, int64_t e, int64_t *c)
 {
@@ -298,7 +289,7 @@ static int64_t elements_offset(const Node *n, int64_t e, double v, int ax, Diag 
     int64_t w = wrap_index(n, v, xs->dims[ax], ax, d);
     if (w < 0) return -1;
     c[ax] = w;
-    contiguous_strides(xs, st);
+    ir_row_strides(xs, st);
     int64_t off = 0;
     for (int k = 0; k < xs->rank; k++) off += c[k] * st[k];
     return off;
@@ -404,7 +395,7 @@ static int64_t nd_offset(const Node *n, const double *tuple, int m, int ax0, Dia
 {
     const Shape *xs = &n->in[0]->shape;
     int64_t st[IR_MAX_RANK], off = 0;
-    contiguous_strides(xs, st);
+    ir_row_strides(xs, st);
     for (int k = 0; k < m; k++) {
         int64_t w = wrap_index(n, tuple[k], xs->dims[ax0 + k], ax0 + k, d);
         if (w < 0) return -1;
@@ -621,7 +612,7 @@ static int tile_eval(const Node *n, const double *const *in, double *const *out,
     (void)d;
     const Shape *xs = &n->in[0]->shape, *os = &n->out[0]->shape;
     int64_t st[IR_MAX_RANK], c[IR_MAX_RANK], cnt = ir_numel(os);
-    contiguous_strides(xs, st);
+    ir_row_strides(xs, st);
     for (int64_t e = 0; e < cnt; e++) {
         coords_of(os, e, c);
         int64_t off = 0;
