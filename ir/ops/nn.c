@@ -55,8 +55,8 @@ int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int6
 /* Inputs from x3 on are epilogue operands (attribute `epilogue`, ir/fused.h). */
 static const char *const conv_in[3 + FUSED_MAX_EPI] = {"X", "W", "B", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"};
 static const char *const conv_out[] = {"Y"};
-enum { CONV_AUTO_PAD, CONV_DILATIONS, CONV_GROUP, CONV_KERNEL_SHAPE, CONV_PADS, CONV_STRIDES, CONV_EPILOGUE };
-static const AttrSpec conv_attrs[] = {
+/* See nn_common.h: ConvInteger and QLinearConv take the first six. */
+const AttrSpec nn_conv_attrs[NN_CONV_N_ATTRS + 1] = {
     {"auto_pad", ATTR_STRING, "NOTSET", 0},
     {"dilations", ATTR_INTS, NULL, 0},
     {"group", ATTR_INT, "1", 0},
@@ -74,7 +74,7 @@ static int conv_infer(Node *n, Diag *d)
     if (n->n_in > 2 && n->in[2] && nn_check_same_dtype(n, 2, d)) return -1;
     if (nn_window_geo(n, &w, d)) return -1;
     const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
-    int64_t group = n->attrs[CONV_GROUP].i, C = xs->dims[1], M = ws->dims[0];
+    int64_t group = n->attrs[NN_CONV_GROUP].i, C = xs->dims[1], M = ws->dims[0];
     if (nn_check_group(n, group, C, d)) return -1;
     if (M % group != 0)
         return diag_node_error(d, n, "input 'W' shape %s has %lld output channels, which group=%lld does not divide",
@@ -94,7 +94,7 @@ static int conv_eval(const Node *n, const double *const *in, double *const *out,
     NnWindow w;
     if (nn_window_geo(n, &w, d)) return -1;
     nn_conv_ref(&w, n->in[0]->shape.dims[0], n->in[0]->shape.dims[1], n->in[1]->shape.dims[0],
-                n->attrs[CONV_GROUP].i, in[0], in[1], n->n_in > 2 ? in[2] : NULL, out[0]);
+                n->attrs[NN_CONV_GROUP].i, in[0], in[1], n->n_in > 2 ? in[2] : NULL, out[0]);
     return ir_epilogue_eval(n, in, out[0], d);
 }
 
@@ -138,7 +138,7 @@ const OpDesc op_Conv = {
     .name = "Conv",
     .min_in = 2, .max_in = 3 + FUSED_MAX_EPI, .in_names = conv_in,
     .min_out = 1, .max_out = 1, .out_names = conv_out,
-    .attrs = conv_attrs, .n_attrs = 7,
+    .attrs = nn_conv_attrs, .n_attrs = NN_CONV_N_ATTRS + 1,
     .infer = conv_infer,
     .workspace = ir_conv_im2col_bytes,
     .eval = conv_eval,

@@ -38,6 +38,12 @@ typedef enum NnAutoPad { NN_PAD_NOTSET, NN_PAD_VALID, NN_PAD_SAME_UPPER, NN_PAD_
  * unless the mode is NOTSET. */
 int nn_auto_pad(const Node *n, const char *ap, const int64_t *pads, int sr, NnAutoPad *mode, Diag *d);
 
+/* The attributes of every convolution (Conv, ConvInteger, QLinearConv), in
+ * schema order; Conv's own `epilogue` follows them at NN_CONV_N_ATTRS. */
+enum { NN_CONV_AUTO_PAD, NN_CONV_DILATIONS, NN_CONV_GROUP, NN_CONV_KERNEL_SHAPE, NN_CONV_PADS, NN_CONV_STRIDES,
+       NN_CONV_N_ATTRS };
+extern const AttrSpec nn_conv_attrs[NN_CONV_N_ATTRS + 1];
+
 /* Window geometry per spatial dim (sr of them): input size, kernel,
  * stride, dilation, resolved leading/trailing pads, output size. */
 typedef struct NnWindow {

@@ -404,15 +404,7 @@ const OpDesc op_QLinearMatMul = {
 
 /* ---- ConvInteger / QLinearConv ------------------------------------------------ */
 
-enum { QC_AUTO_PAD, QC_DILATIONS, QC_GROUP, QC_KERNEL_SHAPE, QC_PADS, QC_STRIDES };
-static const AttrSpec qconv_attrs[] = {
-    {"auto_pad", ATTR_STRING, "NOTSET", 0},
-    {"dilations", ATTR_INTS, NULL, 0},
-    {"group", ATTR_INT, "1", 0},
-    {"kernel_shape", ATTR_INTS, NULL, 0},
-    {"pads", ATTR_INTS, NULL, 0},
-    {"strides", ATTR_INTS, NULL, 0},
-};
+/* Attributes: Conv's window attributes (nn_conv_attrs, without epilogue). */
 static const char *const convi_in[] = {"x", "w", "x_zero_point", "w_zero_point"};
 static const char *const qconv_in[] = {"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point",
                                        "y_scale", "y_zero_point", "B"};
@@ -427,7 +419,7 @@ static int qconv_check(Node *n, int qlinear, NnWindow *win, Diag *d)
     if (nn_window_geo(n, win, d)) return -1;
     const Shape *xs = &n->in[ix]->shape, *ws = &n->in[iw]->shape;
     char b1[SHP_BUF], b2[SHP_BUF];
-    int64_t C = xs->dims[1], M = ws->dims[0], group = n->attrs[QC_GROUP].i;
+    int64_t C = xs->dims[1], M = ws->dims[0], group = n->attrs[NN_CONV_GROUP].i;
     if (group < 1 || C % group || M % group)
         return diag_node_error(d, n, "attribute 'group' %lld must be >= 1 and divide the %lld input and %lld output channels",
                                (long long)group, (long long)C, (long long)M);
@@ -471,7 +463,7 @@ static int qconv_run(const Node *n, const double *const *in, int qlinear, double
         free(w);
         return diag_node_error(d, n, "out of memory");
     }
-    nn_conv_ref(&win, N, C, M, n->attrs[QC_GROUP].i, x, w, qlinear && ir_has_input(n, 8) ? in[8] : NULL, y);
+    nn_conv_ref(&win, N, C, M, n->attrs[NN_CONV_GROUP].i, x, w, qlinear && ir_has_input(n, 8) ? in[8] : NULL, y);
     free(x);
     free(w);
     if (!qlinear) return 0;
@@ -503,7 +495,7 @@ const OpDesc op_ConvInteger = {
     .name = "ConvInteger",
     .min_in = 2, .max_in = 4, .in_names = convi_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
-    .attrs = qconv_attrs, .n_attrs = 6,
+    .attrs = nn_conv_attrs, .n_attrs = NN_CONV_N_ATTRS,
     .infer = convi_infer, .workspace = convi_workspace, .eval = convi_eval,
 };
 
@@ -526,6 +518,6 @@ const OpDesc op_QLinearConv = {
     .name = "QLinearConv",
     .min_in = 8, .max_in = 9, .in_names = qconv_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
-    .attrs = qconv_attrs, .n_attrs = 6,
+    .attrs = nn_conv_attrs, .n_attrs = NN_CONV_N_ATTRS,
     .infer = qconv_infer, .workspace = qconv_workspace, .eval = qconv_eval,
 };
