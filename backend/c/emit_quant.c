@@ -198,12 +198,13 @@ static void qbufs_open(Cgen *c, const Node *n, const Value *v0, const Value *v1,
     q->b = cgen_tmp(c, "qb");
     q->acc = cgen_tmp(c, "qacc");
     *i = cgen_tmp(c, "i");
-    snprintf(q->col, sizeof q->col, "(%s + %lld)", ws, (long long)(8 * (n0 + n1 + ny)));
+    int64_t es = (int64_t)sizeof(double);
+    snprintf(q->col, sizeof q->col, "(%s + %lld)", ws, (long long)(es * (n0 + n1 + ny)));
     w_line(w, "{");
     w->indent++;
     w_line(w, "double *const %s = (double *)(void *)%s;", q->a, ws);
-    w_line(w, "double *const %s = (double *)(void *)(%s + %lld);", q->b, ws, (long long)(8 * n0));
-    w_line(w, "double *const %s = (double *)(void *)(%s + %lld);", q->acc, ws, (long long)(8 * (n0 + n1)));
+    w_line(w, "double *const %s = (double *)(void *)(%s + %lld);", q->b, ws, (long long)(es * n0));
+    w_line(w, "double *const %s = (double *)(void *)(%s + %lld);", q->acc, ws, (long long)(es * (n0 + n1)));
     w_line(w, "int64_t %s;", *i);
 }
 
@@ -219,10 +220,10 @@ static void emit_zp_shift(Cgen *c, const char *dst, const Value *v, const Value 
 }
 
 /* Stores the double results q->acc into Y and closes the node block: the
- * integer sums as int32 (MatMulInteger, ConvInteger), or for the QLinear
- * ops (qlinear = index of the second scale, 4) the sum plus the optional
- * i32 bias B[bidx] (input 8), scaled by s1[sidx1] * s2[sidx2] / y_scale,
- * rounded half to even, plus y_zero_point, saturated. */
+ * integer sums as int32 through int64 (MatMulInteger, ConvInteger), or with
+ * qlinear (QLinearMatMul, QLinearConv) the sum plus the optional i32 bias
+ * B[bidx] (input 8), times scale1[sidx1] * scale2[sidx2] / y_scale (inputs
+ * 1, 4, 6), rounded half to even, plus y_zero_point, saturated. */
 static void qbufs_close(Cgen *c, const Node *n, const QBufs *q, const char *i, int qlinear, const char *sidx1,
                         const char *sidx2, const char *bidx)
 {

@@ -1,7 +1,9 @@
 /* geometry.h — resolved index geometry that an op's description computes for
- * shape inference and that emitters need too, so that both read the same
- * numbers instead of recomputing them (pads after auto_pad, Slice starts
- * after clamping). */
+ * shape inference and that emitters, passes and other op families need too,
+ * so that all read the same numbers instead of recomputing them (pads after
+ * auto_pad, Slice starts after clamping, MatMul's broadcast batch strides).
+ * ir_matmul_ref, the reference product over the MatMul geometry, lives here
+ * with it because the integer matmuls (quant.c) run it too. */
 #ifndef GRAPHC_OPS_GEOMETRY_H
 #define GRAPHC_OPS_GEOMETRY_H
 
