@@ -72,13 +72,6 @@ typedef struct Ctl {
 
 /* ---- scopes ---- */
 
-static uint64_t ctl_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static void scope_init(Ctl *c, Scope *sc, const Scope *parent, int n_names)
 {
     int cap = 16;
@@ -100,7 +93,7 @@ static void scope_put(Ctl *c, Scope *sc, const char *from, const char *to)
             if (sc->from[i]) scope_put(c, &big, sc->from[i], sc->to[i]);
         *sc = big;
     }
-    uint64_t m = (uint64_t)sc->cap - 1, i = ctl_hash(from) & m;
+    uint64_t m = (uint64_t)sc->cap - 1, i = ir_hash_str(from) & m;
     while (sc->from[i] && strcmp(sc->from[i], from) != 0) i = (i + 1) & m;
     if (!sc->from[i]) sc->n++;
     sc->from[i] = from;
@@ -113,7 +106,7 @@ static const char *scope_get(const Scope *sc, const char *name)
 {
     for (; sc; sc = sc->parent) {
         uint64_t m = (uint64_t)sc->cap - 1;
-        for (uint64_t i = ctl_hash(name) & m; sc->from[i]; i = (i + 1) & m)
+        for (uint64_t i = ir_hash_str(name) & m; sc->from[i]; i = (i + 1) & m)
             if (strcmp(sc->from[i], name) == 0) return sc->to[i];
     }
     return name;

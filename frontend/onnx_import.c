@@ -64,18 +64,11 @@ struct OnnxImp {
 
 /* ---- small helpers ---- */
 
-static uint64_t str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static int set_has(const OnnxImp *im, const char *s)
 {
     if (!im->cap_names) return 0;
     uint64_t m = (uint64_t)im->cap_names - 1;
-    for (uint64_t i = str_hash(s) & m; im->names[i]; i = (i + 1) & m)
+    for (uint64_t i = ir_hash_str(s) & m; im->names[i]; i = (i + 1) & m)
         if (strcmp(im->names[i], s) == 0) return 1;
     return 0;
 }
@@ -87,14 +80,14 @@ static void set_add(OnnxImp *im, const char *s)
         const char **t = arena_alloc(&im->tmp, sizeof(char *) * (size_t)cap);
         for (int i = 0; i < im->cap_names; i++) {
             if (!im->names[i]) continue;
-            uint64_t k = str_hash(im->names[i]) & (uint64_t)(cap - 1);
+            uint64_t k = ir_hash_str(im->names[i]) & (uint64_t)(cap - 1);
             while (t[k]) k = (k + 1) & (uint64_t)(cap - 1);
             t[k] = im->names[i];
         }
         im->names = t;
         im->cap_names = cap;
     }
-    uint64_t m = (uint64_t)im->cap_names - 1, i = str_hash(s) & m;
+    uint64_t m = (uint64_t)im->cap_names - 1, i = ir_hash_str(s) & m;
     while (im->names[i]) i = (i + 1) & m;
     im->names[i] = s;
     im->n_names++;

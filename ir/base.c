@@ -1,5 +1,5 @@
 /* base.c — the IR's small foundations: the bump arena every graph owns,
- * diagnostics, dtypes (sizes, names, conversions with ONNX Cast semantics
+ * the one string/key hash (FNV-1a) every table uses, diagnostics, dtypes (sizes, names, conversions with ONNX Cast semantics
  * and rounding to narrower floats) and shapes with checked arithmetic. */
 #include "ir.h"
 #include "op.h"
@@ -8,6 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- hashing ---- */
+
+uint64_t ir_hash_mix(uint64_t h, uint64_t x) { return (h ^ x) * 1099511628211ull; }
+
+uint64_t ir_hash_str(const char *s)
+{
+    uint64_t h = IR_HASH_SEED;
+    for (; *s; s++) h = ir_hash_mix(h, (unsigned char)*s);
+    return h;
+}
 
 /* ---- arena ---- */
 
@@ -273,6 +284,15 @@ int ir_shape_eq(const Shape *a, const Shape *b)
     return 1;
 }
 
+void ir_row_strides(const Shape *s, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        acc *= s->dims[i];
+    }
+}
+
 int ir_mul_ok(int64_t a, int64_t b, int64_t *out)
 {
     if (a < 0 || b < 0) return -1;
@@ -329,6 +349,14 @@ const char *ir_shape_str(const Shape *s, char *buf, size_t cap)
         k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)s->dims[i]);
     if (k < cap) snprintf(buf + k, cap - k, "]");
     return buf;
+}
+
+int64_t ir_value_bytes(const Value *v)
+{
+    int64_t bytes;
+    int bad = ir_mul_ok(ir_numel(&v->shape), (int64_t)ir_dtype_size(v->dtype), &bytes);
+    GC_ASSERT(!bad);
+    return bytes;
 }
 
 int ir_norm_axis(int64_t axis, int rank)

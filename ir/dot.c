@@ -14,22 +14,19 @@
  * over its inputs (`Relu(Add(x0, x1))`), and a Conv/Gemm/MatMul whose string
  * attribute `epilogue` is an expression over the op's own result `y` and
  * extra inputs (`Relu(Add(y, x3))`). Either becomes `subgraph cluster_<k>`:
- * the op itself (epilogue only) plus one box per call in the expression,
- * with edges from child call to parent call. An input `x<k>` of the
- * expression draws the edge from node input k straight to the call that
- * reads it; `y` is the edge from the op's box. The outermost call produces
- * the node's outputs. The expression grammar read here is small:
- *
- *     expr := NAME [ '[' ... ']' ] '(' expr { ',' expr } ')'
- *           | 'x' DIGITS | 'y' | '_' | NAME | NUMBER
- *
- * (the bracket block holds the call's attributes and is shown in its box).
- * Text that does not parse is drawn as one box holding the expression.
+ * the op itself (epilogue only) plus one box per member of the expression as
+ * ir_fused_parse_node (ir/fused.h) returns them, each labelled with its op
+ * and its non-default attributes, with edges from each member to the member
+ * that reads it. A member's id is n<i>_<j>, j its position in pre-order from
+ * the root (the member that produces the node's outputs, j = 0), which is
+ * the order of the calls in the text. An operand `x<k>` draws the edge from
+ * node input k straight to the member that reads it; `y` is the edge from
+ * the op's box. An expression that does not parse (or type-check) is drawn
+ * as one box holding its text.
  */
 #include "dot.h"
-#include "op.h"
+#include "fused.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,117 +66,6 @@ static void dot_type(Writer *w, const Value *v)
     w_printf(w, "label=\"%s%s\"", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, s, sizeof s));
 }
 
-/* ---- the expression of a fused node ---- */
-
-enum { DOT_MAX_MEMBERS = 256, DOT_MAX_LEAVES = 512 };
-
-typedef struct Member {
-    int parent; /* member index, -1 for the outermost call */
-    const char *op, *attr;
-    int op_len, attr_len;
-} Member;
-
-typedef struct Leaf {
-    int member; /* the call that reads it (-1: the whole expression) */
-    int input;  /* node input index for x<k>, -1 for y */
-} Leaf;
-
-typedef struct ExprParse {
-    const char *p;
-    Member m[DOT_MAX_MEMBERS];
-    int n_m;
-    Leaf l[DOT_MAX_LEAVES];
-    int n_l;
-    int bad;
-} ExprParse;
-
-static void skip_ws(ExprParse *e)
-{
-    while (*e->p == ' ' || *e->p == '\t') e->p++;
-}
-
-/* Skips a balanced "[...]" block (quotes respected); its text without the
- * brackets goes to *s, *n. */
-static void skip_block(ExprParse *e, const char **s, int *n)
-{
-    const char *start = e->p;
-    int depth = 0;
-    char quote = 0;
-    for (; *e->p; e->p++) {
-        char c = *e->p;
-        if (quote) {
-            if (c == '\\' && e->p[1]) e->p++;
-            else if (c == quote) quote = 0;
-        } else if (c == '"' || c == '\'') {
-            quote = c;
-        } else if (c == '[') {
-            depth++;
-        } else if (c == ']' && --depth == 0) {
-            e->p++;
-            *s = start + 1;
-            *n = (int)(e->p - start) - 2;
-            return;
-        }
-    }
-    e->bad = 1;
-}
-
-static void add_leaf(ExprParse *e, int member, int input)
-{
-    if (e->n_l == DOT_MAX_LEAVES) { e->bad = 1; return; }
-    e->l[e->n_l].member = member;
-    e->l[e->n_l].input = input;
-    e->n_l++;
-}
-
-static void parse_expr(ExprParse *e, int parent)
-{
-    skip_ws(e);
-    const char *s = e->p;
-    if (isalpha((unsigned char)*s) || *s == '_') {
-        while (isalnum((unsigned char)*e->p) || *e->p == '_' || *e->p == '.') e->p++;
-        int len = (int)(e->p - s);
-        const char *attr = NULL;
-        int attr_len = 0;
-        skip_ws(e);
-        if (*e->p == '[') skip_block(e, &attr, &attr_len);
-        skip_ws(e);
-        if (*e->p != '(') { /* a leaf */
-            if (len == 1 && s[0] == 'y') add_leaf(e, parent, -1);
-            else if (s[0] == 'x' && len > 1 && len < 6) {
-                int k = 0;
-                for (int i = 1; i < len; i++) {
-                    if (!isdigit((unsigned char)s[i])) return; /* another name: not an input */
-                    k = k * 10 + (s[i] - '0');
-                }
-                add_leaf(e, parent, k);
-            }
-            return;
-        }
-        if (e->n_m == DOT_MAX_MEMBERS) { e->bad = 1; return; }
-        int me = e->n_m++;
-        e->m[me] = (Member){parent, s, attr, len, attr_len};
-        e->p++; /* '(' */
-        skip_ws(e);
-        if (*e->p == ')') { e->p++; return; }
-        for (;;) {
-            parse_expr(e, me);
-            if (e->bad) return;
-            skip_ws(e);
-            if (*e->p == ',') { e->p++; continue; }
-            if (*e->p == ')') { e->p++; return; }
-            e->bad = 1;
-            return;
-        }
-    }
-    if (isdigit((unsigned char)*s) || *s == '-' || *s == '+' || *s == '.') { /* a literal */
-        e->p++;
-        while (isalnum((unsigned char)*e->p) || *e->p == '.' || *e->p == '+' || *e->p == '-') e->p++;
-        return;
-    }
-    e->bad = 1;
-}
-
 /* The expression of a fused node (attribute `expr` or `epilogue`, set and
  * non-empty), or NULL; *is_epilogue tells which. */
 static const char *fused_expr(const Node *n, int *is_epilogue)
@@ -197,17 +83,22 @@ static const char *fused_expr(const Node *n, int *is_epilogue)
 /* ---- the graph ---- */
 
 typedef struct DotNode {
-    ExprParse *e; /* NULL: a plain node */
-    int has_main; /* the op's own box n<i> is drawn */
+    int fused;    /* the node carries an expression: drawn as a cluster */
+    int parsed;   /* fx holds its members (else one box holds the text) */
+    int has_main; /* the op's own box n<i> is drawn (epilogues) */
+    FusedExpr fx;
+    int *parent;  /* per member: the member reading it, -1 for the root */
+    int *id;      /* per member: its box id suffix (pre-order from the root) */
+    int *member;  /* per box id suffix: the member */
 } DotNode;
 
 /* Identifier of the box that produces v: its graph-input or constant
- * shape, a plain node's box, or a fused node's outermost call. */
+ * shape, a plain node's box, or a fused node's root member. */
 static void dot_src(Writer *w, const DotNode *dn, const int *prod, const Value *v)
 {
     int i = prod[v->id];
     if (i < 0) w_printf(w, "v%d", v->id);
-    else if (dn[i].e) w_printf(w, "n%d_0", i);
+    else if (dn[i].fused) w_printf(w, "n%d_0", i);
     else w_printf(w, "n%d", i);
 }
 
@@ -220,14 +111,13 @@ static void dot_edge(Writer *w, const DotNode *dn, const int *prod, const Value 
     w_puts(w, "];\n");
 }
 
-static void dot_cluster(Writer *w, const Node *n, int i, int k, const char *expr, int is_epilogue,
-                        const DotNode *me)
+static void dot_cluster(Writer *w, const Node *n, int i, int k, const char *expr, const DotNode *me)
 {
     const OpDesc *od = ir_op(n->op);
     w_printf(w, "  subgraph cluster_%d {\n", k);
     w_puts(w, "    style=\"rounded,dashed\"; color=\"#4a6fa5\"; fontsize=9; ");
     char head[300];
-    snprintf(head, sizeof head, "%s%s", od->name, is_epilogue ? " + epilogue" : "");
+    snprintf(head, sizeof head, "%s%s", od->name, me->has_main ? " + epilogue" : "");
     dot_label(w, head, strlen(head), n->name);
     w_puts(w, ";\n");
     if (me->has_main) {
@@ -235,28 +125,84 @@ static void dot_cluster(Writer *w, const Node *n, int i, int k, const char *expr
         dot_label(w, od->name, strlen(od->name), n->name);
         w_puts(w, "];\n");
     }
-    const ExprParse *e = me->e;
-    if (e->n_m == 0) { /* unparsed: the expression in one box */
+    if (!me->parsed) { /* the expression in one box */
         w_printf(w, "    n%d_0 [shape=box, style=filled, fillcolor=\"#dde6f3\", ", i);
         dot_label(w, expr, strlen(expr), NULL);
         w_puts(w, "];\n");
+        w_puts(w, "  }\n");
+        return;
     }
-    for (int j = 0; j < e->n_m; j++) {
-        const Member *m = &e->m[j];
+    const FusedExpr *fx = &me->fx;
+    for (int j = 0; j < fx->n_members; j++) {
+        const Node *m = fx->members[me->member[j]];
+        Writer aw;
+        w_init(&aw);
+        ir_fused_print_attrs(&aw, m);
         w_printf(w, "    n%d_%d [shape=box, style=filled, fillcolor=\"#dde6f3\", ", i, j);
-        char *attr = NULL;
-        if (m->attr) {
-            attr = malloc((size_t)m->attr_len + 3);
-            GC_ASSERT(attr);
-            snprintf(attr, (size_t)m->attr_len + 3, "[%.*s]", m->attr_len, m->attr);
-        }
-        dot_label(w, m->op, (size_t)m->op_len, attr);
-        free(attr);
+        dot_label(w, ir_op(m->op)->name, strlen(ir_op(m->op)->name), aw.buf);
+        w_free(&aw);
         w_puts(w, "];\n");
     }
-    for (int j = 0; j < e->n_m; j++)
-        if (e->m[j].parent >= 0) w_printf(w, "    n%d_%d -> n%d_%d;\n", i, j, i, e->m[j].parent);
+    for (int j = 0; j < fx->n_members; j++) {
+        int p = me->parent[me->member[j]];
+        if (p >= 0) w_printf(w, "    n%d_%d -> n%d_%d;\n", i, j, i, me->id[p]);
+    }
     w_puts(w, "  }\n");
+}
+
+/* Numbers member m and the members it reads in pre-order from *next. */
+static void number_members(DotNode *dn, int m, int *next)
+{
+    const FusedExpr *fx = &dn->fx;
+    dn->id[m] = (*next)++;
+    dn->member[dn->id[m]] = m;
+    for (int j = 0; j < fx->members[m]->n_in; j++)
+        if (fx->src[m][j].kind == FX_MEMBER) number_members(dn, fx->src[m][j].idx, next);
+}
+
+/* Parses node n's expression into dn (parsed stays 0 when it does not). */
+static void dot_parse(const Node *n, DotNode *dn)
+{
+    Diag quiet = {0};
+    if (ir_fused_parse_node(n, &dn->fx, &quiet)) return;
+    FusedExpr *fx = &dn->fx;
+    int nm = fx->n_members, next = 0;
+    dn->parent = malloc(sizeof(int) * 3 * (size_t)nm);
+    GC_ASSERT(dn->parent);
+    dn->id = dn->parent + nm;
+    dn->member = dn->id + nm;
+    for (int m = 0; m < nm; m++) dn->parent[m] = -1;
+    for (int m = 0; m < nm; m++)
+        for (int j = 0; j < fx->members[m]->n_in; j++)
+            if (fx->src[m][j].kind == FX_MEMBER) dn->parent[fx->src[m][j].idx] = m;
+    number_members(dn, nm - 1, &next);
+    dn->parsed = 1;
+}
+
+/* Edges from value v into the members of node i at and below member m
+ * that read slot `slot`, in the order of the operands in the text; the
+ * number drawn. from_main: the edges start at the op's own box. */
+static int dot_slot_edges(Writer *w, const DotNode *dn, const int *prod, int i, int m, int slot, const Value *v,
+                          int from_main)
+{
+    const FusedExpr *fx = &dn[i].fx;
+    int drawn = 0;
+    for (int a = 0; a < fx->members[m]->n_in; a++) {
+        const FxSrc *src = &fx->src[m][a];
+        if (src->kind == FX_MEMBER) drawn += dot_slot_edges(w, dn, prod, i, src->idx, slot, v, from_main);
+        if (src->kind != FX_SLOT || src->idx != slot) continue;
+        char dst[64];
+        snprintf(dst, sizeof dst, "n%d_%d", i, dn[i].id[m]);
+        if (from_main) {
+            w_printf(w, "  n%d -> %s [", i, dst);
+            dot_type(w, v);
+            w_puts(w, "];\n");
+        } else {
+            dot_edge(w, dn, prod, v, dst);
+        }
+        drawn++;
+    }
+    return drawn;
 }
 
 void ir_print_dot(const Graph *g, Writer *w)
@@ -308,47 +254,33 @@ void ir_print_dot(const Graph *g, Writer *w)
             w_puts(w, "];\n");
             continue;
         }
-        ExprParse *e = calloc(1, sizeof *e);
-        GC_ASSERT(e);
-        e->p = expr;
-        parse_expr(e, -1);
-        skip_ws(e);
-        if (*e->p) e->bad = 1;
-        if (e->bad || e->n_m == 0) e->n_m = e->n_l = 0; /* drawn as one box */
-        dn[i].e = e;
+        dn[i].fused = 1;
         dn[i].has_main = is_epi;
-        dot_cluster(w, n, i, k++, expr, is_epi, &dn[i]);
+        dot_parse(n, &dn[i]);
+        dot_cluster(w, n, i, k++, expr, &dn[i]);
     }
 
     char dst[64];
     for (int i = 0; i < g->n_nodes; i++) {
         const Node *n = g->nodes[i];
-        const ExprParse *e = dn[i].e;
         for (int j = 0; j < n->n_in; j++) {
             const Value *v = n->in[j];
             if (!v) continue;
-            int drawn = 0;
-            for (int l = 0; e && l < e->n_l; l++) {
-                if (e->l[l].input != j || e->l[l].member < 0) continue;
-                snprintf(dst, sizeof dst, "n%d_%d", i, e->l[l].member);
-                dot_edge(w, dn, prod, v, dst);
-                drawn = 1;
-            }
-            if (drawn) continue;
+            if (dn[i].parsed && dot_slot_edges(w, dn, prod, i, dn[i].fx.n_members - 1, j, v, 0)) continue;
             /* inputs the expression does not name go to the op's own box */
-            if (e && !dn[i].has_main) snprintf(dst, sizeof dst, "n%d_0", i);
+            if (dn[i].fused && !dn[i].has_main) snprintf(dst, sizeof dst, "n%d_0", i);
             else snprintf(dst, sizeof dst, "n%d", i);
             dot_edge(w, dn, prod, v, dst);
         }
-        if (!e || !dn[i].has_main || n->n_out < 1) continue;
-        /* y: the op's own result into the calls that read it (into the
+        if (!dn[i].has_main || n->n_out < 1) continue;
+        /* y: the op's own result into the members that read it (into the
          * expression's box when it did not parse) */
-        for (int l = 0; l < e->n_l || (l == 0 && e->n_m == 0); l++) {
-            int m = e->n_m == 0 ? 0 : e->l[l].member;
-            if (e->n_m > 0 && (e->l[l].input != -1 || m < 0)) continue;
-            w_printf(w, "  n%d -> n%d_%d [", i, i, m);
+        if (!dn[i].parsed) {
+            w_printf(w, "  n%d -> n%d_0 [", i, i);
             dot_type(w, n->out[0]);
             w_puts(w, "];\n");
+        } else {
+            dot_slot_edges(w, dn, prod, i, dn[i].fx.n_members - 1, n->n_in, n->out[0], 1);
         }
     }
     for (int i = 0; i < g->n_outputs; i++) {
@@ -360,7 +292,10 @@ void ir_print_dot(const Graph *g, Writer *w)
         dot_edge(w, dn, prod, v, dst);
     }
     w_puts(w, "}\n");
-    for (int i = 0; i < g->n_nodes; i++) free(dn[i].e);
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (dn[i].parsed) ir_fused_free(&dn[i].fx);
+        free(dn[i].parent);
+    }
     free(dn);
     free(used);
     free(prod);

@@ -324,6 +324,14 @@ static int print_op_head(Writer *w, Graph *scratch, const Node *n)
     return print_attrs(w, n, def);
 }
 
+int ir_fused_print_attrs(Writer *w, const Node *m)
+{
+    Graph *scratch = ir_graph_new("fused");
+    int rc = print_attrs(w, m, ir_add_node(scratch, m->op, "default", NULL, 0, 1, NULL));
+    ir_graph_free(scratch);
+    return rc;
+}
+
 static int print_term(Writer *w, Graph *scratch, const Term *t, const char *const *repl, int n_repl,
                       const char *repl_y)
 {
@@ -566,15 +574,21 @@ void ir_fused_eval(const FusedExpr *fx, const Shape *os, const double *const *sl
 
 /* ---- epilogues (Conv, Gemm, MatMul) -------------------------------------- */
 
-/* Slots of n's epilogue: its inputs, then y (a copy of output 0). */
-static const Value **epilogue_slots(const Node *n, Value *y)
+int ir_fused_parse_node(const Node *n, FusedExpr *fx, Diag *d)
 {
+    if (n->op == OP_Fused)
+        return ir_fused_parse(n, "expr", n->attrs[0].s, (const Value *const *)n->in, n->n_in, -1, fx, d);
+    int ei = ir_attr_index(n, "epilogue");
+    GC_ASSERT(ei >= 0 && n->attrs[ei].set);
+    /* slots: the node's inputs, then y (a copy of output 0) */
     const Value **slots = malloc(sizeof(Value *) * (size_t)(n->n_in + 1));
     GC_ASSERT(slots);
     for (int j = 0; j < n->n_in; j++) slots[j] = n->in[j];
-    *y = *n->out[0];
-    slots[n->n_in] = y;
-    return slots;
+    Value y = *n->out[0];
+    slots[n->n_in] = &y;
+    int rc = ir_fused_parse(n, "epilogue", n->attrs[ei].s, slots, n->n_in + 1, n->n_in, fx, d);
+    free(slots);
+    return rc;
 }
 
 int ir_epilogue_infer(Node *n, int n_own, Diag *d)
@@ -590,12 +604,9 @@ int ir_epilogue_infer(Node *n, int n_own, Diag *d)
     }
     for (int j = n_own; j < n->n_in; j++)
         if (!n->in[j]) return diag_node_error(d, n, "epilogue input %d is absent", j);
-    Value y;
-    const Value **slots = epilogue_slots(n, &y);
     FusedExpr fx;
-    int rc = ir_fused_parse(n, "epilogue", a->s, slots, n->n_in + 1, n->n_in, &fx, d);
-    free(slots);
-    if (rc) return -1;
+    if (ir_fused_parse_node(n, &fx, d)) return -1;
+    int rc = 0;
     const Value *r = ir_fused_result(&fx);
     char b1[128], b2[128];
     if (r->dtype != n->out[0]->dtype || !ir_shape_eq(&r->shape, &n->out[0]->shape)) {
@@ -626,12 +637,8 @@ int ir_epilogue_eval(const Node *n, const double *const *in, double *out, Diag *
     int ei = ir_attr_index(n, "epilogue");
     GC_ASSERT(ei >= 0);
     if (!n->attrs[ei].set) return 0;
-    Value y;
-    const Value **slots = epilogue_slots(n, &y);
     FusedExpr fx;
-    int rc = ir_fused_parse(n, "epilogue", n->attrs[ei].s, slots, n->n_in + 1, n->n_in, &fx, d);
-    free(slots);
-    if (rc) return -1;
+    if (ir_fused_parse_node(n, &fx, d)) return -1;
     const Shape *os = &n->out[0]->shape;
     int64_t total = ir_numel(os);
     for (int64_t e = 0; e < total; e++) out[e] = ir_round_to(n->out[0]->dtype, out[e]);
@@ -652,7 +659,7 @@ static int fused_infer(Node *n, Diag *d)
     if (n->n_out != 1) return diag_node_error(d, n, "expects 1 output, got %d", n->n_out);
     if (!n->attrs[FUSED_EXPR].set) return diag_node_error(d, n, "required attribute 'expr' is missing");
     FusedExpr fx;
-    if (ir_fused_parse(n, "expr", n->attrs[FUSED_EXPR].s, (const Value *const *)n->in, n->n_in, -1, &fx, d)) return -1;
+    if (ir_fused_parse_node(n, &fx, d)) return -1;
     int rc = 0;
     for (int j = 0; j < n->n_in && !rc; j++)
         if (n->in[j] && !fx.slot_used[j])
@@ -668,7 +675,7 @@ static int fused_infer(Node *n, Diag *d)
 static int fused_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     FusedExpr fx;
-    if (ir_fused_parse(n, "expr", n->attrs[FUSED_EXPR].s, (const Value *const *)n->in, n->n_in, -1, &fx, d)) return -1;
+    if (ir_fused_parse_node(n, &fx, d)) return -1;
     ir_fused_eval(&fx, &n->out[0]->shape, in, out[0]);
     ir_fused_free(&fx);
     return 0;

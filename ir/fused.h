@@ -18,6 +18,7 @@
 #define GRAPHC_IR_FUSED_H
 
 #include "op.h"
+#include "writer.h"
 
 /* Most inputs of a Fused node; most extra (epilogue) inputs of Conv/Gemm/MatMul. */
 #define FUSED_MAX_IN 16
@@ -50,6 +51,15 @@ typedef struct FusedExpr {
 int ir_fused_parse(const Node *owner, const char *attr, const char *expr, const Value *const *slots, int n_slots,
                    int y_slot, FusedExpr *fx, Diag *d);
 void ir_fused_free(FusedExpr *fx);
+/* Parses the expression node n carries (its attribute must be set): a
+ * Fused node's `expr` over its inputs, or the `epilogue` of Conv/Gemm/MatMul
+ * over its inputs and y (a copy of output 0, slot n->n_in). Same contract
+ * as ir_fused_parse. */
+int ir_fused_parse_node(const Node *n, FusedExpr *fx, Diag *d);
+/* Writes "[k=v, k=v]" for member m's attributes that differ from its op's
+ * defaults, as the canonical expression text spells them (nothing when
+ * none); -1 when one has no text form. */
+int ir_fused_print_attrs(Writer *w, const Node *m);
 /* The root member's output value (dtype and broadcast shape of the result). */
 const Value *ir_fused_result(const FusedExpr *fx);
 

@@ -54,16 +54,9 @@ static void push_ptr(Graph *g, void ***arr, int *n, int *cap, void *p)
     (*arr)[(*n)++] = p;
 }
 
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static void index_insert(Value **tab, int cap, Value *v)
 {
-    uint64_t i = name_hash(v->name) & (uint64_t)(cap - 1);
+    uint64_t i = ir_hash_str(v->name) & (uint64_t)(cap - 1);
     while (tab[i]) i = (i + 1) & (uint64_t)(cap - 1);
     tab[i] = v;
 }
@@ -85,7 +78,7 @@ Value *ir_find_value(const Graph *g, const char *name)
 {
     if (!g->cap_by_name) return NULL;
     uint64_t mask = (uint64_t)(g->cap_by_name - 1);
-    for (uint64_t i = name_hash(name) & mask; g->by_name[i]; i = (i + 1) & mask)
+    for (uint64_t i = ir_hash_str(name) & mask; g->by_name[i]; i = (i + 1) & mask)
         if (strcmp(g->by_name[i]->name, name) == 0) return g->by_name[i];
     return NULL;
 }

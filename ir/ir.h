@@ -79,9 +79,20 @@ int64_t ir_numel(const Shape *s); /* assumes a verified shape */
 int ir_broadcast(const Shape *a, const Shape *b, Shape *out);
 /* Writes "[1,3,224,224]" into buf. */
 const char *ir_shape_str(const Shape *s, char *buf, size_t cap);
+/* Row-major element strides of s into st[rank]. */
+void ir_row_strides(const Shape *s, int64_t *st);
 /* Checked a*b and a+b on non-negative int64; return -1 on overflow. */
 int ir_mul_ok(int64_t a, int64_t b, int64_t *out);
 int ir_add_ok(int64_t a, int64_t b, int64_t *out);
+
+/* ---- hashing ------------------------------------------------------------- */
+
+/* FNV-1a, 64-bit: a hash starts at IR_HASH_SEED and folds in one value at a
+ * time with ir_hash_mix; ir_hash_str folds the bytes of a string. Hashes only
+ * pick table slots and CSE candidates, never anything written out. */
+#define IR_HASH_SEED 1469598103934665603ull
+uint64_t ir_hash_mix(uint64_t h, uint64_t x);
+uint64_t ir_hash_str(const char *s);
 
 /* ---- arena --------------------------------------------------------------- */
 
@@ -279,6 +290,8 @@ int ir_toposort(Graph *g, Diag *d);
 int ir_const_ints(const Value *v, int64_t *out, int max);
 /* Normalizes an axis in [-rank, rank) to [0, rank); -1 if out of range. */
 int ir_norm_axis(int64_t axis, int rank);
+/* Bytes of v's elements (shape inference has proved that they fit). */
+int64_t ir_value_bytes(const Value *v);
 /* Sets output i's dtype and shape. */
 void ir_set_out(Node *n, int i, DType t, const Shape *s);
 

@@ -57,6 +57,10 @@ typedef struct InplacePair {
     int in, out;
 } InplacePair;
 
+/* The most common option: input 0 may share output 0's memory
+ * (`.inplace = ir_inplace_00, .n_inplace = 1`). */
+extern const InplacePair ir_inplace_00[1];
+
 typedef struct OpDesc {
     const char *name; /* ONNX op type */
     /* Inputs and outputs; max_* == -1 means variadic. Names are the ONNX

@@ -1,5 +1,6 @@
 /* registry.c — the operator table generated from ops.def, lookup by ONNX
- * name, and the shared reference evaluation of elementwise ops (numpy
+ * name, facet values many ops share (the input-0/output-0 in-place pair),
+ * and the shared reference evaluation of elementwise ops (numpy
  * broadcasting over scalar_ref). */
 #include "op.h"
 
@@ -25,6 +26,8 @@ int ir_op_lookup(const char *name)
         if (strcmp(op_table[k]->name, name) == 0) return k;
     return -1;
 }
+
+const InplacePair ir_inplace_00[1] = {{0, 0}};
 
 int ir_has_input(const Node *n, int i) { return i < n->n_in && n->in[i]; }
 

@@ -160,15 +160,6 @@ static int fold(Graph *g, Node *bn, const RwUses *uses)
 int pass_fold_batchnorm(Graph *g, Diag *d)
 {
     (void)d;
-    for (int i = 0; i < g->n_values; i++) g->values[i]->id = i;
-    RwUses uses;
-    rw_uses_take(g, &uses);
-    int folded = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        Node *n = g->nodes[i];
-        if (n->op == OP_BatchNormalization) folded += fold(g, n, &uses);
-    }
-    rw_uses_free(&uses);
-    if (folded) rw_remove_dead(g);
+    rw_rewrite_each(g, OP_BatchNormalization, fold);
     return 0;
 }

@@ -42,11 +42,6 @@
 
 #define FOLD_MAX_BYTES ((int64_t)16 << 20)
 
-static int64_t value_bytes(const Value *v)
-{
-    return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype);
-}
-
 /* Stores element i of a folded output; see the INT64_MAX note above. */
 static void store_elem(DType t, void *data, size_t i, double x)
 {
@@ -69,11 +64,11 @@ static int foldable(const Node *n)
         const Value *v = n->in[j];
         if (!v) continue;
         if (v->kind != VK_CONST && !od->shape_only) return 0;
-        if (v->kind == VK_CONST) in_bytes += value_bytes(v);
+        if (v->kind == VK_CONST) in_bytes += ir_value_bytes(v);
     }
     for (int j = 0; j < n->n_out; j++) {
         if (!n->out[j]->shape_known) return 0;
-        out_bytes += value_bytes(n->out[j]);
+        out_bytes += ir_value_bytes(n->out[j]);
     }
     return out_bytes <= FOLD_MAX_BYTES || out_bytes <= in_bytes;
 }
@@ -103,7 +98,7 @@ static int fold(Graph *g, Node *n, Diag *d)
     for (int j = 0; j < no && !rc; j++) {
         Value *v = n->out[j];
         int64_t cnt = ir_numel(&v->shape);
-        size_t nbytes = (size_t)value_bytes(v);
+        size_t nbytes = (size_t)ir_value_bytes(v);
         void *data = ir_alloc(g, nbytes ? nbytes : 1);
         for (int64_t k = 0; k < cnt; k++) store_elem(v->dtype, data, (size_t)k, out[j][k]);
         v->kind = VK_CONST;

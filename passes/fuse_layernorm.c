@@ -83,11 +83,6 @@ static int affine_operand_ok(const Value *p, const Value *x, int axis)
     return 1;
 }
 
-static int same_type(const Value *a, const Value *b)
-{
-    return a->dtype == b->dtype && ir_shape_eq(&a->shape, &b->shape);
-}
-
 /* Matches the pattern from `mean` and rewrites it; 1 if fused. */
 static int fuse(Graph *g, Node *mean, const RwUses *u)
 {
@@ -98,7 +93,7 @@ static int fuse(Graph *g, Node *mean, const RwUses *u)
     Node *sub = sole_reader(g, u, mean->out[0]);
     if (!sub || sub->op != OP_Sub || sub->n_in != 2 || sub->in[0] != x || sub->in[1] != mean->out[0]) return 0;
     Value *d = sub->out[0];
-    if (!same_type(d, x) || d->is_output) return 0;
+    if (!rw_same_type(d, x) || d->is_output) return 0;
     /* d's two readers: the square and the Div */
     Node *sq = NULL, *div = NULL;
     for (int i = 0; i < g->n_nodes; i++) {
@@ -112,16 +107,16 @@ static int fuse(Graph *g, Node *mean, const RwUses *u)
     int is_pow = sq->op == OP_Pow && sq->n_in == 2 && sq->in[0] == d && sq->in[1] != d &&
                  ir_numel(&sq->in[1]->shape) == 1 && rw_const_all(sq->in[1], 2);
     int is_mul = sq->op == OP_Mul && sq->n_in == 2 && sq->in[0] == d && sq->in[1] == d;
-    if ((!is_pow && !is_mul) || !same_type(sq->out[0], x) || rw_uses(u, d) != 2 + is_mul) return 0;
+    if ((!is_pow && !is_mul) || !rw_same_type(sq->out[0], x) || rw_uses(u, d) != 2 + is_mul) return 0;
     Node *var = sole_reader(g, u, sq->out[0]);
-    if (!var || trailing_axis(var) != axis || !same_type(var->out[0], mean->out[0])) return 0;
+    if (!var || trailing_axis(var) != axis || !rw_same_type(var->out[0], mean->out[0])) return 0;
     Node *add = sole_reader(g, u, var->out[0]);
     Value *eps = add && add->op == OP_Add ? other_input(add, var->out[0]) : NULL;
     if (!eps || eps->kind != VK_CONST || ir_numel(&eps->shape) != 1 || eps->dtype != x->dtype) return 0;
-    if (!same_type(add->out[0], var->out[0])) return 0;
+    if (!rw_same_type(add->out[0], var->out[0])) return 0;
     Node *sqrt_n = sole_reader(g, u, add->out[0]);
     if (!sqrt_n || sqrt_n->op != OP_Sqrt) return 0;
-    if (sole_reader(g, u, sqrt_n->out[0]) != div || div->in[1] != sqrt_n->out[0] || !same_type(div->out[0], x))
+    if (sole_reader(g, u, sqrt_n->out[0]) != div || div->in[1] != sqrt_n->out[0] || !rw_same_type(div->out[0], x))
         return 0;
 
     /* the optional affine tail */
@@ -130,7 +125,7 @@ static int fuse(Graph *g, Node *mean, const RwUses *u)
     Node *nx = sole_reader(g, u, last->out[0]);
     if (nx && nx->op == OP_Mul) {
         Value *p = other_input(nx, last->out[0]);
-        if (p != last->out[0] && affine_operand_ok(p, x, axis) && same_type(nx->out[0], x)) {
+        if (p != last->out[0] && affine_operand_ok(p, x, axis) && rw_same_type(nx->out[0], x)) {
             gamma = p;
             last = nx;
             nx = sole_reader(g, u, last->out[0]);
@@ -138,7 +133,7 @@ static int fuse(Graph *g, Node *mean, const RwUses *u)
     }
     if (nx && nx->op == OP_Add) {
         Value *p = other_input(nx, last->out[0]);
-        if (p != last->out[0] && affine_operand_ok(p, x, axis) && same_type(nx->out[0], x)) {
+        if (p != last->out[0] && affine_operand_ok(p, x, axis) && rw_same_type(nx->out[0], x)) {
             beta = p;
             last = nx;
         }
@@ -164,13 +159,6 @@ static int fuse(Graph *g, Node *mean, const RwUses *u)
 int pass_fuse_layernorm(Graph *g, Diag *d)
 {
     (void)d;
-    for (int i = 0; i < g->n_values; i++) g->values[i]->id = i;
-    RwUses u;
-    rw_uses_take(g, &u);
-    int fused = 0;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i]->op == OP_ReduceMean) fused += fuse(g, g->nodes[i], &u);
-    rw_uses_free(&u);
-    if (fused) rw_remove_dead(g);
+    rw_rewrite_each(g, OP_ReduceMean, fuse);
     return 0;
 }

@@ -55,15 +55,6 @@ typedef struct Plan {
 
 static Value *root_of(Value *v) { return v->alias ? v->alias : v; }
 
-static int64_t value_bytes(const Value *v)
-{
-    int64_t bytes;
-    /* shape inference already proved the byte size fits */
-    int bad = ir_mul_ok(ir_numel(&v->shape), (int64_t)ir_dtype_size(v->dtype), &bytes);
-    GC_ASSERT(!bad);
-    return bytes;
-}
-
 /* Whether v is an arena temporary: produced by a node, not a graph output,
  * not a view. */
 static int in_arena(const Value *v) { return v->kind == VK_TEMP && !v->is_output && !v->alias; }
@@ -76,7 +67,7 @@ static void make_views(Graph *g)
         if (!ir_op(n->op)->view || n->n_out != 1 || n->n_in < 1 || !n->in[0]) continue;
         Value *y = n->out[0], *x = n->in[0];
         if (y->is_output || y->kind != VK_TEMP) continue;
-        if (value_bytes(y) != value_bytes(x)) continue; /* the facet promises equality; stay safe */
+        if (ir_value_bytes(y) != ir_value_bytes(x)) continue; /* the facet promises equality; stay safe */
         y->alias = root_of(x);
     }
 }
@@ -91,8 +82,8 @@ static int can_share(const Plan *p, const Node *n, int s, int i, int o, const in
     if (p->buf[y->id] >= 0) return 0; /* already shares another input's buffer */
     int b = p->buf[r->id];
     if (b < 0 || claimed[b] == s) return 0;
-    int64_t bytes = value_bytes(y);
-    if (bytes <= 0 || value_bytes(x) != bytes || value_bytes(r) != bytes) return 0;
+    int64_t bytes = ir_value_bytes(y);
+    if (bytes <= 0 || ir_value_bytes(x) != bytes || ir_value_bytes(r) != bytes) return 0;
     if (ir_numel(&x->shape) != ir_numel(&y->shape)) return 0;
     if (p->last[r->id] != s) return 0;
     for (int k = 0; k < n->n_in; k++)
@@ -134,7 +125,7 @@ static void plan_build(Plan *p, const Graph *g)
         for (int j = 0; j < n->n_out; j++) {
             const Value *v = n->out[j];
             if (!in_arena(v) || p->buf[v->id] >= 0) continue;
-            p->bufs[p->nb] = (PlanBuf){value_bytes(v), s, p->last[v->id] > s ? p->last[v->id] : s, 0};
+            p->bufs[p->nb] = (PlanBuf){ir_value_bytes(v), s, p->last[v->id] > s ? p->last[v->id] : s, 0};
             p->owner[p->nb] = v;
             p->ws_node[p->nb] = NULL;
             claimed[p->nb] = -1;

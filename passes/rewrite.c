@@ -83,6 +83,11 @@ Node *rw_replace_node(Graph *g, Node *old, OpKind op, Value *const *in, int n_in
     return n;
 }
 
+int rw_same_type(const Value *a, const Value *b)
+{
+    return a->dtype == b->dtype && ir_shape_eq(&a->shape, &b->shape);
+}
+
 void rw_check_node(Node *n)
 {
     DType t[IR_MAX_RANK];
@@ -125,11 +130,28 @@ int rw_single_use(const RwUses *u, const Value *v)
     return !v->is_output && rw_uses(u, v) == 1;
 }
 
-int rw_remove_dead(Graph *g)
+void rw_uses_fresh(Graph *g, RwUses *u)
 {
     for (int i = 0; i < g->n_values; i++) g->values[i]->id = i;
+    rw_uses_take(g, u);
+}
+
+int rw_rewrite_each(Graph *g, OpKind op, int (*fn)(Graph *g, Node *n, const RwUses *u))
+{
     RwUses u;
-    rw_uses_take(g, &u);
+    rw_uses_fresh(g, &u);
+    int done = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i]->op == op) done += fn(g, g->nodes[i], &u);
+    rw_uses_free(&u);
+    if (done) rw_remove_dead(g);
+    return done;
+}
+
+int rw_remove_dead(Graph *g)
+{
+    RwUses u;
+    rw_uses_fresh(g, &u);
     char *dead = calloc((size_t)g->n_nodes + 1, 1);
     GC_ASSERT(dead);
     int removed = 0;

@@ -42,6 +42,9 @@ void rw_swap_producers(Graph *g, Value *old, Value *v);
  * defaults: the caller sets them, then calls rw_check_node. */
 Node *rw_replace_node(Graph *g, Node *old, OpKind op, Value *const *in, int n_in);
 
+/* a and b have the same dtype and shape. */
+int rw_same_type(const Value *a, const Value *b);
+
 /* Asserts that n's shape inference reproduces its outputs' dtypes and
  * shapes (after a rewrite changed its inputs or attributes). */
 void rw_check_node(Node *n);
@@ -60,6 +63,16 @@ void rw_uses_free(RwUses *u);
 int rw_uses(const RwUses *u, const Value *v);
 /* 1 when v is read by exactly one node input and is not a graph output. */
 int rw_single_use(const RwUses *u, const Value *v);
+
+/* Renumbers g's value ids (i for g->values[i]) and takes u: the start of
+ * every pass that counts uses. */
+void rw_uses_fresh(Graph *g, RwUses *u);
+
+/* The loop of a pass that rewrites around one op: with fresh use counts,
+ * calls fn on every scheduled node of op `op` in order, then, when any call
+ * returned nonzero (something was rewritten), rw_remove_dead. Returns the
+ * number of rewrites. */
+int rw_rewrite_each(Graph *g, OpKind op, int (*fn)(Graph *g, Node *n, const RwUses *u));
 
 /* Drops from the schedule every node none of whose outputs is read or is a
  * graph output (repeatedly, in one backward sweep), then sweeps unused

@@ -35,6 +35,7 @@
 #include "passes.h"
 #include "rewrite.h"
 #include "../ir/op.h"
+#include "../ir/ops/geometry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,19 +65,6 @@ static int is_reshape(const Node *n)
     return ir_op(n->op)->view && n->n_in >= 1 && n->in[0] && n->n_out == 1;
 }
 
-static int same_type(const Value *a, const Value *b)
-{
-    return a->dtype == b->dtype && ir_shape_eq(&a->shape, &b->shape);
-}
-
-/* Transpose's permutation (default: reversed axes) into perm[rank]. */
-static void transpose_perm(const Node *n, int *perm)
-{
-    const AttrVal *a = &n->attrs[ir_attr_index(n, "perm")];
-    int r = n->in[0]->shape.rank;
-    for (int i = 0; i < r; i++) perm[i] = a->set ? (int)a->ints[i] : r - 1 - i;
-}
-
 static int is_identity_perm(const int *perm, int r)
 {
     for (int i = 0; i < r; i++)
@@ -97,12 +85,12 @@ static Value *noop_source(const Graph *g, const Node *n)
 {
     if (n->n_in < 1 || !n->in[0] || n->n_out < 1) return NULL;
     Value *x = n->in[0], *y = n->out[0];
-    if (!same_type(x, y)) return NULL;
+    if (!rw_same_type(x, y)) return NULL;
     if (n->op == OP_Cast || is_reshape(n)) return x;
     if (n->op == OP_Dropout) return dropout_is_identity(g, n) ? x : NULL;
     if (n->op == OP_Transpose) {
         int perm[IR_MAX_RANK];
-        transpose_perm(n, perm);
+        ir_transpose_perm(n, perm);
         return is_identity_perm(perm, x->shape.rank) ? x : NULL;
     }
     return NULL;
@@ -115,7 +103,7 @@ static Value *algebra_source(const Node *n)
         if (n->op != algebra[i].op || n->n_in != 2) continue;
         for (int k = algebra[i].right_only ? 1 : 0; k < 2; k++) {
             Value *c = n->in[k], *x = n->in[1 - k];
-            if (rw_const_all(c, algebra[i].unit) && same_type(x, n->out[0])) return x;
+            if (rw_const_all(c, algebra[i].unit) && rw_same_type(x, n->out[0])) return x;
         }
     }
     return NULL;
@@ -157,8 +145,8 @@ static int merge_transposes(Graph *g, Node *n)
     Node *p = n->in[0]->producer;
     if (!p || p->op != OP_Transpose) return 0;
     int p1[IR_MAX_RANK], p2[IR_MAX_RANK], r = n->in[0]->shape.rank;
-    transpose_perm(p, p1);
-    transpose_perm(n, p2);
+    ir_transpose_perm(p, p1);
+    ir_transpose_perm(n, p2);
     AttrVal *a = &n->attrs[ir_attr_index(n, "perm")];
     int64_t *perm = ir_alloc(g, sizeof(int64_t) * (size_t)(r ? r : 1));
     for (int j = 0; j < r; j++) perm[j] = p1[p2[j]];
@@ -190,23 +178,21 @@ static int local_rules(Graph *g)
 
 /* ---- CSE ------------------------------------------------------------------ */
 
-static uint64_t mix(uint64_t h, uint64_t x) { return (h ^ x) * 1099511628211ull; }
-
 static uint64_t const_hash(const Value *v)
 {
-    uint64_t h = mix(1469598103934665603ull, (uint64_t)v->dtype);
-    for (int i = 0; i < v->shape.rank; i++) h = mix(h, (uint64_t)v->shape.dims[i]);
+    uint64_t h = ir_hash_mix(IR_HASH_SEED, (uint64_t)v->dtype);
+    for (int i = 0; i < v->shape.rank; i++) h = ir_hash_mix(h, (uint64_t)v->shape.dims[i]);
     const unsigned char *p = v->data;
-    for (size_t i = 0; i < v->nbytes; i++) h = mix(h, p[i]);
+    for (size_t i = 0; i < v->nbytes; i++) h = ir_hash_mix(h, p[i]);
     return h;
 }
 
 static uint64_t node_hash(const Node *n)
 {
-    uint64_t h = mix(1469598103934665603ull, (uint64_t)n->op);
-    h = mix(h, (uint64_t)n->n_in);
-    h = mix(h, (uint64_t)n->n_out);
-    for (int j = 0; j < n->n_in; j++) h = mix(h, n->in[j] ? (uint64_t)n->in[j]->id + 1 : 0);
+    uint64_t h = ir_hash_mix(IR_HASH_SEED, (uint64_t)n->op);
+    h = ir_hash_mix(h, (uint64_t)n->n_in);
+    h = ir_hash_mix(h, (uint64_t)n->n_out);
+    for (int j = 0; j < n->n_in; j++) h = ir_hash_mix(h, n->in[j] ? (uint64_t)n->in[j]->id + 1 : 0);
     return h;
 }
 

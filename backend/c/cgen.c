@@ -43,17 +43,10 @@ typedef struct NameSet {
     size_t cap, n;
 } NameSet;
 
-static uint32_t name_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
 static int ns_has(const NameSet *ns, const char *s)
 {
     if (!ns->cap) return 0;
-    for (size_t i = name_hash(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1)) {
+    for (size_t i = ir_hash_str(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1)) {
         if (!ns->slot[i]) return 0;
         if (strcmp(ns->slot[i], s) == 0) return 1;
     }
@@ -69,7 +62,7 @@ static void ns_add(NameSet *ns, const char *s)
         free(ns->slot);
         *ns = big;
     }
-    size_t i = name_hash(s) & (ns->cap - 1);
+    size_t i = ir_hash_str(s) & (ns->cap - 1);
     while (ns->slot[i]) {
         if (strcmp(ns->slot[i], s) == 0) return;
         i = (i + 1) & (ns->cap - 1);

@@ -8,6 +8,8 @@
 #include "../cfamily/cfam_expr.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char *emit_float_lit(char *buf, size_t cap, double v, DType t)
 {
@@ -63,4 +65,58 @@ void emit_dims3(Writer *w, const int64_t *v, int sr, int64_t fill)
     int64_t t[3];
     for (int i = 0; i < 3; i++) t[i] = i < 3 - sr ? fill : v[i - (3 - sr)];
     w_printf(w, "(const int64_t[3]){%lld, %lld, %lld}", (long long)t[0], (long long)t[1], (long long)t[2]);
+}
+
+unsigned char *emit_eval_bytes(const Node *n, size_t *nb, Diag *d)
+{
+    const Value *y = n->out[0];
+    int64_t cnt = ir_numel(&y->shape);
+    size_t es = ir_dtype_size(y->dtype);
+    double *ins[8] = {0};
+    double *vals = calloc((size_t)(cnt ? cnt : 1), sizeof(double));
+    unsigned char *bytes = calloc((size_t)(cnt ? cnt : 1), es);
+    int rc = !vals || !bytes || n->n_in > 8;
+    for (int i = 0; !rc && i < n->n_in; i++) {
+        const Value *v = n->in[i];
+        if (!v) continue;
+        if (v->kind != VK_CONST) {
+            rc = 1;
+            break;
+        }
+        int64_t k = ir_numel(&v->shape);
+        ins[i] = calloc((size_t)(k ? k : 1), sizeof(double));
+        if (!ins[i]) rc = 1;
+        for (int64_t j = 0; !rc && j < k; j++) ins[i][j] = ir_load_f64(v->dtype, v->data, (size_t)j);
+    }
+    if (!rc) {
+        double *outs[1] = {vals};
+        rc = ir_op(n->op)->eval(n, (const double *const *)ins, outs, d) ? 2 : 0;
+    }
+    for (int i = 0; i < 8; i++) free(ins[i]);
+    if (rc) {
+        free(vals);
+        free(bytes);
+        if (rc == 1) diag_node_error(d, n, "the C backend needs constant inputs to evaluate %s", ir_op(n->op)->name);
+        return NULL;
+    }
+    for (int64_t i = 0; i < cnt; i++) ir_store_f64(y->dtype, bytes, (size_t)i, vals[i]);
+    free(vals);
+    *nb = (size_t)cnt * es;
+    return bytes;
+}
+
+void emit_const_bytes(Cgen *c, const Value *y, const char *base, const unsigned char *b, size_t nb, int64_t fill)
+{
+    Writer *w = cgen_w(c);
+    char name[64], py[EMIT_EXPR_CAP];
+    snprintf(name, sizeof name, "%s", cgen_tmp(c, base));
+    w_line(w, "{");
+    w->indent++;
+    w_printf(w, "static const unsigned char %s[%zu] = {", name, nb);
+    for (size_t i = 0; i < nb; i++) w_printf(w, "%s%s%u", i ? "," : "", i % 16 == 0 ? "\n    " : "", b[i]);
+    w_printf(w, "};\n");
+    if (fill > 0) w_line(w, "gcrt_fill(%s, %s, %zu, %lld);", emit_ptr_name(c, y, py), name, nb, (long long)fill);
+    else w_line(w, "memcpy(%s, %s, %zu);", emit_ptr_name(c, y, py), name, nb);
+    w->indent--;
+    w_line(w, "}");
 }

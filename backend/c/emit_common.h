@@ -11,6 +11,7 @@
 #define GRAPHC_EMIT_COMMON_H
 
 #include "cgen.h"
+#include "../../ir/ops/geometry.h"
 
 /* Capacity of the buffers that hold one C expression (emit_ptr_name's buf). */
 #define EMIT_EXPR_CAP 256
@@ -38,5 +39,29 @@ void emit_i64_array(Writer *w, const char *name, const int64_t *v, int n);
 /* Writes "(const int64_t[3]){a, b, c}" from the last sr values of v padded
  * at the front with `fill`. */
 void emit_dims3(Writer *w, const int64_t *v, int sr, int64_t fill);
+
+/* Runs the op's reference evaluation on a node whose inputs are all
+ * constants (or absent) and returns output 0 encoded in its dtype
+ * (malloc'ed, *nb bytes), or NULL with a diagnostic. */
+unsigned char *emit_eval_bytes(const Node *n, size_t *nb, Diag *d);
+/* Writes a block holding `static const unsigned char NAME[nb]` = b (NAME a
+ * fresh identifier from base) and the statement that copies it into y:
+ * `memcpy(y, NAME, nb);`, or with fill > 0 `gcrt_fill(y, NAME, nb, fill);`
+ * (nb is then one element, repeated fill times). */
+void emit_const_bytes(Cgen *c, const Value *y, const char *base, const unsigned char *b, size_t nb, int64_t fill);
+
+/* ---- kernel calls shared by several ops' emitters ---- */
+
+/* The GEMM call(s) of a batched matmul with geometry g in dtype t (f32 or
+ * f64): Y[b] = A[b] x B[b], Y dense; pa/pb/py are pointer expressions
+ * (emit_linalg.c; MatMul, MatMulInteger, QLinearMatMul). */
+void emit_matmul_call(Cgen *c, const IrMatMulGeom *g, DType t, const char *pa, const char *pb, const char *py);
+/* The gcrt_conv_f32/_f64 call (dtype t) of convolution node n (Conv,
+ * ConvInteger, QLinearConv; 1 to 3 spatial dims, else -1 with a diagnostic):
+ * sizes from X and the weights, geometry from ir_nn_window_geometry;
+ * px/pw/pb/py are pointer expressions (pb "0": no bias), pws the byte
+ * address of the im2col tile or NULL for the direct loops (emit_nn.c). */
+int emit_conv_call(Cgen *c, const Node *n, DType t, const char *px, const char *pw, const char *pb, const char *py,
+                   const char *pws, Diag *d);
 
 #endif

@@ -23,54 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void emit_bytes(Writer *w, const char *name, const unsigned char *b, size_t nb)
-{
-    w_printf(w, "static const unsigned char %s[%zu] = {", name, nb);
-    for (size_t i = 0; i < nb; i++) w_printf(w, "%s%s%u", i ? "," : "", i % 16 == 0 ? "\n    " : "", b[i]);
-    w_printf(w, "};\n");
-}
-
-/* Runs the op's reference evaluation on a node whose inputs are all
- * constants (or absent) and returns output 0 encoded in its dtype
- * (malloc'ed, *nb bytes), or NULL with a diagnostic. */
-static unsigned char *eval_output_bytes(const Node *n, size_t *nb, Diag *d)
-{
-    const Value *y = n->out[0];
-    int64_t cnt = ir_numel(&y->shape);
-    size_t es = ir_dtype_size(y->dtype);
-    double *ins[8] = {0};
-    double *vals = calloc((size_t)(cnt ? cnt : 1), sizeof(double));
-    unsigned char *bytes = calloc((size_t)(cnt ? cnt : 1), es);
-    int rc = !vals || !bytes || n->n_in > 8;
-    for (int i = 0; !rc && i < n->n_in; i++) {
-        const Value *v = n->in[i];
-        if (!v) continue;
-        if (v->kind != VK_CONST) {
-            rc = 1;
-            break;
-        }
-        int64_t k = ir_numel(&v->shape);
-        ins[i] = calloc((size_t)(k ? k : 1), sizeof(double));
-        if (!ins[i]) rc = 1;
-        for (int64_t j = 0; !rc && j < k; j++) ins[i][j] = ir_load_f64(v->dtype, v->data, (size_t)j);
-    }
-    if (!rc) {
-        double *outs[1] = {vals};
-        rc = ir_op(n->op)->eval(n, (const double *const *)ins, outs, d) ? 2 : 0;
-    }
-    for (int i = 0; i < 8; i++) free(ins[i]);
-    if (rc) {
-        free(vals);
-        free(bytes);
-        if (rc == 1) diag_node_error(d, n, "the C backend needs constant inputs to evaluate %s", ir_op(n->op)->name);
-        return NULL;
-    }
-    for (int64_t i = 0; i < cnt; i++) ir_store_f64(y->dtype, bytes, (size_t)i, vals[i]);
-    free(vals);
-    *nb = (size_t)cnt * es;
-    return bytes;
-}
-
 /* Writes `{ CT a = y[o]; CT b = u[j]; y[o] = a OP b; }` for a scatter reduction. */
 static void emit_reduce(Writer *w, DType t, int kind, const char *y, const char *yi, const char *u, const char *ui)
 {
@@ -111,12 +63,38 @@ static void emit_copy_data(Cgen *c, const Node *n)
     w_line(cgen_w(c), "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %lld);", by, bx, by, bx, (long long)bytes);
 }
 
+/* Opens the loops over an [outer, len, inner] view around an axis:
+ * `for (o < outer)` then `for (i < inner) {` (bounds are C expressions);
+ * axis_loop_close ends both. */
+static void axis_loop_open(Writer *w, const char *outer, const char *inner)
+{
+    w_line(w, "for (int64_t o = 0; o < %s; o++)", outer);
+    w->indent++;
+    w_line(w, "for (int64_t i = 0; i < %s; i++) {", inner);
+    w->indent++;
+}
+
+/* axis_loop_open with literal bounds. */
+static void axis_loop_open_n(Writer *w, int64_t outer, int64_t inner)
+{
+    char so[32], si[32];
+    snprintf(so, sizeof so, "%lld", (long long)outer);
+    snprintf(si, sizeof si, "%lld", (long long)inner);
+    axis_loop_open(w, so, si);
+}
+
+static void axis_loop_close(Writer *w)
+{
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+}
+
 /* ---- generators ------------------------------------------------------------ */
 
 static int emit_constant_of_shape(Cgen *c, const Node *n, Diag *d)
 {
     if (emit_empty_out(c, n)) return 0;
-    Writer *w = cgen_w(c);
     const Value *y = n->out[0];
     size_t es = ir_dtype_size(y->dtype);
     unsigned char elem[16] = {0};
@@ -124,14 +102,7 @@ static int emit_constant_of_shape(Cgen *c, const Node *n, Diag *d)
     if (a->set && a->t.dtype == y->dtype && a->t.nbytes == es) memcpy(elem, a->t.data, es);
     else ir_store_f64(y->dtype, elem, 0, a->set ? ir_load_f64(a->t.dtype, a->t.data, 0) : 0.0);
     (void)d;
-    char name[64], by[EMIT_EXPR_CAP];
-    snprintf(name, sizeof name, "%s", cgen_tmp(c, "fill_value"));
-    w_line(w, "{");
-    w->indent++;
-    emit_bytes(w, name, elem, es);
-    w_line(w, "gcrt_fill(%s, %s, %zu, %lld);", emit_ptr_name(c, y, by), name, es, (long long)ir_numel(&y->shape));
-    w->indent--;
-    w_line(w, "}");
+    emit_const_bytes(c, y, "fill_value", elem, es, ir_numel(&y->shape));
     return 0;
 }
 
@@ -146,18 +117,10 @@ static int emit_size(Cgen *c, const Node *n, Diag *d)
 static int emit_range(Cgen *c, const Node *n, Diag *d)
 {
     if (emit_empty_out(c, n)) return 0;
-    Writer *w = cgen_w(c);
     size_t nb;
-    unsigned char *bytes = eval_output_bytes(n, &nb, d);
+    unsigned char *bytes = emit_eval_bytes(n, &nb, d);
     if (!bytes) return -1;
-    char name[64], by[EMIT_EXPR_CAP];
-    snprintf(name, sizeof name, "%s", cgen_tmp(c, "range"));
-    w_line(w, "{");
-    w->indent++;
-    emit_bytes(w, name, bytes, nb);
-    w_line(w, "memcpy(%s, %s, %zu);", emit_ptr_name(c, n->out[0], by), name, nb);
-    w->indent--;
-    w_line(w, "}");
+    emit_const_bytes(c, n->out[0], "range", bytes, nb, 0);
     free(bytes);
     return 0;
 }
@@ -232,17 +195,34 @@ static int emit_elements(Cgen *c, const Node *n, int scatter, Diag *d)
 static int emit_gather_elements(Cgen *c, const Node *n, Diag *d) { return emit_elements(c, n, 0, d); }
 static int emit_scatter_elements(Cgen *c, const Node *n, Diag *d) { return emit_elements(c, n, 1, d); }
 
-/* Writes the dims and strides arrays of an ND index tuple addressing data
- * axes [ax0, ax0 + m). */
-static void emit_nd_tables(Writer *w, const Shape *xs, int ax0, int m, const char *ndims, const char *nst)
+/* Opens the loop of GatherND / ScatterND over the `tuples` index tuples
+ * of ind (pointer bi): a block with the dims and strides tables of the data
+ * axes [ax0, ax0 + m) that a tuple addresses, `for (j ...) {` and
+ * `int64_t o` = the element offset of tuple j in the data (-1 when out of
+ * range). nd_loop_close ends both. */
+static void nd_loop_open(Cgen *c, const Shape *xs, int ax0, int m, int64_t tuples, const Value *ind, const char *bi)
 {
-    int64_t st[IR_MAX_RANK], acc = 1;
-    for (int i = xs->rank - 1; i >= 0; i--) {
-        st[i] = acc;
-        acc *= xs->dims[i];
-    }
-    emit_i64_array(w, ndims, xs->dims + ax0, m);
-    emit_i64_array(w, nst, st + ax0, m);
+    Writer *w = cgen_w(c);
+    int64_t st[IR_MAX_RANK];
+    char nd[64], ns[64];
+    ir_row_strides(xs, st);
+    snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "nd_dims"));
+    snprintf(ns, sizeof ns, "%s", cgen_tmp(c, "nd_strides"));
+    w_line(w, "{");
+    w->indent++;
+    emit_i64_array(w, nd, xs->dims + ax0, m);
+    emit_i64_array(w, ns, st + ax0, m);
+    w_line(w, "for (int64_t j = 0; j < %lld; j++) {", (long long)tuples);
+    w->indent++;
+    w_line(w, "int64_t o = gcrt_nd_offset(%s, %d, j, %d, %s, %s);", bi, ind->dtype == DT_I64, m, nd, ns);
+}
+
+static void nd_loop_close(Writer *w)
+{
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
 }
 
 static int emit_gather_nd(Cgen *c, const Node *n, Diag *d)
@@ -256,28 +236,18 @@ static int emit_gather_nd(Cgen *c, const Node *n, Diag *d)
     int64_t slice = emit_dims_prod(xs, b + m, xs->rank), batch_stride = emit_dims_prod(xs, b, xs->rank);
     int64_t per_batch = emit_dims_prod(is, b, q - 1), tuples = emit_dims_prod(is, 0, q - 1);
     int64_t sbytes = slice * (int64_t)ir_dtype_size(y->dtype);
-    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], nd[64], ns[64];
+    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, ind, bi);
     emit_ptr_name(c, y, by);
-    snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "nd_dims"));
-    snprintf(ns, sizeof ns, "%s", cgen_tmp(c, "nd_strides"));
-    w_line(w, "{");
-    w->indent++;
-    emit_nd_tables(w, xs, b, m, nd, ns);
-    w_line(w, "for (int64_t j = 0; j < %lld; j++) {", (long long)tuples);
-    w->indent++;
-    w_line(w, "int64_t o = gcrt_nd_offset(%s, %d, j, %d, %s, %s);", bi, ind->dtype == DT_I64, m, nd, ns);
+    nd_loop_open(c, xs, b, m, tuples, ind, bi);
     if (b > 0)
         w_line(w, "if (o >= 0) memcpy(%s + j * %lld, %s + (j / %lld) * %lld + o, %lld);", by, (long long)slice, bx, (long long)per_batch,
                (long long)batch_stride, (long long)sbytes);
     else
         w_line(w, "if (o >= 0) memcpy(%s + j * %lld, %s + o, %lld);", by, (long long)slice, bx, (long long)sbytes);
     w_line(w, "else memset(%s + j * %lld, 0, %lld);", by, (long long)slice, (long long)sbytes);
-    w->indent--;
-    w_line(w, "}");
-    w->indent--;
-    w_line(w, "}");
+    nd_loop_close(w);
     return 0;
 }
 
@@ -293,18 +263,11 @@ static int emit_scatter_nd(Cgen *c, const Node *n, Diag *d)
     int64_t slice = emit_dims_prod(xs, m, xs->rank), tuples = emit_dims_prod(is, 0, q - 1);
     emit_copy_data(c, n);
     if (tuples == 0 || slice == 0) return 0;
-    char bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bu[EMIT_EXPR_CAP], nd[64], ns[64];
+    char bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bu[EMIT_EXPR_CAP];
     emit_ptr_name(c, ind, bi);
     emit_ptr_name(c, y, by);
     emit_ptr_name(c, n->in[2], bu);
-    snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "nd_dims"));
-    snprintf(ns, sizeof ns, "%s", cgen_tmp(c, "nd_strides"));
-    w_line(w, "{");
-    w->indent++;
-    emit_nd_tables(w, xs, 0, m, nd, ns);
-    w_line(w, "for (int64_t j = 0; j < %lld; j++) {", (long long)tuples);
-    w->indent++;
-    w_line(w, "int64_t o = gcrt_nd_offset(%s, %d, j, %d, %s, %s);", bi, ind->dtype == DT_I64, m, nd, ns);
+    nd_loop_open(c, xs, 0, m, tuples, ind, bi);
     w_line(w, "if (o < 0) continue;");
     if (kind == 0) {
         w_line(w, "memcpy(%s + o, %s + j * %lld, %lld);", by, bu, (long long)slice, (long long)(slice * (int64_t)ir_dtype_size(y->dtype)));
@@ -316,10 +279,7 @@ static int emit_scatter_nd(Cgen *c, const Node *n, Diag *d)
         emit_reduce(w, y->dtype, kind, by, "o + e", bu, ui);
         w->indent--;
     }
-    w->indent--;
-    w_line(w, "}");
-    w->indent--;
-    w_line(w, "}");
+    nd_loop_close(w);
     return 0;
 }
 
@@ -339,10 +299,7 @@ static int emit_onehot(Cgen *c, const Node *n, Diag *d)
     if (outer * inner == 0) return 0;
     emit_ptr_name(c, ind, bi);
     snprintf(idx, sizeof idx, "o * %lld + i", (long long)inner);
-    w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
-    w->indent++;
-    w_line(w, "for (int64_t i = 0; i < %lld; i++) {", (long long)inner);
-    w->indent++;
+    axis_loop_open_n(w, outer, inner);
     if (ir_dtype_is_float(ind->dtype)) {
         w_printf(w, "double v = (double)");
         cgen_load(w, ind->dtype, bi, idx);
@@ -355,9 +312,7 @@ static int emit_onehot(Cgen *c, const Node *n, Diag *d)
     }
     w_line(w, "if (k < 0) k += %lld;", (long long)depth);
     w_line(w, "if (k >= 0 && k < %lld) %s[(o * %lld + k) * %lld + i] = %s[1];", (long long)depth, by, (long long)depth, (long long)inner, bv);
-    w->indent--;
-    w_line(w, "}");
-    w->indent--;
+    axis_loop_close(w);
     return 0;
 }
 
@@ -505,10 +460,7 @@ static int emit_cumsum(Cgen *c, const Node *n, Diag *d)
         snprintf(sd, sizeof sd, "nd");
         snprintf(si, sizeof si, "ni");
     }
-    w_line(w, "for (int64_t o = 0; o < %s; o++)", so);
-    w->indent++;
-    w_line(w, "for (int64_t i = 0; i < %s; i++) {", si);
-    w->indent++;
+    axis_loop_open(w, so, si);
     w_line(w, "%s acc = (%s)0;", cts, cts);
     w_line(w, "for (int64_t t = 0; t < %s; t++) {", sd);
     w->indent++;
@@ -522,9 +474,7 @@ static int emit_cumsum(Cgen *c, const Node *n, Diag *d)
     if (!excl) cgen_store(w, y->dtype, by, "p", "acc");
     w->indent--;
     w_line(w, "}");
-    w->indent--;
-    w_line(w, "}");
-    w->indent--;
+    axis_loop_close(w);
     w->indent--;
     w_line(w, "}");
     return 0;
@@ -544,10 +494,7 @@ static int emit_arg(Cgen *c, const Node *n, int want_max)
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], idx[128];
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, y, by);
-    w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
-    w->indent++;
-    w_line(w, "for (int64_t i = 0; i < %lld; i++) {", (long long)inner);
-    w->indent++;
+    axis_loop_open_n(w, outer, inner);
     snprintf(idx, sizeof idx, "o * %lld + i", (long long)(dim * inner));
     w_printf(w, "%s bst = ", cts);
     cgen_load(w, x->dtype, bx, idx);
@@ -568,9 +515,7 @@ static int emit_arg(Cgen *c, const Node *n, int want_max)
     w->indent--;
     w_line(w, "}");
     w_line(w, "%s[o * %lld + i] = bi;", by, (long long)inner);
-    w->indent--;
-    w_line(w, "}");
-    w->indent--;
+    axis_loop_close(w);
     return 0;
 }
 
@@ -605,10 +550,7 @@ static int emit_topk(Cgen *c, const Node *n, Diag *d)
     w->indent++;
     w_line(w, "double *ky = (double *)(void *)%s;", ws);
     w_line(w, "int64_t *ord = (int64_t *)(void *)(%s + %lld);", ws, (long long)(dim * 8));
-    w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
-    w->indent++;
-    w_line(w, "for (int64_t i = 0; i < %lld; i++) {", (long long)inner);
-    w->indent++;
+    axis_loop_open_n(w, outer, inner);
     snprintf(idx, sizeof idx, "(o * %lld + t) * %lld + i", (long long)dim, (long long)inner);
     w_printf(w, "for (int64_t t = 0; t < %lld; t++) ky[t] = (double)", (long long)dim);
     cgen_load(w, x->dtype, bx, idx);
@@ -622,9 +564,7 @@ static int emit_topk(Cgen *c, const Node *n, Diag *d)
         w_line(w, "%s[(o * %lld + t) * %lld + i] = ord[t];", emit_ptr_name(c, n->out[1], bi), (long long)k, (long long)inner);
     w->indent--;
     w_line(w, "}");
-    w->indent--;
-    w_line(w, "}");
-    w->indent--;
+    axis_loop_close(w);
     w->indent--;
     w_line(w, "}");
     return 0;

@@ -1,12 +1,15 @@
 /* emit_linalg.c — C emitters for MatMul, Gemm and Det.
  *
  * Both lower to calls of the runtime GEMM (gcrt_sgemm for f32, gcrt_dgemm
- * for f64) with every size written as a literal. MatMul folds its batch
- * into M when B is shared by every batch and A is not broadcast (the common
- * [B,S,K] x [K,N] case: one GEMM); otherwise it loops over the broadcast
- * batch dims with one GEMM per matrix, offsetting A and B by their batch
- * strides (0 along broadcast dims). Gemm first fills Y with beta * C
- * (broadcast through row/column strides) and then accumulates alpha * A * B.
+ * for f64) with every size written as a literal. MatMul takes its geometry
+ * from the op description (ir_matmul_geometry, ir/ops/geometry.h) and writes
+ * its calls through emit_matmul_call, which the quantized matmuls share
+ * (emit_quant.c): it folds the batch into M when B is shared by every batch
+ * and A is not broadcast (the common [B,S,K] x [K,N] case: one GEMM);
+ * otherwise it loops over the broadcast batch dims with one GEMM per matrix,
+ * offsetting A and B by their batch strides (0 along broadcast dims). Gemm
+ * first fills Y with beta * C (broadcast through row/column strides) and
+ * then accumulates alpha * A * B.
  * Det calls gcrt_det_* (LU in double, the node's workspace holding one
  * matrix). Other dtypes are refused with a diagnostic naming the node.
  * An `epilogue` (ir/fused.h) on MatMul or Gemm is applied by one loop over
@@ -15,77 +18,63 @@
 #include "cgen.h"
 #include "emit_common.h"
 #include "../../ir/ops/linalg_attrs.h"
+#include "../../ir/ops/geometry.h"
 
 static const char *gemm_fn(DType t) { return t == DT_F32 ? "gcrt_sgemm" : "gcrt_dgemm"; }
 
-/* Element strides of an operand's batch dims aligned to the output batch. */
-static void batch_strides(const Shape *s, const Shape *batch, int64_t mat, int64_t *st)
-{
-    int own_rank = s->rank > 2 ? s->rank - 2 : 0;
-    int64_t acc = mat;
-    for (int k = batch->rank - 1; k >= 0; k--) {
-        int own = k - (batch->rank - own_rank);
-        if (own < 0) { st[k] = 0; continue; }
-        st[k] = s->dims[own] == 1 ? 0 : acc;
-        acc *= s->dims[own];
-    }
-}
-
-static int emit_matmul(Cgen *c, const Node *n, Diag *d)
+/* See emit_common.h. */
+void emit_matmul_call(Cgen *c, const IrMatMulGeom *g, DType t, const char *pa, const char *pb, const char *py)
 {
     Writer *w = cgen_w(c);
-    const Value *A = n->in[0], *B = n->in[1], *Y = n->out[0];
-    DType t = Y->dtype;
-    if (emit_check_float_dtype(n, t, d)) return -1;
-    if (ir_numel(&Y->shape) == 0) return 0;
-    const Shape *as = &A->shape, *bs = &B->shape;
-    int64_t K = as->dims[as->rank - 1];
-    int64_t M = as->rank == 1 ? 1 : as->dims[as->rank - 2];
-    int64_t N = bs->rank == 1 ? 1 : bs->dims[bs->rank - 1];
-    Shape ba = ir_shape(as->rank > 2 ? as->rank - 2 : 0, as->dims);
-    Shape bb = ir_shape(bs->rank > 2 ? bs->rank - 2 : 0, bs->dims);
-    Shape batch;
-    GC_ASSERT(ir_broadcast(&ba, &bb, &batch) == 0);
-    int64_t nbatch = ir_numel(&batch);
+    int64_t M = g->M, K = g->K, N = g->N, nbatch = ir_numel(&g->batch);
     char one[32], zero[32];
     emit_float_lit(one, sizeof one, 1.0, t);
     emit_float_lit(zero, sizeof zero, 0.0, t);
-    const char *pa = cgen_ptr(c, A), *pb = cgen_ptr(c, B), *py = cgen_ptr(c, Y);
-    if (ir_numel(&bb) == 1 && ir_numel(&ba) == nbatch) {
+    if (g->nb == 1 && g->na == nbatch) {
         w_line(w, "%s(0, 0, %lld, %lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %lld);", gemm_fn(t),
                (long long)(nbatch * M), (long long)N, (long long)K, one, pa, (long long)K, pb, (long long)N,
                zero, py, (long long)N);
-        return cgen_emit_epilogue(c, n, d);
+        return;
     }
-    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
-    batch_strides(as, &batch, M * K, sa);
-    batch_strides(bs, &batch, K * N, sb);
+    const Shape *batch = &g->batch;
     const char *iv[IR_MAX_RANK];
-    for (int k = 0; k < batch.rank; k++) {
+    for (int k = 0; k < batch->rank; k++) {
         iv[k] = cgen_tmp(c, "bi");
         w_line(w, "int64_t %s;", iv[k]);
     }
     int depth = w->indent;
-    for (int k = 0; k < batch.rank; k++) {
-        w_line(w, "for (%s = 0; %s < %lld; %s++)", iv[k], iv[k], (long long)batch.dims[k], iv[k]);
+    for (int k = 0; k < batch->rank; k++) {
+        w_line(w, "for (%s = 0; %s < %lld; %s++)", iv[k], iv[k], (long long)batch->dims[k], iv[k]);
         w->indent++;
     }
     /* offsets: A and B by their strides, Y by the dense batch index */
     w_printf(w, "%s(0, 0, %lld, %lld, %lld, %s, %s + (0", gemm_fn(t), (long long)M, (long long)N,
              (long long)K, one, pa);
-    for (int k = 0; k < batch.rank; k++)
-        if (sa[k]) w_printf(w, " + %s * %lld", iv[k], (long long)sa[k]);
+    for (int k = 0; k < batch->rank; k++)
+        if (g->sa[k]) w_printf(w, " + %s * %lld", iv[k], (long long)g->sa[k]);
     w_printf(w, "), %lld, %s + (0", (long long)K, pb);
-    for (int k = 0; k < batch.rank; k++)
-        if (sb[k]) w_printf(w, " + %s * %lld", iv[k], (long long)sb[k]);
+    for (int k = 0; k < batch->rank; k++)
+        if (g->sb[k]) w_printf(w, " + %s * %lld", iv[k], (long long)g->sb[k]);
     w_printf(w, "), %lld, %s, %s + (0", (long long)N, zero, py);
     int64_t ys = M * N;
-    for (int k = batch.rank - 1; k >= 0; k--) {
+    for (int k = batch->rank - 1; k >= 0; k--) {
         w_printf(w, " + %s * %lld", iv[k], (long long)ys);
-        ys *= batch.dims[k];
+        ys *= batch->dims[k];
     }
     w_line(w, "), %lld);", (long long)N);
     w->indent = depth;
+}
+
+static int emit_matmul(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *A = n->in[0], *B = n->in[1], *Y = n->out[0];
+    DType t = Y->dtype;
+    if (emit_check_float_dtype(n, t, d)) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    IrMatMulGeom g;
+    GC_ASSERT(ir_matmul_geometry(n, 0, 1, &g, NULL) == 0);
+    const char *pa = cgen_ptr(c, A), *pb = cgen_ptr(c, B), *py = cgen_ptr(c, Y);
+    emit_matmul_call(c, &g, t, pa, pb, py);
     return cgen_emit_epilogue(c, n, d);
 }
 

@@ -8,7 +8,8 @@
  * dilations, pads with auto_pad resolved), lifted to 3 spatial dims by
  * leading unit dims, passed as C99 compound literals. Conv gets the planned
  * workspace for im2col when the op's workspace facet asked for one, and a
- * null pointer otherwise (the kernel then uses its direct loops).
+ * null pointer otherwise (the kernel then uses its direct loops); its call
+ * is emit_conv_call, which the quantized convolutions share (emit_quant.c).
  * f32 and f64 are supported; other dtypes are refused with a diagnostic.
  * A Conv `epilogue` (ir/fused.h: activation, residual add, ...) is applied
  * by one loop over Y right after the kernel call in the same node block.
@@ -54,17 +55,17 @@ static void emit_window_head(Writer *w, const Geo3 *g)
     w_puts(w, ", ");
 }
 
-static int emit_conv(Cgen *c, const Node *n, Diag *d)
+/* See emit_common.h. */
+int emit_conv_call(Cgen *c, const Node *n, DType t, const char *px, const char *pw, const char *pb, const char *py,
+                   const char *pws, Diag *d)
 {
     Writer *w = cgen_w(c);
-    const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
-    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
+    const char *sfx = t == DT_F32 ? "f32" : "f64";
+    const Shape *xs = &n->in[0]->shape, *ws = &n->in[ir_conv_weight_input(n)]->shape;
     Geo3 g;
-    if (!sfx || geo3(n, &g, d)) return -1;
-    if (ir_numel(&Y->shape) == 0) return 0;
-    const char *ct = cgen_ctype(Y->dtype);
-    w_printf(w, "gcrt_conv_%s(%lld, %lld, %lld, %lld,\n", sfx, (long long)X->shape.dims[0],
-             (long long)X->shape.dims[1], (long long)W->shape.dims[0], (long long)n->attrs[CONV_GROUP].i);
+    if (geo3(n, &g, d)) return -1;
+    w_printf(w, "gcrt_conv_%s(%lld, %lld, %lld, %lld,\n", sfx, (long long)xs->dims[0], (long long)xs->dims[1],
+             (long long)ws->dims[0], (long long)n->attrs[CONV_GROUP].i);
     w->indent++;
     emit_dims3(w, g.in, g.sr, 1);
     w_puts(w, ", ");
@@ -77,12 +78,24 @@ static int emit_conv(Cgen *c, const Node *n, Diag *d)
     emit_dims3(w, g.dl, g.sr, 1);
     w_puts(w, ", ");
     emit_dims3(w, g.pb, g.sr, 0);
-    w_printf(w, ",\n%s, %s, %s, %s, ", cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0",
-             cgen_ptr(c, Y));
-    if (n->ws_bytes)
-        w_printf(w, "(%s *)(void *)%s, %lld);\n", ct, cgen_workspace(c, n), (long long)ir_conv_im2col_cols(n));
+    w_printf(w, ",\n%s, %s, %s, %s, ", px, pw, pb, py);
+    int64_t cols = ir_conv_im2col_cols(n);
+    if (pws && cols) w_printf(w, "(%s *)(void *)%s, %lld);\n", cgen_ctype(t), pws, (long long)cols);
     else w_puts(w, "0, 0);\n");
     w->indent--;
+    return 0;
+}
+
+static int emit_conv(Cgen *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
+    Geo3 g;
+    if (!sfx || geo3(n, &g, d)) return -1;
+    if (ir_numel(&Y->shape) == 0) return 0;
+    if (emit_conv_call(c, n, Y->dtype, cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0", cgen_ptr(c, Y),
+                       n->ws_bytes ? cgen_workspace(c, n) : NULL, d))
+        return -1;
     return cgen_emit_epilogue(c, n, d);
 }
 

@@ -34,15 +34,6 @@ static const char *ptr_off(Cgen *c, const Value *v, int64_t off, char *buf)
     return buf;
 }
 
-static void contiguous_strides(const Shape *s, int64_t *st)
-{
-    int64_t acc = 1;
-    for (int i = s->rank - 1; i >= 0; i--) {
-        st[i] = acc;
-        acc *= s->dims[i];
-    }
-}
-
 /* Emits a box copy: element i of the box `dims` goes from src + sum(i*sst)
  * to dst + sum(i*dst_st); dst and src are pointer expressions. */
 static void emit_copy(Cgen *c, const char *dst, const char *src, int rank, const int64_t *dims, const int64_t *dst_st,
@@ -114,11 +105,10 @@ static int emit_transpose(Cgen *c, const Node *n, Diag *d)
     (void)d;
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank, perm[IR_MAX_RANK];
-    const AttrVal *a = &n->attrs[TRANSPOSE_PERM];
-    for (int i = 0; i < r; i++) perm[i] = a->set ? (int)a->ints[i] : r - 1 - i;
+    ir_transpose_perm(n, perm);
     int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
-    contiguous_strides(&x->shape, ist);
-    contiguous_strides(&y->shape, ost);
+    ir_row_strides(&x->shape, ist);
+    ir_row_strides(&y->shape, ost);
     for (int i = 0; i < r; i++) sst[i] = ist[perm[i]];
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
     emit_copy(c, emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), r, y->shape.dims, ost, sst, ir_dtype_size(x->dtype));
@@ -175,8 +165,8 @@ static int emit_slice(Cgen *c, const Node *n, Diag *d)
     int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], off = 0;
     Shape os;
     if (ir_slice_plan(n, start, step, &os, d)) return -1;
-    contiguous_strides(&x->shape, ist);
-    contiguous_strides(&y->shape, ost);
+    ir_row_strides(&x->shape, ist);
+    ir_row_strides(&y->shape, ost);
     for (int k = 0; k < r; k++) {
         sst[k] = ist[k] * step[k];
         off += start[k] * ist[k];
@@ -193,8 +183,8 @@ static int emit_expand(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape, *os = &y->shape;
     int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
-    contiguous_strides(xs, ist);
-    contiguous_strides(os, ost);
+    ir_row_strides(xs, ist);
+    ir_row_strides(os, ost);
     for (int k = 0; k < os->rank; k++) {
         int j = k - (os->rank - xs->rank);
         sst[k] = j < 0 || xs->dims[j] == 1 ? 0 : ist[j];
@@ -281,48 +271,24 @@ static int emit_shape(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Constant: the value encoded in its dtype exactly as the interpreter
+ * would (its reference evaluation), or its own bytes when the attribute
+ * holds a tensor of the output dtype. */
 static int emit_constant(Cgen *c, const Node *n, Diag *d)
 {
-    Writer *w = cgen_w(c);
     const Value *y = n->out[0];
-    int64_t cnt = ir_numel(&y->shape);
-    size_t es = ir_dtype_size(y->dtype);
-    if (cnt == 0) {
-        w_line(w, "/* empty constant */");
+    if (ir_numel(&y->shape) == 0) {
+        w_line(cgen_w(c), "/* empty constant */");
         return 0;
     }
-    /* Encode the value in its dtype, exactly as the interpreter would. */
-    double *vals = calloc((size_t)cnt, sizeof(double));
-    unsigned char *bytes = calloc((size_t)cnt, es);
-    if (!vals || !bytes) {
-        free(vals);
-        free(bytes);
-        return diag_node_error(d, n, "out of memory emitting a constant");
-    }
-    const OpDesc *od = ir_op(n->op);
-    const double *noin[1] = {NULL};
-    double *outs[1] = {vals};
-    int rc = od->eval(n, noin, outs, d);
+    size_t nb;
+    unsigned char *bytes = emit_eval_bytes(n, &nb, d);
+    if (!bytes) return -1;
     const AttrVal *tv = &n->attrs[CONSTANT_VALUE];
-    if (!rc && tv->set && tv->t.dtype == y->dtype && tv->t.nbytes == (size_t)cnt * es) memcpy(bytes, tv->t.data, tv->t.nbytes);
-    else if (!rc)
-        for (int64_t i = 0; i < cnt; i++) ir_store_f64(y->dtype, bytes, (size_t)i, vals[i]);
-    if (!rc) {
-        char name[64], by[EMIT_EXPR_CAP];
-        snprintf(name, sizeof name, "%s", cgen_tmp(c, "cst"));
-        size_t nb = (size_t)cnt * es;
-        w_line(w, "{");
-        w->indent++;
-        w_printf(w, "static const unsigned char %s[%zu] = {", name, nb);
-        for (size_t i = 0; i < nb; i++) w_printf(w, "%s%s%u", i ? "," : "", i % 16 == 0 ? "\n    " : "", bytes[i]);
-        w_printf(w, "};\n");
-        w_line(w, "memcpy(%s, %s, %zu);", emit_ptr_name(c, y, by), name, nb);
-        w->indent--;
-        w_line(w, "}");
-    }
-    free(vals);
+    if (tv->set && tv->t.dtype == y->dtype && tv->t.nbytes == nb) memcpy(bytes, tv->t.data, nb);
+    emit_const_bytes(c, y, "cst", bytes, nb, 0);
     free(bytes);
-    return rc;
+    return 0;
 }
 
 const CgenEntry cgen_shape_entries[] = {

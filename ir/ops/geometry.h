@@ -1,22 +1,33 @@
 /* geometry.h — resolved index geometry that an op's description computes for
- * shape inference and that emitters need too, so that both read the same
- * numbers instead of recomputing them (pads after auto_pad, Slice starts
- * after clamping). */
+ * shape inference and that emitters, passes and other op families need too,
+ * so that all read the same numbers instead of recomputing them (pads after
+ * auto_pad, Slice starts after clamping, MatMul's broadcast batch strides).
+ * ir_matmul_ref, the reference product over the MatMul geometry, lives here
+ * with it because the integer matmuls (quant.c) run it too. */
 #ifndef GRAPHC_OPS_GEOMETRY_H
 #define GRAPHC_OPS_GEOMETRY_H
 
 #include "../ir.h"
 
-/* For a shape-inferred Conv, MaxPool or AveragePool node: kernel, strides,
- * dilations and resolved leading/trailing pads per spatial dim (arrays of
- * IR_MAX_RANK). Returns the spatial rank, or -1 if the node is invalid. */
-/* Conv's im2col tile: how many output positions (columns) one im2col pass
- * covers, so that the workspace stays under IR_CONV_WS_CAP bytes; 0 when the
- * conv needs no im2col (pointwise or depthwise: the kernel runs direct loops). */
-#define IR_CONV_WS_CAP ((int64_t)512 * 1024)
-int64_t ir_conv_im2col_cols(const Node *n);
+/* Input index of a convolution's weights (Conv, ConvInteger: 1;
+ * QLinearConv: 3), -1 for other ops (the pools: kernel_shape). */
+int ir_conv_weight_input(const Node *n);
+/* For a shape-inferred Conv, ConvInteger, QLinearConv, MaxPool or
+ * AveragePool node: kernel, strides, dilations and resolved leading/trailing
+ * pads per spatial dim (arrays of IR_MAX_RANK). Returns the spatial rank, or
+ * -1 if the node is invalid. */
 int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
                           int64_t *pad_begin, int64_t *pad_end);
+/* A convolution's im2col tile: how many output positions (columns) one
+ * im2col pass covers, so that the scratch stays under IR_CONV_WS_CAP bytes;
+ * 0 when the conv needs no im2col (pointwise or depthwise: the kernel runs
+ * direct loops). Conv's elements have X's dtype; ConvInteger and QLinearConv
+ * run the same kernel in double on zero-point-shifted copies (exact: integer
+ * sums stay far below 2^53), so theirs are 8 bytes. ir_conv_im2col_bytes is
+ * the scratch of one tile (Conv's workspace). */
+#define IR_CONV_WS_CAP ((int64_t)512 * 1024)
+int64_t ir_conv_im2col_cols(const Node *n);
+size_t ir_conv_im2col_bytes(const Node *n);
 
 /* For a MaxUnpool node: the spatial dims (IR_MAX_RANK array) of the shape
  * its indices I refer to: per dim (in - 1) * stride + kernel - pads. The
@@ -33,9 +44,39 @@ int ir_tfidf_grams(const Node *n, int64_t *off, int64_t *len);
  * 1 on untouched axes, start 0 on empty axes), and the output shape. */
 int ir_slice_plan(const Node *n, int64_t *start, int64_t *step, Shape *out, Diag *d);
 
+/* For a valid Transpose node: its permutation (default: the axes
+ * reversed) into perm[rank]. */
+void ir_transpose_perm(const Node *n, int *perm);
+
 /* For a Shape node: the [start, end) range of input dims it returns
  * (opset 15: negative counts from the end, then clamped to [0, rank]). */
 void ir_shape_range(const Node *n, int *start, int *end);
+
+/* ---- linalg family (ir/ops/linalg.c) ---- */
+
+/* numpy.matmul geometry of inputs ia (A) and ib (B) of MatMul, MatMulInteger
+ * or QLinearMatMul: a 1-D A is promoted to [1,K] and a 1-D B to [K,1] (the
+ * promoted dim is left out of `out`), the batch dims (all but the last two)
+ * broadcast. sa/sb are each operand's element strides along the broadcast
+ * batch dims (0 where it is broadcast); na/nb count the matrices in its own
+ * batch dims. */
+typedef struct IrMatMulGeom {
+    int64_t M, K, N;
+    Shape batch, out;
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
+    int64_t na, nb;
+} IrMatMulGeom;
+int ir_matmul_geometry(const Node *n, int ia, int ib, IrMatMulGeom *g, Diag *d);
+/* The reference product over g in double: Y[b] = A[b] x B[b] for every
+ * broadcast batch index b, Y dense [batch..., M, N]. */
+void ir_matmul_ref(const IrMatMulGeom *g, const double *A, const double *B, double *Y);
+
+/* ---- quantization family (ir/ops/quant.c) ---- */
+
+/* For a QuantizeLinear or DequantizeLinear node: element i of x uses the
+ * parameters' element (i / inner) % nch (nch 1 when they are per tensor).
+ * Returns 0, or -1 if the node is invalid. */
+int ir_quant_axis_geometry(const Node *n, int64_t *nch, int64_t *inner);
 
 /* ---- vision family (ir/ops/vision.c) ---- */
 

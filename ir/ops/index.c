@@ -31,15 +31,6 @@
 
 /* ---- shared helpers -------------------------------------------------------- */
 
-static void contiguous_strides(const Shape *s, int64_t *st)
-{
-    int64_t acc = 1;
-    for (int i = s->rank - 1; i >= 0; i--) {
-        st[i] = acc;
-        acc *= s->dims[i];
-    }
-}
-
 /* Row-major coordinates of element e of shape s. */
 static void coords_of(const Shape *s, int64_t e, int64_t *c)
 {
@@ -171,7 +162,6 @@ static int check_reduction(const Node *n, const char *s, Diag *d)
     return 0;
 }
 
-static const InplacePair inplace_00[] = {{0, 0}};
 static const char *const out_output[] = {"output"};
 
 /* ---- ConstantOfShape ---------------------------------------------------------- */
@@ -303,7 +293,7 @@ static int64_t elements_offset(const Node *n, int64_t e, double v, int ax, Diag 
     int64_t w = wrap_index(n, v, xs->dims[ax], ax, d);
     if (w < 0) return -1;
     c[ax] = w;
-    contiguous_strides(xs, st);
+    ir_row_strides(xs, st);
     int64_t off = 0;
     for (int k = 0; k < xs->rank; k++) off += c[k] * st[k];
     return off;
@@ -362,7 +352,7 @@ const OpDesc op_ScatterElements = {
     .name = "ScatterElements", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(se_attrs), .infer = se_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = se_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = se_eval,
 };
 
 /* ---- GatherND / ScatterND ------------------------------------------------------- */
@@ -409,7 +399,7 @@ static int64_t nd_offset(const Node *n, const double *tuple, int m, int ax0, Dia
 {
     const Shape *xs = &n->in[0]->shape;
     int64_t st[IR_MAX_RANK], off = 0;
-    contiguous_strides(xs, st);
+    ir_row_strides(xs, st);
     for (int k = 0; k < m; k++) {
         int64_t w = wrap_index(n, tuple[k], xs->dims[ax0 + k], ax0 + k, d);
         if (w < 0) return -1;
@@ -490,7 +480,7 @@ const OpDesc op_ScatterND = {
     .name = "ScatterND", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(snd_attrs), .infer = snd_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = snd_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = snd_eval,
 };
 
 /* ---- Trilu ------------------------------------------------------------------ */
@@ -535,7 +525,7 @@ const OpDesc op_Trilu = {
     .name = "Trilu", .min_in = 1, .max_in = 2, .in_names = trilu_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(trilu_attrs), .infer = trilu_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = trilu_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = trilu_eval,
 };
 
 /* ---- Range ------------------------------------------------------------------ */
@@ -626,7 +616,7 @@ static int tile_eval(const Node *n, const double *const *in, double *const *out,
     (void)d;
     const Shape *xs = &n->in[0]->shape, *os = &n->out[0]->shape;
     int64_t st[IR_MAX_RANK], c[IR_MAX_RANK], cnt = ir_numel(os);
-    contiguous_strides(xs, st);
+    ir_row_strides(xs, st);
     for (int64_t e = 0; e < cnt; e++) {
         coords_of(os, e, c);
         int64_t off = 0;
@@ -703,7 +693,7 @@ const OpDesc op_CumSum = {
     .name = "CumSum", .min_in = 2, .max_in = 2, .in_names = cumsum_in,
     .min_out = 1, .max_out = 1, .out_names = cumsum_out,
     OP_ATTRS(cumsum_attrs), .infer = cumsum_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = cumsum_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = cumsum_eval,
 };
 
 /* ---- OneHot ----------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include "../op.h"
 #include "linalg_attrs.h"
 #include "../fused.h"
+#include "geometry.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,89 +43,88 @@ static const AttrSpec matmul_attrs[] = {[MATMUL_EPILOGUE] = {"epilogue", ATTR_ST
 OP_ATTRS_CHECK(matmul_attrs, MATMUL_COUNT);
 static const char *const one_out_Y[] = {"Y"};
 
-/* The matmul geometry: batch shape (broadcast), M, K, N and the output. */
-typedef struct MatMulDims {
-    Shape batch;
-    int64_t M, K, N;
-    Shape out;
-} MatMulDims;
-
-static int matmul_dims(const Node *n, MatMulDims *md, Diag *d)
+/* Element strides of operand s's batch dims aligned to the broadcast batch
+ * shape (0 along broadcast dims); `mat` is the size of one matrix. */
+static void batch_strides(const Shape *s, const Shape *batch, int64_t mat, int64_t *st)
 {
-    const Shape *a = &n->in[0]->shape, *b = &n->in[1]->shape;
-    char sa[160], sb[160];
-    if (a->rank < 1) return diag_node_error(d, n, "input 'A' must have rank >= 1, got a scalar");
-    if (b->rank < 1) return diag_node_error(d, n, "input 'B' must have rank >= 1, got a scalar");
-    int64_t ka = a->dims[a->rank - 1];
-    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
-    if (ka != kb)
-        return diag_node_error(d, n,
-                               "input 'A' shape %s and input 'B' shape %s: inner dimensions differ (%lld vs %lld)",
-                               ir_shape_str(a, sa, sizeof sa), ir_shape_str(b, sb, sizeof sb),
-                               (long long)ka, (long long)kb);
-    md->K = ka;
-    md->M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
-    md->N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
-    Shape ba = ir_shape(a->rank > 2 ? a->rank - 2 : 0, a->dims);
-    Shape bb = ir_shape(b->rank > 2 ? b->rank - 2 : 0, b->dims);
-    if (ir_broadcast(&ba, &bb, &md->batch))
-        return diag_node_error(d, n,
-                               "input 'A' shape %s and input 'B' shape %s: batch dimensions do not broadcast",
-                               ir_shape_str(a, sa, sizeof sa), ir_shape_str(b, sb, sizeof sb));
-    md->out = md->batch;
-    if (a->rank > 1) md->out.dims[md->out.rank++] = md->M;
-    if (b->rank > 1) md->out.dims[md->out.rank++] = md->N;
-    return 0;
-}
-
-static int matmul_infer(Node *n, Diag *d)
-{
-    MatMulDims md;
-    if (check_same_numeric(n, d, 0, 1)) return -1;
-    if (matmul_dims(n, &md, d)) return -1;
-    ir_set_out(n, 0, n->in[0]->dtype, &md.out);
-    return ir_epilogue_infer(n, 2, d);
-}
-
-/* Element strides of a batch operand aligned to the broadcast batch shape
- * (0 along broadcast dims); `mat` is the size of one matrix. */
-static void batch_strides(const Shape *s, int nbatch_own, const Shape *batch, int64_t mat,
-                          int64_t *st)
-{
+    int own_rank = s->rank > 2 ? s->rank - 2 : 0;
     int64_t acc = mat;
     for (int k = batch->rank - 1; k >= 0; k--) {
-        int own = k - (batch->rank - nbatch_own);
+        int own = k - (batch->rank - own_rank);
         if (own < 0) { st[k] = 0; continue; }
         st[k] = s->dims[own] == 1 ? 0 : acc;
         acc *= s->dims[own];
     }
 }
 
-static int matmul_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+/* See geometry.h. */
+int ir_matmul_geometry(const Node *n, int ia, int ib, IrMatMulGeom *g, Diag *d)
 {
-    MatMulDims md;
-    if (matmul_dims(n, &md, d)) return -1;
-    const Shape *a = &n->in[0]->shape, *b = &n->in[1]->shape;
-    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK], idx[IR_MAX_RANK] = {0};
-    batch_strides(a, a->rank > 2 ? a->rank - 2 : 0, &md.batch, md.M * md.K, sa);
-    batch_strides(b, b->rank > 2 ? b->rank - 2 : 0, &md.batch, md.K * md.N, sb);
-    int64_t nb = ir_numel(&md.batch);
-    for (int64_t bi = 0; bi < nb; bi++) {
+    const Shape *a = &n->in[ia]->shape, *b = &n->in[ib]->shape;
+    const char *na = ir_op(n->op)->in_names[ia], *nb = ir_op(n->op)->in_names[ib];
+    char sa[160], sb[160];
+    if (a->rank < 1) return diag_node_error(d, n, "input '%s' must have rank >= 1, got a scalar", na);
+    if (b->rank < 1) return diag_node_error(d, n, "input '%s' must have rank >= 1, got a scalar", nb);
+    int64_t ka = a->dims[a->rank - 1];
+    int64_t kb = b->rank == 1 ? b->dims[0] : b->dims[b->rank - 2];
+    if (ka != kb)
+        return diag_node_error(d, n, "input '%s' shape %s and input '%s' shape %s: inner dimensions differ (%lld vs %lld)",
+                               na, ir_shape_str(a, sa, sizeof sa), nb, ir_shape_str(b, sb, sizeof sb),
+                               (long long)ka, (long long)kb);
+    g->K = ka;
+    g->M = a->rank == 1 ? 1 : a->dims[a->rank - 2];
+    g->N = b->rank == 1 ? 1 : b->dims[b->rank - 1];
+    Shape ba = ir_shape(a->rank > 2 ? a->rank - 2 : 0, a->dims);
+    Shape bb = ir_shape(b->rank > 2 ? b->rank - 2 : 0, b->dims);
+    if (ir_broadcast(&ba, &bb, &g->batch))
+        return diag_node_error(d, n, "input '%s' shape %s and input '%s' shape %s: batch dimensions do not broadcast",
+                               na, ir_shape_str(a, sa, sizeof sa), nb, ir_shape_str(b, sb, sizeof sb));
+    g->out = g->batch;
+    if (a->rank > 1) g->out.dims[g->out.rank++] = g->M;
+    if (b->rank > 1) g->out.dims[g->out.rank++] = g->N;
+    g->na = ir_numel(&ba);
+    g->nb = ir_numel(&bb);
+    batch_strides(a, &g->batch, g->M * g->K, g->sa);
+    batch_strides(b, &g->batch, g->K * g->N, g->sb);
+    return 0;
+}
+
+/* See geometry.h. */
+void ir_matmul_ref(const IrMatMulGeom *g, const double *A, const double *B, double *Y)
+{
+    int64_t idx[IR_MAX_RANK] = {0}, nbatch = ir_numel(&g->batch);
+    for (int64_t bi = 0; bi < nbatch; bi++) {
         int64_t oa = 0, ob = 0;
-        for (int k = 0; k < md.batch.rank; k++) { oa += idx[k] * sa[k]; ob += idx[k] * sb[k]; }
-        const double *A = in[0] + oa, *B = in[1] + ob;
-        double *Y = out[0] + bi * md.M * md.N;
-        for (int64_t i = 0; i < md.M; i++)
-            for (int64_t j = 0; j < md.N; j++) {
+        for (int k = 0; k < g->batch.rank; k++) { oa += idx[k] * g->sa[k]; ob += idx[k] * g->sb[k]; }
+        const double *a = A + oa, *b = B + ob;
+        double *y = Y + bi * g->M * g->N;
+        for (int64_t i = 0; i < g->M; i++)
+            for (int64_t j = 0; j < g->N; j++) {
                 double s = 0;
-                for (int64_t k = 0; k < md.K; k++) s += A[i * md.K + k] * B[k * md.N + j];
-                Y[i * md.N + j] = s;
+                for (int64_t k = 0; k < g->K; k++) s += a[i * g->K + k] * b[k * g->N + j];
+                y[i * g->N + j] = s;
             }
-        for (int k = md.batch.rank - 1; k >= 0; k--) {
-            if (++idx[k] < md.batch.dims[k]) break;
+        for (int k = g->batch.rank - 1; k >= 0; k--) {
+            if (++idx[k] < g->batch.dims[k]) break;
             idx[k] = 0;
         }
     }
+}
+
+static int matmul_infer(Node *n, Diag *d)
+{
+    IrMatMulGeom g;
+    if (check_same_numeric(n, d, 0, 1)) return -1;
+    if (ir_matmul_geometry(n, 0, 1, &g, d)) return -1;
+    ir_set_out(n, 0, n->in[0]->dtype, &g.out);
+    return ir_epilogue_infer(n, 2, d);
+}
+
+static int matmul_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    IrMatMulGeom g;
+    if (ir_matmul_geometry(n, 0, 1, &g, d)) return -1;
+    ir_matmul_ref(&g, in[0], in[1], out[0]);
     return ir_epilogue_eval(n, in, out[0], d);
 }
 

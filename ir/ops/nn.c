@@ -3,13 +3,14 @@
  * mode), Softmax,
  * LogSoftmax and LayerNormalization, with ONNX opset 17 semantics.
  *
- * Conv and the two windowed pools share one geometry routine (window_geo)
+ * Conv and the two windowed pools share one geometry routine
+ * (nn_window_geo in nn_common.c, which ConvInteger and QLinearConv use too)
  * that validates kernel_shape/strides/dilations/pads/auto_pad against X
  * and computes, per spatial dim, the kernel, stride, dilation, resolved
  * leading/trailing pads and output size. Shape inference, the reference
- * evaluation, the workspace facet and the C emitter (through
- * ir_nn_window_geometry) all read the same numbers, so they cannot
- * disagree.
+ * evaluation (nn_conv_ref for every convolution), the workspace facet and
+ * the C emitter (through ir_nn_window_geometry) all read the same numbers,
+ * so they cannot disagree.
  *
  * Output size per spatial dim with effective kernel ek = (k-1)*dilation+1:
  *   NOTSET/VALID: floor((in + pb + pe - ek) / s) + 1, or with ceil_mode
@@ -35,87 +36,12 @@
 #include <math.h>
 #include <string.h>
 
-/* ---- window geometry (Conv, MaxPool, AveragePool) ----------------------- */
-
-typedef struct Window {
-    int sr; /* spatial rank */
-    int64_t in[IR_MAX_RANK], k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK];
-    int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK], out[IR_MAX_RANK];
-} Window;
-
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static int window_geo(const Node *n, Window *w, Diag *d)
-{
-    const Shape *xs = &n->in[0]->shape;
-    char b1[160], b2[160];
-    int is_conv = n->op == OP_Conv;
-    if (nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
-    int sr = w->sr = xs->rank - 2;
-    for (int i = 0; i < sr; i++) w->in[i] = xs->dims[2 + i];
-    int ki = ir_attr_index(n, "kernel_shape");
-    const AttrVal *ka = &n->attrs[ki];
-    if (ka->set && ka->n != sr)
-        return diag_node_error(d, n, "attribute 'kernel_shape' has %d values but X has %d spatial dims", ka->n, sr);
-    if (is_conv) {
-        const Shape *ws = &n->in[1]->shape;
-        if (nn_check_weight_rank(n, d)) return -1;
-        for (int i = 0; i < sr; i++) w->k[i] = ws->dims[2 + i];
-        if (ka->set && memcmp(ka->ints, w->k, sizeof(int64_t) * (size_t)sr) != 0)
-            return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of input 'W'",
-                                   nn_ints_str(ka->ints, ka->n, b1, sizeof b1), nn_ints_str(w->k, sr, b2, sizeof b2));
-    } else {
-        if (!ka->set) return diag_node_error(d, n, "required attribute 'kernel_shape' is missing");
-        memcpy(w->k, ka->ints, sizeof(int64_t) * (size_t)sr);
-    }
-    if (nn_check_kernel_positive(n, w->k, sr, d)) return -1;
-    int64_t pads[2 * IR_MAX_RANK];
-    if (nn_window_ints(n, "strides", sr, sr, 1, 1, w->s, d) ||
-        nn_window_ints(n, "dilations", sr, sr, 1, 1, w->dl, d) ||
-        nn_window_ints(n, "pads", sr, 2 * sr, 0, 0, pads, d))
-        return -1;
-    int ci = ir_attr_index(n, "ceil_mode");
-    int ceil_mode = ci >= 0 && n->attrs[ci].i != 0;
-    if (ci >= 0 && n->attrs[ci].i != 0 && n->attrs[ci].i != 1)
-        return diag_node_error(d, n, "attribute 'ceil_mode' must be 0 or 1, got %lld", (long long)n->attrs[ci].i);
-    NnAutoPad mode;
-    if (nn_auto_pad(n, n->attrs[ir_attr_index(n, "auto_pad")].s, pads, sr, &mode, d)) return -1;
-    int same = mode == NN_PAD_SAME_UPPER || mode == NN_PAD_SAME_LOWER, upper = mode == NN_PAD_SAME_UPPER;
-    for (int i = 0; i < sr; i++) {
-        int64_t ek = (w->k[i] - 1) * w->dl[i] + 1;
-        if (same) {
-            w->out[i] = ceil_div(w->in[i], w->s[i]);
-            int64_t total = (w->out[i] - 1) * w->s[i] + ek - w->in[i];
-            if (total < 0) total = 0;
-            w->pb[i] = upper ? total / 2 : total - total / 2;
-            w->pe[i] = total - w->pb[i];
-        } else {
-            w->pb[i] = pads[i];
-            w->pe[i] = pads[sr + i];
-            int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ek;
-            if (span < 0)
-                return diag_node_error(d, n,
-                                       "output spatial dim %d would be empty: input %lld + pads %lld+%lld is smaller than the kernel extent %lld",
-                                       i, (long long)w->in[i], (long long)w->pb[i], (long long)w->pe[i], (long long)ek);
-            w->out[i] = (ceil_mode ? ceil_div(span, w->s[i]) : span / w->s[i]) + 1;
-            if (ceil_mode && (w->out[i] - 1) * w->s[i] >= w->in[i] + w->pb[i]) w->out[i]--;
-        }
-        if (w->out[i] <= 0)
-            return diag_node_error(d, n, "output spatial dim %d would be %lld (input %lld, kernel extent %lld, stride %lld)",
-                                   i, (long long)w->out[i], (long long)w->in[i], (long long)ek, (long long)w->s[i]);
-        if (!is_conv && (w->pb[i] >= ek || w->pe[i] >= ek))
-            return diag_node_error(d, n, "pads %lld+%lld along spatial dim %d must be smaller than the kernel extent %lld",
-                                   (long long)w->pb[i], (long long)w->pe[i], i, (long long)ek);
-    }
-    return 0;
-}
-
 /* See geometry.h. */
 int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
                           int64_t *pad_begin, int64_t *pad_end)
 {
-    Window w;
-    if (window_geo(n, &w, NULL)) return -1;
+    NnWindow w;
+    if (nn_window_geo(n, &w, NULL)) return -1;
     size_t sz = sizeof(int64_t) * (size_t)w.sr;
     memcpy(kernel, w.k, sz);
     memcpy(strides, w.s, sz);
@@ -125,20 +51,13 @@ int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int6
     return w.sr;
 }
 
-static void window_out_shape(const Node *n, const Window *w, int64_t channels, Shape *os)
-{
-    os->rank = w->sr + 2;
-    os->dims[0] = n->in[0]->shape.dims[0];
-    os->dims[1] = channels;
-    for (int i = 0; i < w->sr; i++) os->dims[2 + i] = w->out[i];
-}
-
 /* ---- Conv --------------------------------------------------------------- */
 
 /* Inputs from x3 on are epilogue operands (attribute `epilogue`, ir/fused.h). */
 static const char *const conv_in[3 + FUSED_MAX_EPI] = {"X", "W", "B", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10"};
 static const char *const conv_out[] = {"Y"};
-static const AttrSpec conv_attrs[] = {
+/* See nn_common.h: ConvInteger and QLinearConv take the entries before CONV_EPILOGUE. */
+const AttrSpec nn_conv_attrs[CONV_COUNT] = {
     [CONV_AUTO_PAD] = {"auto_pad", ATTR_STRING, "NOTSET", 0},
     [CONV_DILATIONS] = {"dilations", ATTR_INTS, NULL, 0},
     [CONV_GROUP] = {"group", ATTR_INT, "1", 0},
@@ -147,15 +66,15 @@ static const AttrSpec conv_attrs[] = {
     [CONV_STRIDES] = {"strides", ATTR_INTS, NULL, 0},
     [CONV_EPILOGUE] = {"epilogue", ATTR_STRING, NULL, 0},
 };
-OP_ATTRS_CHECK(conv_attrs, CONV_COUNT);
+OP_ATTRS_CHECK(nn_conv_attrs, CONV_COUNT);
 
 static int conv_infer(Node *n, Diag *d)
 {
-    Window w;
+    NnWindow w;
     char b1[160];
     if (nn_check_float(n, 0, d) || nn_check_same_dtype(n, 1, d)) return -1;
     if (n->n_in > 2 && n->in[2] && nn_check_same_dtype(n, 2, d)) return -1;
-    if (window_geo(n, &w, d)) return -1;
+    if (nn_window_geo(n, &w, d)) return -1;
     const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
     int64_t group = n->attrs[CONV_GROUP].i, C = xs->dims[1], M = ws->dims[0];
     if (nn_check_group(n, group, C, d)) return -1;
@@ -167,53 +86,33 @@ static int conv_infer(Node *n, Diag *d)
                                (long long)ws->dims[1], (long long)C, (long long)group, (long long)(C / group));
     if (n->n_in > 2 && n->in[2] && nn_check_vec(n, 2, M, "output channels of W", d)) return -1;
     Shape os;
-    window_out_shape(n, &w, M, &os);
+    nn_window_out_shape(n, &w, M, &os);
     ir_set_out(n, 0, n->in[0]->dtype, &os);
     return ir_epilogue_infer(n, 3, d);
 }
 
 static int conv_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
-    Window w;
-    if (window_geo(n, &w, d)) return -1;
-    const Shape *xs = &n->in[0]->shape;
-    int64_t N = xs->dims[0], C = xs->dims[1], M = n->in[1]->shape.dims[0];
-    int64_t group = n->attrs[CONV_GROUP].i, Cg = C / group, Mg = M / group;
-    int64_t plane = 1, P = 1, KP = 1;
-    for (int i = 0; i < w.sr; i++) { plane *= w.in[i]; P *= w.out[i]; KP *= w.k[i]; }
-    const double *B = n->n_in > 2 ? in[2] : NULL;
-    for (int64_t b = 0; b < N; b++)
-        for (int64_t m = 0; m < M; m++) {
-            int64_t c0 = (m / (Mg ? Mg : 1)) * Cg;
-            int64_t o[IR_MAX_RANK] = {0};
-            for (int64_t p = 0; p < P; p++, nn_next_index(o, w.out, w.sr)) {
-                double acc = B ? B[m] : 0;
-                for (int64_t c = 0; c < Cg; c++) {
-                    const double *x = in[0] + (b * C + c0 + c) * plane;
-                    const double *wt = in[1] + (m * Cg + c) * KP;
-                    int64_t t[IR_MAX_RANK] = {0};
-                    for (int64_t kp = 0; kp < KP; kp++, nn_next_index(t, w.k, w.sr)) {
-                        int64_t off = 0, ok = 1;
-                        for (int i = 0; i < w.sr && ok; i++) {
-                            int64_t pos = o[i] * w.s[i] - w.pb[i] + t[i] * w.dl[i];
-                            ok = pos >= 0 && pos < w.in[i];
-                            off = off * w.in[i] + pos;
-                        }
-                        if (ok) acc += x[off] * wt[kp];
-                    }
-                }
-                out[0][(b * M + m) * P + p] = acc;
-            }
-        }
+    NnWindow w;
+    if (nn_window_geo(n, &w, d)) return -1;
+    nn_conv_ref(&w, n->in[0]->shape.dims[0], n->in[0]->shape.dims[1], n->in[1]->shape.dims[0],
+                n->attrs[CONV_GROUP].i, in[0], in[1], n->n_in > 2 ? in[2] : NULL, out[0]);
     return ir_epilogue_eval(n, in, out[0], d);
+}
+
+/* Size of one im2col element: the input dtype's for Conv; the quantized
+ * convolutions run the kernel on double copies (see geometry.h). */
+static int64_t im2col_elem(const Node *n)
+{
+    return n->op == OP_Conv ? (int64_t)ir_dtype_size(n->in[0]->dtype) : (int64_t)sizeof(double);
 }
 
 /* im2col scratch of the C kernel: none for pointwise or depthwise convs. */
 int64_t ir_conv_im2col_cols(const Node *n)
 {
-    Window w;
-    if (window_geo(n, &w, NULL)) return 0;
-    int64_t Cg = n->in[1]->shape.dims[1], KP = 1, P = 1;
+    NnWindow w;
+    if (nn_window_geo(n, &w, NULL)) return 0;
+    int64_t Cg = n->in[ir_conv_weight_input(n)]->shape.dims[1], KP = 1, P = 1;
     int pointwise = 1;
     for (int i = 0; i < w.sr; i++) {
         KP *= w.k[i];
@@ -221,29 +120,29 @@ int64_t ir_conv_im2col_cols(const Node *n)
         if (w.k[i] != 1 || w.s[i] != 1 || w.pb[i] != 0 || w.pe[i] != 0) pointwise = 0;
     }
     if (pointwise || Cg == 1 || P == 0) return 0;
-    int64_t col_bytes = Cg * KP * (int64_t)ir_dtype_size(n->in[0]->dtype);
+    int64_t col_bytes = Cg * KP * im2col_elem(n);
     int64_t cols = IR_CONV_WS_CAP / col_bytes;
     if (cols < 1) cols = 1;
     return cols < P ? cols : P;
 }
 
 /* im2col scratch for one tile: [C/group * prod(kernel), cols] elements. */
-static size_t conv_workspace(const Node *n)
+size_t ir_conv_im2col_bytes(const Node *n)
 {
     int64_t cols = ir_conv_im2col_cols(n);
     if (!cols) return 0;
-    const Shape *ws = &n->in[1]->shape; /* [M, C/group, k...] */
+    const Shape *ws = &n->in[ir_conv_weight_input(n)]->shape; /* [M, C/group, k...] */
     int64_t rows = ir_numel(ws) / ws->dims[0];
-    return (size_t)(rows * cols) * ir_dtype_size(n->in[0]->dtype);
+    return (size_t)(rows * cols * im2col_elem(n));
 }
 
 const OpDesc op_Conv = {
     .name = "Conv",
     .min_in = 2, .max_in = 3 + FUSED_MAX_EPI, .in_names = conv_in,
     .min_out = 1, .max_out = 1, .out_names = conv_out,
-    OP_ATTRS(conv_attrs),
+    OP_ATTRS(nn_conv_attrs),
     .infer = conv_infer,
-    .workspace = conv_workspace,
+    .workspace = ir_conv_im2col_bytes,
     .eval = conv_eval,
 };
 
@@ -265,7 +164,7 @@ OP_ATTRS_CHECK(maxpool_attrs, MAXPOOL_COUNT);
 /* MaxPool also takes 8-bit integers and may output the argmax Indices. */
 static int pool_infer(Node *n, Diag *d)
 {
-    Window w;
+    NnWindow w;
     int is_max = n->op == OP_MaxPool;
     DType t = n->in[0]->dtype;
     if (!(is_max && (t == DT_U8 || t == DT_I8)) && nn_check_float(n, 0, d)) return -1;
@@ -275,9 +174,9 @@ static int pool_infer(Node *n, Diag *d)
             return diag_node_error(d, n, "attribute 'storage_order' must be 0 (row major) or 1 (column major), got %lld",
                                    (long long)so);
     }
-    if (window_geo(n, &w, d)) return -1;
+    if (nn_window_geo(n, &w, d)) return -1;
     Shape os;
-    window_out_shape(n, &w, n->in[0]->shape.dims[1], &os);
+    nn_window_out_shape(n, &w, n->in[0]->shape.dims[1], &os);
     ir_set_out(n, 0, t, &os);
     if (n->n_out > 1 && n->out[1]) ir_set_out(n, 1, DT_I64, &os);
     return 0;
@@ -289,8 +188,8 @@ static int pool_infer(Node *n, Diag *d)
 static int pool_eval(const Node *n, const double *const *in, double *const *out, Diag *d, int is_max,
                      int count_include_pad, double *idx, int col_major)
 {
-    Window w;
-    if (window_geo(n, &w, d)) return -1;
+    NnWindow w;
+    if (nn_window_geo(n, &w, d)) return -1;
     const Shape *xs = &n->in[0]->shape;
     int64_t NC = xs->dims[0] * xs->dims[1], plane = 1, P = 1, KP = 1;
     for (int i = 0; i < w.sr; i++) { plane *= w.in[i]; P *= w.out[i]; KP *= w.k[i]; }
@@ -522,7 +421,6 @@ static const AttrSpec bn_attrs[] = {
     [BN_TRAINING_MODE] = {"training_mode", ATTR_INT, "0", 0},
 };
 OP_ATTRS_CHECK(bn_attrs, BN_COUNT);
-static const InplacePair inplace_00[] = {{0, 0}};
 
 static int bn_infer(Node *n, Diag *d)
 {
@@ -581,7 +479,7 @@ const OpDesc op_BatchNormalization = {
     .min_out = 1, .max_out = 3, .out_names = bn_out,
     OP_ATTRS(bn_attrs),
     .infer = bn_infer,
-    .inplace = inplace_00, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = bn_eval,
 };
 
@@ -627,17 +525,16 @@ static int logsoftmax_eval(const Node *n, const double *const *in, double *const
     return sm_eval_any(n, in, out, d, 1);
 }
 
-/* Each row is read whole before (or, element by element, just before) it is
- * written, so Y may be X's buffer (runtime softmax_any, layernorm). */
-static const InplacePair row_inplace[] = {{0, 0}};
-
+/* In place (ir_inplace_00): each row is read whole before (or, element by
+ * element, just before) it is written, so Y may be X's buffer (runtime
+ * softmax_any, layernorm). */
 const OpDesc op_Softmax = {
     .name = "Softmax",
     .min_in = 1, .max_in = 1, .in_names = sm_in,
     .min_out = 1, .max_out = 1, .out_names = sm_out,
     OP_ATTRS(sm_attrs),
     .infer = sm_infer,
-    .inplace = row_inplace, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = softmax_eval,
 };
 
@@ -647,7 +544,7 @@ const OpDesc op_LogSoftmax = {
     .min_out = 1, .max_out = 1, .out_names = sm_out,
     OP_ATTRS(sm_attrs),
     .infer = sm_infer,
-    .inplace = row_inplace, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = logsoftmax_eval,
 };
 
@@ -756,6 +653,6 @@ const OpDesc op_LayerNormalization = {
     .min_out = 1, .max_out = 3, .out_names = ln_out,
     OP_ATTRS(ln_attrs),
     .infer = ln_infer,
-    .inplace = row_inplace, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = ln_eval,
 };

@@ -1,7 +1,9 @@
 /* nn_common.c — shared checks and helpers of the neural-network-style op
- * families (see nn_common.h). Conv/MaxPool/AveragePool (nn.c) and
- * ConvTranspose (vision.c) read their window attributes and auto_pad through
- * the same code, so both report a broken rule with the same words.
+ * families (see nn_common.h). Conv/MaxPool/AveragePool (nn.c), the quantized
+ * convolutions (quant.c) and ConvTranspose (vision.c) read their window
+ * attributes and auto_pad through the same code, so all report a broken
+ * rule with the same words; the first four also share one geometry
+ * (nn_window_geo) and the convolutions one reference loop (nn_conv_ref).
  */
 #include "nn_common.h"
 
@@ -55,13 +57,14 @@ int nn_check_group(const Node *n, int64_t group, int64_t C, Diag *d)
     return 0;
 }
 
-int nn_check_weight_rank(const Node *n, Diag *d)
+int nn_check_weight_rank(const Node *n, int wi, Diag *d)
 {
-    const Shape *xs = &n->in[0]->shape, *ws = &n->in[1]->shape;
+    const Shape *xs = &n->in[0]->shape, *ws = &n->in[wi]->shape;
+    const char *const *names = ir_op(n->op)->in_names;
     char b1[160];
     if (ws->rank != xs->rank)
-        return diag_node_error(d, n, "input 'W' must have rank %d (same as X), got shape %s", xs->rank,
-                               ir_shape_str(ws, b1, sizeof b1));
+        return diag_node_error(d, n, "input '%s' must have rank %d (same as %s), got shape %s", names[wi], xs->rank,
+                               names[0], ir_shape_str(ws, b1, sizeof b1));
     return 0;
 }
 
@@ -107,6 +110,121 @@ int nn_auto_pad(const Node *n, const char *ap, const int64_t *pads, int sr, NnAu
     if (*mode != NN_PAD_NOTSET && pads_nonzero)
         return diag_node_error(d, n, "attribute 'pads' cannot be used together with auto_pad=%s", ap);
     return 0;
+}
+
+/* ---- window geometry (Conv, ConvInteger, QLinearConv, MaxPool, AveragePool) ---- */
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int ir_conv_weight_input(const Node *n)
+{
+    if (n->op == OP_Conv || n->op == OP_ConvInteger) return 1;
+    return n->op == OP_QLinearConv ? 3 : -1;
+}
+
+int nn_window_geo(const Node *n, NnWindow *w, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    char b1[160], b2[160];
+    int wi = ir_conv_weight_input(n), is_conv = wi >= 0;
+    if (nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
+    int sr = w->sr = xs->rank - 2;
+    for (int i = 0; i < sr; i++) w->in[i] = xs->dims[2 + i];
+    int ki = ir_attr_index(n, "kernel_shape");
+    const AttrVal *ka = &n->attrs[ki];
+    if (ka->set && ka->n != sr)
+        return diag_node_error(d, n, "attribute 'kernel_shape' has %d values but X has %d spatial dims", ka->n, sr);
+    if (is_conv) {
+        const Shape *ws = &n->in[wi]->shape;
+        if (nn_check_weight_rank(n, wi, d)) return -1;
+        for (int i = 0; i < sr; i++) w->k[i] = ws->dims[2 + i];
+        if (ka->set && memcmp(ka->ints, w->k, sizeof(int64_t) * (size_t)sr) != 0)
+            return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of input '%s'",
+                                   nn_ints_str(ka->ints, ka->n, b1, sizeof b1), nn_ints_str(w->k, sr, b2, sizeof b2),
+                                   ir_op(n->op)->in_names[wi]);
+    } else {
+        if (!ka->set) return diag_node_error(d, n, "required attribute 'kernel_shape' is missing");
+        memcpy(w->k, ka->ints, sizeof(int64_t) * (size_t)sr);
+    }
+    if (nn_check_kernel_positive(n, w->k, sr, d)) return -1;
+    int64_t pads[2 * IR_MAX_RANK];
+    if (nn_window_ints(n, "strides", sr, sr, 1, 1, w->s, d) ||
+        nn_window_ints(n, "dilations", sr, sr, 1, 1, w->dl, d) ||
+        nn_window_ints(n, "pads", sr, 2 * sr, 0, 0, pads, d))
+        return -1;
+    int ci = ir_attr_index(n, "ceil_mode");
+    int ceil_mode = ci >= 0 && n->attrs[ci].i != 0;
+    if (ci >= 0 && n->attrs[ci].i != 0 && n->attrs[ci].i != 1)
+        return diag_node_error(d, n, "attribute 'ceil_mode' must be 0 or 1, got %lld", (long long)n->attrs[ci].i);
+    NnAutoPad mode;
+    if (nn_auto_pad(n, n->attrs[ir_attr_index(n, "auto_pad")].s, pads, sr, &mode, d)) return -1;
+    int same = mode == NN_PAD_SAME_UPPER || mode == NN_PAD_SAME_LOWER, upper = mode == NN_PAD_SAME_UPPER;
+    for (int i = 0; i < sr; i++) {
+        int64_t ek = (w->k[i] - 1) * w->dl[i] + 1;
+        if (same) {
+            w->out[i] = ceil_div(w->in[i], w->s[i]);
+            int64_t total = (w->out[i] - 1) * w->s[i] + ek - w->in[i];
+            if (total < 0) total = 0;
+            w->pb[i] = upper ? total / 2 : total - total / 2;
+            w->pe[i] = total - w->pb[i];
+        } else {
+            w->pb[i] = pads[i];
+            w->pe[i] = pads[sr + i];
+            int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ek;
+            if (span < 0)
+                return diag_node_error(d, n,
+                                       "output spatial dim %d would be empty: input %lld + pads %lld+%lld is smaller than the kernel extent %lld",
+                                       i, (long long)w->in[i], (long long)w->pb[i], (long long)w->pe[i], (long long)ek);
+            w->out[i] = (ceil_mode ? ceil_div(span, w->s[i]) : span / w->s[i]) + 1;
+            if (ceil_mode && (w->out[i] - 1) * w->s[i] >= w->in[i] + w->pb[i]) w->out[i]--;
+        }
+        if (w->out[i] <= 0)
+            return diag_node_error(d, n, "output spatial dim %d would be %lld (input %lld, kernel extent %lld, stride %lld)",
+                                   i, (long long)w->out[i], (long long)w->in[i], (long long)ek, (long long)w->s[i]);
+        if (!is_conv && (w->pb[i] >= ek || w->pe[i] >= ek))
+            return diag_node_error(d, n, "pads %lld+%lld along spatial dim %d must be smaller than the kernel extent %lld",
+                                   (long long)w->pb[i], (long long)w->pe[i], i, (long long)ek);
+    }
+    return 0;
+}
+
+void nn_window_out_shape(const Node *n, const NnWindow *w, int64_t channels, Shape *os)
+{
+    os->rank = w->sr + 2;
+    os->dims[0] = n->in[0]->shape.dims[0];
+    os->dims[1] = channels;
+    for (int i = 0; i < w->sr; i++) os->dims[2 + i] = w->out[i];
+}
+
+void nn_conv_ref(const NnWindow *w, int64_t N, int64_t C, int64_t M, int64_t group, const double *x,
+                 const double *wt, const double *bias, double *y)
+{
+    int64_t Cg = C / group, Mg = M / group;
+    int64_t plane = 1, P = 1, KP = 1;
+    for (int i = 0; i < w->sr; i++) { plane *= w->in[i]; P *= w->out[i]; KP *= w->k[i]; }
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t m = 0; m < M; m++) {
+            int64_t c0 = (m / (Mg ? Mg : 1)) * Cg;
+            int64_t o[IR_MAX_RANK] = {0};
+            for (int64_t p = 0; p < P; p++, nn_next_index(o, w->out, w->sr)) {
+                double acc = bias ? bias[m] : 0;
+                for (int64_t c = 0; c < Cg; c++) {
+                    const double *xc = x + (b * C + c0 + c) * plane;
+                    const double *wc = wt + (m * Cg + c) * KP;
+                    int64_t t[IR_MAX_RANK] = {0};
+                    for (int64_t kp = 0; kp < KP; kp++, nn_next_index(t, w->k, w->sr)) {
+                        int64_t off = 0, ok = 1;
+                        for (int i = 0; i < w->sr && ok; i++) {
+                            int64_t pos = o[i] * w->s[i] - w->pb[i] + t[i] * w->dl[i];
+                            ok = pos >= 0 && pos < w->in[i];
+                            off = off * w->in[i] + pos;
+                        }
+                        if (ok) acc += xc[off] * wc[kp];
+                    }
+                }
+                y[(b * M + m) * P + p] = acc;
+            }
+        }
 }
 
 int nn_axis_split(const Node *n, int ai, int64_t *outer, int64_t *len, int64_t *inner, Diag *d)

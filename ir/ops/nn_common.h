@@ -1,14 +1,18 @@
 /* nn_common.h — helpers shared by the neural-network-style op families
- * (ir/ops/nn.c, ir/ops/vision.c): input checks with the family-wide
- * messages (which tests match word for word), the ints-attribute reader and
- * auto_pad parser behind the windowed ops' geometry, and small index
- * utilities for the reference evaluations. Messages name inputs by the op's
- * ONNX names (in_names).
+ * (ir/ops/nn.c, ir/ops/vision.c, and the quantized convolutions of
+ * ir/ops/quant.c): input checks with the family-wide messages (which tests
+ * match word for word), the ints-attribute reader and auto_pad parser behind
+ * the windowed ops' geometry, the one N-D window geometry of Conv,
+ * ConvInteger, QLinearConv, MaxPool and AveragePool with the convolution
+ * reference it drives, and small index utilities for the reference
+ * evaluations. Messages name inputs by the op's ONNX names (in_names).
  */
 #ifndef GRAPHC_NN_COMMON_H
 #define GRAPHC_NN_COMMON_H
 
 #include "../op.h"
+#include "geometry.h"
+#include "nn_attrs.h"
 
 /* Input i has a floating-point dtype. */
 int nn_check_float(const Node *n, int i, Diag *d);
@@ -20,8 +24,8 @@ int nn_check_vec(const Node *n, int i, int64_t c, const char *what, Diag *d);
 int nn_check_min_rank(const Node *n, int rank, const char *what, Diag *d);
 /* Attribute 'group' is positive and divides C, the channels of input 'X'. */
 int nn_check_group(const Node *n, int64_t group, int64_t C, Diag *d);
-/* Input 'W' (input 1) has the rank of input 'X'. */
-int nn_check_weight_rank(const Node *n, Diag *d);
+/* The weights (input wi) have the rank of input 0. */
+int nn_check_weight_rank(const Node *n, int wi, Diag *d);
 /* Kernel dims k[0..sr) are all positive. */
 int nn_check_kernel_positive(const Node *n, const int64_t *k, int sr, Diag *d);
 
@@ -34,6 +38,31 @@ typedef enum NnAutoPad { NN_PAD_NOTSET, NN_PAD_VALID, NN_PAD_SAME_UPPER, NN_PAD_
 /* Parses auto_pad string ap into *mode; explicit pads[0..2*sr) must be all 0
  * unless the mode is NOTSET. */
 int nn_auto_pad(const Node *n, const char *ap, const int64_t *pads, int sr, NnAutoPad *mode, Diag *d);
+
+/* The attributes of every convolution (Conv, ConvInteger, QLinearConv),
+ * indexed by the CONV_* enum of nn_attrs.h; the quantized convolutions take
+ * the entries before CONV_EPILOGUE (Conv's own `epilogue`). */
+extern const AttrSpec nn_conv_attrs[CONV_COUNT];
+
+/* Window geometry per spatial dim (sr of them): input size, kernel,
+ * stride, dilation, resolved leading/trailing pads, output size. */
+typedef struct NnWindow {
+    int sr;
+    int64_t in[IR_MAX_RANK], k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK];
+    int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK], out[IR_MAX_RANK];
+} NnWindow;
+/* Validates the window attributes of n (kernel_shape, strides, dilations,
+ * pads, auto_pad, ceil_mode where the op has it) against input 0 and, for a
+ * convolution, the kernel dims of its weights; fills w (see nn.c's essay for
+ * the output-size rules). */
+int nn_window_geo(const Node *n, NnWindow *w, Diag *d);
+/* [N, channels, out...]: the output shape of a windowed node. */
+void nn_window_out_shape(const Node *n, const NnWindow *w, int64_t channels, Shape *os);
+/* Reference convolution in double over geometry w: y[N,M,out] = bias[m]
+ * (0 when bias is NULL) + the sum over the group's C/group channels and the
+ * kernel taps inside x[N,C,in] of x * wt[M,C/group,k]. */
+void nn_conv_ref(const NnWindow *w, int64_t N, int64_t C, int64_t M, int64_t group, const double *x,
+                 const double *wt, const double *bias, double *y);
 
 /* [outer, len, inner] view of input 0 around axis attribute attrs[ai]
  * (Softmax, Hardmax: the input is named 'input'). */

@@ -6,7 +6,7 @@
 
 /* QuantizeLinear, DequantizeLinear */
 enum { QL_AXIS, QL_COUNT };
-/* ConvInteger, QLinearConv */
-enum { QC_AUTO_PAD, QC_DILATIONS, QC_GROUP, QC_KERNEL_SHAPE, QC_PADS, QC_STRIDES, QC_COUNT };
+/* ConvInteger and QLinearConv use Conv's schema (nn_conv_attrs, CONV_* of
+ * nn_attrs.h) up to CONV_EPILOGUE. */
 
 #endif

@@ -26,16 +26,6 @@
 #define SHP_BUF 256 /* room for one shape string */
 #define MAX_LIST 64 /* longest constant list read (pads, split, ...) */
 
-/* Row-major element strides of s. */
-static void contiguous_strides(const Shape *s, int64_t *st)
-{
-    int64_t acc = 1;
-    for (int i = s->rank - 1; i >= 0; i--) {
-        st[i] = acc;
-        acc *= s->dims[i];
-    }
-}
-
 /* dst[e] = src[off + sum(idx_k * st_k)] for every index of `dims`. */
 static void strided_copy(double *dst, const double *src, const Shape *dims, const int64_t *st, int64_t off)
 {
@@ -82,7 +72,6 @@ static int eval_copy(const Node *n, const double *const *in, double *const *out,
     return 0;
 }
 
-static const InplacePair inplace_00[] = {{0, 0}};
 static const char *const out_output[] = {"output"};
 static const char *const out_reshaped[] = {"reshaped"};
 static const char *const out_transposed[] = {"transposed"};
@@ -153,7 +142,7 @@ const OpDesc op_Reshape = {
     .name = "Reshape", .min_in = 2, .max_in = 2, .in_names = reshape_in,
     .min_out = 1, .max_out = 1, .out_names = out_reshaped,
     OP_ATTRS(reshape_attrs), .infer = reshape_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 /* ---- Flatten -------------------------------------------------------------- */
@@ -184,7 +173,7 @@ const OpDesc op_Flatten = {
     .name = "Flatten", .min_in = 1, .max_in = 1, .in_names = flatten_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(flatten_attrs), .infer = flatten_infer,
-    .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 /* ---- Transpose ------------------------------------------------------------ */
@@ -218,6 +207,9 @@ static int transpose_perm(const Node *n, int *perm, Diag *d)
     return 0;
 }
 
+/* See geometry.h. */
+void ir_transpose_perm(const Node *n, int *perm) { GC_ASSERT(transpose_perm(n, perm, NULL) == 0); }
+
 static int transpose_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
@@ -235,7 +227,7 @@ static int transpose_eval(const Node *n, const double *const *in, double *const 
     int perm[IR_MAX_RANK];
     if (transpose_perm(n, perm, d)) return -1;
     int64_t ist[IR_MAX_RANK], st[IR_MAX_RANK];
-    contiguous_strides(&n->in[0]->shape, ist);
+    ir_row_strides(&n->in[0]->shape, ist);
     for (int i = 0; i < n->in[0]->shape.rank; i++) st[i] = ist[perm[i]];
     strided_copy(out[0], in[0], &n->out[0]->shape, st, 0);
     return 0;
@@ -482,7 +474,7 @@ static int slice_eval(const Node *n, const double *const *in, double *const *out
     SlicePlan p;
     if (slice_plan(n, &p, d)) return -1;
     int64_t ist[IR_MAX_RANK], st[IR_MAX_RANK], off = 0;
-    contiguous_strides(&n->in[0]->shape, ist);
+    ir_row_strides(&n->in[0]->shape, ist);
     for (int k = 0; k < p.out.rank; k++) {
         st[k] = ist[k] * p.step[k];
         off += ist[k] * p.start[k];
@@ -596,7 +588,7 @@ static int squeeze_infer(Node *n, Diag *d)
 const OpDesc op_Squeeze = {
     .name = "Squeeze", .min_in = 1, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_squeezed,
-    .infer = squeeze_infer, .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .infer = squeeze_infer, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 static int unsqueeze_infer(Node *n, Diag *d)
@@ -626,7 +618,7 @@ static int unsqueeze_infer(Node *n, Diag *d)
 const OpDesc op_Unsqueeze = {
     .name = "Unsqueeze", .min_in = 2, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_unsqueezed,
-    .infer = unsqueeze_infer, .inplace = inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .infer = unsqueeze_infer, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
 };
 
 /* ---- Pad ------------------------------------------------------------------ */
@@ -704,7 +696,7 @@ static int pad_eval(const Node *n, const double *const *in, double *const *out, 
     int64_t pads[MAX_LIST], ist[IR_MAX_RANK];
     if (pad_read(n, pads, &mode, d)) return -1;
     double cval = n->n_in > 2 && in[2] ? in[2][0] : 0.0;
-    contiguous_strides(xs, ist);
+    ir_row_strides(xs, ist);
     int64_t total = ir_numel(os), idx[IR_MAX_RANK] = {0};
     for (int64_t e = 0; e < total; e++) {
         int64_t off = 0;
@@ -759,7 +751,7 @@ static int expand_eval(const Node *n, const double *const *in, double *const *ou
     (void)d;
     const Shape *xs = &n->in[0]->shape, *os = &n->out[0]->shape;
     int64_t ist[IR_MAX_RANK], st[IR_MAX_RANK];
-    contiguous_strides(xs, ist);
+    ir_row_strides(xs, ist);
     for (int k = 0; k < os->rank; k++) {
         int j = k - (os->rank - xs->rank);
         st[k] = j < 0 || xs->dims[j] == 1 ? 0 : ist[j];

@@ -49,7 +49,6 @@ static const char *const one_X[] = {"X"};
 static const char *const one_Y[] = {"Y"};
 static const char *const one_input[] = {"input"};
 static const char *const one_output[] = {"output"};
-static const InplacePair inplace_00[] = {{0, 0}};
 
 /* ---- ConvTranspose ------------------------------------------------------ */
 
@@ -84,7 +83,7 @@ static int ct_geo(const Node *n, CtGeo *g, Diag *d)
     char b1[160], b2[160];
     if (nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
     int sr = g->sr = xs->rank - 2;
-    if (nn_check_weight_rank(n, d)) return -1;
+    if (nn_check_weight_rank(n, 1, d)) return -1;
     for (int i = 0; i < sr; i++) {
         g->in[i] = xs->dims[2 + i];
         g->k[i] = ws->dims[2 + i];
@@ -882,7 +881,7 @@ const OpDesc op_Dropout = {
     .min_out = 1, .max_out = 2, .out_names = dropout_out,
     OP_ATTRS(dropout_attrs),
     .infer = dropout_infer,
-    .inplace = inplace_00, .n_inplace = 1,
+    .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = dropout_eval,
 };
 
