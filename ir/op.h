@@ -87,9 +87,8 @@ typedef struct OpDesc {
     /* In-place options. */
     const InplacePair *inplace;
     int n_inplace;
-
-    /* Temporary bytes the kernel needs; NULL means none. */
-    size_t (*workspace)(const Node *n);
+    /* (The scratch a kernel needs is the target's business: each backend
+     * answers it, see Backend.workspace in backend/backend.h.) */
 
     /* Elementwise ops only: builds the target-neutral expression tree
      * (ir/sexpr.h) of one output element in b, given the trees of the input

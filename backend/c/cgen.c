@@ -726,11 +726,12 @@ int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d
     return rc;
 }
 
-/* The C backend's workspace policy: the op's own request (see DESIGN.md). */
+/* The C backend's workspace policy: what the op's emitter entry asks for
+ * (im2col tiles, TopK keys, LU factors, RNN gates, quantized operands). */
 static size_t cgen_workspace_bytes(const Node *n)
 {
-    const OpDesc *od = ir_op(n->op);
-    return od->workspace ? od->workspace(n) : 0;
+    CgenEntry e = cgen_entry(n->op);
+    return e.workspace ? e.workspace(n) : 0;
 }
 
 const Backend backend_c = {

@@ -5,7 +5,7 @@
  * node's op. An emitter writes C statements through cgen_w() and names
  * tensors only through cgen_ptr(), so it never knows where a tensor lives
  * (arena, caller buffer, weights). Emitters are registered per family in
- * backend/c/emit_<family>.c as a CgenEntry array ending in {-1, NULL, 0}.
+ * backend/c/emit_<family>.c as a CgenEntry array ending in {-1, NULL, 0, NULL}.
  */
 #ifndef GRAPHC_CGEN_H
 #define GRAPHC_CGEN_H
@@ -51,6 +51,9 @@ typedef struct CgenEntry {
     int op; /* OpKind, or -1 to end the list */
     CgenEmitFn emit;
     unsigned runtime; /* CGEN_RT_* bits of the runtime units the code calls */
+    /* Scratch bytes the emitted code needs for node n (cgen_workspace());
+     * NULL: none. The C backend's workspace policy (backend_c.workspace). */
+    size_t (*workspace)(const Node *n);
 } CgenEntry;
 
 /* The C backend's emitter families: backend/c/emit_<name>.c defines
@@ -77,8 +80,8 @@ Writer *cgen_w(Cgen *c);
 /* A C identifier for a pointer to v's first element, typed as
  * `cgen_ctype(v->dtype) *` (`const` for inputs and constants). */
 const char *cgen_ptr(Cgen *c, const Value *v);
-/* A `unsigned char *` expression for n's workspace (planned with the op's
- * workspace facet). */
+/* A `unsigned char *` expression for n's workspace (planned with the size
+ * its CgenEntry.workspace asked for). */
 const char *cgen_workspace(Cgen *c, const Node *n);
 /* A fresh identifier unique in the run function, built from `base`. */
 const char *cgen_tmp(Cgen *c, const char *base);

@@ -120,3 +120,30 @@ void emit_const_bytes(Cgen *c, const Value *y, const char *base, const unsigned 
     w->indent--;
     w_line(w, "}");
 }
+
+int64_t emit_conv_im2col_cols(const Node *n, size_t elem)
+{
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (sr < 0) return 0;
+    const Shape *ys = &n->out[0]->shape;
+    int64_t Cg = n->in[ir_conv_weight_input(n)]->shape.dims[1], KP = 1, P = 1;
+    int pointwise = 1;
+    for (int i = 0; i < sr; i++) {
+        KP *= k[i];
+        P *= ys->dims[2 + i];
+        if (k[i] != 1 || st[i] != 1 || pb[i] != 0 || pe[i] != 0) pointwise = 0;
+    }
+    if (pointwise || Cg == 1 || P == 0) return 0;
+    int64_t cols = EMIT_CONV_WS_CAP / (Cg * KP * (int64_t)elem);
+    if (cols < 1) cols = 1;
+    return cols < P ? cols : P;
+}
+
+size_t emit_conv_im2col_bytes(const Node *n, size_t elem)
+{
+    int64_t cols = emit_conv_im2col_cols(n, elem);
+    if (!cols) return 0;
+    const Shape *ws = &n->in[ir_conv_weight_input(n)]->shape; /* [M, C/group, k...] */
+    return (size_t)(ir_numel(ws) / ws->dims[0] * cols) * elem;
+}

@@ -61,6 +61,14 @@ void emit_matmul_call(Cgen *c, const IrMatMulGeom *g, DType t, const char *pa, c
  * sizes from X and the weights, geometry from ir_nn_window_geometry;
  * px/pw/pb/py are pointer expressions (pb "0": no bias), pws the byte
  * address of the im2col tile or NULL for the direct loops (emit_nn.c). */
+/* The im2col tile of gcrt_conv_* for convolution node n whose kernel runs
+ * on elements of elem bytes: how many output positions one im2col pass
+ * covers, so that the scratch stays under EMIT_CONV_WS_CAP bytes; 0 when
+ * the conv needs no im2col (pointwise or depthwise: the kernel runs direct
+ * loops). emit_conv_im2col_bytes is the scratch of one tile. */
+#define EMIT_CONV_WS_CAP ((int64_t)512 * 1024)
+int64_t emit_conv_im2col_cols(const Node *n, size_t elem);
+size_t emit_conv_im2col_bytes(const Node *n, size_t elem);
 int emit_conv_call(Cgen *c, const Node *n, DType t, const char *px, const char *pw, const char *pb, const char *py,
                    const char *pws, Diag *d);
 

@@ -314,6 +314,6 @@ int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d)
 /* Fused is registered; every op whose description has a scalar expression
  * gets cgen_emit_elementwise by default (see emit_table.c). */
 const CgenEntry cgen_elementwise_entries[] = {
-    {OP_Fused, emit_fused, 0},
-    {-1, NULL, 0},
+    {OP_Fused, emit_fused, 0, NULL},
+    {-1, NULL, 0, NULL},
 };

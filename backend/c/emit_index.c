@@ -570,23 +570,32 @@ static int emit_topk(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* TopK's scratch: one slice of keys (double) and its order (int64). */
+static size_t topk_workspace(const Node *n)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank);
+    if (ax < 0) return 0;
+    return (size_t)xs->dims[ax] * 16;
+}
+
 const CgenEntry cgen_index_entries[] = {
-    {OP_ConstantOfShape, emit_constant_of_shape, CGEN_RT_index},
-    {OP_Size, emit_size, 0},
-    {OP_GatherElements, emit_gather_elements, CGEN_RT_index},
-    {OP_ScatterElements, emit_scatter_elements, CGEN_RT_index},
-    {OP_ScatterND, emit_scatter_nd, CGEN_RT_index},
-    {OP_GatherND, emit_gather_nd, CGEN_RT_index},
-    {OP_Trilu, emit_trilu, CGEN_RT_index},
-    {OP_Range, emit_range, 0},
-    {OP_Tile, emit_tile, CGEN_RT_index},
-    {OP_CumSum, emit_cumsum, 0},
-    {OP_OneHot, emit_onehot, 0},
-    {OP_ArgMax, emit_argmax, 0},
-    {OP_ArgMin, emit_argmin, 0},
-    {OP_TopK, emit_topk, CGEN_RT_index},
-    {OP_EyeLike, emit_eyelike, 0},
-    {OP_ReverseSequence, emit_reverse_sequence, CGEN_RT_index},
-    {OP_Compress, emit_compress, 0},
-    {-1, NULL, 0},
+    {OP_ConstantOfShape, emit_constant_of_shape, CGEN_RT_index, NULL},
+    {OP_Size, emit_size, 0, NULL},
+    {OP_GatherElements, emit_gather_elements, CGEN_RT_index, NULL},
+    {OP_ScatterElements, emit_scatter_elements, CGEN_RT_index, NULL},
+    {OP_ScatterND, emit_scatter_nd, CGEN_RT_index, NULL},
+    {OP_GatherND, emit_gather_nd, CGEN_RT_index, NULL},
+    {OP_Trilu, emit_trilu, CGEN_RT_index, NULL},
+    {OP_Range, emit_range, 0, NULL},
+    {OP_Tile, emit_tile, CGEN_RT_index, NULL},
+    {OP_CumSum, emit_cumsum, 0, NULL},
+    {OP_OneHot, emit_onehot, 0, NULL},
+    {OP_ArgMax, emit_argmax, 0, NULL},
+    {OP_ArgMin, emit_argmin, 0, NULL},
+    {OP_TopK, emit_topk, CGEN_RT_index, topk_workspace},
+    {OP_EyeLike, emit_eyelike, 0, NULL},
+    {OP_ReverseSequence, emit_reverse_sequence, CGEN_RT_index, NULL},
+    {OP_Compress, emit_compress, 0, NULL},
+    {-1, NULL, 0, NULL},
 };

@@ -129,9 +129,17 @@ static int emit_det(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Det's scratch: one m x m matrix of doubles for the LU factors. */
+static size_t det_workspace(const Node *n)
+{
+    const Shape *s = &n->in[0]->shape;
+    int64_t m = s->dims[s->rank - 1];
+    return sizeof(double) * (size_t)(m * m);
+}
+
 const CgenEntry cgen_linalg_entries[] = {
-    {OP_Det, emit_det, CGEN_RT_linalg},
-    {OP_MatMul, emit_matmul, CGEN_RT_linalg},
-    {OP_Gemm, emit_gemm, CGEN_RT_linalg},
-    {-1, NULL, 0},
+    {OP_Det, emit_det, CGEN_RT_linalg, det_workspace},
+    {OP_MatMul, emit_matmul, CGEN_RT_linalg, NULL},
+    {OP_Gemm, emit_gemm, CGEN_RT_linalg, NULL},
+    {-1, NULL, 0, NULL},
 };

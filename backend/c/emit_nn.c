@@ -7,8 +7,9 @@
  * computed (ir_nn_window_geometry in ir/ops/nn.c: kernel, strides,
  * dilations, pads with auto_pad resolved), lifted to 3 spatial dims by
  * leading unit dims, passed as C99 compound literals. Conv gets the planned
- * workspace for im2col when the op's workspace facet asked for one, and a
- * null pointer otherwise (the kernel then uses its direct loops); its call
+ * workspace for im2col when its entry's workspace (conv_workspace: one
+ * tile of EMIT_CONV_WS_CAP bytes at most) asked for one, and a null pointer
+ * otherwise (the kernel then uses its direct loops); its call
  * is emit_conv_call, which the quantized convolutions share (emit_quant.c).
  * f32 and f64 are supported; other dtypes are refused with a diagnostic.
  * A Conv `epilogue` (ir/fused.h: activation, residual add, ...) is applied
@@ -79,12 +80,15 @@ int emit_conv_call(Cgen *c, const Node *n, DType t, const char *px, const char *
     w_puts(w, ", ");
     emit_dims3(w, g.pb, g.sr, 0);
     w_printf(w, ",\n%s, %s, %s, %s, ", px, pw, pb, py);
-    int64_t cols = ir_conv_im2col_cols(n);
+    int64_t cols = emit_conv_im2col_cols(n, ir_dtype_size(t));
     if (pws && cols) w_printf(w, "(%s *)(void *)%s, %lld);\n", cgen_ctype(t), pws, (long long)cols);
     else w_puts(w, "0, 0);\n");
     w->indent--;
     return 0;
 }
+
+/* Conv's scratch: one im2col tile in X's dtype. */
+static size_t conv_workspace(const Node *n) { return emit_conv_im2col_bytes(n, ir_dtype_size(n->in[0]->dtype)); }
 
 static int emit_conv(Cgen *c, const Node *n, Diag *d)
 {
@@ -276,14 +280,14 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_nn_entries[] = {
-    {OP_Conv, emit_conv, CGEN_RT_nn},
-    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool},
-    {OP_AveragePool, emit_avgpool, CGEN_RT_nn},
-    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool},
-    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn},
-    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn},
-    {OP_Softmax, emit_softmax, CGEN_RT_nn},
-    {OP_LogSoftmax, emit_logsoftmax, CGEN_RT_nn},
-    {OP_LayerNormalization, emit_layernorm, CGEN_RT_nn},
-    {-1, NULL, 0},
+    {OP_Conv, emit_conv, CGEN_RT_nn, conv_workspace},
+    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL},
+    {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL},
+    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL},
+    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL},
+    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn, NULL},
+    {OP_Softmax, emit_softmax, CGEN_RT_nn, NULL},
+    {OP_LogSoftmax, emit_logsoftmax, CGEN_RT_nn, NULL},
+    {OP_LayerNormalization, emit_layernorm, CGEN_RT_nn, NULL},
+    {-1, NULL, 0, NULL},
 };

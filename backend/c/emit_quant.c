@@ -180,7 +180,7 @@ static int emit_dynquant(Cgen *c, const Node *n, Diag *d)
 
 /* The integer products run the float kernels in double on zero-point-shifted
  * copies (exact: every partial sum is an integer far below 2^53). The
- * node's workspace (ir/ops/quant.c) holds, in this order, the two shifted
+ * node's workspace (qkernel_workspace below) holds, in this order, the two shifted
  * operands, the double result and (convolutions) the im2col tile. */
 typedef struct QBufs {
     const char *a, *b, *acc; /* the three double arrays */
@@ -316,13 +316,27 @@ static int emit_qconv(Cgen *c, const Node *n, int qlinear, Diag *d)
 static int emit_convinteger(Cgen *c, const Node *n, Diag *d) { return emit_qconv(c, n, 0, d); }
 static int emit_qlinearconv(Cgen *c, const Node *n, Diag *d) { return emit_qconv(c, n, 1, d); }
 
+/* The integer matmuls and convolutions run the float kernels in double:
+ * their scratch holds double copies of the two zero-point-shifted operands
+ * and the double result, in that order, then (convolutions) the im2col tile. */
+static size_t qkernel_workspace(const Node *n, int i0, int i1)
+{
+    int64_t cnt = ir_numel(&n->in[i0]->shape) + ir_numel(&n->in[i1]->shape) + ir_numel(&n->out[0]->shape);
+    return sizeof(double) * (size_t)cnt;
+}
+
+static size_t mmi_workspace(const Node *n) { return qkernel_workspace(n, 0, 1); }
+static size_t qmm_workspace(const Node *n) { return qkernel_workspace(n, 0, 3); }
+static size_t convi_workspace(const Node *n) { return qkernel_workspace(n, 0, 1) + emit_conv_im2col_bytes(n, sizeof(double)); }
+static size_t qconv_workspace(const Node *n) { return qkernel_workspace(n, 0, 3) + emit_conv_im2col_bytes(n, sizeof(double)); }
+
 const CgenEntry cgen_quant_entries[] = {
-    {OP_QuantizeLinear, emit_quantize, 0},
-    {OP_DequantizeLinear, emit_dequantize, 0},
-    {OP_DynamicQuantizeLinear, emit_dynquant, 0},
-    {OP_MatMulInteger, emit_matmulinteger, CGEN_RT_linalg},
-    {OP_ConvInteger, emit_convinteger, CGEN_RT_nn},
-    {OP_QLinearMatMul, emit_qlinearmatmul, CGEN_RT_linalg},
-    {OP_QLinearConv, emit_qlinearconv, CGEN_RT_nn},
-    {-1, NULL, 0},
+    {OP_QuantizeLinear, emit_quantize, 0, NULL},
+    {OP_DequantizeLinear, emit_dequantize, 0, NULL},
+    {OP_DynamicQuantizeLinear, emit_dynquant, 0, NULL},
+    {OP_MatMulInteger, emit_matmulinteger, CGEN_RT_linalg, mmi_workspace},
+    {OP_ConvInteger, emit_convinteger, CGEN_RT_nn, convi_workspace},
+    {OP_QLinearMatMul, emit_qlinearmatmul, CGEN_RT_linalg, qmm_workspace},
+    {OP_QLinearConv, emit_qlinearconv, CGEN_RT_nn, qconv_workspace},
+    {-1, NULL, 0, NULL},
 };

@@ -6,7 +6,7 @@
  * threshold (0 for none). Absent optional inputs and outputs are passed as
  * null pointers; sequence_lens is passed through the pointer of its dtype
  * (i32 or i64), so constant and runtime lengths take the same path. The
- * gate scratch is the workspace the op's facet requested (ir/ops/rnn.c).
+ * gate scratch is the node's workspace (rnn_workspace below).
  * f32 and f64 are supported; other dtypes are refused with a diagnostic.
  */
 #include "cgen.h"
@@ -64,9 +64,19 @@ static int emit_rnn(Cgen *c, const Node *n, Diag *d) { return emit_rnn_any(c, n,
 static int emit_gru(Cgen *c, const Node *n, Diag *d) { return emit_rnn_any(c, n, d, 1); }
 static int emit_lstm(Cgen *c, const Node *n, Diag *d) { return emit_rnn_any(c, n, d, 2); }
 
+/* The gate scratch of gcrt_rnn_seq_*: per step the input and recurrent gate
+ * products [N,G*H] each, the state h and c [N,H] and one [N,H] temporary
+ * (W is [D, G*H, I] and R is [D, G*H, H]). */
+static size_t rnn_workspace(const Node *n)
+{
+    const Shape *xs = &n->in[0]->shape, *rs = &n->in[2]->shape;
+    int64_t N = xs->dims[n->attrs[RNN_LAYOUT].i ? 0 : 1], H = rs->dims[2], G = H ? rs->dims[1] / H : 0;
+    return (size_t)(N * H * (2 * G + 3)) * ir_dtype_size(n->in[0]->dtype);
+}
+
 const CgenEntry cgen_rnn_entries[] = {
-    {OP_RNN, emit_rnn, CGEN_RT_rnn},
-    {OP_GRU, emit_gru, CGEN_RT_rnn},
-    {OP_LSTM, emit_lstm, CGEN_RT_rnn},
-    {-1, NULL, 0},
+    {OP_RNN, emit_rnn, CGEN_RT_rnn, rnn_workspace},
+    {OP_GRU, emit_gru, CGEN_RT_rnn, rnn_workspace},
+    {OP_LSTM, emit_lstm, CGEN_RT_rnn, rnn_workspace},
+    {-1, NULL, 0, NULL},
 };

@@ -1,8 +1,8 @@
 /* emit_table.c — the C backend's emitter table, indexed by OpKind.
  *
  * Each op family registers its emitters in backend/c/emit_<family>.c as a
- * CgenEntry array ending in {-1, NULL, 0}; this file merges the arrays of the
- * C backend's families into one table. The table is built on the caller's
+ * CgenEntry array ending in {-1, NULL, 0, NULL}; this file merges the
+ * arrays of the C backend's families into one table. The table is built on the caller's
  * stack per compile (no global state). Ops that a family does not register
  * but whose description has a scalar expression get the generic elementwise
  * emitter. Each entry also lists the runtime units its code calls (cgen.h),
@@ -26,8 +26,8 @@ CgenEntry cgen_entry(int k)
     for (size_t f = 0; f < sizeof cgen_families / sizeof cgen_families[0]; f++)
         for (const CgenEntry *e = cgen_families[f]; e->op != -1; e++)
             if (e->op == k) return *e;
-    if (ir_op(k)->scalar_expr) return (CgenEntry){k, cgen_emit_elementwise, 0};
-    return (CgenEntry){k, NULL, 0};
+    if (ir_op(k)->scalar_expr) return (CgenEntry){k, cgen_emit_elementwise, 0, NULL};
+    return (CgenEntry){k, NULL, 0, NULL};
 }
 
 void cgen_build_table(CgenEntry *table)

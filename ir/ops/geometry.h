@@ -18,16 +18,6 @@ int ir_conv_weight_input(const Node *n);
  * -1 if the node is invalid. */
 int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int64_t *dilations,
                           int64_t *pad_begin, int64_t *pad_end);
-/* A convolution's im2col tile: how many output positions (columns) one
- * im2col pass covers, so that the scratch stays under IR_CONV_WS_CAP bytes;
- * 0 when the conv needs no im2col (pointwise or depthwise: the kernel runs
- * direct loops). Conv's elements have X's dtype; ConvInteger and QLinearConv
- * run the same kernel in double on zero-point-shifted copies (exact: integer
- * sums stay far below 2^53), so theirs are 8 bytes. ir_conv_im2col_bytes is
- * the scratch of one tile (Conv's workspace). */
-#define IR_CONV_WS_CAP ((int64_t)512 * 1024)
-int64_t ir_conv_im2col_cols(const Node *n);
-size_t ir_conv_im2col_bytes(const Node *n);
 
 /* For a MaxUnpool node: the spatial dims (IR_MAX_RANK array) of the shape
  * its indices I refer to: per dim (in - 1) * stride + kernel - pads. The

@@ -865,15 +865,6 @@ static int topk_infer(Node *n, Diag *d)
     return 0;
 }
 
-/* Scratch of the C kernel: one slice of keys (double) and its order (int64). */
-static size_t topk_workspace(const Node *n)
-{
-    const Shape *xs = &n->in[0]->shape;
-    int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank);
-    if (ax < 0) return 0;
-    return (size_t)xs->dims[ax] * 16;
-}
-
 typedef struct TopkCtx {
     const double *key;
     int largest;
@@ -934,7 +925,7 @@ static int topk_eval(const Node *n, const double *const *in, double *const *out,
 const OpDesc op_TopK = {
     .name = "TopK", .min_in = 2, .max_in = 2, .in_names = topk_in,
     .min_out = 1, .max_out = 2, .out_names = topk_out,
-    OP_ATTRS(topk_attrs), .infer = topk_infer, .workspace = topk_workspace, .eval = topk_eval,
+    OP_ATTRS(topk_attrs), .infer = topk_infer, .eval = topk_eval,
 };
 
 /* ---- EyeLike ---------------------------------------------------------------- */

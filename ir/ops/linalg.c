@@ -299,19 +299,10 @@ static int det_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
-/* One m x m matrix of doubles for the LU factors. */
-static size_t det_workspace(const Node *n)
-{
-    const Shape *s = &n->in[0]->shape;
-    int64_t m = s->dims[s->rank - 1];
-    return sizeof(double) * (size_t)(m * m);
-}
-
 const OpDesc op_Det = {
     .name = "Det",
     .min_in = 1, .max_in = 1, .in_names = det_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
     .infer = det_infer,
-    .workspace = det_workspace,
     .eval = det_eval,
 };

@@ -8,8 +8,8 @@
  * that validates kernel_shape/strides/dilations/pads/auto_pad against X
  * and computes, per spatial dim, the kernel, stride, dilation, resolved
  * leading/trailing pads and output size. Shape inference, the reference
- * evaluation (nn_conv_ref for every convolution), the workspace facet and
- * the C emitter (through ir_nn_window_geometry) all read the same numbers,
+ * evaluation (nn_conv_ref for every convolution) and the C emitter with
+ * its im2col workspace (through ir_nn_window_geometry) all read the same numbers,
  * so they cannot disagree.
  *
  * Output size per spatial dim with effective kernel ek = (k-1)*dilation+1:
@@ -102,47 +102,12 @@ static int conv_eval(const Node *n, const double *const *in, double *const *out,
 
 /* Size of one im2col element: the input dtype's for Conv; the quantized
  * convolutions run the kernel on double copies (see geometry.h). */
-static int64_t im2col_elem(const Node *n)
-{
-    return n->op == OP_Conv ? (int64_t)ir_dtype_size(n->in[0]->dtype) : (int64_t)sizeof(double);
-}
-
-/* im2col scratch of the C kernel: none for pointwise or depthwise convs. */
-int64_t ir_conv_im2col_cols(const Node *n)
-{
-    NnWindow w;
-    if (nn_window_geo(n, &w, NULL)) return 0;
-    int64_t Cg = n->in[ir_conv_weight_input(n)]->shape.dims[1], KP = 1, P = 1;
-    int pointwise = 1;
-    for (int i = 0; i < w.sr; i++) {
-        KP *= w.k[i];
-        P *= w.out[i];
-        if (w.k[i] != 1 || w.s[i] != 1 || w.pb[i] != 0 || w.pe[i] != 0) pointwise = 0;
-    }
-    if (pointwise || Cg == 1 || P == 0) return 0;
-    int64_t col_bytes = Cg * KP * im2col_elem(n);
-    int64_t cols = IR_CONV_WS_CAP / col_bytes;
-    if (cols < 1) cols = 1;
-    return cols < P ? cols : P;
-}
-
-/* im2col scratch for one tile: [C/group * prod(kernel), cols] elements. */
-size_t ir_conv_im2col_bytes(const Node *n)
-{
-    int64_t cols = ir_conv_im2col_cols(n);
-    if (!cols) return 0;
-    const Shape *ws = &n->in[ir_conv_weight_input(n)]->shape; /* [M, C/group, k...] */
-    int64_t rows = ir_numel(ws) / ws->dims[0];
-    return (size_t)(rows * cols * im2col_elem(n));
-}
-
 const OpDesc op_Conv = {
     .name = "Conv",
     .min_in = 2, .max_in = 3 + FUSED_MAX_EPI, .in_names = conv_in,
     .min_out = 1, .max_out = 1, .out_names = conv_out,
     OP_ATTRS(nn_conv_attrs),
     .infer = conv_infer,
-    .workspace = ir_conv_im2col_bytes,
     .eval = conv_eval,
 };
 

@@ -356,21 +356,6 @@ static int qmm_run(const Node *n, const double *const *in, int qlinear, double *
     return 0;
 }
 
-/* The C kernels of the integer matmuls and convolutions run the float
- * kernels in double: the workspace holds double copies of the two
- * zero-point-shifted operands and the double result, in that order, then
- * (convolutions) the im2col tile. */
-static size_t qkernel_workspace(const Node *n, int i0, int i1)
-{
-    int64_t cnt = ir_numel(&n->in[i0]->shape) + ir_numel(&n->in[i1]->shape) + ir_numel(&n->out[0]->shape);
-    return sizeof(double) * (size_t)cnt;
-}
-
-static size_t mmi_workspace(const Node *n) { return qkernel_workspace(n, 0, 1); }
-static size_t qmm_workspace(const Node *n) { return qkernel_workspace(n, 0, 3); }
-static size_t convi_workspace(const Node *n) { return qkernel_workspace(n, 0, 1) + ir_conv_im2col_bytes(n); }
-static size_t qconv_workspace(const Node *n) { return qkernel_workspace(n, 0, 3) + ir_conv_im2col_bytes(n); }
-
 static int mmi_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     return qmm_run(n, in, 0, out[0], d);
@@ -380,7 +365,7 @@ const OpDesc op_MatMulInteger = {
     .name = "MatMulInteger",
     .min_in = 2, .max_in = 4, .in_names = mmi_in,
     .min_out = 1, .max_out = 1, .out_names = out_Y,
-    .infer = mmi_infer, .workspace = mmi_workspace, .eval = mmi_eval,
+    .infer = mmi_infer, .eval = mmi_eval,
 };
 
 static int qmm_infer(Node *n, Diag *d)
@@ -400,7 +385,7 @@ const OpDesc op_QLinearMatMul = {
     .name = "QLinearMatMul",
     .min_in = 7, .max_in = 8, .in_names = qmm_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
-    .infer = qmm_infer, .workspace = qmm_workspace, .eval = qmm_eval,
+    .infer = qmm_infer, .eval = qmm_eval,
 };
 
 /* ---- ConvInteger / QLinearConv ------------------------------------------------ */
@@ -497,7 +482,7 @@ const OpDesc op_ConvInteger = {
     .min_in = 2, .max_in = 4, .in_names = convi_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
     .attrs = nn_conv_attrs, .n_attrs = CONV_EPILOGUE,
-    .infer = convi_infer, .workspace = convi_workspace, .eval = convi_eval,
+    .infer = convi_infer, .eval = convi_eval,
 };
 
 static int qconv_infer(Node *n, Diag *d)
@@ -520,5 +505,5 @@ const OpDesc op_QLinearConv = {
     .min_in = 8, .max_in = 9, .in_names = qconv_in,
     .min_out = 1, .max_out = 1, .out_names = out_y,
     .attrs = nn_conv_attrs, .n_attrs = CONV_EPILOGUE,
-    .infer = qconv_infer, .workspace = qconv_workspace, .eval = qconv_eval,
+    .infer = qconv_infer, .eval = qconv_eval,
 };

@@ -289,15 +289,6 @@ done:
     return rc;
 }
 
-/* Gate scratch of the C kernel: per step the input and recurrent gate
- * products [N,G*H] each, the state h and c [N,H] and one [N,H] temporary. */
-static size_t rnn_workspace(const Node *n)
-{
-    RnnGeo g;
-    if (rnn_check(n, &g, NULL)) return 0;
-    return (size_t)(g.N * g.H * (2 * g.G + 3)) * ir_dtype_size(n->in[0]->dtype);
-}
-
 /* See the file comment; used by backend/c/emit_rnn.c through the schema. */
 const OpDesc op_RNN = {
     .name = "RNN",
@@ -305,7 +296,6 @@ const OpDesc op_RNN = {
     .min_out = 1, .max_out = 2, .out_names = rnn_out,
     OP_ATTRS(rnn_attrs),
     .infer = rnn_infer,
-    .workspace = rnn_workspace,
     .eval = rnn_eval,
 };
 
@@ -315,7 +305,6 @@ const OpDesc op_GRU = {
     .min_out = 1, .max_out = 2, .out_names = rnn_out,
     OP_ATTRS(gru_attrs),
     .infer = rnn_infer,
-    .workspace = rnn_workspace,
     .eval = rnn_eval,
 };
 
@@ -325,6 +314,5 @@ const OpDesc op_LSTM = {
     .min_out = 1, .max_out = 3, .out_names = rnn_out,
     OP_ATTRS(lstm_attrs),
     .infer = rnn_infer,
-    .workspace = rnn_workspace,
     .eval = rnn_eval,
 };
