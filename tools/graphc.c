@@ -197,6 +197,15 @@ static int opt_level_opt(const char *a, const char *cmd, int *level)
     "                       plan-memory, the latter without in-place reuse); -O2 also\n"      \
     "                       simplifies, folds batch norms, fuses layer norms,\n"              \
     "                       elementwise chains and Conv/Gemm/MatMul epilogues\n"
+/* The loading options every subcommand takes (api_load). */
+#define HELP_LOAD                                                                             \
+    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"          \
+    "                       leaves symbolic (ONNX dim_param); may be repeated\n"             \
+    "  --no-fold            fold nothing at compile time: nodes with constant\n"            \
+    "                       inputs stay nodes (shape operands must be constants)\n"         \
+    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"           \
+    "                       constant with FILE's value (dtype and shape must match);\n"    \
+    "                       it is no longer an input of the model; may be repeated\n"
 #define HELP_PRINT                                                                            \
     "  --print-after=PASS   print the text IR after pass PASS, or after every pass\n"         \
     "                       with 'all' (constants over 64 elements elided)\n"                 \
@@ -231,13 +240,7 @@ static const char compile_help[] =
     "                       [A-Za-z0-9_] turned into '_'; it must be a C identifier)\n"
     "  --target=TARGET      the backend (default c; the list is below)\n"
     HELP_OPT_LEVEL
-    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
-    "                       leaves symbolic (ONNX dim_param); may be repeated\n"
-    "  --no-fold            fold nothing at compile time: nodes with constant\n"
-    "                       inputs stay nodes (shape operands must be constants)\n"
-    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"
-    "                       constant with FILE's value (dtype and shape must match);\n"
-    "                       it is no longer an input of the model; may be repeated\n"
+    HELP_LOAD
     "  --emit-main          also write NAME_main.c, a program that reads the inputs\n"
     "                       from .npy files and writes output_<i>.npy files\n"
     "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
@@ -405,13 +408,7 @@ static const char run_help[] =
     "                       interpreting (see graphc compile --help for the levels)\n"
     "  --f64                keep f32 values in double precision between ops\n"
     "                       (outputs are still written in the graph's dtypes)\n"
-    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
-    "                       leaves symbolic (ONNX dim_param); may be repeated\n"
-    "  --no-fold            fold nothing at compile time: nodes with constant\n"
-    "                       inputs stay nodes (shape operands must be constants)\n"
-    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"
-    "                       constant with FILE's value (dtype and shape must match);\n"
-    "                       it is no longer an input of the model; may be repeated\n"
+    HELP_LOAD
     "  -v, --verbose        progress lines on stderr\n"
     "  -h, --help           this help\n";
 
@@ -550,13 +547,7 @@ static const char dump_help[] =
     "                       rectangle per buffer over schedule steps x arena bytes,\n"
     "                       the name as tooltip, the arena size as a line) or text\n"
     "                       (one line 'OFFSET SIZE FIRST LAST NAME' per buffer)\n"
-    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"
-    "                       leaves symbolic (ONNX dim_param); may be repeated\n"
-    "  --no-fold            fold nothing at compile time: nodes with constant\n"
-    "                       inputs stay nodes (shape operands must be constants)\n"
-    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"
-    "                       constant with FILE's value (dtype and shape must match);\n"
-    "                       it is no longer an input of the model; may be repeated\n"
+    HELP_LOAD
     "  --elide              with the text IR as loaded: print constants over 64\n"
     "                       elements as <elided N bytes> (readable, but the parser\n"
     "                       refuses it)\n"
