@@ -112,14 +112,10 @@ static void release_map(void *p, size_t n) { munmap(p, n); }
 /* ONNX TensorProto.DataType → DType; `what` names the tensor in errors. */
 static int map_dtype(OnnxImp *im, int32_t t, const char *kind, const char *what, DType *out)
 {
-    static const struct { int32_t onnx; DType dt; } map[] = {
-        {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {4, DT_U16}, {5, DT_I16}, {6, DT_I32}, {7, DT_I64},
-        {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {12, DT_U32}, {13, DT_U64}, {16, DT_BF16}};
     static const char *const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
                                         "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
                                         "COMPLEX128", "BFLOAT16"};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (map[i].onnx == t) { *out = map[i].dt; return 0; }
+    if (ir_dtype_from_onnx(t, out) == 0) return 0;
     if (t >= 0 && t < (int32_t)(sizeof names / sizeof names[0]))
         return diag_error(im->d, "%s '%s' has ONNX data type %s, which graphc does not support", kind, what, names[t]);
     return diag_error(im->d, "%s '%s' has ONNX data type %d, which graphc does not support", kind, what, (int)t);

@@ -574,19 +574,25 @@ void ir_fused_eval(const FusedExpr *fx, const Shape *os, const double *const *sl
 
 /* ---- epilogues (Conv, Gemm, MatMul) -------------------------------------- */
 
+const char *ir_epilogue(const Node *n)
+{
+    int ei = ir_attr_index(n, "epilogue"); /* Conv, Gemm and MatMul keep it at different indices */
+    return ei >= 0 && n->attrs[ei].set ? n->attrs[ei].s : NULL;
+}
+
 int ir_fused_parse_node(const Node *n, FusedExpr *fx, Diag *d)
 {
     if (n->op == OP_Fused)
-        return ir_fused_parse(n, "expr", n->attrs[0].s, (const Value *const *)n->in, n->n_in, -1, fx, d);
-    int ei = ir_attr_index(n, "epilogue");
-    GC_ASSERT(ei >= 0 && n->attrs[ei].set);
+        return ir_fused_parse(n, "expr", n->attrs[FUSED_EXPR].s, (const Value *const *)n->in, n->n_in, -1, fx, d);
+    const char *epi = ir_epilogue(n);
+    GC_ASSERT(epi);
     /* slots: the node's inputs, then y (a copy of output 0) */
     const Value **slots = malloc(sizeof(Value *) * (size_t)(n->n_in + 1));
     GC_ASSERT(slots);
     for (int j = 0; j < n->n_in; j++) slots[j] = n->in[j];
     Value y = *n->out[0];
     slots[n->n_in] = &y;
-    int rc = ir_fused_parse(n, "epilogue", n->attrs[ei].s, slots, n->n_in + 1, n->n_in, fx, d);
+    int rc = ir_fused_parse(n, "epilogue", epi, slots, n->n_in + 1, n->n_in, fx, d);
     free(slots);
     return rc;
 }
@@ -634,9 +640,7 @@ int ir_epilogue_first(OpKind op)
 
 int ir_epilogue_eval(const Node *n, const double *const *in, double *out, Diag *d)
 {
-    int ei = ir_attr_index(n, "epilogue");
-    GC_ASSERT(ei >= 0);
-    if (!n->attrs[ei].set) return 0;
+    if (!ir_epilogue(n)) return 0;
     FusedExpr fx;
     if (ir_fused_parse_node(n, &fx, d)) return -1;
     const Shape *os = &n->out[0]->shape;

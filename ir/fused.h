@@ -56,6 +56,8 @@ void ir_fused_free(FusedExpr *fx);
  * over its inputs and y (a copy of output 0, slot n->n_in). Same contract
  * as ir_fused_parse. */
 int ir_fused_parse_node(const Node *n, FusedExpr *fx, Diag *d);
+/* The epilogue expression of a Conv/Gemm/MatMul node, NULL when it has none. */
+const char *ir_epilogue(const Node *n);
 /* Writes "[k=v, k=v]" for member m's attributes that differ from its op's
  * defaults, as the canonical expression text spells them (nothing when
  * none); -1 when one has no text form. */

@@ -278,7 +278,7 @@ int cgen_emit_elementwise(Cgen *c, const Node *n, Diag *d)
 static int emit_fused(Cgen *c, const Node *n, Diag *d)
 {
     FusedExpr fx;
-    if (ir_fused_parse(n, "expr", n->attrs[0].s, (const Value *const *)n->in, n->n_in, -1, &fx, d)) return -1;
+    if (ir_fused_parse_node(n, &fx, d)) return -1;
     int rc = emit_kernel(c, n, n->out[0], (const Value *const *)n->in, n->n_in, &fx, d);
     ir_fused_free(&fx);
     return rc;
@@ -286,27 +286,22 @@ static int emit_fused(Cgen *c, const Node *n, Diag *d)
 
 int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d)
 {
-    int ei = ir_attr_index(n, "epilogue");
-    if (ei < 0 || !n->attrs[ei].set) return 0;
+    const char *epi = ir_epilogue(n);
+    if (!epi) return 0;
+    FusedExpr fx;
+    if (ir_fused_parse_node(n, &fx, d)) return -1;
+    /* operands: the node's inputs the expression reads, then y (output 0) */
     const Value **ops = calloc((size_t)n->n_in + 1, sizeof *ops);
     GC_ASSERT(ops);
-    for (int j = 0; j < n->n_in; j++) ops[j] = n->in[j];
-    Value y = *n->out[0];
-    ops[n->n_in] = &y;
-    FusedExpr fx;
-    int rc = ir_fused_parse(n, "epilogue", n->attrs[ei].s, ops, n->n_in + 1, n->n_in, &fx, d);
-    if (rc == 0) {
-        for (int j = 0; j <= n->n_in; j++)
-            if (!fx.slot_used[j]) ops[j] = NULL;
-        if (ops[n->n_in]) ops[n->n_in] = n->out[0];
-        Writer *w = cgen_w(c);
-        w_puts(w, "/* epilogue: ");
-        for (const char *p = n->attrs[ei].s; *p; p++) /* no comment terminator, printable only */
-            w_printf(w, "%c", (*p == '*' || *p == '/' || *p < 32 || *p > 126) ? '.' : *p);
-        w_puts(w, " */\n");
-        rc = emit_kernel(c, n, n->out[0], ops, n->n_in + 1, &fx, d);
-        ir_fused_free(&fx);
-    }
+    for (int j = 0; j < n->n_in; j++) ops[j] = fx.slot_used[j] ? n->in[j] : NULL;
+    ops[n->n_in] = fx.slot_used[n->n_in] ? n->out[0] : NULL;
+    Writer *w = cgen_w(c);
+    w_puts(w, "/* epilogue: ");
+    for (const char *p = epi; *p; p++) /* no comment terminator, printable only */
+        w_printf(w, "%c", (*p == '*' || *p == '/' || *p < 32 || *p > 126) ? '.' : *p);
+    w_puts(w, " */\n");
+    int rc = emit_kernel(c, n, n->out[0], ops, n->n_in + 1, &fx, d);
+    ir_fused_free(&fx);
     free(ops);
     return rc;
 }
