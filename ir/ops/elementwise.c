@@ -128,36 +128,12 @@ enum { HSIG_ALPHA, HSIG_BETA };
 static const AttrSpec hardsigmoid_attrs[] = {{"alpha", ATTR_FLOAT, "0.2", 0}, {"beta", ATTR_FLOAT, "0.5", 0}};
 static const AttrSpec cast_attrs[] = {{"to", ATTR_INT, NULL, 1}};
 
-static const char *const names_X[] = {"X"};
-static const char *const names_Y[] = {"Y"};
-static const char *const names_input[] = {"input"};
-static const char *const names_output[] = {"output"};
-static const char *const names_AB[] = {"A", "B"};
-static const char *const names_C[] = {"C"};
-static const char *const names_XY[] = {"X", "Y"};
-static const char *const names_Z[] = {"Z"};
 static const char *const names_clip[] = {"input", "min", "max"};
 static const char *const names_where[] = {"condition", "X", "Y"};
-static const char *const names_data[] = {"data_0"};
 static const char *const names_max[] = {"max"};
 static const char *const names_min[] = {"min"};
 
-/* Any input may share the output's memory: the generic emitter loads every
- * input element before it stores the output element at the same index, and
- * the planner only shares an input of the output's element count (never a
- * broadcast one). Pairs past a node's input count are ignored. */
-static const InplacePair inplace_any[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};
-
 /* ---- scalar functions ---------------------------------------------------- */
-
-/* Expression builders get their arguments as trees; A and B name them. The
- * shorthands below build in `b` and spell constants in the compute type. */
-#define A (args[0])
-#define B (args[1])
-#define NUM(v) sx_const(b, ct, (v))
-#define BIN(k, x, y) sx_binary(b, SX_##k, (x), (y))
-#define SEL(c, x, y) sx_select(b, (c), (x), (y))
-#define CALL(f, x) sx_call(b, SX_FN_##f, (x), NULL)
 
 /* Unary float math functions: one call of the function in the compute type. */
 EW_MATH_UNARY(Exp, SX_FN_EXP, exp)
@@ -466,66 +442,59 @@ static const Sx *expr_Where(const Node *n, SxBuild *b, const Sx *const *args, DT
 }
 static double ref_Where(const Node *n, const double *x) { (void)n; return x[0] != 0 ? x[1] : x[2]; }
 
-#undef A
-#undef B
-#undef NUM
-#undef BIN
-#undef SEL
-#undef CALL
-
 /* ---- the descriptions ---------------------------------------------------- */
 
 #define EW_COMMON(Op)                                                                              \
     .name = #Op, .min_out = 1, .max_out = 1, .scalar_expr = expr_##Op, .scalar_ref = ref_##Op,  \
-    .eval = ir_eval_elementwise, .inplace = inplace_any, .n_inplace = 4
+    .eval = ir_eval_elementwise, .inplace = ew_inplace_any, .n_inplace = 4
 #define UNARY(Op, inf, in_n, out_n)                                                                \
     const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 1, .max_in = 1, .in_names = in_n,            \
                             .out_names = out_n, .infer = inf}
 #define UNARY_ATTRS(Op, inf, spec)                                                                 \
-    const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 1, .max_in = 1, .in_names = names_X,         \
-                            .out_names = names_Y, .infer = inf, OP_ATTRS(spec)}
+    const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 1, .max_in = 1, .in_names = ew_names_X,         \
+                            .out_names = ew_names_Y, .infer = inf, OP_ATTRS(spec)}
 #define BINARY(Op, inf, in_n, out_n)                                                               \
     const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 2, .max_in = 2, .in_names = in_n,            \
                             .out_names = out_n, .infer = inf}
 
-UNARY(Abs, infer_unary_numeric, names_X, names_Y);
-UNARY(Neg, infer_unary_signed, names_X, names_Y);
-UNARY(Exp, infer_unary_float, names_input, names_output);
-UNARY(Log, infer_unary_float, names_input, names_output);
-UNARY(Sqrt, infer_unary_float, names_X, names_Y);
-UNARY(Reciprocal, infer_unary_float, names_X, names_Y);
-UNARY(Relu, infer_unary_numeric, names_X, names_Y);
-UNARY(Sigmoid, infer_unary_float, names_X, names_Y);
-UNARY(Tanh, infer_unary_float, names_input, names_output);
-UNARY(Erf, infer_unary_float, names_input, names_output);
+UNARY(Abs, infer_unary_numeric, ew_names_X, ew_names_Y);
+UNARY(Neg, infer_unary_signed, ew_names_X, ew_names_Y);
+UNARY(Exp, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Log, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Sqrt, infer_unary_float, ew_names_X, ew_names_Y);
+UNARY(Reciprocal, infer_unary_float, ew_names_X, ew_names_Y);
+UNARY(Relu, infer_unary_numeric, ew_names_X, ew_names_Y);
+UNARY(Sigmoid, infer_unary_float, ew_names_X, ew_names_Y);
+UNARY(Tanh, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Erf, infer_unary_float, ew_names_input, ew_names_output);
 UNARY_ATTRS(LeakyRelu, infer_unary_float, leaky_attrs);
 UNARY_ATTRS(Elu, infer_unary_float, elu_attrs);
 UNARY_ATTRS(Selu, infer_unary_float, selu_attrs);
 UNARY_ATTRS(HardSigmoid, infer_unary_float, hardsigmoid_attrs);
-UNARY(HardSwish, infer_unary_float, names_X, names_Y);
-UNARY(Softplus, infer_unary_float, names_X, names_Y);
+UNARY(HardSwish, infer_unary_float, ew_names_X, ew_names_Y);
+UNARY(Softplus, infer_unary_float, ew_names_X, ew_names_Y);
 const OpDesc op_Clip = {EW_COMMON(Clip), .min_in = 1, .max_in = 3, .in_names = names_clip,
-                        .out_names = names_output, .infer = infer_clip};
-UNARY(Floor, infer_unary_float, names_X, names_Y);
-UNARY(Ceil, infer_unary_float, names_X, names_Y);
-UNARY(Sin, infer_unary_float, names_input, names_output);
-UNARY(Cos, infer_unary_float, names_input, names_output);
-UNARY(Not, infer_unary_bool, names_X, names_Y);
-const OpDesc op_Identity = {EW_COMMON(Identity), .min_in = 1, .max_in = 1, .in_names = names_input,
-                            .out_names = names_output, .infer = infer_unary_any, .view = 1};
-const OpDesc op_Cast = {EW_COMMON(Cast), .min_in = 1, .max_in = 1, .in_names = names_input,
-                        .out_names = names_output, .infer = infer_cast, OP_ATTRS(cast_attrs)};
-BINARY(Add, infer_arith, names_AB, names_C);
-BINARY(Sub, infer_arith, names_AB, names_C);
-BINARY(Mul, infer_arith, names_AB, names_C);
-BINARY(Div, infer_arith, names_AB, names_C);
-BINARY(Pow, infer_pow, names_XY, names_Z);
-const OpDesc op_Max = {EW_COMMON(Max), .min_in = 1, .max_in = -1, .in_names = names_data,
+                        .out_names = ew_names_output, .infer = infer_clip};
+UNARY(Floor, infer_unary_float, ew_names_X, ew_names_Y);
+UNARY(Ceil, infer_unary_float, ew_names_X, ew_names_Y);
+UNARY(Sin, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Cos, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Not, infer_unary_bool, ew_names_X, ew_names_Y);
+const OpDesc op_Identity = {EW_COMMON(Identity), .min_in = 1, .max_in = 1, .in_names = ew_names_input,
+                            .out_names = ew_names_output, .infer = infer_unary_any, .view = 1};
+const OpDesc op_Cast = {EW_COMMON(Cast), .min_in = 1, .max_in = 1, .in_names = ew_names_input,
+                        .out_names = ew_names_output, .infer = infer_cast, OP_ATTRS(cast_attrs)};
+BINARY(Add, infer_arith, ew_names_AB, ew_names_C);
+BINARY(Sub, infer_arith, ew_names_AB, ew_names_C);
+BINARY(Mul, infer_arith, ew_names_AB, ew_names_C);
+BINARY(Div, infer_arith, ew_names_AB, ew_names_C);
+BINARY(Pow, infer_pow, ew_names_XY, ew_names_Z);
+const OpDesc op_Max = {EW_COMMON(Max), .min_in = 1, .max_in = -1, .in_names = ew_names_data,
                        .out_names = names_max, .infer = infer_arith};
-const OpDesc op_Min = {EW_COMMON(Min), .min_in = 1, .max_in = -1, .in_names = names_data,
+const OpDesc op_Min = {EW_COMMON(Min), .min_in = 1, .max_in = -1, .in_names = ew_names_data,
                        .out_names = names_min, .infer = infer_arith};
-BINARY(Equal, infer_equal, names_AB, names_C);
-BINARY(Less, infer_compare, names_AB, names_C);
-BINARY(Greater, infer_compare, names_AB, names_C);
+BINARY(Equal, infer_equal, ew_names_AB, ew_names_C);
+BINARY(Less, infer_compare, ew_names_AB, ew_names_C);
+BINARY(Greater, infer_compare, ew_names_AB, ew_names_C);
 const OpDesc op_Where = {EW_COMMON(Where), .min_in = 3, .max_in = 3, .in_names = names_where,
-                         .out_names = names_output, .infer = infer_where};
+                         .out_names = ew_names_output, .infer = infer_where};

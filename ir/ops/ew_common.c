@@ -151,3 +151,15 @@ int ew_infer_nary(Node *n, EwClass c, DType out, Diag *d)
     ir_set_out(n, 0, out == DT_UNDEF ? n->in[0]->dtype : out, &s);
     return 0;
 }
+
+const char *const ew_names_X[] = {"X"};
+const char *const ew_names_Y[] = {"Y"};
+const char *const ew_names_input[] = {"input"};
+const char *const ew_names_output[] = {"output"};
+const char *const ew_names_AB[] = {"A", "B"};
+const char *const ew_names_C[] = {"C"};
+const char *const ew_names_XY[] = {"X", "Y"};
+const char *const ew_names_Z[] = {"Z"};
+const char *const ew_names_data[] = {"data_0"};
+
+const InplacePair ew_inplace_any[4] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};

@@ -1,8 +1,9 @@
 /* ew_common.h — helpers shared by the elementwise-style op families
  * (ir/ops/elementwise.c, ir/ops/math.c): input-count and dtype checks with
  * the standard messages, numpy broadcasting of several inputs, integer
- * wrapping for the references, and the builder of one-function scalar
- * expressions. Messages name inputs by the op's ONNX names ("input 'B'");
+ * wrapping for the references, the input/output name lists and in-place
+ * pairs both families use, and the shorthands and macros of their scalar
+ * expression builders. Messages name inputs by the op's ONNX names ("input 'B'");
  * variadic ops name input j "data_j".
  */
 #ifndef GRAPHC_EW_COMMON_H
@@ -45,6 +46,26 @@ double ew_wrap_int(DType t, double v);
 /* Inputs of one dtype of class c, broadcast together; the output dtype is
  * `out` (DT_UNDEF: the inputs' dtype). */
 int ew_infer_nary(Node *n, EwClass c, DType out, Diag *d);
+
+/* Input and output name lists shared by the two elementwise families. */
+extern const char *const ew_names_X[], *const ew_names_Y[], *const ew_names_input[], *const ew_names_output[],
+    *const ew_names_AB[], *const ew_names_C[], *const ew_names_XY[], *const ew_names_Z[], *const ew_names_data[];
+
+/* Any input may share the output's memory: the generic emitter loads every
+ * input element before it stores the output element at the same index, and
+ * the planner only shares an input of the output's element count (never a
+ * broadcast one). Pairs past a node's input count are ignored. */
+extern const InplacePair ew_inplace_any[4];
+
+/* Shorthands of the scalar_expr builders in elementwise.c and math.c: A and
+ * B name the argument trees, the others build in `b` with constants in the
+ * compute type `ct` (the builders' parameter names). */
+#define A (args[0])
+#define B (args[1])
+#define NUM(v) sx_const(b, ct, (v))
+#define BIN(k, x, y) sx_binary(b, SX_##k, (x), (y))
+#define SEL(c, x, y) sx_select(b, (c), (x), (y))
+#define CALL(f, x) sx_call(b, SX_FN_##f, (x), NULL)
 
 /* Defines expr_Op and ref_Op for a unary op that is one math function:
  * SxFn fn of the argument (in the compute type), ref on doubles. */

@@ -138,14 +138,6 @@ static int infer_castlike(Node *n, Diag *d)
 
 /* ---- scalar functions ---------------------------------------------------- */
 
-/* Builders get their arguments as trees; A and B name them, and the
- * shorthands build in `b` with constants in the compute type. */
-#define A (args[0])
-#define B (args[1])
-#define NUM(v) sx_const(b, ct, (v))
-#define BIN(k, x, y) sx_binary(b, SX_##k, (x), (y))
-#define SEL(c, x, y) sx_select(b, (c), (x), (y))
-#define CALL(f, x) sx_call(b, SX_FN_##f, (x), NULL)
 #define EXPR(Op) static const Sx *expr_##Op(const Node *n, SxBuild *b, const Sx *const *args, DType ct)
 #define REF(Op) static double ref_##Op(const Node *n, const double *x)
 
@@ -359,12 +351,6 @@ REF(BitShift)
     return shift_left(n) ? fmod(x[0] * p, ldexp(1.0, bits)) : floor(x[0] / p);
 }
 
-#undef A
-#undef B
-#undef NUM
-#undef BIN
-#undef SEL
-#undef CALL
 #undef EXPR
 #undef REF
 
@@ -380,29 +366,16 @@ static int eval_castlike(const Node *n, const double *const *in, double *const *
 
 /* ---- the descriptions ---------------------------------------------------- */
 
-static const char *const names_X[] = {"X"};
-static const char *const names_Y[] = {"Y"};
-static const char *const names_input[] = {"input"};
-static const char *const names_output[] = {"output"};
-static const char *const names_AB[] = {"A", "B"};
-static const char *const names_C[] = {"C"};
-static const char *const names_XY[] = {"X", "Y"};
-static const char *const names_Z[] = {"Z"};
 static const char *const names_prelu[] = {"X", "slope"};
-static const char *const names_data[] = {"data_0"};
 static const char *const names_sum[] = {"sum"};
 static const char *const names_mean[] = {"mean"};
 static const char *const names_castlike[] = {"input", "target_type"};
-
-/* Any input of the output's element count may share its memory (see
- * elementwise.c); pairs past a node's input count are ignored. */
-static const InplacePair inplace_any[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};
 
 /* Facets every op here shares; SAME_DTYPE ops may also write in place. */
 #define EW(Op) \
     .name = #Op, .min_out = 1, .max_out = 1, .scalar_expr = expr_##Op, .scalar_ref = ref_##Op, \
     .eval = ir_eval_elementwise
-#define INPLACE .inplace = inplace_any, .n_inplace = 4
+#define INPLACE .inplace = ew_inplace_any, .n_inplace = 4
 #define UNARY(Op, inf, in_n, out_n) \
     const OpDesc op_##Op = {EW(Op), INPLACE, .min_in = 1, .max_in = 1, .in_names = in_n, .out_names = out_n, \
                             .infer = inf}
@@ -410,44 +383,44 @@ static const InplacePair inplace_any[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};
     const OpDesc op_##Op = {EW(Op), INPLACE, .min_in = 2, .max_in = 2, .in_names = in_n, .out_names = out_n, \
                             .infer = inf}
 
-BINARY(And, infer_logic, names_AB, names_C);
-BINARY(Or, infer_logic, names_AB, names_C);
-BINARY(Xor, infer_logic, names_AB, names_C);
-const OpDesc op_Mod = {EW(Mod), INPLACE, .min_in = 2, .max_in = 2, .in_names = names_AB, .out_names = names_C,
+BINARY(And, infer_logic, ew_names_AB, ew_names_C);
+BINARY(Or, infer_logic, ew_names_AB, ew_names_C);
+BINARY(Xor, infer_logic, ew_names_AB, ew_names_C);
+const OpDesc op_Mod = {EW(Mod), INPLACE, .min_in = 2, .max_in = 2, .in_names = ew_names_AB, .out_names = ew_names_C,
                        .infer = infer_mod, OP_ATTRS(mod_attrs)};
-UNARY(Sign, infer_unary_numeric, names_input, names_output);
-UNARY(Round, infer_unary_float, names_X, names_Y);
-const OpDesc op_IsNaN = {EW(IsNaN), .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
+UNARY(Sign, infer_unary_numeric, ew_names_input, ew_names_output);
+UNARY(Round, infer_unary_float, ew_names_X, ew_names_Y);
+const OpDesc op_IsNaN = {EW(IsNaN), .min_in = 1, .max_in = 1, .in_names = ew_names_X, .out_names = ew_names_Y,
                          .infer = infer_float_test};
-const OpDesc op_IsInf = {EW(IsInf), .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
+const OpDesc op_IsInf = {EW(IsInf), .min_in = 1, .max_in = 1, .in_names = ew_names_X, .out_names = ew_names_Y,
                          .infer = infer_float_test, OP_ATTRS(isinf_attrs)};
-UNARY(Acos, infer_unary_float, names_input, names_output);
-UNARY(Acosh, infer_unary_float, names_input, names_output);
-UNARY(Asin, infer_unary_float, names_input, names_output);
-UNARY(Asinh, infer_unary_float, names_input, names_output);
-UNARY(Atan, infer_unary_float, names_input, names_output);
-UNARY(Atanh, infer_unary_float, names_input, names_output);
-UNARY(Cosh, infer_unary_float, names_input, names_output);
-UNARY(Sinh, infer_unary_float, names_input, names_output);
-UNARY(Tan, infer_unary_float, names_input, names_output);
-UNARY(Softsign, infer_unary_float, names_input, names_output);
-const OpDesc op_ThresholdedRelu = {EW(ThresholdedRelu), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_X,
-                                   .out_names = names_Y, .infer = infer_unary_float, OP_ATTRS(thresholded_attrs)};
-const OpDesc op_Celu = {EW(Celu), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_X, .out_names = names_Y,
+UNARY(Acos, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Acosh, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Asin, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Asinh, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Atan, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Atanh, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Cosh, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Sinh, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Tan, infer_unary_float, ew_names_input, ew_names_output);
+UNARY(Softsign, infer_unary_float, ew_names_input, ew_names_output);
+const OpDesc op_ThresholdedRelu = {EW(ThresholdedRelu), INPLACE, .min_in = 1, .max_in = 1, .in_names = ew_names_X,
+                                   .out_names = ew_names_Y, .infer = infer_unary_float, OP_ATTRS(thresholded_attrs)};
+const OpDesc op_Celu = {EW(Celu), INPLACE, .min_in = 1, .max_in = 1, .in_names = ew_names_X, .out_names = ew_names_Y,
                         .infer = infer_celu, OP_ATTRS(celu_attrs)};
-const OpDesc op_Shrink = {EW(Shrink), INPLACE, .min_in = 1, .max_in = 1, .in_names = names_input,
-                          .out_names = names_output, .infer = infer_unary_numeric, OP_ATTRS(shrink_attrs)};
-BINARY(PRelu, infer_prelu, names_prelu, names_Y);
-const OpDesc op_GreaterOrEqual = {EW(GreaterOrEqual), .min_in = 2, .max_in = 2, .in_names = names_AB,
-                                  .out_names = names_C, .infer = infer_compare};
-const OpDesc op_LessOrEqual = {EW(LessOrEqual), .min_in = 2, .max_in = 2, .in_names = names_AB,
-                               .out_names = names_C, .infer = infer_compare};
-const OpDesc op_Sum = {EW(Sum), INPLACE, .min_in = 1, .max_in = -1, .in_names = names_data, .out_names = names_sum,
+const OpDesc op_Shrink = {EW(Shrink), INPLACE, .min_in = 1, .max_in = 1, .in_names = ew_names_input,
+                          .out_names = ew_names_output, .infer = infer_unary_numeric, OP_ATTRS(shrink_attrs)};
+BINARY(PRelu, infer_prelu, names_prelu, ew_names_Y);
+const OpDesc op_GreaterOrEqual = {EW(GreaterOrEqual), .min_in = 2, .max_in = 2, .in_names = ew_names_AB,
+                                  .out_names = ew_names_C, .infer = infer_compare};
+const OpDesc op_LessOrEqual = {EW(LessOrEqual), .min_in = 2, .max_in = 2, .in_names = ew_names_AB,
+                               .out_names = ew_names_C, .infer = infer_compare};
+const OpDesc op_Sum = {EW(Sum), INPLACE, .min_in = 1, .max_in = -1, .in_names = ew_names_data, .out_names = names_sum,
                        .infer = infer_float_nary};
-const OpDesc op_Mean = {EW(Mean), INPLACE, .min_in = 1, .max_in = -1, .in_names = names_data,
+const OpDesc op_Mean = {EW(Mean), INPLACE, .min_in = 1, .max_in = -1, .in_names = ew_names_data,
                         .out_names = names_mean, .infer = infer_float_nary};
-const OpDesc op_BitShift = {EW(BitShift), INPLACE, .min_in = 2, .max_in = 2, .in_names = names_XY,
-                            .out_names = names_Z, .infer = infer_bitshift, OP_ATTRS(bitshift_attrs)};
+const OpDesc op_BitShift = {EW(BitShift), INPLACE, .min_in = 2, .max_in = 2, .in_names = ew_names_XY,
+                            .out_names = ew_names_Z, .infer = infer_bitshift, OP_ATTRS(bitshift_attrs)};
 const OpDesc op_CastLike = {.name = "CastLike", .min_in = 2, .max_in = 2, .in_names = names_castlike,
-                            .min_out = 1, .max_out = 1, .out_names = names_output, .infer = infer_castlike,
+                            .min_out = 1, .max_out = 1, .out_names = ew_names_output, .infer = infer_castlike,
                             .eval = eval_castlike};
