@@ -28,8 +28,6 @@ typedef enum BackendWeights {
     BACKEND_WEIGHTS_COUNT
 } BackendWeights;
 
-/* The name of a weights mode ("incbin", "c-array", "file"). */
-const char *backend_weights_name(BackendWeights w);
 /* Parses a weights mode name; 0, or -1 when unknown. */
 int backend_weights_parse(const char *name, BackendWeights *out);
 

@@ -17,12 +17,6 @@ const Backend *backend_find(const char *name)
 
 static const char *const weights_names[BACKEND_WEIGHTS_COUNT] = {"incbin", "c-array", "file"};
 
-const char *backend_weights_name(BackendWeights w)
-{
-    GC_ASSERT(w >= 0 && w < BACKEND_WEIGHTS_COUNT);
-    return weights_names[w];
-}
-
 int backend_weights_parse(const char *name, BackendWeights *out)
 {
     for (int i = 0; i < BACKEND_WEIGHTS_COUNT; i++)
