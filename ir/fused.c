@@ -45,6 +45,7 @@ typedef struct Parser {
     const Node *owner;
     const char *attr;
     Diag *d;
+    int depth; /* op terms open around the current position */
 } Parser;
 
 static int perr(Parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -183,9 +184,14 @@ static Term *parse_term(Parser *ps)
         perr(ps, "expected '(' after '%s' at offset %d", name, pos);
         return NULL;
     }
+    if (ps->depth == FUSED_PARSE_MAX_DEPTH) {
+        perr(ps, "'%s' at offset %d nests deeper than %d ops", name, pos, FUSED_PARSE_MAX_DEPTH);
+        return NULL;
+    }
     ps->p++;
     Term *args[64];
     int n = 0;
+    ps->depth++;
     for (;;) {
         if (n == 64) {
             perr(ps, "too many operands for '%s' at offset %d", name, pos);
@@ -199,6 +205,7 @@ static Term *parse_term(Parser *ps)
         else perr(ps, "missing ')' for '%s' at offset %d", name, pos);
         return NULL;
     }
+    ps->depth--;
     if (n < od->min_in || (od->max_in >= 0 && n > od->max_in)) {
         if (od->max_in < 0) perr(ps, "'%s' at offset %d takes at least %d operand%s, got %d", name, pos, od->min_in,
                                  od->min_in == 1 ? "" : "s", n);
@@ -332,6 +339,33 @@ int ir_fused_print_attrs(Writer *w, const Node *m)
     return rc;
 }
 
+struct FusedPrinter {
+    Graph *scratch;
+    Node *def[OP_COUNT]; /* each op's default node, made on first use */
+};
+
+FusedPrinter *ir_fused_printer_new(void)
+{
+    FusedPrinter *fp = calloc(1, sizeof *fp);
+    GC_ASSERT(fp);
+    fp->scratch = ir_graph_new("fused");
+    return fp;
+}
+
+void ir_fused_printer_free(FusedPrinter *fp)
+{
+    if (!fp) return;
+    ir_graph_free(fp->scratch);
+    free(fp);
+}
+
+int ir_fused_print_head(FusedPrinter *fp, Writer *w, const Node *m)
+{
+    if (!fp->def[m->op]) fp->def[m->op] = ir_add_node(fp->scratch, m->op, "default", NULL, 0, 1, NULL);
+    w_puts(w, ir_op(m->op)->name);
+    return print_attrs(w, m, fp->def[m->op]);
+}
+
 static int print_term(Writer *w, Graph *scratch, const Term *t, const char *const *repl, int n_repl,
                       const char *repl_y)
 {
@@ -365,7 +399,7 @@ static char *take(Writer *w)
 char *ir_fused_subst(const char *expr, const char *const *repl, int n_repl, const char *repl_y)
 {
     Graph *scratch = ir_graph_new("fused");
-    Parser ps = {expr, expr, scratch, NULL, "expr", NULL};
+    Parser ps = {expr, expr, scratch, NULL, "expr", NULL, 0};
     Term *t = parse_tree(&ps);
     Writer w;
     w_init(&w);
@@ -492,7 +526,7 @@ int ir_fused_parse(const Node *owner, const char *attr, const char *expr, const 
     fx->scratch = ir_graph_new("fused");
     fx->n_slots = n_slots;
     fx->slot_used = ir_alloc(fx->scratch, (size_t)(n_slots ? n_slots : 1));
-    Parser ps = {expr, expr, fx->scratch, owner, attr, d};
+    Parser ps = {expr, expr, fx->scratch, owner, attr, d, 0};
     Binder b = {&ps, fx, slots, ir_alloc(fx->scratch, sizeof(Value *) * (size_t)(n_slots ? n_slots : 1)), y_slot, 0};
     Term *t = parse_tree(&ps);
     if (!t || bind_op(&b, t)) goto fail;

@@ -23,6 +23,14 @@
 /* Most inputs of a Fused node; most extra (epilogue) inputs of Conv/Gemm/MatMul. */
 #define FUSED_MAX_IN 16
 #define FUSED_MAX_EPI 8
+/* Fusion starts a new kernel rather than grow one past FUSED_MAX_OPS member
+ * ops or FUSED_MAX_DEPTH nesting (a chain of 100,000 elementwise nodes
+ * becomes 1,563 kernels of 64, not one expression 100,000 deep). The parser
+ * refuses text nested deeper than FUSED_PARSE_MAX_DEPTH, so no expression,
+ * fused or hand-written, recurses further than that in any walk. */
+#define FUSED_MAX_OPS 64
+#define FUSED_MAX_DEPTH 64
+#define FUSED_PARSE_MAX_DEPTH 256
 
 /* Attribute indices of the Fused op (conventions in op.h). */
 enum { FUSED_EXPR, FUSED_COUNT };
@@ -62,6 +70,14 @@ const char *ir_epilogue(const Node *n);
  * defaults, as the canonical expression text spells them (nothing when
  * none); -1 when one has no text form. */
 int ir_fused_print_attrs(Writer *w, const Node *m);
+/* Canonical text of member heads ("Op[k=v]") with each op's default node
+ * made once: for passes that print many members. */
+typedef struct FusedPrinter FusedPrinter;
+FusedPrinter *ir_fused_printer_new(void);
+void ir_fused_printer_free(FusedPrinter *fp);
+/* Writes m's op name and its attributes that differ from the defaults, as
+ * ir_fused_node_expr spells them; -1 when one has no text form. */
+int ir_fused_print_head(FusedPrinter *fp, Writer *w, const Node *m);
 /* The root member's output value (dtype and broadcast shape of the result). */
 const Value *ir_fused_result(const FusedExpr *fx);
 

@@ -37,11 +37,20 @@
 /* ---- name sets ------------------------------------------------------------ */
 
 /* A set of identifiers (open addressing; used for membership only, so the
- * hash never influences the output). */
+ * hash never influences the output). Each entry also holds a counter:
+ * unique_name() keeps there the last suffix it gave out for that base, so
+ * naming N tensors with the same base is linear, not quadratic. */
 typedef struct NameSet {
     const char **slot;
+    int *next;
     size_t cap, n;
 } NameSet;
+
+static void ns_free(NameSet *ns)
+{
+    free(ns->slot);
+    free(ns->next);
+}
 
 static int ns_has(const NameSet *ns, const char *s)
 {
@@ -52,23 +61,26 @@ static int ns_has(const NameSet *ns, const char *s)
     }
 }
 
-static void ns_add(NameSet *ns, const char *s)
+/* Adds s (kept by reference) when absent; returns its counter. */
+static int *ns_add(NameSet *ns, const char *s)
 {
     if ((ns->n + 1) * 2 > ns->cap) {
-        NameSet big = {calloc(ns->cap ? ns->cap * 2 : 256, sizeof(char *)), ns->cap ? ns->cap * 2 : 256, 0};
-        GC_ASSERT(big.slot);
+        size_t cap = ns->cap ? ns->cap * 2 : 256;
+        NameSet big = {calloc(cap, sizeof(char *)), calloc(cap, sizeof(int)), cap, 0};
+        GC_ASSERT(big.slot && big.next);
         for (size_t i = 0; i < ns->cap; i++)
-            if (ns->slot[i]) ns_add(&big, ns->slot[i]);
-        free(ns->slot);
+            if (ns->slot[i]) *ns_add(&big, ns->slot[i]) = ns->next[i];
+        ns_free(ns);
         *ns = big;
     }
     size_t i = ir_hash_str(s) & (ns->cap - 1);
     while (ns->slot[i]) {
-        if (strcmp(ns->slot[i], s) == 0) return;
+        if (strcmp(ns->slot[i], s) == 0) return &ns->next[i];
         i = (i + 1) & (ns->cap - 1);
     }
     ns->slot[i] = s;
     ns->n++;
+    return &ns->next[i];
 }
 
 /* C keywords and the names the generated code's headers define. */
@@ -146,13 +158,25 @@ struct Cgen {
 
 Writer *cgen_w(Cgen *c) { return &c->body; }
 
-/* A unique identifier from `base` (already sanitized): base, base_2, ... */
+/* A unique identifier from `base` (already sanitized): base, base_2, ...
+ * (the first free one; names are never released, so the search for the
+ * next one starts after the suffix last given out for this base). */
 static const char *unique_name(Cgen *c, NameSet *set, const char *base)
 {
     char buf[96];
     snprintf(buf, sizeof buf, "%s", base);
-    for (int k = 2; ns_has(set, buf) || ns_has(&c->reserved, buf); k++)
+    if (!ns_has(set, buf) && !ns_has(&c->reserved, buf)) {
+        char *s = arena_strdup(&c->names_arena, buf);
+        ns_add(set, s);
+        return s;
+    }
+    int *next = ns_add(set, arena_strdup(&c->names_arena, base));
+    int k = *next < 2 ? 2 : *next + 1;
+    for (;; k++) {
         snprintf(buf, sizeof buf, "%s_%d", base, k);
+        if (!ns_has(set, buf) && !ns_has(&c->reserved, buf)) break;
+    }
+    *next = k;
     char *s = arena_strdup(&c->names_arena, buf);
     ns_add(set, s);
     return s;
@@ -484,7 +508,7 @@ static void gen_source(Cgen *c, Writer *w)
     char *toks = collect_idents(c->body.buf ? c->body.buf : "", &seen);
     for (int i = 0; i < g->n_values; i++)
         if (c->touched[i] && !ns_has(&seen, c->ptr[i])) w_printf(w, "    (void)%s;\n", c->ptr[i]);
-    free(seen.slot);
+    ns_free(&seen);
     free(toks);
     w_puts(w, "\n");
     w_puts(w, c->body.buf ? c->body.buf : "");
@@ -632,14 +656,14 @@ static void cgen_init(Cgen *c, const Graph *g, CgenModel *m)
             p->param = unique_name(c, &params, san);
         }
     }
-    free(params.slot);
+    ns_free(&params);
 }
 
 static void cgen_fini(Cgen *c, CgenModel *m)
 {
     w_free(&c->body);
-    free(c->reserved.slot);
-    free(c->used.slot);
+    ns_free(&c->reserved);
+    ns_free(&c->used);
     free(c->ptr);
     free(c->touched);
     free(c->out_slot);
