@@ -224,6 +224,9 @@ int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag 
     job.backend = backend_find(opt->target ? opt->target : backend_list[0]->name);
     if (!job.backend)
         return export_diag(gd, &d, diag_error(&d, "unknown target '%s'", opt->target));
+    if (opt->max_tensor_bytes < 0 || opt->max_tensor_bytes > IR_MAX_TENSOR_BYTES_CAP)
+        return export_diag(gd, &d, diag_error(&d, "max_tensor_bytes %lld is out of range (0 for the default, at most %lld)",
+                                              (long long)opt->max_tensor_bytes, (long long)IR_MAX_TENSOR_BYTES_CAP));
     job.opt_level = opt->opt == GC_OPT_O0 ? 0 : 2;
     job.out.name = opt->name ? opt->name : g->name;
     job.out.emit_main = opt->emit_main;
@@ -233,7 +236,10 @@ int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag 
     Writer dump;
     w_init(&dump);
     job.dump = &dump;
+    int64_t saved_limit = g->max_tensor_bytes; /* the option holds for this compile only */
+    g->max_tensor_bytes = opt->max_tensor_bytes;
     int rc = api_compile_graph(g, dir, &job, &d);
+    g->max_tensor_bytes = saved_limit;
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);
     return export_diag(gd, &d, rc);

@@ -2,7 +2,9 @@
  *
  * api_load: model file → graph (frontend/load.c), then the --bind requests:
  * each names a graph input and a .npy file whose dtype and shape must match
- * it exactly; the input becomes a constant (ir_bind_input).
+ * it exactly; the input becomes a constant (ir_bind_input). The size policy
+ * (--max-tensor-bytes) travels on the graph: shape inference and memory
+ * planning enforce it.
  *
  * api_compile_graph: the backend's name check comes first (a bad name fails
  * before any pass runs), then the pipeline of the level with the backend's
@@ -64,6 +66,7 @@ Graph *api_load(const char *path, const LoadOptions *lo, Diag *d)
     Graph *g = load_model_opts(path, lo, d);
     if (!g) return NULL;
     g->no_fold = lo->no_fold;
+    g->max_tensor_bytes = lo->max_tensor_bytes;
     if (apply_binds(g, lo, d)) {
         ir_graph_free(g);
         return NULL;

@@ -359,6 +359,24 @@ int64_t ir_value_bytes(const Value *v)
     return bytes;
 }
 
+int64_t ir_tensor_limit(const Graph *g)
+{
+    return g->max_tensor_bytes > 0 ? g->max_tensor_bytes : IR_DEFAULT_MAX_TENSOR_BYTES;
+}
+
+int ir_check_tensor_size(const Graph *g, const Node *n, const char *what, const Value *v, Diag *d)
+{
+    int64_t numel, bytes, limit = ir_tensor_limit(g);
+    int over = ir_shape_numel(&v->shape, &numel) || ir_mul_ok(numel, (int64_t)ir_dtype_size(v->dtype), &bytes);
+    if (!over && bytes <= limit) return 0;
+    char size[32], shape[256];
+    if (over) snprintf(size, sizeof size, "more than %lld", (long long)INT64_MAX);
+    else snprintf(size, sizeof size, "%lld", (long long)bytes);
+    ir_shape_str(&v->shape, shape, sizeof shape);
+    return diag_node_error(d, n, "%s '%s' %s %s bytes (%s %s), over the %lld-byte limit (--max-tensor-bytes)", what,
+                           v->name, n ? "would be" : "is", size, ir_dtype_name(v->dtype), shape, (long long)limit);
+}
+
 int ir_norm_axis(int64_t axis, int rank)
 {
     if (axis < -rank || axis >= rank) return -1;

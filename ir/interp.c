@@ -7,6 +7,8 @@
  * mode floating values keep double precision, which is what gradient checks
  * need. Integer and bool values are exact in both modes (doubles hold
  * integers up to 2^53). Buffers are freed as soon as their last reader ran.
+ * A buffer malloc cannot give is a user error naming the value (sizes come
+ * from the model; shape inference has held them to the size policy).
  */
 #include "interp.h"
 #include "op.h"
@@ -14,12 +16,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double *load_const(const Value *v)
+/* A value's double buffer; NULL with "out of memory" naming node n (or no
+ * node) and the value when malloc fails: sizes are user data (within the
+ * size policy, ir_check_tensor_size, but 8 bytes per element here). */
+static double *value_buf(const Value *v, const Node *n, int zero, Diag *d)
 {
-    int64_t n = ir_numel(&v->shape);
-    double *p = malloc(sizeof(double) * (size_t)(n ? n : 1));
-    GC_ASSERT(p);
-    for (int64_t i = 0; i < n; i++) p[i] = ir_load_f64(v->dtype, v->data, (size_t)i);
+    int64_t cnt = ir_numel(&v->shape);
+    double *p = zero ? calloc((size_t)(cnt ? cnt : 1), sizeof(double)) : malloc(sizeof(double) * (size_t)(cnt ? cnt : 1));
+    if (!p)
+        diag_node_error(d, n, "out of memory: the interpreter needs %lld bytes for '%s'", (long long)cnt * 8, v->name);
+    return p;
+}
+
+static double *load_const(const Value *v, const Node *n, Diag *d)
+{
+    int64_t n_el = ir_numel(&v->shape);
+    double *p = value_buf(v, n, 0, d);
+    if (!p) return NULL;
+    for (int64_t i = 0; i < n_el; i++) p[i] = ir_load_f64(v->dtype, v->data, (size_t)i);
     return p;
 }
 
@@ -42,16 +56,16 @@ int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inpu
     for (int s = 0; s < g->n_nodes; s++)
         for (int j = 0; j < g->nodes[s]->n_in; j++)
             if (g->nodes[s]->in[j]) last[g->nodes[s]->in[j]->id] = s;
-    for (int i = 0; i < g->n_inputs; i++) {
+    int rc = 0;
+    for (int i = 0; i < g->n_inputs && !rc; i++) {
         Value *v = g->inputs[i];
         int64_t n = ir_numel(&v->shape);
-        buf[v->id] = malloc(sizeof(double) * (size_t)(n ? n : 1));
-        GC_ASSERT(buf[v->id]);
+        buf[v->id] = value_buf(v, NULL, 0, d);
+        if (!buf[v->id]) { rc = -1; break; }
         if (n) memcpy(buf[v->id], inputs[i], sizeof(double) * (size_t)n);
         round_value(v, buf[v->id], prec);
         owned[v->id] = 1;
     }
-    int rc = 0;
     const double *in_small[16];
     double *out_small[16];
     for (int s = 0; s < g->n_nodes && !rc; s++) {
@@ -65,19 +79,20 @@ int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inpu
             const Value *v = n->in[j];
             in[j] = NULL;
             if (!v) continue;
-            if (!buf[v->id] && v->kind == VK_CONST) { buf[v->id] = load_const(v); owned[v->id] = 1; }
+            if (!buf[v->id] && v->kind == VK_CONST) {
+                if (!(buf[v->id] = load_const(v, n, d))) { rc = -1; break; }
+                owned[v->id] = 1;
+            }
             GC_ASSERT(buf[v->id]);
             in[j] = buf[v->id];
         }
-        for (int j = 0; j < n->n_out; j++) {
+        for (int j = 0; j < n->n_out && !rc; j++) {
             const Value *v = n->out[j];
-            int64_t cnt = ir_numel(&v->shape);
-            buf[v->id] = calloc((size_t)(cnt ? cnt : 1), sizeof(double));
-            GC_ASSERT(buf[v->id]);
+            if (!(buf[v->id] = value_buf(v, n, 1, d))) { rc = -1; break; }
             owned[v->id] = 1;
             out[j] = buf[v->id];
         }
-        rc = od->eval(n, (const double *const *)in, (double *const *)out, d);
+        if (!rc) rc = od->eval(n, (const double *const *)in, (double *const *)out, d);
         for (int j = 0; j < n->n_out && !rc; j++) round_value(n->out[j], out[j], prec);
         if (in != in_small) free(in);
         if (out != out_small) free(out);
@@ -93,7 +108,10 @@ int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inpu
     }
     for (int i = 0; i < g->n_outputs && !rc; i++) {
         const Value *v = g->outputs[i];
-        if (!buf[v->id] && v->kind == VK_CONST) { buf[v->id] = load_const(v); owned[v->id] = 1; }
+        if (!buf[v->id] && v->kind == VK_CONST) {
+            if (!(buf[v->id] = load_const(v, NULL, d))) { rc = -1; break; }
+            owned[v->id] = 1;
+        }
         GC_ASSERT(buf[v->id]);
         int64_t n = ir_numel(&v->shape);
         if (n) memcpy(outputs[i], buf[v->id], sizeof(double) * (size_t)n);
@@ -113,19 +131,16 @@ int ir_interp_run(const Graph *g, InterpPrec prec, const void *const *inputs,
     double **din = calloc((size_t)ni + 1, sizeof(double *));
     double **dout = calloc((size_t)no + 1, sizeof(double *));
     GC_ASSERT(din && dout);
-    for (int i = 0; i < ni; i++) {
+    int rc = 0;
+    for (int i = 0; i < ni && !rc; i++) {
         const Value *v = g->inputs[i];
         int64_t n = ir_numel(&v->shape);
-        din[i] = malloc(sizeof(double) * (size_t)(n ? n : 1));
-        GC_ASSERT(din[i]);
+        if (!(din[i] = value_buf(v, NULL, 0, d))) { rc = -1; break; }
         for (int64_t k = 0; k < n; k++) din[i][k] = ir_load_f64(v->dtype, inputs[i], (size_t)k);
     }
-    for (int i = 0; i < no; i++) {
-        int64_t n = ir_numel(&g->outputs[i]->shape);
-        dout[i] = malloc(sizeof(double) * (size_t)(n ? n : 1));
-        GC_ASSERT(dout[i]);
-    }
-    int rc = ir_interp_run_f64(g, prec, (const double *const *)din, dout, d);
+    for (int i = 0; i < no && !rc; i++)
+        if (!(dout[i] = value_buf(g->outputs[i], NULL, 0, d))) rc = -1;
+    if (!rc) rc = ir_interp_run_f64(g, prec, (const double *const *)din, dout, d);
     for (int i = 0; i < no && !rc; i++) {
         const Value *v = g->outputs[i];
         int64_t n = ir_numel(&v->shape);

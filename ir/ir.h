@@ -228,6 +228,9 @@ typedef struct Graph {
      * bound (largest sum of live buffer bytes at any step) and the no-reuse
      * sum (every buffer its own storage). */
     int64_t plan_lower_bound, plan_no_reuse;
+    /* option: the size policy, the most bytes one tensor (and the memory
+     * arena) may take; 0: IR_DEFAULT_MAX_TENSOR_BYTES (see ir_check_tensor_size). */
+    int64_t max_tensor_bytes;
     struct IrResource *resources; /* released by ir_graph_free, newest first */
 } Graph;
 
@@ -292,6 +295,20 @@ int ir_const_ints(const Value *v, int64_t *out, int max);
 int ir_norm_axis(int64_t axis, int rank);
 /* Bytes of v's elements (shape inference has proved that they fit). */
 int64_t ir_value_bytes(const Value *v);
+/* The size policy: no tensor (input, constant, node output) and no memory
+ * arena may take more than ir_tensor_limit(g) bytes, 16 GiB unless
+ * g->max_tensor_bytes (--max-tensor-bytes) says otherwise; the option is
+ * capped at IR_MAX_TENSOR_BYTES_CAP so that every byte count, and the
+ * interpreter's 8 bytes per element, stays far from overflow. */
+#define IR_DEFAULT_MAX_TENSOR_BYTES ((int64_t)16 << 30)
+#define IR_MAX_TENSOR_BYTES_CAP ((int64_t)1 << 60)
+int64_t ir_tensor_limit(const Graph *g);
+/* 0 when v (dtype set, dims non-negative) fits ir_tensor_limit(g); else -1
+ * with "node 'N' (Op): output 'y' would be B bytes (f32 [..]), over the
+ * L-byte limit (--max-tensor-bytes)" — `what` names the value's role
+ * ("output", "constant", "input"), n is NULL outside a node. An element or
+ * byte count that overflows int64 is over the limit too. */
+int ir_check_tensor_size(const Graph *g, const Node *n, const char *what, const Value *v, Diag *d);
 /* Sets output i's dtype and shape. */
 void ir_set_out(Node *n, int i, DType t, const Shape *s);
 

@@ -4,8 +4,13 @@
  * Visits nodes in topological order and asks each op's description to set
  * its outputs' dtype and shape. Before asking, it checks what every op
  * shares: input/output counts, required inputs present and already typed.
- * After, it checks that every output got a shape whose element count and
- * byte size fit in int64 (an overflowing shape is an error, never a wrap).
+ * After, it holds every output to the size policy (ir_check_tensor_size:
+ * at most --max-tensor-bytes, 16 GiB by default; an element or byte count
+ * that overflows int64 is over it too), as it holds the graph's inputs and
+ * constants before the walk. This pass runs before anything that
+ * allocates a tensor — folding, the interpreter (`graphc run` calls it
+ * directly), memory planning — so a ConstantOfShape of [1e6,1e6] is refused
+ * here, with its size, and never reaches malloc.
  *
  * Each node whose inputs are constants (or whose op reads only shapes, like
  * Shape) is then folded at once (fold_constants.c) and leaves the schedule,
@@ -20,6 +25,11 @@
 int pass_infer_shapes(Graph *g, Diag *d)
 {
     if (ir_toposort(g, d)) return -1;
+    for (int i = 0; i < g->n_values; i++) {
+        const Value *v = g->values[i];
+        if (v->kind != VK_TEMP && v->shape_known && ir_check_tensor_size(g, NULL, v->kind == VK_CONST ? "constant" : "input", v, d))
+            return -1;
+    }
     int kept = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         Node *n = g->nodes[i];
@@ -32,13 +42,11 @@ int pass_infer_shapes(Graph *g, Diag *d)
         if (od->infer(n, d)) return -1;
         for (int j = 0; j < n->n_out; j++) {
             Value *v = n->out[j];
-            int64_t cnt, bytes;
             GC_ASSERT(v->shape_known && "infer did not set every output");
             for (int k = 0; k < v->shape.rank; k++)
                 if (v->shape.dims[k] < 0)
                     return diag_node_error(d, n, "output '%s' has negative dim %lld", v->name, (long long)v->shape.dims[k]);
-            if (ir_shape_numel(&v->shape, &cnt) || ir_mul_ok(cnt, (int64_t)ir_dtype_size(v->dtype), &bytes))
-                return diag_node_error(d, n, "output '%s' is too large: its byte size overflows", v->name);
+            if (ir_check_tensor_size(g, n, "output", v, d)) return -1;
         }
         int folded = pass_fold_node(g, n, d);
         if (folded < 0) return -1;

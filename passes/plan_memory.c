@@ -29,7 +29,9 @@
  * -O2 runs both strategies of memplan.c and keeps the smaller arena.
  *
  * Offsets come from the pure planner in memplan.c; the overlap checker runs
- * on every plan (a failure is a compiler bug and aborts). The figures
+ * on every plan (a failure is a compiler bug and aborts). The arena is held
+ * to the same size policy as one tensor (ir_tensor_limit, --max-tensor-bytes):
+ * a plan over it, or one whose size overflows int64, is a user error. The figures
  * g->plan_lower_bound and g->plan_no_reuse describe the same buffers.
  * pass_plan_entries rebuilds the buffers from the planned graph (the
  * decisions are a function of the graph and its aliases) to print them.
@@ -167,8 +169,13 @@ int pass_plan_memory(Graph *g, Diag *d)
     plan_build(&p, g);
     int64_t total = g->opt_level >= 2 ? memplan_plan(p.bufs, p.nb, NULL) : memplan_greedy(p.bufs, p.nb);
     int rc = 0;
+    int64_t limit = ir_tensor_limit(g);
     if (total < 0) {
-        rc = diag_error(d, "arena size overflows int64");
+        rc = diag_error(d, "the memory arena would be more than %lld bytes, over the %lld-byte limit (--max-tensor-bytes)",
+                        (long long)INT64_MAX, (long long)limit);
+    } else if (total > limit) {
+        rc = diag_error(d, "the memory arena would be %lld bytes, over the %lld-byte limit (--max-tensor-bytes)",
+                        (long long)total, (long long)limit);
     } else {
         int a, b;
         GC_ASSERT(memplan_check(p.bufs, p.nb, &a, &b) == 0);

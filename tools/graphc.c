@@ -137,6 +137,27 @@ static const char *parse_shape_opt(const char *text, InputShape *out)
     return NULL;
 }
 
+/* Parses the byte count of --max-tensor-bytes: digits, optionally followed
+ * by K, M, G or T (powers of 1024), from 1 to IR_MAX_TENSOR_BYTES_CAP; NULL,
+ * or why the text is malformed. */
+static const char *parse_bytes_opt(const char *text, int64_t *out)
+{
+    int64_t v = 0;
+    const char *p = text;
+    if (*p < '0' || *p > '9') return "expected a byte count such as 1048576, 64M or 16G";
+    for (; *p >= '0' && *p <= '9'; p++)
+        if (ir_mul_ok(v, 10, &v) || ir_add_ok(v, *p - '0', &v)) return "the count is too large";
+    static const char units[] = "KMGT";
+    const char *u = *p ? strchr(units, *p) : NULL;
+    if (*p && (!u || p[1])) return "the only suffixes are K, M, G and T (powers of 1024)";
+    for (int k = u ? (int)(u - units) + 1 : 0; k > 0; k--)
+        if (ir_mul_ok(v, 1024, &v)) return "the count is too large";
+    if (v == 0) return "the limit must be positive";
+    if (v > IR_MAX_TENSOR_BYTES_CAP) return "the count is too large (at most 2^60 bytes)";
+    *out = v;
+    return NULL;
+}
+
 /* Handles one --shape option at argv[*i]: 1 consumed, 0 not --shape, -1
  * error (printed). */
 static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, InputShape *store)
@@ -150,6 +171,11 @@ static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions
         if (!v || !strchr(v, '=') || *v == '=') { fail("%s: --bind needs NAME=FILE.npy", cmd); return -1; }
         if (o->n_binds == LOAD_MAX_BINDS) { fail("%s: at most %d --bind options", cmd, LOAD_MAX_BINDS); return -1; }
         o->binds[o->n_binds++] = v;
+        return 1;
+    }
+    if (opt_value(argc, argv, i, "--max-tensor-bytes", &v)) {
+        const char *why = v ? parse_bytes_opt(v, &o->max_tensor_bytes) : "expected a byte count such as 64M";
+        if (why) { fail("%s: bad --max-tensor-bytes '%s': %s", cmd, v ? v : "", why); return -1; }
         return 1;
     }
     if (!opt_value(argc, argv, i, "--shape", &v)) return 0;
@@ -199,13 +225,18 @@ static int opt_level_opt(const char *a, const char *cmd, int *level)
     "                       elementwise chains and Conv/Gemm/MatMul epilogues\n"
 /* The loading options every subcommand takes (api_load). */
 #define HELP_LOAD                                                                             \
-    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"          \
-    "                       leaves symbolic (ONNX dim_param); may be repeated\n"             \
-    "  --no-fold            fold nothing at compile time: nodes with constant\n"            \
-    "                       inputs stay nodes (shape operands must be constants)\n"         \
-    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"           \
-    "                       constant with FILE's value (dtype and shape must match);\n"    \
-    "                       it is no longer an input of the model; may be repeated\n"
+    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"           \
+    "                       leaves symbolic (ONNX dim_param); may be repeated\n"              \
+    "  --no-fold            fold nothing at compile time: nodes with constant\n"              \
+    "                       inputs stay nodes (shape operands must be constants)\n"           \
+    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"              \
+    "                       constant with FILE's value (dtype and shape must match);\n"       \
+    "                       it is no longer an input of the model; may be repeated\n"         \
+    "  --max-tensor-bytes=N  the size policy: refuse a model in which one tensor\n"           \
+    "                       (input, constant, folded value, intermediate, output)\n"          \
+    "                       or the memory arena would take more than N bytes\n"               \
+    "                       (default 16G; N is a byte count, optionally with a\n"             \
+    "                       suffix K, M, G or T for powers of 1024)\n"
 #define HELP_PRINT                                                                            \
     "  --print-after=PASS   print the text IR after pass PASS, or after every pass\n"         \
     "                       with 'all' (constants over 64 elements elided)\n"                 \
@@ -489,7 +520,7 @@ static int cmd_run(int argc, char **argv)
     for (int i = 0; i < g->n_outputs; i++) {
         size_t nb = (size_t)ir_numel(&g->outputs[i]->shape) * ir_dtype_size(g->outputs[i]->dtype);
         outs[i] = malloc(nb ? nb : 1);
-        if (!outs[i]) { fail("out of memory"); goto out; }
+        if (!outs[i]) { fail("%s: out of memory for output '%s' (%zu bytes)", model, g->outputs[i]->name, nb); goto out; }
     }
     if (verbose) fprintf(stderr, "graphc: interpreting %d nodes (%s)\n", g->n_nodes, f64 ? "f64" : "f32");
     if (ir_interp_run(g, f64 ? INTERP_F64 : INTERP_F32, inptr, outs, &d)) goto diag_fail;

@@ -52,6 +52,9 @@ typedef struct GcCompileOptions {
     GcOptLevel opt;
     const char *print_before; /* pass name or "all": dump IR to stderr before it */
     const char *target;      /* backend, as graphc compile --target; NULL: "c" */
+    /* the most bytes one tensor, or the memory arena, may take (graphc
+     * --max-tensor-bytes); 0: 16 GiB; at most 2^60 */
+    int64_t max_tensor_bytes;
 } GcCompileOptions;
 
 GcGraph *gc_graph_new(const char *name);

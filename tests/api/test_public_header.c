@@ -7,7 +7,8 @@
  * y = Relu(x * w + b) on hand-picked numbers, interprets it and compares
  * with the values worked out by hand, checks that errors arrive as one
  * message in GcDiag (unknown op, bad dtype, unknown target, a model name
- * that is not a C identifier), and compiles the graph into a folder.
+ * that is not a C identifier, a tensor over max_tensor_bytes), and compiles
+ * the graph into a folder.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -84,6 +85,13 @@ static void test_errors(void **state)
     o.name = "not-an-identifier";
     assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
     assert_non_null(strstr(d.msg, "model name 'not-an-identifier' is not a C identifier"));
+    o.name = NULL;
+    o.max_tensor_bytes = 8; /* the size policy: every tensor here is 16 bytes */
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_string_equal(d.msg, "input 'x' is 16 bytes (f32 [4]), over the 8-byte limit (--max-tensor-bytes)");
+    o.max_tensor_bytes = -1;
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_non_null(strstr(d.msg, "max_tensor_bytes -1 is out of range"));
     struct stat st;
     assert_int_not_equal(stat(GRAPHC_BINARY_DIR "/public_header_bad", &st), 0); /* nothing left behind */
     gc_graph_free(g);
