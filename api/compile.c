@@ -9,6 +9,8 @@
  * workspace policy, then the backend's per-node support check, then the
  * backend writes the folder. The report lines are appended only after the
  * folder was written, so a report never describes a compile that failed.
+ * api_compile_to_writer does the same steps but has the backend render its
+ * sources into memory (the fuzz targets in tests/fuzz compile this way).
  */
 #include "compile.h"
 
