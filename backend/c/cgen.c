@@ -40,26 +40,35 @@
  * hash never influences the output). */
 typedef struct NameSet {
     const char **slot;
+    int *next; /* per slot: unique_name's next suffix to try for that base (0: 2) */
     size_t cap, n;
 } NameSet;
 
-static int ns_has(const NameSet *ns, const char *s)
+/* The slot holding s, or -1. */
+static long ns_find(const NameSet *ns, const char *s)
 {
-    if (!ns->cap) return 0;
+    if (!ns->cap) return -1;
     for (size_t i = ir_hash_str(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1)) {
-        if (!ns->slot[i]) return 0;
-        if (strcmp(ns->slot[i], s) == 0) return 1;
+        if (!ns->slot[i]) return -1;
+        if (strcmp(ns->slot[i], s) == 0) return (long)i;
     }
 }
+
+static int ns_has(const NameSet *ns, const char *s) { return ns_find(ns, s) >= 0; }
 
 static void ns_add(NameSet *ns, const char *s)
 {
     if ((ns->n + 1) * 2 > ns->cap) {
-        NameSet big = {calloc(ns->cap ? ns->cap * 2 : 256, sizeof(char *)), ns->cap ? ns->cap * 2 : 256, 0};
-        GC_ASSERT(big.slot);
+        size_t cap = ns->cap ? ns->cap * 2 : 256;
+        NameSet big = {calloc(cap, sizeof(char *)), calloc(cap, sizeof(int)), cap, 0};
+        GC_ASSERT(big.slot && big.next);
         for (size_t i = 0; i < ns->cap; i++)
-            if (ns->slot[i]) ns_add(&big, ns->slot[i]);
+            if (ns->slot[i]) {
+                ns_add(&big, ns->slot[i]);
+                big.next[ns_find(&big, ns->slot[i])] = ns->next[i];
+            }
         free(ns->slot);
+        free(ns->next);
         *ns = big;
     }
     size_t i = ir_hash_str(s) & (ns->cap - 1);
@@ -69,6 +78,12 @@ static void ns_add(NameSet *ns, const char *s)
     }
     ns->slot[i] = s;
     ns->n++;
+}
+
+static void ns_free(NameSet *ns)
+{
+    free(ns->slot);
+    free(ns->next);
 }
 
 /* C keywords and the names the generated code's headers define. */
@@ -151,10 +166,17 @@ static const char *unique_name(Cgen *c, NameSet *set, const char *base)
 {
     char buf[96];
     snprintf(buf, sizeof buf, "%s", base);
-    for (int k = 2; ns_has(set, buf) || ns_has(&c->reserved, buf); k++)
-        snprintf(buf, sizeof buf, "%s_%d", base, k);
+    /* Names only ever join a set, so the suffixes below the one found last
+     * time for this base are still taken: start there (a model with
+     * thousands of kernels asks for "i" thousands of times). */
+    long at = ns_find(set, base);
+    int k = at >= 0 && set->next[at] > 2 ? set->next[at] : 2;
+    if (k > 2) snprintf(buf, sizeof buf, "%s_%d", base, k);
+    for (; ns_has(set, buf) || ns_has(&c->reserved, buf); k++) snprintf(buf, sizeof buf, "%s_%d", base, k);
     char *s = arena_strdup(&c->names_arena, buf);
     ns_add(set, s);
+    at = ns_find(set, base);
+    if (at >= 0 && strcmp(s, base) != 0) set->next[at] = k + 1;
     return s;
 }
 
@@ -484,7 +506,7 @@ static void gen_source(Cgen *c, Writer *w)
     char *toks = collect_idents(c->body.buf ? c->body.buf : "", &seen);
     for (int i = 0; i < g->n_values; i++)
         if (c->touched[i] && !ns_has(&seen, c->ptr[i])) w_printf(w, "    (void)%s;\n", c->ptr[i]);
-    free(seen.slot);
+    ns_free(&seen);
     free(toks);
     w_puts(w, "\n");
     w_puts(w, c->body.buf ? c->body.buf : "");
@@ -632,14 +654,14 @@ static void cgen_init(Cgen *c, const Graph *g, CgenModel *m)
             p->param = unique_name(c, &params, san);
         }
     }
-    free(params.slot);
+    ns_free(&params);
 }
 
 static void cgen_fini(Cgen *c, CgenModel *m)
 {
     w_free(&c->body);
-    free(c->reserved.slot);
-    free(c->used.slot);
+    ns_free(&c->reserved);
+    ns_free(&c->used);
     free(c->ptr);
     free(c->touched);
     free(c->out_slot);
