@@ -11,6 +11,8 @@
  * workspace policy, then the backend's per-node support check, then the
  * backend writes the folder. The report lines are appended only after the
  * folder was written, so a report never describes a compile that failed.
+ * api_compile_to_writer does the same steps but has the backend render its
+ * sources into memory (the fuzz targets in tests/fuzz compile this way).
  */
 #include "compile.h"
 
@@ -87,13 +89,28 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
     return pass_run_pipeline(g, &po, d);
 }
 
-int api_compile_graph(Graph *g, const char *dir, const CompileJob *job, Diag *d)
+/* What comes before the backend writes: name check, pipeline, support check. */
+static int prepare(Graph *g, const Backend *be, const CompileJob *job, Diag *d)
 {
-    const Backend *be = job_backend(job);
     if (be->check_name(job->out.name, d)) return -1;
     if (api_run_pipeline(g, job, d)) return -1;
     for (int i = 0; i < g->n_nodes; i++)
         if (be->supports(g->nodes[i], d)) return -1;
+    return 0;
+}
+
+int api_compile_to_writer(Graph *g, Writer *out, const CompileJob *job, Diag *d)
+{
+    const Backend *be = job_backend(job);
+    if (!be->render) return diag_error(d, "the %s backend cannot write its output into memory", be->name);
+    if (prepare(g, be, job, d)) return -1;
+    return be->render(g, &job->out, out, d);
+}
+
+int api_compile_graph(Graph *g, const char *dir, const CompileJob *job, Diag *d)
+{
+    const Backend *be = job_backend(job);
+    if (prepare(g, be, job, d)) return -1;
     if (be->write(g, dir, &job->out, d)) return -1;
     if (job->report) {
         w_line(job->report, "kernels: %d", pass_count_kernels(g));

@@ -42,5 +42,8 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d);
  * every node, and writes the output folder dir. 0, or -1 with a diagnostic
  * (and nothing left behind in dir). */
 int api_compile_graph(Graph *g, const char *dir, const CompileJob *job, Diag *d);
+/* The same, but the backend renders the sources' text into out
+ * (Backend.render) and no file is written: what the fuzzers run. */
+int api_compile_to_writer(Graph *g, Writer *out, const CompileJob *job, Diag *d);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "../ir/ir.h"
+#include "../ir/writer.h"
 
 /* How the weights reach the generated code; the names are the values of
  * `--weights=`. The public GcWeights enum (include/graphc/graphc.h) has the
@@ -51,6 +52,10 @@ typedef struct Backend {
     int (*check_name)(const char *name, Diag *d);
     /* Writes the output folder dir for the planned graph g. */
     int (*write)(const Graph *g, const char *dir, const BackendOptions *o, Diag *d);
+    /* Optional (NULL: none). Appends the text of the sources `write` would
+     * write (weights and runtime files left out) to out, touching no file:
+     * how the fuzzers compile. Same checks and errors as `write`. */
+    int (*render)(const Graph *g, const BackendOptions *o, Writer *out, Diag *d);
 } Backend;
 
 /* Every backend, terminated by NULL; the first is the default. */

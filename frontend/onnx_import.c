@@ -2,7 +2,9 @@
  *
  * The file is mapped read-only (mmap) and decoded by onnx_pb.c; the graph
  * owns the mapping (ir_graph_own) so initializers' raw_data is borrowed, not
- * copied, whenever it is suitably aligned for its element type.
+ * copied, whenever it is suitably aligned for its element type. An image
+ * already in memory (onnx_load_image: the fuzzers) is copied into a buffer
+ * the graph owns in the same way, and has no folder for external data.
  *
  * Steps:
  *  1. opset: the default domain ("" or "ai.onnx") must be imported at a
@@ -52,7 +54,7 @@ struct OnnxImp {
     Diag *d;
     PbCtx pc;
     Arena tmp;
-    const char *dir; /* the model's folder */
+    const char *dir; /* the model's folder; NULL: loaded from memory, no external data */
     int opset;    /* the default domain's version; 0 if not imported */
     int training; /* the model imports ai.onnx.preview.training version 1 */
     const char **names; /* open-addressing set of every node output name */
@@ -155,6 +157,8 @@ static int load_external(OnnxImp *im, const OnnxTensor *t, size_t nbytes, const 
         return diag_error(d, "tensor '%s': external data location '%s' is an absolute path; it must be relative to the model's folder", t->name, loc);
     if (has_dotdot(loc))
         return diag_error(d, "tensor '%s': external data location '%s' contains '..'; it must stay inside the model's folder", t->name, loc);
+    if (!im->dir)
+        return diag_error(d, "tensor '%s': external data '%s' cannot be read: the model was not loaded from a file", t->name, loc);
     size_t pl = strlen(im->dir) + strlen(loc) + 2;
     char *path = malloc(pl);
     char *rdir = realpath(im->dir, NULL);
@@ -689,6 +693,32 @@ static int import_graph(OnnxImp *im, const OnnxModel *m, const LoadOptions *o)
     return g->n_nodes ? ir_toposort(g, im->d) : 0; /* (ir_toposort memcpy's into a NULL array when empty) */
 }
 
+/* Decodes the model image map (size bytes), which g owns already. */
+static Graph *load_image(Graph *g, const void *map, size_t size, const char *dir, const LoadOptions *opts, Diag *d)
+{
+    OnnxImp im;
+    memset(&im, 0, sizeof im);
+    im.d = d;
+    im.g = g;
+    im.pc.base = map;
+    im.pc.size = size;
+    im.pc.arena = &im.tmp;
+    im.dir = dir ? arena_strdup(&im.tmp, dir) : NULL;
+
+    OnnxModel m;
+    int rc = onnx_pb_model(&im.pc, map, size, &m) ? pb_fail(&im) : 0;
+    if (!rc && m.ir_version == 0) rc = diag_error(d, "not an ONNX model (ModelProto has no ir_version)");
+    if (!rc && !m.has_graph) rc = diag_error(d, "not an ONNX model (ModelProto has no graph)");
+    if (!rc) rc = check_opset(&im, &m);
+    if (!rc) rc = import_graph(&im, &m, opts);
+    arena_free(&im.tmp);
+    if (rc) {
+        ir_graph_free(im.g);
+        return NULL;
+    }
+    return im.g;
+}
+
 Graph *onnx_load(const char *path, const LoadOptions *opts, Diag *d)
 {
     int fd = open(path, O_RDONLY);
@@ -712,27 +742,28 @@ Graph *onnx_load(const char *path, const LoadOptions *opts, Diag *d)
         diag_error(d, "cannot map file: %s", strerror(e));
         return NULL;
     }
-    OnnxImp im;
-    memset(&im, 0, sizeof im);
-    im.d = d;
-    im.g = ir_graph_new("model");
-    ir_graph_own(im.g, map, size, release_map);
-    im.pc.base = map;
-    im.pc.size = size;
-    im.pc.arena = &im.tmp;
+    Graph *g = ir_graph_new("model");
+    ir_graph_own(g, map, size, release_map);
     const char *slash = strrchr(path, '/');
-    im.dir = slash ? arena_strndup(&im.tmp, path, slash == path ? 1 : (size_t)(slash - path)) : ".";
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    GC_ASSERT(dir);
+    g = load_image(g, map, size, dir, opts, d);
+    free(dir);
+    return g;
+}
 
-    OnnxModel m;
-    int rc = onnx_pb_model(&im.pc, map, size, &m) ? pb_fail(&im) : 0;
-    if (!rc && m.ir_version == 0) rc = diag_error(d, "not an ONNX model (ModelProto has no ir_version)");
-    if (!rc && !m.has_graph) rc = diag_error(d, "not an ONNX model (ModelProto has no graph)");
-    if (!rc) rc = check_opset(&im, &m);
-    if (!rc) rc = import_graph(&im, &m, opts);
-    arena_free(&im.tmp);
-    if (rc) {
-        ir_graph_free(im.g);
+static void release_copy(void *p, size_t n) { free(p); }
+
+Graph *onnx_load_image(const void *buf, size_t size, const char *dir, const LoadOptions *opts, Diag *d)
+{
+    if (size == 0) {
+        diag_error(d, "empty file (not an ONNX model)");
         return NULL;
     }
-    return im.g;
+    void *copy = malloc(size);
+    GC_ASSERT(copy);
+    memcpy(copy, buf, size);
+    Graph *g = ir_graph_new("model");
+    ir_graph_own(g, copy, size, release_copy);
+    return load_image(g, copy, size, dir, opts, d);
 }

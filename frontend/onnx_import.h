@@ -13,6 +13,9 @@
 
 /* Loads an ONNX model file; shapes from opts fill symbolic input dims. */
 Graph *onnx_load(const char *path, const LoadOptions *opts, Diag *d);
+/* The same for a model image of `size` bytes already in memory (copied);
+ * external data is read from folder dir, or refused when dir is NULL. */
+Graph *onnx_load_image(const void *buf, size_t size, const char *dir, const LoadOptions *opts, Diag *d);
 
 typedef struct ImpAttr {
     const char *name;

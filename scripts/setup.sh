@@ -3,11 +3,13 @@
 # compiler and make, CMake, pkg-config, cmocka (unit tests), OpenBLAS (optional
 # fast GEMM in generated code), Debian's python3 + numpy (test drivers), binutils
 # (`nm` in the model tests), Graphviz (`dot`, which renders `graphc dump --format=dot`
-# in the cli test). Idempotent: does nothing when everything is there.
+# in the cli test), clang with its libFuzzer runtime (scripts/fuzz.sh; Debian ships the
+# runtime in libclang-rt-14-dev, which clang only recommends). Idempotent: does nothing
+# when everything is there.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libcmocka-dev libopenblas-dev python3 python3-numpy python3-onnx
-          python3-torch python3-torchvision git ca-certificates binutils graphviz)
+          python3-torch python3-torchvision git ca-certificates binutils graphviz clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

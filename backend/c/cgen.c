@@ -37,50 +37,53 @@
 /* ---- name sets ------------------------------------------------------------ */
 
 /* A set of identifiers (open addressing; used for membership only, so the
- * hash never influences the output). Each entry also holds a counter:
- * unique_name() keeps there the last suffix it gave out for that base, so
- * naming N tensors with the same base is linear, not quadratic. */
+ * hash never influences the output). */
 typedef struct NameSet {
     const char **slot;
-    int *next;
+    int *next; /* per slot: unique_name's next suffix to try for that base (0: 2) */
     size_t cap, n;
 } NameSet;
 
-static void ns_free(NameSet *ns)
+/* The slot holding s, or -1. */
+static long ns_find(const NameSet *ns, const char *s)
 {
-    free(ns->slot);
-    free(ns->next);
-}
-
-static int ns_has(const NameSet *ns, const char *s)
-{
-    if (!ns->cap) return 0;
+    if (!ns->cap) return -1;
     for (size_t i = ir_hash_str(s) & (ns->cap - 1);; i = (i + 1) & (ns->cap - 1)) {
-        if (!ns->slot[i]) return 0;
-        if (strcmp(ns->slot[i], s) == 0) return 1;
+        if (!ns->slot[i]) return -1;
+        if (strcmp(ns->slot[i], s) == 0) return (long)i;
     }
 }
 
-/* Adds s (kept by reference) when absent; returns its counter. */
-static int *ns_add(NameSet *ns, const char *s)
+static int ns_has(const NameSet *ns, const char *s) { return ns_find(ns, s) >= 0; }
+
+static void ns_add(NameSet *ns, const char *s)
 {
     if ((ns->n + 1) * 2 > ns->cap) {
         size_t cap = ns->cap ? ns->cap * 2 : 256;
         NameSet big = {calloc(cap, sizeof(char *)), calloc(cap, sizeof(int)), cap, 0};
         GC_ASSERT(big.slot && big.next);
         for (size_t i = 0; i < ns->cap; i++)
-            if (ns->slot[i]) *ns_add(&big, ns->slot[i]) = ns->next[i];
-        ns_free(ns);
+            if (ns->slot[i]) {
+                ns_add(&big, ns->slot[i]);
+                big.next[ns_find(&big, ns->slot[i])] = ns->next[i];
+            }
+        free(ns->slot);
+        free(ns->next);
         *ns = big;
     }
     size_t i = ir_hash_str(s) & (ns->cap - 1);
     while (ns->slot[i]) {
-        if (strcmp(ns->slot[i], s) == 0) return &ns->next[i];
+        if (strcmp(ns->slot[i], s) == 0) return;
         i = (i + 1) & (ns->cap - 1);
     }
     ns->slot[i] = s;
     ns->n++;
-    return &ns->next[i];
+}
+
+static void ns_free(NameSet *ns)
+{
+    free(ns->slot);
+    free(ns->next);
 }
 
 /* C keywords and the names the generated code's headers define. */
@@ -158,27 +161,22 @@ struct Cgen {
 
 Writer *cgen_w(Cgen *c) { return &c->body; }
 
-/* A unique identifier from `base` (already sanitized): base, base_2, ...
- * (the first free one; names are never released, so the search for the
- * next one starts after the suffix last given out for this base). */
+/* A unique identifier from `base` (already sanitized): base, base_2, ... */
 static const char *unique_name(Cgen *c, NameSet *set, const char *base)
 {
     char buf[96];
     snprintf(buf, sizeof buf, "%s", base);
-    if (!ns_has(set, buf) && !ns_has(&c->reserved, buf)) {
-        char *s = arena_strdup(&c->names_arena, buf);
-        ns_add(set, s);
-        return s;
-    }
-    int *next = ns_add(set, arena_strdup(&c->names_arena, base));
-    int k = *next < 2 ? 2 : *next + 1;
-    for (;; k++) {
-        snprintf(buf, sizeof buf, "%s_%d", base, k);
-        if (!ns_has(set, buf) && !ns_has(&c->reserved, buf)) break;
-    }
-    *next = k;
+    /* Names only ever join a set, so the suffixes below the one found last
+     * time for this base are still taken: start there (a model with
+     * thousands of kernels asks for "i" thousands of times). */
+    long at = ns_find(set, base);
+    int k = at >= 0 && set->next[at] > 2 ? set->next[at] : 2;
+    if (k > 2) snprintf(buf, sizeof buf, "%s_%d", base, k);
+    for (; ns_has(set, buf) || ns_has(&c->reserved, buf); k++) snprintf(buf, sizeof buf, "%s_%d", base, k);
     char *s = arena_strdup(&c->names_arena, buf);
     ns_add(set, s);
+    at = ns_find(set, base);
+    if (at >= 0 && strcmp(s, base) != 0) set->next[at] = k + 1;
     return s;
 }
 
@@ -692,60 +690,101 @@ int cgen_check_name(const char *name, Diag *d)
     return 0;
 }
 
-int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d)
+/* The texts of one output folder, rendered in memory. */
+typedef struct CgenTexts {
+    Writer src, hdr, mk, main;
+} CgenTexts;
+
+/* Renders NAME.c, NAME.h, the Makefile and (emit_main) NAME_main.c of g into
+ * t, and lays out the weights in m; c and m are initialized here and t is
+ * always initialized (the caller frees all three). 0, or -1 with a diagnostic. */
+static int render(const Graph *g, const BackendOptions *o, Cgen *c, CgenModel *m, CgenTexts *t, Diag *d)
 {
     GC_ASSERT(g && o && d && o->weights >= 0 && o->weights < BACKEND_WEIGHTS_COUNT);
+    w_init(&t->src);
+    w_init(&t->hdr);
+    w_init(&t->mk);
+    w_init(&t->main);
+    *m = (CgenModel){.g = g, .o = o, .name = o->name};
+    cgen_init(c, g, m);
     CgenEntry table[OP_COUNT + 1];
     cgen_build_table(table);
     for (int i = 0; i < g->n_nodes; i++)
         if (!table[g->nodes[i]->op].emit) return cgen_supports(g->nodes[i], d);
     if (g->arena_bytes < 0) return diag_error(d, "the graph is not memory-planned");
     if (cgen_check_name(o->name, d)) return -1;
-    const char *name = o->name;
+    if (gen_body(c, table, d)) return -1;
+    m->runtime = cgen_runtime_closure(m->runtime);
+    layout_weights(c);
+    gen_source(c, &t->src);
+    gen_header(m, &t->hdr);
+    cgen_write_makefile(m, &t->mk);
+    if (o->emit_main) cgen_write_main(m, &t->main);
+    return 0;
+}
 
-    CgenModel m = {.g = g, .o = o, .name = name};
+static void texts_free(CgenTexts *t)
+{
+    w_free(&t->src);
+    w_free(&t->hdr);
+    w_free(&t->mk);
+    w_free(&t->main);
+}
+
+int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d)
+{
+    CgenModel m;
     Cgen c;
-    cgen_init(&c, g, &m);
-    Writer src, hdr, mk, mainw;
-    w_init(&src);
-    w_init(&hdr);
-    w_init(&mk);
-    w_init(&mainw);
+    CgenTexts t;
+    int rc = render(g, o, &c, &m, &t, d);
+    const char *name = o->name;
     char *tmp = NULL;
-    int rc = gen_body(&c, table, d);
     if (!rc) {
-        m.runtime = cgen_runtime_closure(m.runtime);
-        layout_weights(&c);
-        gen_source(&c, &src);
-        gen_header(&m, &hdr);
-        cgen_write_makefile(&m, &mk);
-        if (o->emit_main) cgen_write_main(&m, &mainw);
         tmp = cgen_dir_begin(dir, d);
         rc = tmp ? 0 : -1;
     }
     char fname[96];
     if (!rc) {
         snprintf(fname, sizeof fname, "%s.c", name);
-        rc = cgen_save(&src, tmp, fname, d);
+        rc = cgen_save(&t.src, tmp, fname, d);
     }
     if (!rc) {
         snprintf(fname, sizeof fname, "%s.h", name);
-        rc = cgen_save(&hdr, tmp, fname, d);
+        rc = cgen_save(&t.hdr, tmp, fname, d);
     }
-    if (!rc) rc = cgen_save(&mk, tmp, "Makefile", d);
+    if (!rc) rc = cgen_save(&t.mk, tmp, "Makefile", d);
     if (!rc && o->emit_main) {
         snprintf(fname, sizeof fname, "%s_main.c", name);
-        rc = cgen_save(&mainw, tmp, fname, d);
+        rc = cgen_save(&t.main, tmp, fname, d);
     }
     if (!rc) rc = cgen_write_weights(&m, tmp, d);
     if (!rc) rc = cgen_write_runtime(&m, tmp, d);
     if (!rc) rc = cgen_dir_commit(tmp, dir, d);
     else if (tmp) cgen_rmtree(tmp);
     free(tmp);
-    w_free(&src);
-    w_free(&hdr);
-    w_free(&mk);
-    w_free(&mainw);
+    texts_free(&t);
+    cgen_fini(&c, &m);
+    return rc;
+}
+
+/* Backend.render: the texts cgen_write would save, one after the other,
+ * each headed by a comment line "==> FILE <=="; no weights, no runtime files. */
+static int cgen_render(const Graph *g, const BackendOptions *o, Writer *out, Diag *d)
+{
+    CgenModel m;
+    Cgen c;
+    CgenTexts t;
+    int rc = render(g, o, &c, &m, &t, d);
+    if (!rc) {
+        const Writer *parts[] = {&t.hdr, &t.src, &t.mk, &t.main};
+        const char *suffix[] = {".h", ".c", NULL, "_main.c"};
+        for (int k = 0; k < (o->emit_main ? 4 : 3); k++) {
+            if (suffix[k]) w_printf(out, "/* ==> %s%s <== */\n", o->name, suffix[k]);
+            else w_puts(out, "/* ==> Makefile <== */\n");
+            if (parts[k]->len) w_printf(out, "%.*s", (int)parts[k]->len, parts[k]->buf);
+        }
+    }
+    texts_free(&t);
     cgen_fini(&c, &m);
     return rc;
 }
@@ -765,4 +804,5 @@ const Backend backend_c = {
     .workspace = cgen_workspace_bytes,
     .check_name = cgen_check_name,
     .write = cgen_write,
+    .render = cgen_render,
 };

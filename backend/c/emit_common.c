@@ -163,5 +163,7 @@ size_t emit_conv_im2col_bytes(const Node *n, size_t elem)
     int64_t cols = emit_conv_im2col_cols(n, elem);
     if (!cols) return 0;
     const Shape *ws = &n->in[ir_conv_weight_input(n)]->shape; /* [M, C/group, k...] */
-    return (size_t)(ir_numel(ws) / ws->dims[0] * cols) * elem;
+    int64_t row = 1; /* C/group * k...: one im2col row (not numel / M: M may be 0) */
+    for (int i = 1; i < ws->rank; i++) row *= ws->dims[i];
+    return (size_t)(row * cols) * elem;
 }
