@@ -60,6 +60,7 @@ void rw_swap_producers(Graph *g, Value *old, Value *v)
 /* Index of n in the schedule (node ids may be stale during a pass). */
 static int node_index(const Graph *g, const Node *n)
 {
+    if (n->id >= 0 && n->id < g->n_nodes && g->nodes[n->id] == n) return n->id;
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i] == n) return i;
     GC_ASSERT(0 && "node is not scheduled");

@@ -72,22 +72,92 @@ static int is_identity_perm(const int *perm, int r)
     return 1;
 }
 
+/* ---- forwarding in one sweep ---------------------------------------------- */
+
+/* A sweep forwards many values; rw_forward() rewrites every reader at once,
+ * a scan of the whole schedule per call, which is quadratic when thousands
+ * of nodes go. Instead a sweep records old -> new in `rep` and rewrites
+ * each node's inputs when the sweep reaches it: readers come after their
+ * producers, so every reader is reached after the record is made, and the
+ * rules see the rewritten inputs, as they would after rw_forward. A graph
+ * output goes through rw_forward at once (it may rename producers); the
+ * pending records are applied to the whole schedule first. */
+typedef struct Sweep {
+    Graph *g;
+    Value **rep; /* by value id (below cap): the value that stands for it */
+    RwUses uses; /* reader counts when the sweep began */
+} Sweep;
+
+static void sweep_begin(Graph *g, Sweep *s)
+{
+    s->g = g;
+    rw_uses_fresh(g, &s->uses);
+    s->rep = calloc((size_t)s->uses.cap + 1, sizeof *s->rep);
+    GC_ASSERT(s->rep);
+}
+
+static Value *resolve(const Sweep *s, Value *v)
+{
+    while (v && v->id < s->uses.cap && s->rep[v->id] && s->g->values[v->id] == v) v = s->rep[v->id];
+    return v;
+}
+
+/* Rewrites n's inputs through the records; returns how many changed. */
+static int sweep_visit(const Sweep *s, Node *n)
+{
+    int changed = 0;
+    for (int j = 0; j < n->n_in; j++) {
+        Value *v = resolve(s, n->in[j]);
+        if (v != n->in[j]) {
+            n->in[j] = v;
+            changed++;
+        }
+    }
+    return changed;
+}
+
+/* Applies every record to the whole schedule and forgets them. */
+static void sweep_flush(Sweep *s)
+{
+    for (int i = 0; i < s->g->n_nodes; i++) sweep_visit(s, s->g->nodes[i]);
+    memset(s->rep, 0, sizeof *s->rep * (size_t)s->uses.cap);
+}
+
+/* rw_forward(old, v), deferred where old is not a graph output. */
+static int sweep_forward(Sweep *s, Value *old, Value *v)
+{
+    GC_ASSERT(old != v && old->dtype == v->dtype && ir_shape_eq(&old->shape, &v->shape));
+    if (!old->is_output && old->id < s->uses.cap && s->g->values[old->id] == old) {
+        s->rep[old->id] = v;
+        return 1;
+    }
+    sweep_flush(s);
+    return rw_forward(s->g, old, v);
+}
+
+static void sweep_end(Sweep *s)
+{
+    sweep_flush(s);
+    free(s->rep);
+    rw_uses_free(&s->uses);
+}
+
 /* Whether Dropout n is the identity on its data: inference and no reader
  * of its mask. */
-static int dropout_is_identity(const Graph *g, const Node *n)
+static int dropout_is_identity(const Sweep *s, const Node *n)
 {
     if (n->n_in > 2 && n->in[2] && !rw_const_all(n->in[2], 0)) return 0;
-    return n->n_out < 2 || (!n->out[1]->is_output && ir_value_uses(g, n->out[1]) == 0);
+    return n->n_out < 2 || (!n->out[1]->is_output && rw_uses(&s->uses, n->out[1]) == 0);
 }
 
 /* The value n's output 0 equals when n does nothing, else NULL. */
-static Value *noop_source(const Graph *g, const Node *n)
+static Value *noop_source(const Sweep *s, const Node *n)
 {
     if (n->n_in < 1 || !n->in[0] || n->n_out < 1) return NULL;
     Value *x = n->in[0], *y = n->out[0];
     if (!rw_same_type(x, y)) return NULL;
     if (n->op == OP_Cast || is_reshape(n)) return x;
-    if (n->op == OP_Dropout) return dropout_is_identity(g, n) ? x : NULL;
+    if (n->op == OP_Dropout) return dropout_is_identity(s, n) ? x : NULL;
     if (n->op == OP_Transpose) {
         int perm[IR_MAX_RANK];
         ir_transpose_perm(n, perm);
@@ -162,17 +232,21 @@ static int merge_transposes(Graph *g, Node *n)
 static int local_rules(Graph *g)
 {
     int changed = 0;
+    Sweep s;
+    sweep_begin(g, &s);
     for (int i = 0; i < g->n_nodes; i++) {
         Node *n = g->nodes[i];
-        Value *src = noop_source(g, n);
+        sweep_visit(&s, n);
+        Value *src = noop_source(&s, n);
         if (!src) src = algebra_source(n);
-        if (src && rw_forward(g, n->out[0], src)) {
+        if (src && sweep_forward(&s, n->out[0], src)) {
             changed++;
             continue;
         }
         changed += merge_reshapes(g, n);
         changed += merge_transposes(g, n);
     }
+    sweep_end(&s);
     return changed;
 }
 
@@ -279,17 +353,22 @@ static int merge_nodes(Graph *g)
 {
     Table t;
     table_init(&t, g->n_nodes);
+    Sweep s;
+    sweep_begin(g, &s);
     int changed = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         Node *n = g->nodes[i];
+        sweep_visit(&s, n);
         if (n->n_out == 0) continue;
         Node *m = table_find_or_add(&t, node_hash(n), n, node_eq);
         if (!m) continue;
+        /* n's readers all come later, so the counts are still exact for its outputs */
         for (int j = 0; j < n->n_out; j++) {
             Value *v = n->out[j];
-            if (v->is_output || ir_value_uses(g, v) > 0) changed += rw_forward(g, v, m->out[j]);
+            if (v->is_output || rw_uses(&s.uses, v) > 0) changed += sweep_forward(&s, v, m->out[j]);
         }
     }
+    sweep_end(&s);
     table_free(&t);
     return changed;
 }
