@@ -7,7 +7,8 @@
  * buffers get offset 0 and conflict with nothing. Nothing here knows the
  * IR: plan_memory.c turns tensors and workspaces into PlanBufs.
  *
- * Two strategies, both O(n^2 log n) in the buffer count:
+ * Two strategies, both O(n log n + k log T) for n buffers over T steps of
+ * which k pairs are live together (see memplan.c):
  *
  *  - greedy by size (memplan_greedy): buffers largest first (ties: earlier
  *    first use, then index); each goes to the lowest aligned offset that

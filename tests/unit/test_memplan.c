@@ -150,10 +150,80 @@ static int64_t brute_lower_bound(const PlanBuf *b, int n, int steps)
     return lower;
 }
 
+/* Whether buffers i and j are live together and overlap in memory. */
+static int brute_clash(const PlanBuf *b, int i, int j)
+{
+    return b[i].size > 0 && b[j].size > 0 && b[i].first <= b[j].last && b[j].first <= b[i].last &&
+           b[i].offset < b[j].offset + b[j].size && b[j].offset < b[i].offset + b[i].size;
+}
+
+static int brute_any_clash(const PlanBuf *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (brute_clash(b, i, j)) return 1;
+    return 0;
+}
+
+/* The placement rule of memplan.h by brute force (every placed buffer
+ * compared with the new one; order by insertion sort): the planner's time
+ * index must find exactly these offsets. */
+static int64_t brute_place(PlanBuf *b, int n, int by_first_use, int best)
+{
+    int order[64], placed = 0, done[64];
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        for (; j > 0; j--) {
+            const PlanBuf *x = &b[i], *y = &b[order[j - 1]];
+            int before = by_first_use ? (x->first != y->first ? x->first < y->first : x->size > y->size)
+                                      : (x->size != y->size ? x->size > y->size : x->first < y->first);
+            if (x->first == y->first && x->size == y->size) before = 0; /* ties: index order */
+            if (!before) break;
+            order[j] = order[j - 1];
+        }
+        order[j] = i;
+    }
+    int64_t total = 0;
+    for (int k = 0; k < n; k++) {
+        PlanBuf *x = &b[order[k]];
+        x->offset = 0;
+        if (x->size <= 0) continue;
+        int64_t lo[64], hi[64], cursor = 0, pick = -1, pick_len = 0;
+        int m = 0;
+        for (int q = 0; q < placed; q++) { /* every placed buffer live with x, by offset */
+            const PlanBuf *o = &b[done[q]];
+            if (o->first > x->last || x->first > o->last) continue;
+            int at = m++;
+            for (; at > 0 && lo[at - 1] > o->offset; at--) {
+                lo[at] = lo[at - 1];
+                hi[at] = hi[at - 1];
+            }
+            lo[at] = o->offset;
+            hi[at] = o->offset + o->size;
+        }
+        for (int q = 0; q < m; q++) {
+            int64_t gap = lo[q] - cursor;
+            if (gap >= x->size && (pick < 0 || (best && gap < pick_len))) {
+                pick = cursor;
+                pick_len = gap;
+                if (!best) break;
+            }
+            int64_t end = (hi[q] + 63) / 64 * 64;
+            if (end > cursor) cursor = end;
+        }
+        x->offset = pick >= 0 ? pick : cursor;
+        int64_t top = (x->offset + x->size + 63) / 64 * 64;
+        if (top > total) total = top;
+        done[placed++] = order[k];
+    }
+    return total;
+}
+
 static void expect_plan_sound(const PlanBuf *b, int n, int64_t total, int iter, const char *what)
 {
     int x = -1, y = -1;
     if (memplan_check(b, n, &x, &y) != 0) fail_msg("problem %d (%s): buffers %d and %d overlap", iter, what, x, y);
+    if (brute_any_clash(b, n)) fail_msg("problem %d (%s): brute force finds an overlap", iter, what);
     assert_true(total >= memplan_lower_bound(b, n));
     assert_true(total <= memplan_no_reuse(b, n));
     for (int i = 0; i < n; i++) {
@@ -191,6 +261,23 @@ static void test_random_problems(void **state)
         assert_int_equal(tp, tg <= tf ? tg : tf);
         assert_int_equal(chosen, tg <= tf ? MEMPLAN_GREEDY : MEMPLAN_BEST_FIT);
         for (int i = 0; i < n; i++) assert_int_equal(b[i].offset, (tg <= tf ? g : f)[i].offset);
+        /* the same offsets as the rule applied by brute force */
+        PlanBuf r[MAXN];
+        memcpy(r, g, sizeof(PlanBuf) * (size_t)n);
+        assert_int_equal(brute_place(r, n, 0, 0), tg);
+        for (int i = 0; i < n; i++) assert_int_equal(r[i].offset, g[i].offset);
+        memcpy(r, f, sizeof(PlanBuf) * (size_t)n);
+        assert_int_equal(brute_place(r, n, 1, 1), tf);
+        for (int i = 0; i < n; i++) assert_int_equal(r[i].offset, f[i].offset);
+        /* a corrupted plan: the checker agrees with brute force and names a clashing pair */
+        memcpy(r, b, sizeof(PlanBuf) * (size_t)n);
+        r[lcg(&seed) % (uint32_t)n].offset = (int64_t)(lcg(&seed) % 64) * 64;
+        int x = -1, y = -1, bad = memplan_check(r, n, &x, &y) != 0;
+        assert_int_equal(bad, brute_any_clash(r, n));
+        if (bad) {
+            assert_true(x < y);
+            assert_true(brute_clash(r, x, y));
+        }
     }
 }
 
