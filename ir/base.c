@@ -351,6 +351,13 @@ const char *ir_shape_str(const Shape *s, char *buf, size_t cap)
     return buf;
 }
 
+int ir_outputs_empty(const Node *n)
+{
+    for (int j = 0; j < n->n_out; j++)
+        if (ir_numel(&n->out[j]->shape) != 0) return 0;
+    return n->n_out > 0;
+}
+
 int64_t ir_value_bytes(const Value *v)
 {
     int64_t bytes;

@@ -295,6 +295,9 @@ int ir_const_ints(const Value *v, int64_t *out, int max);
 int ir_norm_axis(int64_t axis, int rank);
 /* Bytes of v's elements (shape inference has proved that they fit). */
 int64_t ir_value_bytes(const Value *v);
+/* Every output of n has zero elements (and n has one): there is nothing to
+ * compute, and loops over its other dims (which may be huge) must not run. */
+int ir_outputs_empty(const Node *n);
 /* The size policy: no tensor (input, constant, node output) and no memory
  * arena may take more than ir_tensor_limit(g) bytes, 16 GiB unless
  * g->max_tensor_bytes (--max-tensor-bytes) says otherwise; the option is

@@ -333,6 +333,10 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
             w_puts(w, ", no code */\n");
             continue;
         }
+        if (ir_outputs_empty(n)) {
+            w_line(w, "/* empty output: nothing to compute */");
+            continue;
+        }
         w_line(w, "{");
         w->indent++;
         size_t mark = w->len;

@@ -107,7 +107,7 @@ unsigned char *emit_eval_bytes(const Node *n, size_t *nb, Diag *d)
     }
     if (!rc) {
         double *outs[1] = {vals};
-        rc = ir_op(n->op)->eval(n, (const double *const *)ins, outs, d) ? 2 : 0;
+        rc = !ir_outputs_empty(n) && ir_op(n->op)->eval(n, (const double *const *)ins, outs, d) ? 2 : 0;
     }
     for (int i = 0; i < 8; i++) free(ins[i]);
     if (rc) {

@@ -567,6 +567,9 @@ static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
             if (!nonempty_in(n, 1))
                 return diag_node_error(d, n, "input 'roi' is required with coordinate_transformation_mode=tf_crop_and_resize");
             if (const_floats(n, 1, 2 * r, roi, d)) return -1;
+            for (int i = 0; i < 2 * r; i++)
+                if (!isfinite(roi[i]))
+                    return diag_node_error(d, n, "input 'roi' must be finite, got %g at index %d", roi[i], i);
             for (int i = 0; i < r; i++) {
                 p->roi_b[i] = roi[i];
                 p->roi_e[i] = roi[r + i];
@@ -576,9 +579,13 @@ static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
     if (scales) {
         if (const_floats(n, n->op == OP_Upsample ? 1 : 2, r, p->scale, d)) return -1;
         for (int i = 0; i < r; i++) {
-            if (!(p->scale[i] > 0))
-                return diag_node_error(d, n, "input 'scales' must be positive, got %g for axis %d", p->scale[i], i);
-            p->out[i] = (int64_t)floor(p->scale[i] * (double)p->in[i]);
+            if (!(p->scale[i] > 0) || !isfinite(p->scale[i]))
+                return diag_node_error(d, n, "input 'scales' must be positive and finite, got %g for axis %d",
+                                       p->scale[i], i);
+            double od = floor(p->scale[i] * (double)p->in[i]);
+            if (od >= 0x1p62)
+                return diag_node_error(d, n, "input 'scales' gives axis %d a size of %g elements", i, od);
+            p->out[i] = (int64_t)od;
         }
     } else {
         int64_t sz[IR_MAX_RANK + 1];

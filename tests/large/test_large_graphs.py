@@ -20,6 +20,10 @@ the graph is long (issue 14). Checked here, on graphs generated at test time:
   are one-line errors naming the node, not a stack overflow.
 * A value read by 20,000 nodes (fan-out) and a balanced tree of 16,384 Adds
   (fan-in) compile and match the interpreter.
+* Empty tensors with huge other dims (f32[1000000,0,1000000] through Softmax
+  over the empty axis, LogSoftmax, ReduceSum and CumSum): nothing runs 10^12
+  loop iterations, in the interpreter, constant folding or the generated
+  program (a fuzzer found the interpreter spinning on such a Softmax).
 
 No timing is asserted: each compile only has to finish (generous timeouts
 guard against hangs); bench/large_graphs.py measures the times.
@@ -184,6 +188,30 @@ class LargeGraphs(unittest.TestCase):
         ref = self.interp(model, "ref")
         np.testing.assert_allclose(self.interp(model, "o2", "-O2"), ref, rtol=1e-4, atol=1e-4)
         ok([GRAPHC, "compile", model, "-o", self.path("c_fan"), "--name", "m"])
+
+
+class EmptyHugeDims(unittest.TestCase):
+    def test_empty_tensor_with_huge_dims(self):
+        d = tempfile.mkdtemp(prefix="graphc_empty_")
+        try:
+            model = os.path.join(d, "empty.gir")
+            with open(model, "w") as f:
+                f.write("graph empty {\n  input %x: f32[1000000,0,1000000]\n"
+                        "  %s = Softmax(%x) {axis=1}\n  %l = LogSoftmax(%s) {axis=1}\n"
+                        "  const %ax: i64[] = [1]\n  %c = CumSum(%l, %ax)\n"
+                        "  output %c\n}\n")
+            x = os.path.join(d, "x.npy")
+            np.save(x, np.zeros((1000000, 0, 1000000), np.float32))
+            for opt in ([], ["-O2"]):
+                ok([GRAPHC, "run", model, os.path.join(d, "r"), x] + opt, timeout=60)
+                self.assertEqual(np.load(os.path.join(d, "r", "output_0.npy")).shape, (1000000, 0, 1000000))
+            cdir = os.path.join(d, "c")
+            ok([GRAPHC, "compile", model, "-o", cdir, "--emit-main", "--name", "m"], timeout=60)
+            ok(["make", "-s", "-C", cdir, "BLAS=0", "m_main"], timeout=300)
+            ok([os.path.join(cdir, "m_main"), os.path.join(d, "o"), x], timeout=60)
+            self.assertEqual(np.load(os.path.join(d, "o", "output_0.npy")).shape, (1000000, 0, 1000000))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def main():
