@@ -445,7 +445,9 @@ def export_pack(seeds, path, opset):
         torch.onnx.export(model, tuple(xs), str(path), opset_version=opset, do_constant_folding=True,
                           input_names=[f"x{k}" for k in range(len(xs))],
                           output_names=[f"y{k}" for k in range(len(expected))])
-    return [b.x for b in bs], expected, owner, set().union(*(b.ops for b in bs))
+    import onnx
+    onnx_ops = {f"onnx:{n.op_type}" for n in onnx.load(str(path)).graph.node}
+    return [b.x for b in bs], expected, owner, set().union(*(b.ops for b in bs)) | onnx_ops
 
 
 if __name__ == "__main__":
