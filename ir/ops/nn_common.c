@@ -171,11 +171,14 @@ int nn_window_geo(const Node *n, NnWindow *w, Diag *d)
             w->pb[i] = pads[i];
             w->pe[i] = pads[sr + i];
             int64_t span = w->in[i] + w->pb[i] + w->pe[i] - ek;
-            if (span < 0)
+            /* With ceil_mode a kernel longer than the padded input still gives one window
+             * when ceil(span / stride) + 1 >= 1 (as in ONNX Runtime and PyTorch). */
+            if (span < 0 && (!ceil_mode || -span >= w->s[i]))
                 return diag_node_error(d, n,
                                        "output spatial dim %d would be empty: input %lld + pads %lld+%lld is smaller than the kernel extent %lld",
                                        i, (long long)w->in[i], (long long)w->pb[i], (long long)w->pe[i], (long long)ek);
-            w->out[i] = (ceil_mode ? ceil_div(span, w->s[i]) : span / w->s[i]) + 1;
+            if (span < 0) w->out[i] = 1; /* ceil_mode, -stride < span < 0 */
+            else w->out[i] = (ceil_mode ? ceil_div(span, w->s[i]) : span / w->s[i]) + 1;
             if (ceil_mode && (w->out[i] - 1) * w->s[i] >= w->in[i] + w->pb[i]) w->out[i]--;
         }
         if (w->out[i] <= 0)

@@ -229,7 +229,7 @@ GCRT_FN void S(gcrt_mvn)(int rank, const int64_t *dims, const int *mask, const T
     for (a = 0; a < nk; a++) ki[a] = 0;
     for (k = 0; k < K; k++) {
         int64_t base = 0;
-        double s1 = 0, s2 = 0, mu, var, sd;
+        double s1 = 0, s2 = 0, mu = 0, var, sd = 1; /* set by pass 0; initialized for gcc -Wmaybe-uninitialized */
         for (a = 0; a < nk; a++) base += ki[a] * ks[a];
         for (int pass = 0; pass < 2; pass++) {
             for (a = 0; a < nr; a++) ri[a] = 0;
