@@ -304,8 +304,17 @@ static double gs_reflect(double v, double lo2, double hi2)
     double mn = lo2 / 2, span = (hi2 - lo2) / 2;
     v = fabs(v - mn);
     double extra = fmod(v, span);
-    int flips = (int)floor(v / span);
-    return flips % 2 == 0 ? extra + mn : span - extra + mn;
+    int even = fmod(floor(v / span), 2) == 0; /* no integer cast: v may be huge */
+    return even ? extra + mn : span - extra + mn;
+}
+
+/* A sample index from a coordinate: huge, infinite or NaN coordinates (the
+ * grid is data) become an index outside every image rather than an
+ * out-of-range conversion. */
+static int64_t gs_idx(double v)
+{
+    if (!(v > -2)) return -2;
+    return v < 0x1p62 ? (int64_t)v : (int64_t)0x1p62;
 }
 
 /* Applies the padding mode to a source coordinate along an axis of size sz. */
@@ -357,7 +366,7 @@ static int gs_eval(const Node *n, const double *const *in, double *const *out, D
                             double q[4];
                             for (int s = 0; s < 4; s++) {
                                 double yy = gs_pad_coord(fy - 1 + p, H, pad, align), xx = gs_pad_coord(fx - 1 + s, W, pad, align);
-                                q[s] = gs_at(img, H, W, (int64_t)floor(yy), (int64_t)floor(xx));
+                                q[s] = gs_at(img, H, W, gs_idx(floor(yy)), gs_idx(floor(xx)));
                             }
                             r[p] = gs_cubic(q[0], q[1], q[2], q[3], gx - fx);
                         }
@@ -365,10 +374,10 @@ static int gs_eval(const Node *n, const double *const *in, double *const *out, D
                     } else {
                         double x = gs_pad_coord(gx, W, pad, align), y = gs_pad_coord(gy, H, pad, align);
                         if (mode == 1) {
-                            v = gs_at(img, H, W, (int64_t)nearbyint(y), (int64_t)nearbyint(x));
+                            v = gs_at(img, H, W, gs_idx(nearbyint(y)), gs_idx(nearbyint(x)));
                         } else {
                             double x0 = floor(x), y0 = floor(y), tx = x - x0, ty = y - y0;
-                            int64_t ix = (int64_t)x0, iy = (int64_t)y0;
+                            int64_t ix = gs_idx(x0), iy = gs_idx(y0);
                             v = gs_at(img, H, W, iy, ix) * (1 - tx) * (1 - ty) + gs_at(img, H, W, iy, ix + 1) * tx * (1 - ty) +
                                 gs_at(img, H, W, iy + 1, ix) * (1 - tx) * ty + gs_at(img, H, W, iy + 1, ix + 1) * tx * ty;
                         }

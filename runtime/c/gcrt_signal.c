@@ -26,14 +26,22 @@ static double gs_at(const GsImg *m, int64_t y, int64_t x)
 static double gs_reflect(double v, double lo2, double hi2)
 {
     double mn, span, extra;
-    long flips;
     if (lo2 == hi2) return 0.0;
     mn = lo2 / 2.0;
     span = (hi2 - lo2) / 2.0;
     v = fabs(v - mn);
     extra = fmod(v, span);
-    flips = (long)floor(v / span);
-    return flips % 2 == 0 ? extra + mn : span - extra + mn;
+    /* the parity of the flips without an integer cast: v may be huge */
+    return fmod(floor(v / span), 2.0) == 0.0 ? extra + mn : span - extra + mn;
+}
+
+/* A sample index from a coordinate: huge, infinite or NaN coordinates (the
+ * grid is run-time data) become an index outside every image rather than an
+ * out-of-range conversion. */
+static int64_t gs_idx(double v)
+{
+    if (!(v > -2.0)) return -2;
+    return v < 4611686018427387904.0 ? (int64_t)v : (int64_t)4611686018427387904.0;
 }
 
 static double gs_pad(double v, int64_t sz, int pad, int align)
@@ -67,7 +75,7 @@ static double gs_sample(const GsImg *m, double gx, double gy, int mode, int pad,
         for (p = 0; p < 4; p++) {
             for (s = 0; s < 4; s++) {
                 double yy = gs_pad(fy - 1.0 + p, m->H, pad, align), xx = gs_pad(fx - 1.0 + s, m->W, pad, align);
-                q[s] = gs_at(m, (int64_t)floor(yy), (int64_t)floor(xx));
+                q[s] = gs_at(m, gs_idx(floor(yy)), gs_idx(floor(xx)));
             }
             r[p] = gs_cubic(q[0], q[1], q[2], q[3], gx - fx);
         }
@@ -76,13 +84,13 @@ static double gs_sample(const GsImg *m, double gx, double gy, int mode, int pad,
         double x = gs_pad(gx, m->W, pad, align), y = gs_pad(gy, m->H, pad, align);
         double x0, y0, tx, ty;
         int64_t ix, iy;
-        if (mode == 1) return gs_at(m, (int64_t)nearbyint(y), (int64_t)nearbyint(x));
+        if (mode == 1) return gs_at(m, gs_idx(nearbyint(y)), gs_idx(nearbyint(x)));
         x0 = floor(x);
         y0 = floor(y);
         tx = x - x0;
         ty = y - y0;
-        ix = (int64_t)x0;
-        iy = (int64_t)y0;
+        ix = gs_idx(x0);
+        iy = gs_idx(y0);
         return gs_at(m, iy, ix) * (1.0 - tx) * (1.0 - ty) + gs_at(m, iy, ix + 1) * tx * (1.0 - ty) +
                gs_at(m, iy + 1, ix) * (1.0 - tx) * ty + gs_at(m, iy + 1, ix + 1) * tx * ty;
     }
