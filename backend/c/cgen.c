@@ -170,13 +170,15 @@ static const char *unique_name(Cgen *c, NameSet *set, const char *base)
      * time for this base are still taken: start there (a model with
      * thousands of kernels asks for "i" thousands of times). */
     long at = ns_find(set, base);
-    int k = at >= 0 && set->next[at] > 2 ? set->next[at] : 2;
-    if (k > 2) snprintf(buf, sizeof buf, "%s_%d", base, k);
-    for (; ns_has(set, buf) || ns_has(&c->reserved, buf); k++) snprintf(buf, sizeof buf, "%s_%d", base, k);
+    int k = at >= 0 && set->next[at] > 2 ? set->next[at] : 2; /* the next suffix to try */
+    if (ns_has(set, buf) || ns_has(&c->reserved, buf)) {
+        do snprintf(buf, sizeof buf, "%s_%d", base, k++);
+        while (ns_has(set, buf) || ns_has(&c->reserved, buf));
+    }
     char *s = arena_strdup(&c->names_arena, buf);
     ns_add(set, s);
     at = ns_find(set, base);
-    if (at >= 0 && strcmp(s, base) != 0) set->next[at] = k + 1;
+    if (at >= 0 && strcmp(s, base) != 0) set->next[at] = k;
     return s;
 }
 
