@@ -702,8 +702,8 @@ class Component:
         perm = list(range(len(v.shape)))
         r.shuffle(perm)
         attrs = {"perm": perm} if r.random() < 0.85 else None
-        if attrs is None:
-            perm = perm[::-1] if False else list(reversed(range(len(v.shape))))
+        if attrs is None:  # no perm attribute: ONNX reverses the axes
+            perm = list(reversed(range(len(v.shape))))
         self.data_op("Transpose", [v], v, tuple(v.shape[p] for p in perm), attrs)
         return True
 
