@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz.sh — builds graphc's libFuzzer targets (tests/fuzz) and runs them.
 #
-#   bash scripts/fuzz.sh [--time SECONDS] [--jobs N] [--keep-going] [--build-only]
+#   bash scripts/fuzz.sh [--time SECONDS] [--jobs N] [--seed N] [--keep-going] [--build-only]
 #                        [--skip-if-absent] [TARGET ...]
 #
 # TARGET is onnx, text, npy or builder (default: all four, one after the other).
@@ -25,6 +25,9 @@ builder; default: all) for a while, seeded from tests/fuzz/corpus/TARGET.
 options:
   --time SECONDS     how long each target runs (default 60)
   --jobs N           run N targets at the same time (default 1: one after the other)
+  --seed N           libFuzzer's random seed (default 0: a new one each run). CI passes a
+                     fixed seed so that a run explores the same inputs each time and a
+                     change, not chance, decides whether it finds something
   --keep-going       do not stop a target at its first finding: libFuzzer's -fork=1 mode
                      (one fuzzing process at a time under a supervisor) records every
                      crash, timeout and out-of-memory input and goes on until --time
@@ -50,6 +53,7 @@ EOF
 time_s=60
 jobs=1
 keep_going=0
+seed=0
 build_only=0
 skip_if_absent=0
 targets=()
@@ -60,6 +64,8 @@ while [ $# -gt 0 ]; do
     --time=*) time_s=${1#--time=} ;;
     --jobs) jobs=${2:?--jobs needs N}; shift ;;
     --jobs=*) jobs=${1#--jobs=} ;;
+    --seed) seed=${2:?--seed needs N}; shift ;;
+    --seed=*) seed=${1#--seed=} ;;
     --keep-going) keep_going=1 ;;
     --build-only) build_only=1 ;;
     --skip-if-absent) skip_if_absent=1 ;;
@@ -70,7 +76,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
-case "$time_s$jobs" in *[!0-9]*) echo "fuzz.sh: --time and --jobs take whole numbers" >&2; exit 2 ;; esac
+case "$time_s$jobs$seed" in *[!0-9]*) echo "fuzz.sh: --time, --jobs and --seed take whole numbers" >&2; exit 2 ;; esac
 
 # clang with its libFuzzer runtime (Debian: clang + libclang-rt-14-dev, scripts/setup.sh).
 cc=${FUZZ_CC:-clang}
@@ -115,7 +121,7 @@ run_target() {
   local marker="$bdir/logs/$t.start"
   touch "$marker"
   local opts=(-max_total_time="$time_s" -timeout=25 -rss_limit_mb=2048 -malloc_limit_mb=1024
-              -max_len="$(max_len "$t")" -print_final_stats=1 -artifact_prefix="$regdir/")
+              -max_len="$(max_len "$t")" -print_final_stats=1 -artifact_prefix="$regdir/" -seed="$seed")
   [ $keep_going -eq 1 ] && opts+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   local start=$SECONDS
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \

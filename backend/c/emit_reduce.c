@@ -139,8 +139,10 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
     /* merged axes: class (1 = reduced), size, input stride */
     int cls[IR_MAX_RANK], m = 0;
     int64_t size[IR_MAX_RANK], stride[IR_MAX_RANK], st = 1, count = 1;
+    int empty_in = ir_numel(xs) == 0; /* then a reduced dim is 0: no loop body runs */
     for (int k = xs->rank - 1; k >= 0; k--) {
-        int64_t dk = xs->dims[k];
+        /* an empty input's other reduced dims may be huge: as 1 their products cannot overflow */
+        int64_t dk = empty_in && mask[k] && xs->dims[k] ? 1 : xs->dims[k];
         if (mask[k]) count *= dk;
         if (dk != 1) {
             if (m > 0 && cls[m - 1] == mask[k] && stride[m - 1] * size[m - 1] == st) {

@@ -192,7 +192,8 @@ static int reduce_eval(const Node *n, const double *const *in, double *const *ou
     for (int i = xs->rank - 1; i >= 0; i--) {
         if (mask[i]) {
             ost[i] = 0;
-            count *= xs->dims[i];
+            /* an empty input has a reduced dim 0 and maybe huge others: count is 0, never an overflow */
+            count = total == 0 ? 0 : count * xs->dims[i];
         } else {
             ost[i] = st;
             st *= xs->dims[i];
