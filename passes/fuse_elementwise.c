@@ -45,7 +45,8 @@ typedef struct GSrc {
 } GSrc;
 
 typedef struct Group {
-    int n_mem, root;
+    int n_mem;        /* the root is the last member (post-order) */
+    int depth;        /* the largest level */
     const Node **mem; /* member ops (op and attributes; operands in src) */
     GSrc **src;       /* src[m][j]: operand j of member m */
     int *level;       /* level[m]: members from the root down to m (root 1) */
@@ -94,19 +95,19 @@ static Group *group_alloc(int n_mem, int n_in)
     return gr;
 }
 
-/* Sets each member's level from the root down (src only points downwards
- * in a tree, so a pass in reverse post-order suffices; members are kept in
- * post-order, see absorb). */
-static int group_depth(Group *gr)
+/* Sets each member's level from the root down and the group's depth (src
+ * only points downwards in a tree, so a pass in reverse post-order
+ * suffices; members are kept in post-order, see absorb). */
+static void group_depth(Group *gr)
 {
     int depth = 0;
     for (int m = gr->n_mem - 1; m >= 0; m--) {
-        if (m == gr->root) gr->level[m] = 1;
+        if (m == gr->n_mem - 1) gr->level[m] = 1;
         if (gr->level[m] > depth) depth = gr->level[m];
         for (int j = 0; j < gr->mem[m]->n_in; j++)
             if (gr->src[m][j].kind == FX_MEMBER) gr->level[gr->src[m][j].member] = gr->level[m] + 1;
     }
-    return depth;
+    gr->depth = depth;
 }
 
 /* The group of node n as it stands alone; NULL when n is not elementwise. */
@@ -130,7 +131,6 @@ static Group *group_of(Fuser *f, Node *n, Diag *d, int *err)
                 gr->src[m][j] = (GSrc){s.kind, s.kind == FX_MEMBER ? s.idx : 0, s.kind == FX_SLOT ? n->in[s.idx] : NULL};
             }
         }
-        gr->root = fx->n_members - 1;
         memcpy(gr->ins, n->in, sizeof(Value *) * (size_t)n->n_in);
         group_depth(gr);
         return gr;
@@ -148,6 +148,7 @@ static Group *group_of(Fuser *f, Node *n, Diag *d, int *err)
         gr->src[0][j] = n->in[j] ? (GSrc){FX_SLOT, 0, n->in[j]} : (GSrc){FX_ABSENT, 0, NULL};
     memcpy(gr->ins, n->in, sizeof(Value *) * (size_t)n->n_in);
     gr->level[0] = 1;
+    gr->depth = 1;
     return gr;
 }
 
@@ -188,10 +189,7 @@ static int absorb(Fuser *f, Node *n, int k)
                 leaf_j = j;
             }
     if (reads != 1) return 0;
-    int depth_p = 0;
-    for (int m = 0; m < gp->n_mem; m++)
-        if (gp->level[m] > depth_p) depth_p = gp->level[m];
-    if (gn->level[leaf_m] + depth_p > FUSED_MAX_DEPTH) return 0;
+    if (gn->level[leaf_m] + gp->depth > FUSED_MAX_DEPTH) return 0;
 
     Value *ins[FUSED_MAX_IN];
     int nin = 0;
@@ -216,8 +214,7 @@ static int absorb(Fuser *f, Node *n, int k)
         gr->mem[np + m] = gn->mem[m];
         gr->src[np + m] = s;
     }
-    gr->src[np + leaf_m][leaf_j] = (GSrc){FX_MEMBER, gp->root, NULL};
-    gr->root = np + gn->root;
+    gr->src[np + leaf_m][leaf_j] = (GSrc){FX_MEMBER, np - 1, NULL};
     memcpy(gr->ins, ins, sizeof(Value *) * (size_t)nin);
     gr->merged = 1;
     group_depth(gr);
@@ -263,7 +260,7 @@ static int finish(Fuser *f, Node *n, Diag *d)
     Group *gr = f->grp[n->id];
     Writer w;
     w_init(&w);
-    int rc = print_member(f, &w, gr, gr->root);
+    int rc = print_member(f, &w, gr, gr->n_mem - 1);
     GC_ASSERT(rc == 0 && w.buf); /* every member's head printed when its group was made */
     Shape os = n->out[0]->shape;
     DType ot = n->out[0]->dtype;
