@@ -28,6 +28,40 @@ typedef struct CompileJob {
     Writer *report;
 } CompileJob;
 
+/* Training requests (--grad, --train and their options; api/train.c). */
+typedef enum TrainRequestMode { TRAIN_REQ_NONE, TRAIN_REQ_GRAD, TRAIN_REQ_TRAIN } TrainRequestMode;
+typedef struct TrainRequest {
+    TrainRequestMode mode;
+    const char *wrt;       /* "NAME,NAME": the parameters; NULL: every float constant of rank >= 1 */
+    const char *loss;      /* "cross-entropy:OUTPUT" or "mse:OUTPUT": a loss to append; NULL: none */
+    const char *optimizer; /* "sgd:lr=..,momentum=..", "adam:lr=..": --train only; NULL: sgd defaults */
+    int wrt_inputs;        /* with wrt NULL: every float graph input is a parameter too (first) */
+} TrainRequest;
+
+/* Applies tr to a freshly loaded graph: chooses the parameters (they become
+ * training state, VK_STATE, before any pass could fold them), infers shapes,
+ * appends the loss (a `label` input and the loss as the first output), and
+ * sets g->train for the autodiff pass. Nothing when tr is NULL or mode is
+ * TRAIN_REQ_NONE. 0, or -1 with a diagnostic. */
+int api_setup_training(Graph *g, const TrainRequest *tr, Diag *d);
+/* Parses an --optimizer text ("sgd:lr=0.05,momentum=0.9", "adam:lr=1e-3,...")
+ * into t (optimizer and hyper-parameters, PyTorch's defaults otherwise). */
+int api_parse_optimizer(const char *text, TrainSpec *t, Diag *d);
+
+/* graphc gradcheck (api/gradcheck.c). */
+typedef struct GradcheckOptions {
+    double eps, atol, rtol; /* central-difference step; |a - n| <= atol + rtol |n| */
+    int max_elems;          /* elements checked per parameter (evenly spaced), >= 2 */
+} GradcheckOptions;
+/* Checks the autodiff gradient of freshly loaded g against central finite
+ * differences in the f64 interpreter. inputs[i]: raw data of g->inputs[i].
+ * req: --wrt / --loss (default: every float input and constant, the probe
+ * loss). One report line per parameter; *n_failed = parameters with a
+ * failing element. 0, or -1 with a diagnostic (a model that cannot be
+ * differentiated). */
+int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, const GradcheckOptions *o,
+                  Writer *report, int *n_failed, Diag *d);
+
 /* Loads a model file with the loader of its extension, then applies the
  * --bind requests of lo (each a graph input turned into a constant holding a
  * .npy file's value) and lo->no_fold. NULL with a diagnostic on failure. */

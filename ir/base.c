@@ -131,15 +131,24 @@ int ir_dtype_parse(const char *s, DType *out)
     return -1;
 }
 
+static const struct { int code; DType t; } onnx_codes[] = {
+    {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {4, DT_U16}, {5, DT_I16}, {6, DT_I32}, {7, DT_I64},
+    {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {12, DT_U32}, {13, DT_U64}, {16, DT_BF16},
+};
+
 int ir_dtype_from_onnx(int64_t code, DType *out)
 {
-    static const struct { int code; DType t; } codes[] = {
-        {1, DT_F32}, {2, DT_U8}, {3, DT_I8}, {4, DT_U16}, {5, DT_I16}, {6, DT_I32}, {7, DT_I64},
-        {9, DT_BOOL}, {10, DT_F16}, {11, DT_F64}, {12, DT_U32}, {13, DT_U64}, {16, DT_BF16},
-    };
-    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
-        if (codes[i].code == code) { *out = codes[i].t; return 0; }
+    for (size_t i = 0; i < sizeof onnx_codes / sizeof onnx_codes[0]; i++)
+        if (onnx_codes[i].code == code) { *out = onnx_codes[i].t; return 0; }
     return -1;
+}
+
+int ir_dtype_to_onnx(DType t)
+{
+    for (size_t i = 0; i < sizeof onnx_codes / sizeof onnx_codes[0]; i++)
+        if (onnx_codes[i].t == t) return onnx_codes[i].code;
+    GC_ASSERT(0 && "dtype without an ONNX code");
+    return 0;
 }
 
 static float half_to_float(uint16_t h)

@@ -236,7 +236,7 @@ void ir_print_dot(const Graph *g, Writer *w)
     }
     for (int i = 0; i < g->n_values; i++) {
         const Value *v = g->values[i];
-        if (v->kind != VK_CONST || prod[i] >= 0 || !used[i]) continue;
+        if ((v->kind != VK_CONST && v->kind != VK_STATE) || prod[i] >= 0 || !used[i]) continue;
         w_printf(w, "  v%d [shape=note, fontsize=8, height=0.2, ", v->id);
         dot_label(w, v->name, strlen(v->name), NULL);
         w_puts(w, "];\n");

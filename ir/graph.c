@@ -181,6 +181,49 @@ void ir_bind_input(Graph *g, Value *v, const void *data)
     v->data = p;
 }
 
+void ir_make_input(Graph *g, Value *v)
+{
+    GC_ASSERT(v->kind == VK_CONST || v->kind == VK_STATE);
+    v->kind = VK_INPUT;
+    push_ptr(g, (void ***)&g->inputs, &g->n_inputs, &g->cap_inputs, v);
+}
+
+void ir_make_state(Value *v)
+{
+    GC_ASSERT(v->kind == VK_CONST);
+    v->kind = VK_STATE;
+}
+
+Value *ir_add_state(Graph *g, const char *name, DType t, const Shape *s, const void *data)
+{
+    Value *v = ir_add_const(g, name, t, s, data, data != NULL);
+    if (!data) v->data = ir_alloc(g, v->nbytes); /* zeroed */
+    v->kind = VK_STATE;
+    return v;
+}
+
+void ir_add_update(Graph *g, Value *state, Value *value)
+{
+    GC_ASSERT(state->kind == VK_STATE && value->kind == VK_TEMP && state->dtype == value->dtype &&
+              ir_shape_eq(&state->shape, &value->shape));
+    if (g->n_updates == g->cap_updates) {
+        int cap = g->cap_updates ? 2 * g->cap_updates : 16;
+        IrUpdate *u = ir_alloc(g, sizeof *u * (size_t)cap);
+        if (g->n_updates) memcpy(u, g->updates, sizeof *u * (size_t)g->n_updates);
+        g->updates = u;
+        g->cap_updates = cap;
+    }
+    g->updates[g->n_updates++] = (IrUpdate){state, value};
+    value->is_output = 1;
+}
+
+const IrUpdate *ir_update_of(const Graph *g, const Value *v)
+{
+    for (int i = 0; i < g->n_updates; i++)
+        if (g->updates[i].value == v) return &g->updates[i];
+    return NULL;
+}
+
 void ir_add_output(Graph *g, Value *v)
 {
     v->is_output = 1;
@@ -372,6 +415,38 @@ int ir_value_uses(const Graph *g, const Value *v)
     return k;
 }
 
+/* Updates: a state written once, by a value a node produces, after every
+ * node that reads the state's old contents (the writer itself may read it:
+ * optimizer ops read each element before writing it). */
+static int verify_updates(const Graph *g, Diag *d)
+{
+    if (!g->n_updates) return 0;
+    int *pos = malloc(sizeof(int) * (size_t)(g->n_values + 1));
+    GC_ASSERT(pos);
+    for (int i = 0; i < g->n_values; i++) pos[i] = -1;
+    for (int i = 0; i < g->n_nodes; i++) /* last reader of each value */
+        for (int j = 0; j < g->nodes[i]->n_in; j++)
+            if (g->nodes[i]->in[j]) pos[g->nodes[i]->in[j]->id] = i;
+    int rc = 0;
+    for (int k = 0; k < g->n_updates && !rc; k++) {
+        const IrUpdate *u = &g->updates[k];
+        const Node *p = u->value->producer;
+        if (u->state->kind != VK_STATE || !p)
+            rc = diag_error(d, "update of '%s' by '%s': needs a state value and a node's output", u->state->name,
+                            u->value->name);
+        for (int i = 0; i < k && !rc; i++)
+            if (g->updates[i].state == u->state) rc = diag_error(d, "state '%s' is updated twice", u->state->name);
+        int at = -1;
+        for (int i = 0; p && i < g->n_nodes; i++)
+            if (g->nodes[i] == p) at = i;
+        if (!rc && pos[u->state->id] > at)
+            rc = diag_node_error(d, g->nodes[pos[u->state->id]], "reads state '%s' after its update by '%s'",
+                                 u->state->name, u->value->name);
+    }
+    free(pos);
+    return rc;
+}
+
 int ir_verify(const Graph *g, Diag *d)
 {
     char *seen = calloc((size_t)g->n_values + 1, 1);
@@ -418,6 +493,7 @@ int ir_verify(const Graph *g, Diag *d)
     }
     for (int i = 0; i < g->n_outputs && !rc; i++)
         if (!seen[g->outputs[i]->id]) rc = diag_error(d, "graph output '%s' is never defined", g->outputs[i]->name);
+    if (!rc) rc = verify_updates(g, d);
     free(seen);
     return rc;
 }
@@ -435,8 +511,8 @@ int ir_toposort(Graph *g, Diag *d)
     (void)nv;
     for (int i = 0; i < nn; i++) g->nodes[i]->id = i;
     int no = 0, rc = 0;
-    for (int oi = 0; oi < g->n_outputs && !rc; oi++) {
-        Node *root = g->outputs[oi]->producer;
+    for (int oi = 0; oi < g->n_outputs + g->n_updates && !rc; oi++) {
+        Node *root = oi < g->n_outputs ? g->outputs[oi]->producer : g->updates[oi - g->n_outputs].value->producer;
         if (!root || state[root->id] == 2) continue;
         int sp = 0;
         stk[sp] = root; pos[sp] = 0; sp++;

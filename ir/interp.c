@@ -79,7 +79,7 @@ int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inpu
             const Value *v = n->in[j];
             in[j] = NULL;
             if (!v) continue;
-            if (!buf[v->id] && v->kind == VK_CONST) {
+            if (!buf[v->id] && (v->kind == VK_CONST || v->kind == VK_STATE)) {
                 if (!(buf[v->id] = load_const(v, n, d))) { rc = -1; break; }
                 owned[v->id] = 1;
             }
@@ -108,7 +108,7 @@ int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inpu
     }
     for (int i = 0; i < g->n_outputs && !rc; i++) {
         const Value *v = g->outputs[i];
-        if (!buf[v->id] && v->kind == VK_CONST) {
+        if (!buf[v->id] && (v->kind == VK_CONST || v->kind == VK_STATE)) {
             if (!(buf[v->id] = load_const(v, NULL, d))) { rc = -1; break; }
             owned[v->id] = 1;
         }

@@ -51,6 +51,7 @@ const char *ir_dtype_name(DType t);           /* "f32", "i64", "bool", ... */
 int ir_dtype_parse(const char *s, DType *out); /* 0 on success */
 /* ONNX TensorProto.DataType code → DType; 0, or -1 when graphc lacks it. */
 int ir_dtype_from_onnx(int64_t code, DType *out);
+int ir_dtype_to_onnx(DType t); /* the inverse */
 size_t ir_dtype_size(DType t);                 /* bytes per element */
 int ir_dtype_is_float(DType t);                /* f32 f64 f16 bf16 */
 int ir_dtype_is_int(DType t);                  /* i8 u8 i16 i32 i64 */
@@ -160,7 +161,11 @@ typedef struct AttrVal {
 
 /* ---- values and nodes ---------------------------------------------------- */
 
-typedef enum ValueKind { VK_TEMP, VK_INPUT, VK_CONST } ValueKind;
+/* VK_STATE: training state (a trainable parameter, an optimizer slot, the
+ * step counter). It has initial data like a constant, but passes treat it as
+ * unknown (never folded, merged or rewritten), and an update (Graph.updates)
+ * may give it new contents at the end of a training step. */
+typedef enum ValueKind { VK_TEMP, VK_INPUT, VK_CONST, VK_STATE } ValueKind;
 
 typedef struct Node Node;
 
@@ -171,10 +176,13 @@ typedef struct Value {
     Shape shape;
     int shape_known; /* dtype and shape are valid */
     ValueKind kind;
-    int is_output; /* listed in graph outputs */
+    /* listed in graph outputs, or the new contents of a state value
+     * (Graph.updates): either way a root that passes keep and materialize
+     * outside the arena */
+    int is_output;
     Node *producer; /* NULL for inputs and constants */
     int producer_out;
-    const void *data; /* VK_CONST: raw little-endian elements */
+    const void *data; /* VK_CONST, VK_STATE (initial value): raw little-endian elements */
     size_t nbytes;
     int64_t offset; /* arena offset after memory planning; -1 if none */
     /* Set by memory planning when this value's bytes ARE another value's
@@ -232,7 +240,34 @@ typedef struct Graph {
      * arena) may take; 0: IR_DEFAULT_MAX_TENSOR_BYTES (see ir_check_tensor_size). */
     int64_t max_tensor_bytes;
     struct IrResource *resources; /* released by ir_graph_free, newest first */
+    /* Training: updates[i] = {state, value}: at the end of a run, value
+     * becomes state's new contents, written in place into state's storage
+     * (so every reader of state must run no later than value's producer;
+     * ir_verify checks it). Values are roots (is_output) but not outputs. */
+    struct IrUpdate *updates;
+    int n_updates, cap_updates;
+    /* What autodiff builds (passes/autodiff.c); NULL: nothing. */
+    struct TrainSpec *train;
 } Graph;
+
+typedef struct IrUpdate {
+    Value *state, *value;
+} IrUpdate;
+
+/* What the autodiff pass builds (passes/autodiff.c): the gradient of the
+ * first output (the loss) with respect to wrt[], as outputs grad_<name>
+ * (TRAIN_GRADS), or an optimizer step that updates them in place. */
+typedef enum TrainOptimizer { TRAIN_GRADS, TRAIN_SGD, TRAIN_ADAM } TrainOptimizer;
+typedef struct TrainSpec {
+    Value **wrt; /* the parameters: state values (or graph inputs, TRAIN_GRADS) */
+    int n_wrt;
+    TrainOptimizer optimizer;
+    double lr;
+    double momentum; /* SGD */
+    int nesterov;    /* SGD */
+    double beta1, beta2, eps; /* Adam */
+    double weight_decay;      /* both: an L2 term added to the gradient */
+} TrainSpec;
 
 /* An external resource the graph owns (e.g. the mmap of an ONNX file whose
  * bytes constants borrow); the record lives in the graph arena. */
@@ -260,6 +295,18 @@ Value *ir_add_input(Graph *g, const char *name, DType t, const Shape *s);
 Value *ir_add_const(Graph *g, const char *name, DType t, const Shape *s,
                     const void *data, int copy);
 void ir_add_output(Graph *g, Value *v);
+/* Turns constant or state v into a graph input, appended to g->inputs
+ * (gradient checks feed parameters as inputs in double precision). */
+void ir_make_input(Graph *g, Value *v);
+/* Turns constant v into training state (VK_STATE; its data is the initial
+ * value). */
+void ir_make_state(Value *v);
+/* New state value with a copy of data (zeros when data is NULL). */
+Value *ir_add_state(Graph *g, const char *name, DType t, const Shape *s, const void *data);
+/* Records that value becomes state's new contents (see Graph.updates). */
+void ir_add_update(Graph *g, Value *state, Value *value);
+/* Whether v is the new contents of some state value. */
+const IrUpdate *ir_update_of(const Graph *g, const Value *v);
 /* Turns graph input v into a constant holding a copy of data (v's dtype and
  * shape): the input leaves g->inputs. */
 void ir_bind_input(Graph *g, Value *v, const void *data);

@@ -14,6 +14,8 @@
 #include "ir.h"
 #include "sexpr.h"
 
+struct GradCtx;
+
 /* One attribute in an op's schema. `deflt` is the default in the same text
  * form ir_set_attr() parses; NULL means "no default" (the attribute is
  * absent unless set, or an error if `required`). */
@@ -77,12 +79,15 @@ typedef struct OpDesc {
      * Returns 0, or diag_node_error(d, n, "...") on a rule broken. */
     int (*infer)(Node *n, Diag *d);
 
-    /* Gradient: appends backward nodes to g; NULL until autodiff lands. */
-    int (*gradient)(Graph *g, Node *n, Value *const *out_grads,
-                    Value **in_grads, Diag *d);
-    /* Backward dependency: bit i set = gradient reads input i; bit 16+j set =
-     * gradient reads output j. */
-    uint32_t backward_deps;
+    /* Gradient (ir/grad.h): builds the backward nodes of gc->n and sets
+     * gc->dx[i] for every input with gc->need[i]. NULL: the op has no
+     * gradient, which autodiff reports naming the node (never a zero). */
+    int (*gradient)(struct GradCtx *gc);
+    /* Backward dependency: 1 when the gradient reads forward input i
+     * (is_output 0) or output i (is_output 1). Set with `gradient`; autodiff
+     * refuses a gradient that reads anything else, and what no gradient reads
+     * is freed after its last forward use. */
+    int (*backward_reads)(const Node *n, int is_output, int i);
 
     /* In-place options. */
     const InplacePair *inplace;

@@ -313,8 +313,8 @@ void ir_print(const Graph *g, Writer *w, int elide)
     }
     for (int i = 0; i < g->n_values; i++) {
         const Value *v = g->values[i];
-        if (v->kind != VK_CONST) continue;
-        w_puts(w, "  const ");
+        if (v->kind != VK_CONST && v->kind != VK_STATE) continue;
+        w_puts(w, v->kind == VK_STATE ? "  state " : "  const ");
         print_value_name(w, v);
         w_puts(w, ": ");
         print_type(w, v->dtype, &v->shape);
@@ -348,6 +348,13 @@ void ir_print(const Graph *g, Writer *w, int elide)
             if (!defs[n->op]) defs[n->op] = ir_add_node(scratch, n->op, "defaults", NULL, 0, 0, NULL);
             print_attrs(w, n, defs[n->op], elide);
         }
+        w_puts(w, "\n");
+    }
+    for (int i = 0; i < g->n_updates; i++) {
+        w_puts(w, "  update ");
+        print_value_name(w, g->updates[i].state);
+        w_puts(w, " <- ");
+        print_value_name(w, g->updates[i].value);
         w_puts(w, "\n");
     }
     for (int i = 0; i < g->n_outputs; i++) {
@@ -854,7 +861,7 @@ static int parse_input(Parser *ps)
     return 0;
 }
 
-static int parse_const(Parser *ps)
+static int parse_const(Parser *ps, int state)
 {
     const char *at;
     const char *name = read_value_name(ps, &at);
@@ -866,7 +873,33 @@ static int parse_const(Parser *ps)
     const void *data = NULL;
     size_t nbytes = 0;
     if (parse_data(ps, t, &s, &data, &nbytes)) return -1;
-    ir_add_const(ps->g, name, t, &s, data, 0); /* data already lives in the arena */
+    Value *v = ir_add_const(ps->g, name, t, &s, data, 0); /* data already lives in the arena */
+    if (state) ir_make_state(v);
+    return 0;
+}
+
+/* update %STATE <- %VALUE */
+static int parse_update(Parser *ps)
+{
+    const char *at;
+    const char *name = read_value_name(ps, &at);
+    if (!name) return -1;
+    Value *st = lookup_value(ps, name, at);
+    if (!st) return -1;
+    if (st->kind != VK_STATE) return perr(ps, at, "'update' needs a state value; '%s' is not one", st->name);
+    skip_ws(ps);
+    if (ps->end - ps->p < 2 || ps->p[0] != '<' || ps->p[1] != '-') return perr(ps, ps->p, "expected '<-' after the state");
+    ps->p += 2;
+    skip_ws(ps);
+    name = read_value_name(ps, &at);
+    if (!name) return -1;
+    Value *v = lookup_value(ps, name, at);
+    if (!v) return -1;
+    if (v->kind != VK_TEMP || !v->shape_known || v->dtype != st->dtype || !ir_shape_eq(&v->shape, &st->shape))
+        return perr(ps, at, "'%s' must be a node output typed like state '%s'", v->name, st->name);
+    for (int i = 0; i < ps->g->n_updates; i++)
+        if (ps->g->updates[i].state == st) return perr(ps, at, "state '%s' is updated twice", st->name);
+    ir_add_update(ps->g, st, v);
     return 0;
 }
 
@@ -1151,6 +1184,7 @@ static int parse_body(Parser *ps)
         size_t wl = word_len(ps);
         int kw = 0;
         if ((wl == 5 && memcmp(at, "input", 5) == 0) || (wl == 5 && memcmp(at, "const", 5) == 0) ||
+            (wl == 5 && memcmp(at, "state", 5) == 0) || (wl == 6 && memcmp(at, "update", 6) == 0) ||
             (wl == 6 && memcmp(at, "output", 6) == 0)) {
             ps->p += wl;
             kw = peek(ps) == '%';
@@ -1159,7 +1193,9 @@ static int parse_body(Parser *ps)
         int rc;
         if (!kw) rc = parse_node(ps);
         else if (*at == 'i') rc = parse_input(ps);
-        else if (*at == 'c') rc = parse_const(ps);
+        else if (*at == 'c') rc = parse_const(ps, 0);
+        else if (*at == 's') rc = parse_const(ps, 1);
+        else if (*at == 'u') rc = parse_update(ps);
         else rc = parse_output(ps);
         if (rc || end_line(ps)) return -1;
     }

@@ -12,6 +12,9 @@ typedef struct Pass {
     const char *name;
     PassFn fn;
     int min_level; /* runs when g->opt_level >= min_level */
+    /* Passes that must come earlier in the pipeline (NULL-terminated; a
+     * pipeline that breaks this is refused before anything runs). */
+    const char *const *after;
 } Pass;
 
 /* The compile pipeline, in order; terminated by {NULL, NULL, 0}. */
@@ -27,6 +30,9 @@ typedef struct PipelineOptions {
     Writer *report;
 } PipelineOptions;
 
+/* 0 when every pass of the pipeline comes after the passes its `after`
+ * list names, else -1 naming the pass and the one it must follow. */
+int pass_check_order(const Pass *pipeline, Diag *d);
 /* Runs the passes of g->opt_level in order; the verifier runs before the
  * first and after each. */
 int pass_run_pipeline(Graph *g, const PipelineOptions *o, Diag *d);
@@ -37,6 +43,9 @@ int pass_count_kernels(const Graph *g);
 
 /* Shape inference; folds constant nodes as it goes (pass_fold_node). */
 int pass_infer_shapes(Graph *g, Diag *d);
+/* Reverse-mode autodiff and the optimizer update when g->train is set
+ * (autodiff.c); nothing otherwise. */
+int pass_autodiff(Graph *g, Diag *d);
 /* Folds what is left and removes dead nodes and values (fold_constants.c). */
 int pass_fold_constants(Graph *g, Diag *d);
 /* Identity/Dropout/no-op Reshape and Cast removal, Reshape chains, inverse

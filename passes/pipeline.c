@@ -9,17 +9,36 @@
 #include <string.h>
 #include <time.h>
 
+/* What each pass needs before it: autodiff differentiates inferred,
+ * folded graphs; fusion, batch-norm folding and memory planning must see
+ * the backward nodes (so one plan covers forward and backward). */
+static const char *const after_shapes[] = {"infer-shapes", NULL};
+static const char *const after_autodiff[] = {"infer-shapes", "autodiff", NULL};
+static const char *const after_fold[] = {"infer-shapes", "fold-constants", NULL};
+
 const Pass pass_pipeline[] = {
-    {"infer-shapes", pass_infer_shapes, 0},
-    {"fold-constants", pass_fold_constants, 0},
-    {"simplify", pass_simplify, 2},
-    {"fold-batchnorm", pass_fold_batchnorm, 2},
-    {"fuse-layernorm", pass_fuse_layernorm, 2},
-    {"fuse-elementwise", pass_fuse_elementwise, 2},
-    {"fuse-epilogue", pass_fuse_epilogue, 2},
-    {"plan-memory", pass_plan_memory, 0},
-    {NULL, NULL, 0},
+    {"infer-shapes", pass_infer_shapes, 0, NULL},
+    {"fold-constants", pass_fold_constants, 0, after_shapes},
+    {"autodiff", pass_autodiff, 0, after_fold},
+    {"simplify", pass_simplify, 2, after_autodiff},
+    {"fold-batchnorm", pass_fold_batchnorm, 2, after_autodiff},
+    {"fuse-layernorm", pass_fuse_layernorm, 2, after_autodiff},
+    {"fuse-elementwise", pass_fuse_elementwise, 2, after_autodiff},
+    {"fuse-epilogue", pass_fuse_epilogue, 2, after_autodiff},
+    {"plan-memory", pass_plan_memory, 0, after_autodiff},
+    {NULL, NULL, 0, NULL},
 };
+
+int pass_check_order(const Pass *pipeline, Diag *d)
+{
+    for (const Pass *p = pipeline; p->name; p++)
+        for (const char *const *a = p->after; a && *a; a++) {
+            const Pass *q = pipeline;
+            while (q < p && strcmp(q->name, *a) != 0) q++;
+            if (q == p) return diag_error(d, "pipeline: pass '%s' must run after '%s'", p->name, *a);
+        }
+    return 0;
+}
 
 static int check_pass_name(const char *name, const char *option, Diag *d)
 {
@@ -52,6 +71,7 @@ int pass_run_pipeline(Graph *g, const PipelineOptions *o, Diag *d)
     if (!o) o = &none;
     if (check_pass_name(o->print_after, "--print-after", d)) return -1;
     if (check_pass_name(o->print_before, "--print-before", d)) return -1;
+    if (pass_check_order(pass_pipeline, d)) return -1;
     if (ir_verify(g, d)) return -1;
     for (const Pass *p = pass_pipeline; p->name; p++) {
         if (g->opt_level < p->min_level) continue;

@@ -242,6 +242,39 @@ static int opt_level_opt(const char *a, const char *cmd, int *level)
     "                       with 'all' (constants over 64 elements elided)\n"                 \
     "  --print-before=PASS  the same, before pass PASS (or before every pass)\n"
 
+/* Handles a training option at argv[*i] (--grad, --train when allow_train,
+ * --wrt, --loss, --optimizer): 1 consumed, 0 not one, -1 error (printed). */
+static int train_opt(int argc, char **argv, int *i, const char *cmd, int allow_train, TrainRequest *tr)
+{
+    const char *a = argv[*i], *v;
+    if (strcmp(a, "--grad") == 0 || (allow_train && strcmp(a, "--train") == 0)) {
+        TrainRequestMode m = a[2] == 'g' ? TRAIN_REQ_GRAD : TRAIN_REQ_TRAIN;
+        if (tr->mode != TRAIN_REQ_NONE && tr->mode != m) { fail("%s: --grad and --train exclude each other", cmd); return -1; }
+        tr->mode = m;
+        return 1;
+    }
+    const char **slot = NULL;
+    if (opt_value(argc, argv, i, "--wrt", &v)) slot = &tr->wrt;
+    else if (opt_value(argc, argv, i, "--loss", &v)) slot = &tr->loss;
+    else if (allow_train && opt_value(argc, argv, i, "--optimizer", &v)) slot = &tr->optimizer;
+    if (!slot) return 0;
+    if (!v || !*v) { fail("%s: %s needs a value", cmd, a); return -1; }
+    *slot = v;
+    return 1;
+}
+
+#define HELP_GRAD                                                                             \
+    "  --grad               differentiate: the model's first output must be a float\n"        \
+    "                       scalar (the loss); after the model's outputs come one\n"          \
+    "                       gradient per parameter, grad_<name>, in parameter order\n"       \
+    "  --wrt=NAME,...       the parameters (default: every float constant of rank >= 1,\n"   \
+    "                       in model order); with --grad graph inputs may be named too\n"    \
+    "  --loss=KIND:OUTPUT   append a loss to output OUTPUT and a graph input 'label':\n"     \
+    "                       cross-entropy (OUTPUT holds scores [N,C,...], label i64\n"       \
+    "                       [N,...], softmax cross-entropy averaged over the batch)\n"      \
+    "                       or mse (label shaped like OUTPUT, mean squared error);\n"       \
+    "                       the loss becomes the first output\n"
+
 /* ---- compile ---- */
 
 /* The backends' names into buf ("expected c" or "expected c or cuda"). */
@@ -278,6 +311,14 @@ static const char compile_help[] =
     "                       file pulled in with the assembler's .incbin), c-array\n"
     "                       (a portable const C array) or file (NAME.weights,\n"
     "                       loaded by the caller and passed to NAME_run)\n"
+    HELP_GRAD
+    "  --train              generate a training step: NAME_init_state, NAME_train_step\n"
+    "                       (forward, backward and optimizer update in place in a\n"
+    "                       caller-provided state region) and NAME_infer_v\n"
+    "  --optimizer=SPEC     with --train: sgd[:lr=L,momentum=M,nesterov=1,weight_decay=W]\n"
+    "                       (default sgd:lr=0.01) or adam[:lr=L,beta1=B1,beta2=B2,\n"
+    "                       eps=E,weight_decay=W] (defaults 1e-3, 0.9, 0.999, 1e-8, 0;\n"
+    "                       ONNX training-domain Adam)\n"
     HELP_PRINT
     "                       (these dumps go to stderr)\n"
     "  --report             after a successful compile, print on stdout one line per\n"
@@ -306,6 +347,7 @@ typedef struct CompileArgs {
     const char *model, *dir, *name, *weights, *target;
     const char *print_after, *print_before;
     int emit_main, verbose, report, opt_level;
+    TrainRequest train;
 } CompileArgs;
 
 static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shapes, CompileArgs *ca);
@@ -333,6 +375,8 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
         int so;
         if (is_help(a)) { print_help(compile_help); return -1; }
         if ((so = shape_opt(argc, argv, &i, "compile", lo, shapes)) != 0) {
+            if (so < 0) return 1;
+        } else if ((so = train_opt(argc, argv, &i, "compile", 1, &ca->train)) != 0) {
             if (so < 0) return 1;
         } else if ((so = opt_level_opt(a, "compile", &ca->opt_level)) != 0) {
             if (so < 0) return 1;
@@ -398,6 +442,10 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     Diag d = {0};
     Graph *g = load(ca->model, lo, &d, ca->verbose);
     if (!g) return fail_diag(&d);
+    if (api_setup_training(g, &ca->train, &d)) {
+        ir_graph_free(g);
+        return fail_diag(&d);
+    }
     Writer dump, report;
     w_init(&dump);
     w_init(&report);
@@ -439,6 +487,7 @@ static const char run_help[] =
     "                       interpreting (see graphc compile --help for the levels)\n"
     "  --f64                keep f32 values in double precision between ops\n"
     "                       (outputs are still written in the graph's dtypes)\n"
+    HELP_GRAD
     HELP_LOAD
     "  -v, --verbose        progress lines on stderr\n"
     "  -h, --help           this help\n";
@@ -449,6 +498,7 @@ static int cmd_run(int argc, char **argv)
     const char **ins = calloc((size_t)argc + 1, sizeof *ins);
     int n_ins = 0, f64 = 0, verbose = 0, rc = 1, opt_level = -1;
     LoadOptions lo = {0};
+    TrainRequest tr = {0};
     InputShape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
     if (!ins || !shapes) { free(ins); free(shapes); return fail("out of memory"); }
     lo.shapes = shapes;
@@ -457,6 +507,8 @@ static int cmd_run(int argc, char **argv)
         int so;
         if (is_help(a)) { fputs(run_help, stdout); free(ins); free_shapes(&lo, shapes); return 0; }
         if ((so = shape_opt(argc, argv, &i, "run", &lo, shapes)) != 0) {
+            if (so < 0) { free(ins); free_shapes(&lo, shapes); return 1; }
+        } else if ((so = train_opt(argc, argv, &i, "run", 0, &tr)) != 0) {
             if (so < 0) { free(ins); free_shapes(&lo, shapes); return 1; }
         } else if ((so = opt_level_opt(a, "run", &opt_level)) != 0) {
             if (so < 0) { free(ins); free_shapes(&lo, shapes); return 1; }
@@ -483,11 +535,12 @@ static int cmd_run(int argc, char **argv)
     void **outs = NULL;
     const void **inptr = NULL;
     if (!g) goto diag_fail;
+    if (api_setup_training(g, &tr, &d)) goto diag_fail;
     if (opt_level >= 0) {
         CompileJob job = {0};
         job.opt_level = opt_level;
         if (api_run_pipeline(g, &job, &d)) goto diag_fail;
-    } else if (ir_verify(g, &d) || pass_infer_shapes(g, &d)) {
+    } else if (ir_verify(g, &d) || pass_infer_shapes(g, &d) || pass_autodiff(g, &d) || ir_verify(g, &d)) {
         goto diag_fail;
     }
     if (n_ins != g->n_inputs) {
@@ -549,6 +602,124 @@ out:
     free(inptr);
     free(ins);
     free_shapes(&lo, shapes);
+    ir_graph_free(g);
+    return rc;
+}
+
+/* ---- gradcheck ---- */
+
+static const char gradcheck_help[] =
+    "usage: graphc gradcheck MODEL [IN0.npy ...] [options]\n"
+    "\n"
+    "Checks graphc's gradients of MODEL against central finite differences in the\n"
+    "reference interpreter, in double precision. The loss is the probe loss (every\n"
+    "float output times a fixed random tensor, summed) unless --loss names one; the\n"
+    "parameters are every float graph input and every float constant of rank >= 1\n"
+    "unless --wrt names them. Inputs come from the .npy files, one per graph input,\n"
+    "as for graphc run. Prints one line per parameter; exits with status 1 when an\n"
+    "element fails |analytic - numeric| <= atol + rtol * |numeric|.\n"
+    "\n"
+    "options:\n"
+    "  --wrt=NAME,...       the parameters (inputs or float constants)\n"
+    "  --loss=SPEC          as for compile (default probe)\n"
+    "  --eps=E              the central-difference step (default 1e-6)\n"
+    "  --atol=A --rtol=R    the tolerance (default 1e-5 and 1e-3)\n"
+    "  --max-elems=N        elements checked per parameter, evenly spaced (default 64)\n"
+    HELP_LOAD
+    "  -h, --help           this help\n";
+
+/* Parses a positive finite number option value; NULL or why not. */
+static const char *parse_pos(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = v ? strtod(v, &end) : 0;
+    if (!v || end == v || *end || errno == ERANGE || !(x > 0) || x > 1e300) return "expected a positive number";
+    *out = x;
+    return NULL;
+}
+
+static int cmd_gradcheck(int argc, char **argv)
+{
+    const char *model = NULL;
+    const char **ins = calloc((size_t)argc + 1, sizeof *ins);
+    int n_ins = 0, rc = 1;
+    LoadOptions lo = {0};
+    TrainRequest tr = {0};
+    GradcheckOptions go = {1e-6, 1e-5, 1e-3, 64};
+    InputShape *shapes = calloc((size_t)argc + 1, sizeof *shapes);
+    NpyArray *arrs = calloc((size_t)argc + 1, sizeof *arrs);
+    const void **inptr = calloc((size_t)argc + 1, sizeof *inptr);
+    Graph *g = NULL;
+    Diag d = {0};
+    if (!ins || !shapes || !arrs || !inptr) { fail("out of memory"); goto out; }
+    lo.shapes = shapes;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v, *why = NULL;
+        int so;
+        double x;
+        if (is_help(a)) { fputs(gradcheck_help, stdout); rc = 0; goto out; }
+        if ((so = shape_opt(argc, argv, &i, "gradcheck", &lo, shapes)) != 0) {
+            if (so < 0) goto out;
+        } else if (opt_value(argc, argv, &i, "--wrt", &v)) {
+            if (!v || !*v) { fail("gradcheck: --wrt needs a value"); goto out; }
+            tr.wrt = v;
+        } else if (opt_value(argc, argv, &i, "--loss", &v)) {
+            if (!v || !*v) { fail("gradcheck: --loss needs a value"); goto out; }
+            tr.loss = v;
+        } else if (opt_value(argc, argv, &i, "--eps", &v)) {
+            if ((why = parse_pos(v, &go.eps))) { fail("gradcheck: --eps: %s", why); goto out; }
+        } else if (opt_value(argc, argv, &i, "--atol", &v)) {
+            if ((why = parse_pos(v, &go.atol))) { fail("gradcheck: --atol: %s", why); goto out; }
+        } else if (opt_value(argc, argv, &i, "--rtol", &v)) {
+            if ((why = parse_pos(v, &go.rtol))) { fail("gradcheck: --rtol: %s", why); goto out; }
+        } else if (opt_value(argc, argv, &i, "--max-elems", &v)) {
+            if ((why = parse_pos(v, &x)) || x < 2 || x > 1e9) { fail("gradcheck: --max-elems: expected an integer >= 2"); goto out; }
+            go.max_elems = (int)x;
+        } else if (a[0] == '-' && a[1] != 0) {
+            fail("gradcheck: unknown option '%s' (see graphc gradcheck --help)", a);
+            goto out;
+        } else if (!model) {
+            model = a;
+        } else {
+            ins[n_ins++] = a;
+        }
+    }
+    if (!model) { fail("gradcheck: missing MODEL (usage: graphc gradcheck MODEL [IN0.npy ...])"); goto out; }
+    g = load(model, &lo, &d, 0);
+    if (!g) { fail_diag(&d); goto out; }
+    if (n_ins != g->n_inputs) {
+        fail("%s: graph has %d input%s, got %d .npy file%s", model, g->n_inputs, g->n_inputs == 1 ? "" : "s", n_ins,
+             n_ins == 1 ? "" : "s");
+        goto out;
+    }
+    for (int i = 0; i < n_ins; i++) {
+        const Value *v = g->inputs[i];
+        if (npy_read(ins[i], &arrs[i], &d)) { fail_diag(&d); goto out; }
+        if (!npy_dtype_fits(arrs[i].dtype, v->dtype) || !ir_shape_eq(&arrs[i].shape, &v->shape)) {
+            char want[256], got[256];
+            fail("%s: graph input %d '%s' is %s%s, but the file holds %s%s", ins[i], i, v->name, ir_dtype_name(v->dtype),
+                 ir_shape_str(&v->shape, want, sizeof want), ir_dtype_name(arrs[i].dtype),
+                 ir_shape_str(&arrs[i].shape, got, sizeof got));
+            goto out;
+        }
+        inptr[i] = arrs[i].data;
+    }
+    Writer rep;
+    w_init(&rep);
+    int n_failed = 0;
+    int grc = api_gradcheck(g, &tr, inptr, &go, &rep, &n_failed, &d);
+    if (rep.len) fwrite(rep.buf, 1, rep.len, stdout);
+    w_free(&rep);
+    if (grc) { fail_diag(&d); goto out; }
+    if (n_failed) { fail("%s: %d parameter%s failed the gradient check", model, n_failed, n_failed == 1 ? "" : "s"); goto out; }
+    rc = 0;
+out:
+    for (int i = 0; arrs && i < n_ins; i++) npy_free(&arrs[i]);
+    free(arrs);
+    free(inptr);
+    free(ins);
+    if (shapes) free_shapes(&lo, shapes);
     ir_graph_free(g);
     return rc;
 }
@@ -699,6 +870,7 @@ typedef struct Command {
 static const Command commands[] = {
     {"compile", cmd_compile, "compile a model to C sources"},
     {"run", cmd_run, "run a model in the reference interpreter on .npy inputs"},
+    {"gradcheck", cmd_gradcheck, "check a model's gradients against finite differences (interpreter, f64)"},
     {"dump", cmd_dump, "print a model's text IR (around passes), Graphviz graph or memory plan"},
     {NULL, NULL, NULL},
 };

@@ -358,7 +358,7 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
         w_printf(w, "%d '", k);
         comment_text(w, v->name);
         w_printf(w, "' is %s: copy */\n",
-                 v->kind == VK_INPUT ? "a graph input" : v->kind == VK_CONST ? "a constant" : "listed before");
+                 v->kind == VK_INPUT ? "a graph input" : v->kind != VK_TEMP ? "a constant" : "listed before");
         w_line(w, "gcrt_copy(outputs[%d], %s, %lld);", k, cgen_ptr(c, v), (long long)value_bytes(v));
     }
     return 0;
@@ -375,7 +375,7 @@ static void layout_weights(Cgen *c)
     int64_t off = 0;
     for (int i = 0; i < g->n_values; i++) {
         const Value *v = g->values[i];
-        if (v->kind != VK_CONST || !c->touched[i]) continue;
+        if ((v->kind != VK_CONST && v->kind != VK_STATE) || !c->touched[i]) continue;
         m->consts[m->n_consts] = v;
         m->const_off[m->n_consts++] = off;
         off += ((int64_t)v->nbytes + 63) / 64 * 64;
@@ -406,7 +406,7 @@ static void gen_decls(Cgen *c, Writer *w)
             int k = 0;
             while (g->inputs[k] != r) k++;
             w_printf(w, "const %s *const %s = (const %s *)inputs[%d];", ct, id, ct, k);
-        } else if (r->kind == VK_CONST) {
+        } else if (r->kind == VK_CONST || r->kind == VK_STATE) {
             c->weights_used = 1;
             w_printf(w, "const %s *const %s = (const %s *)(const void *)(weights + %lld);", ct, id, ct,
                      (long long)const_offset(c->m, r));

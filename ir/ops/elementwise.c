@@ -24,6 +24,7 @@
  * time.
  */
 #include "ew_common.h"
+#include "../grad.h"
 
 #include <math.h>
 
@@ -442,11 +443,220 @@ static const Sx *expr_Where(const Node *n, SxBuild *b, const Sx *const *args, DT
 }
 static double ref_Where(const Node *n, const double *x) { (void)n; return x[0] != 0 ? x[1] : x[2]; }
 
+/* ---- gradients (ir/grad.h) ------------------------------------------------
+ *
+ * dx = dy * f'(x), composed of elementwise ops (fusion later turns each
+ * chain into one loop). Broadcast operands get their gradient summed back to
+ * their shape (gb_reduce_to). Where f' is easier from the result (Exp,
+ * Sqrt, Reciprocal, Sigmoid, Tanh) the gradient reads the output instead of
+ * the input, so the input can die after the forward use. Kinks take the
+ * PyTorch convention: Relu'(0) = 0, Clip passes dy on [min, max]; Floor and
+ * Ceil have derivative zero wherever it exists. */
+
+#define GX(i) (gc->n->in[i])
+#define GYV (gc->n->out[0])
+
+static Value *ew_c(GradCtx *gc, double v) { return gb_scalar(gc, GYV->dtype, v); }
+static Value *ew_mul(GradCtx *gc, Value *a, Value *b) { return gb2(gc, OP_Mul, NULL, a, b); }
+/* Sets the gradient of the only input to dy * f (f NULL: dy itself). */
+static int ew_unary(GradCtx *gc, Value *f)
+{
+    Value *dy = gb_dy(gc, 0);
+    gb_set(gc, 0, f ? ew_mul(gc, dy, f) : dy);
+    return gb_done(gc);
+}
+/* Where(cond, a, b). */
+static Value *ew_where(GradCtx *gc, Value *c, Value *a, Value *b) { return gb3(gc, OP_Where, NULL, c, a, b); }
+/* Sets input i's gradient to g summed back to its shape. */
+static void ew_set(GradCtx *gc, int i, Value *g)
+{
+    if (gc->need[i]) gb_set(gc, i, gb_reduce_to(gc, g, &GX(i)->shape));
+}
+
+static int grad_Abs(GradCtx *gc) { return ew_unary(gc, gb1(gc, OP_Sign, NULL, GX(0))); }
+static int grad_Neg(GradCtx *gc) { gb_set(gc, 0, gb1(gc, OP_Neg, NULL, gb_dy(gc, 0))); return gb_done(gc); }
+static int grad_Exp(GradCtx *gc) { return ew_unary(gc, GYV); }
+static int grad_Log(GradCtx *gc) { gb_set(gc, 0, gb2(gc, OP_Div, NULL, gb_dy(gc, 0), GX(0))); return gb_done(gc); }
+static int grad_Sqrt(GradCtx *gc) { return ew_unary(gc, gb2(gc, OP_Div, NULL, ew_c(gc, 0.5), GYV)); }
+static int grad_Reciprocal(GradCtx *gc) { return ew_unary(gc, gb1(gc, OP_Neg, NULL, ew_mul(gc, GYV, GYV))); }
+static int grad_Relu(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0);
+    gb_set(gc, 0, ew_where(gc, gb2(gc, OP_Greater, NULL, GX(0), ew_c(gc, 0)), dy, ew_c(gc, 0)));
+    return gb_done(gc);
+}
+static int grad_Sigmoid(GradCtx *gc) { return ew_unary(gc, ew_mul(gc, GYV, gb2(gc, OP_Sub, NULL, ew_c(gc, 1), GYV))); }
+static int grad_Tanh(GradCtx *gc) { return ew_unary(gc, gb2(gc, OP_Sub, NULL, ew_c(gc, 1), ew_mul(gc, GYV, GYV))); }
+static int grad_Erf(GradCtx *gc)
+{
+    Value *e = gb1(gc, OP_Exp, NULL, gb1(gc, OP_Neg, NULL, ew_mul(gc, GX(0), GX(0))));
+    return ew_unary(gc, ew_mul(gc, e, ew_c(gc, 1.1283791670955126))); /* 2/sqrt(pi) */
+}
+/* dy where x > 0, dy * neg elsewhere. */
+static int ew_piecewise(GradCtx *gc, Value *pos, Value *neg)
+{
+    Value *dy = gb_dy(gc, 0);
+    Value *c = gb2(gc, OP_Greater, NULL, GX(0), ew_c(gc, 0));
+    gb_set(gc, 0, ew_mul(gc, dy, ew_where(gc, c, pos, neg)));
+    return gb_done(gc);
+}
+static int grad_LeakyRelu(GradCtx *gc) { return ew_piecewise(gc, ew_c(gc, 1), ew_c(gc, gc->n->attrs[ALPHA_ALPHA].f)); }
+static int grad_Elu(GradCtx *gc)
+{
+    double a = gc->n->attrs[ALPHA_ALPHA].f;
+    return ew_piecewise(gc, ew_c(gc, 1), ew_mul(gc, ew_c(gc, a), gb1(gc, OP_Exp, NULL, GX(0))));
+}
+static int grad_Selu(GradCtx *gc)
+{
+    double a = gc->n->attrs[SELU_ALPHA].f, g = gc->n->attrs[SELU_GAMMA].f;
+    return ew_piecewise(gc, ew_c(gc, g), ew_mul(gc, ew_c(gc, a * g), gb1(gc, OP_Exp, NULL, GX(0))));
+}
+/* alpha where lo < alpha*x + beta < hi, else 0, times dy. */
+static Value *ew_band(GradCtx *gc, Value *t, double lo, double hi, Value *in, Value *out)
+{
+    Value *inside = gb2(gc, OP_And, NULL, gb2(gc, OP_Greater, NULL, t, ew_c(gc, lo)), gb2(gc, OP_Less, NULL, t, ew_c(gc, hi)));
+    return ew_where(gc, inside, in, out);
+}
+static int grad_HardSigmoid(GradCtx *gc)
+{
+    double a = gc->n->attrs[HSIG_ALPHA].f, b = gc->n->attrs[HSIG_BETA].f;
+    Value *t = gb2(gc, OP_Add, NULL, ew_mul(gc, GX(0), ew_c(gc, a)), ew_c(gc, b));
+    return ew_unary(gc, ew_band(gc, t, 0, 1, ew_c(gc, a), ew_c(gc, 0)));
+}
+static int grad_HardSwish(GradCtx *gc) /* x/6*relu6(x+3): (2x+3)/6 on (-3,3), 1 above, 0 below */
+{
+    Value *x = GX(0);
+    Value *mid = gb2(gc, OP_Add, NULL, ew_mul(gc, x, ew_c(gc, 1.0 / 3)), ew_c(gc, 0.5));
+    Value *hi = ew_where(gc, gb2(gc, OP_Less, NULL, x, ew_c(gc, 3)), mid, ew_c(gc, 1));
+    return ew_unary(gc, ew_where(gc, gb2(gc, OP_Greater, NULL, x, ew_c(gc, -3)), hi, ew_c(gc, 0)));
+}
+static int grad_Softplus(GradCtx *gc) { return ew_unary(gc, gb1(gc, OP_Sigmoid, NULL, GX(0))); }
+static int grad_Clip(GradCtx *gc)
+{
+    Value *x = GX(0), *dy = gb_dy(gc, 0), *keep = NULL;
+    if (ir_has_input(gc->n, 1)) keep = gb2(gc, OP_GreaterOrEqual, NULL, x, GX(1));
+    if (ir_has_input(gc->n, 2)) {
+        Value *le = gb2(gc, OP_LessOrEqual, NULL, x, GX(2));
+        keep = keep ? gb2(gc, OP_And, NULL, keep, le) : le;
+    }
+    gb_set(gc, 0, keep ? ew_where(gc, keep, dy, ew_c(gc, 0)) : dy);
+    return gb_done(gc);
+}
+static int grad_zero(GradCtx *gc) { gb_set(gc, 0, gb_zeros_like(gc, GX(0))); return gb_done(gc); }
+#define grad_Floor grad_zero
+#define grad_Ceil grad_zero
+static int grad_Sin(GradCtx *gc) { return ew_unary(gc, gb1(gc, OP_Cos, NULL, GX(0))); }
+static int grad_Cos(GradCtx *gc) { return ew_unary(gc, gb1(gc, OP_Neg, NULL, gb1(gc, OP_Sin, NULL, GX(0)))); }
+static int grad_Identity(GradCtx *gc) { return ew_unary(gc, NULL); }
+static int grad_Cast(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0);
+    gb_set(gc, 0, dy->dtype == GX(0)->dtype ? dy : gb1(gc, OP_Cast, gb_fmt(gc, "to=%d", ir_dtype_to_onnx(GX(0)->dtype)), dy));
+    return gb_done(gc);
+}
+static int grad_Add(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0);
+    ew_set(gc, 0, dy);
+    ew_set(gc, 1, dy);
+    return gb_done(gc);
+}
+static int grad_Sub(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0);
+    ew_set(gc, 0, dy);
+    if (gc->need[1]) ew_set(gc, 1, gb1(gc, OP_Neg, NULL, dy));
+    return gb_done(gc);
+}
+static int grad_Mul(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0);
+    if (gc->need[0]) ew_set(gc, 0, ew_mul(gc, dy, GX(1)));
+    if (gc->need[1]) ew_set(gc, 1, ew_mul(gc, dy, GX(0)));
+    return gb_done(gc);
+}
+static int grad_Div(GradCtx *gc) /* a/b: dy/b and -dy*y/b */
+{
+    Value *q = gb2(gc, OP_Div, NULL, gb_dy(gc, 0), GX(1));
+    ew_set(gc, 0, q);
+    if (gc->need[1]) ew_set(gc, 1, gb1(gc, OP_Neg, NULL, ew_mul(gc, q, GYV)));
+    return gb_done(gc);
+}
+static int grad_Pow(GradCtx *gc) /* x^e: dy*e*x^(e-1) and dy*y*ln(x) */
+{
+    Value *x = GX(0), *e = GX(1), *dy = gb_dy(gc, 0);
+    if (gc->need[0]) {
+        Value *ex = e->dtype == x->dtype ? e : gb1(gc, OP_Cast, gb_fmt(gc, "to=%d", ir_dtype_to_onnx(x->dtype)), e);
+        Value *p = gb2(gc, OP_Pow, NULL, x, gb2(gc, OP_Sub, NULL, ex, gb_scalar(gc, x->dtype, 1)));
+        ew_set(gc, 0, ew_mul(gc, dy, ew_mul(gc, ex, p)));
+    }
+    if (gc->need[1]) ew_set(gc, 1, ew_mul(gc, dy, ew_mul(gc, GYV, gb1(gc, OP_Log, NULL, x))));
+    return gb_done(gc);
+}
+/* Max/Min: each input gets dy where it is the result. */
+static int grad_Max(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0);
+    for (int i = 0; i < gc->n->n_in; i++)
+        if (gc->need[i]) ew_set(gc, i, ew_where(gc, gb2(gc, OP_Equal, NULL, GX(i), GYV), dy, ew_c(gc, 0)));
+    return gb_done(gc);
+}
+#define grad_Min grad_Max
+static int grad_Where(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0), *z = ew_c(gc, 0);
+    if (gc->need[1]) ew_set(gc, 1, ew_where(gc, GX(0), dy, z));
+    if (gc->need[2]) ew_set(gc, 2, ew_where(gc, GX(0), z, dy));
+    return gb_done(gc);
+}
+#define grad_Not NULL
+#define grad_Equal NULL
+#define grad_Less NULL
+#define grad_Greater NULL
+
+/* What each gradient reads. */
+#define bw_Abs ir_bw_inputs
+#define bw_Neg ir_bw_none
+#define bw_Exp ir_bw_outputs
+#define bw_Log ir_bw_inputs
+#define bw_Sqrt ir_bw_outputs
+#define bw_Reciprocal ir_bw_outputs
+#define bw_Relu ir_bw_inputs
+#define bw_Sigmoid ir_bw_outputs
+#define bw_Tanh ir_bw_outputs
+#define bw_Erf ir_bw_inputs
+#define bw_LeakyRelu ir_bw_inputs
+#define bw_Elu ir_bw_inputs
+#define bw_Selu ir_bw_inputs
+#define bw_HardSigmoid ir_bw_inputs
+#define bw_HardSwish ir_bw_inputs
+#define bw_Softplus ir_bw_inputs
+#define bw_Clip ir_bw_inputs
+#define bw_Floor ir_bw_none
+#define bw_Ceil ir_bw_none
+#define bw_Sin ir_bw_inputs
+#define bw_Cos ir_bw_inputs
+#define bw_Identity ir_bw_none
+#define bw_Cast ir_bw_none
+#define bw_Add ir_bw_none
+#define bw_Sub ir_bw_none
+#define bw_Mul ir_bw_inputs
+#define bw_Div ir_bw_all
+#define bw_Pow ir_bw_all
+#define bw_Max ir_bw_all
+#define bw_Min ir_bw_all
+#define bw_Where ir_bw_input0
+#define bw_Not NULL
+#define bw_Equal NULL
+#define bw_Less NULL
+#define bw_Greater NULL
+
 /* ---- the descriptions ---------------------------------------------------- */
 
 #define EW_COMMON(Op)                                                                              \
     .name = #Op, .min_out = 1, .max_out = 1, .scalar_expr = expr_##Op, .scalar_ref = ref_##Op,  \
-    .eval = ir_eval_elementwise, .inplace = ew_inplace_any, .n_inplace = 4
+    .eval = ir_eval_elementwise, .inplace = ew_inplace_any, .n_inplace = 4, .gradient = grad_##Op,       \
+    .backward_reads = bw_##Op
 #define UNARY(Op, inf, in_n, out_n)                                                                \
     const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 1, .max_in = 1, .in_names = in_n,            \
                             .out_names = out_n, .infer = inf}

@@ -10,6 +10,7 @@
  */
 #include "../op.h"
 #include "linalg_attrs.h"
+#include "../grad.h"
 #include "../fused.h"
 #include "geometry.h"
 
@@ -128,6 +129,84 @@ static int matmul_eval(const Node *n, const double *const *in, double *const *ou
     return ir_epilogue_eval(n, in, out[0], d);
 }
 
+/* ---- gradients (ir/grad.h) ------------------------------------------------
+ *
+ * MatMul (numpy semantics): a 1-D operand is first made a matrix ([K] ->
+ * [1,K] for A, [K,1] for B) and dY reshaped to match; then dA = dY B^T and
+ * dB = A^T dY, each a MatMul with the last two dims of one operand
+ * transposed, summed over broadcast batch dims back to the operand's shape.
+ * Gemm: with A' = op(A), B' = op(B), dA' = alpha dY B'^T and dB' = alpha
+ * A'^T dY, written as Gemms with the transpose flags chosen so that no
+ * explicit Transpose is needed; dC = beta dY summed to C's shape. */
+
+/* v with its last two dims swapped. */
+static Value *swap_last2(GradCtx *gc, Value *v)
+{
+    int r = v->shape.rank;
+    char perm[128];
+    size_t len = 0;
+    for (int i = 0; i < r; i++)
+        len += (size_t)snprintf(perm + len, sizeof perm - len, "%s%d", i ? "," : "", i < r - 2 ? i : i == r - 2 ? r - 1 : r - 2);
+    return gb1(gc, OP_Transpose, gb_fmt(gc, "perm=[%s]", perm), v);
+}
+
+static int matmul_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    if (n->attrs[MATMUL_EPILOGUE].set) return diag_node_error(gc->d, n, "has no gradient once fused (autodiff runs before fusion)");
+    Value *a = n->in[0], *b = n->in[1];
+    Shape as = a->shape, bs = b->shape;
+    if (as.rank == 1) as = ir_shape(2, (int64_t[]){1, a->shape.dims[0]});
+    if (bs.rank == 1) bs = ir_shape(2, (int64_t[]){b->shape.dims[0], 1});
+    Value *a2 = gb_reshape(gc, a, &as), *b2 = gb_reshape(gc, b, &bs);
+    /* dY with the 1-D promotions undone: the shape MatMul(a2, b2) has */
+    Shape ys;
+    Shape ab = as, bb = bs;
+    ab.rank -= 2;
+    bb.rank -= 2;
+    if (ir_broadcast(&ab, &bb, &ys)) return diag_node_error(gc->d, n, "internal error: batch dims do not broadcast");
+    ys.dims[ys.rank++] = as.dims[as.rank - 2];
+    ys.dims[ys.rank++] = bs.dims[bs.rank - 1];
+    Value *dy = gb_reshape(gc, gb_dy(gc, 0), &ys);
+    if (gc->need[0]) {
+        Value *da = gb2(gc, OP_MatMul, NULL, dy, swap_last2(gc, b2));
+        gb_set(gc, 0, gb_reshape(gc, gb_reduce_to(gc, da, &as), &a->shape));
+    }
+    if (gc->need[1]) {
+        Value *db = gb2(gc, OP_MatMul, NULL, swap_last2(gc, a2), dy);
+        gb_set(gc, 1, gb_reshape(gc, gb_reduce_to(gc, db, &bs), &b->shape));
+    }
+    return gb_done(gc);
+}
+
+static int gemm_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    if (n->attrs[GEMM_EPILOGUE].set) return diag_node_error(gc->d, n, "has no gradient once fused (autodiff runs before fusion)");
+    double alpha = n->attrs[GEMM_ALPHA].f, beta = n->attrs[GEMM_BETA].f;
+    int ta = (int)n->attrs[GEMM_TRANS_A].i, tb = (int)n->attrs[GEMM_TRANS_B].i;
+    Value *a = n->in[0], *b = n->in[1], *dy = gb_dy(gc, 0);
+    if (gc->need[0]) {
+        Value *da = ta ? gb2(gc, OP_Gemm, gb_fmt(gc, "alpha=%.17g transA=%d transB=1", alpha, tb), b, dy)
+                       : gb2(gc, OP_Gemm, gb_fmt(gc, "alpha=%.17g transB=%d", alpha, !tb), dy, b);
+        gb_set(gc, 0, da);
+    }
+    if (gc->need[1]) {
+        Value *db = tb ? gb2(gc, OP_Gemm, gb_fmt(gc, "alpha=%.17g transA=1 transB=%d", alpha, ta), dy, a)
+                       : gb2(gc, OP_Gemm, gb_fmt(gc, "alpha=%.17g transA=%d", alpha, !ta), a, dy);
+        gb_set(gc, 1, db);
+    }
+    if (ir_has_input(n, 2) && gc->need[2]) {
+        Value *dc = gb_reduce_to(gc, dy, &n->in[2]->shape);
+        if (beta != 1) dc = gb2(gc, OP_Mul, NULL, dc, gb_scalar(gc, dy->dtype, beta));
+        gb_set(gc, 2, dc);
+    }
+    return gb_done(gc);
+}
+
+/* The gradient of A reads B and that of B reads A; C's reads nothing. */
+static int matmul_bw_reads(const Node *n, int is_output, int i) { (void)n; return !is_output && i < 2; }
+
 const OpDesc op_MatMul = {
     .name = "MatMul",
     .min_in = 2, .max_in = 2 + FUSED_MAX_EPI, .in_names = matmul_in,
@@ -135,6 +214,8 @@ const OpDesc op_MatMul = {
     OP_ATTRS(matmul_attrs),
     .infer = matmul_infer,
     .eval = matmul_eval,
+    .gradient = matmul_grad,
+    .backward_reads = matmul_bw_reads,
 };
 
 /* ---- Gemm --------------------------------------------------------------- */
@@ -231,6 +312,8 @@ const OpDesc op_Gemm = {
     OP_ATTRS(gemm_attrs),
     .infer = gemm_infer,
     .eval = gemm_eval,
+    .gradient = gemm_grad,
+    .backward_reads = matmul_bw_reads,
 };
 
 /* ---- Det ---------------------------------------------------------------- */

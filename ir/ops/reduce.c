@@ -21,6 +21,7 @@
  */
 #include "../op.h"
 #include "reduce_attrs.h"
+#include "../grad.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -221,32 +222,84 @@ static int reduce_eval(const Node *n, const double *const *in, double *const *ou
     return 0;
 }
 
+/* ---- gradients (ir/grad.h) ------------------------------------------------
+ *
+ * dy (and y where needed) is reshaped to the input's rank with the reduced
+ * dims kept as 1, then broadcast against x: Sum copies dy to every reduced
+ * element, Mean divides by the count, Max/Min send it to the elements equal
+ * to the result, and the others multiply by their local derivative
+ * (L1: sign x; L2: x / y; LogSum: 1 / exp(y); LogSumExp: exp(x - y);
+ * Prod: y / x; SumSquare: 2x). */
+static int reduce_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    Value *x = n->in[0], *y = n->out[0];
+    int mask[IR_MAX_RANK];
+    int noop = reduce_mask(n, mask, gc->d);
+    if (noop < 0) return -1;
+    Shape kd = x->shape;
+    int64_t count = 1;
+    for (int i = 0; i < kd.rank; i++)
+        if (mask[i]) {
+            count *= kd.dims[i];
+            kd.dims[i] = 1;
+        }
+    Value *dyk = gb_reshape(gc, gb_dy(gc, 0), &kd);
+    Value *g = gb_expand(gc, dyk, &x->shape);
+    RedKind k = red_kind(n);
+    DType t = x->dtype;
+    Value *yk = (k == RK_SUM || k == RK_MEAN || k == RK_L1 || k == RK_SUMSQ) ? NULL : gb_reshape(gc, y, &kd);
+    switch (k) {
+    case RK_SUM: break;
+    case RK_MEAN: g = gb2(gc, OP_Mul, NULL, g, gb_scalar(gc, t, count ? 1.0 / (double)count : 0)); break;
+    case RK_MAX:
+    case RK_MIN: g = gb3(gc, OP_Where, NULL, gb2(gc, OP_Equal, NULL, x, yk), g, gb_scalar(gc, t, 0)); break;
+    case RK_L1: g = gb2(gc, OP_Mul, NULL, g, gb1(gc, OP_Sign, NULL, x)); break;
+    case RK_L2: g = gb2(gc, OP_Mul, NULL, g, gb2(gc, OP_Div, NULL, x, yk)); break;
+    case RK_LOGSUM: g = gb2(gc, OP_Div, NULL, g, gb1(gc, OP_Exp, NULL, yk)); break;
+    case RK_LOGSUMEXP: g = gb2(gc, OP_Mul, NULL, g, gb1(gc, OP_Exp, NULL, gb2(gc, OP_Sub, NULL, x, yk))); break;
+    case RK_PROD: g = gb2(gc, OP_Mul, NULL, g, gb2(gc, OP_Div, NULL, yk, x)); break;
+    case RK_SUMSQ: g = gb2(gc, OP_Mul, NULL, g, gb2(gc, OP_Mul, NULL, x, gb_scalar(gc, t, 2))); break;
+    }
+    gb_set(gc, 0, g);
+    return gb_done(gc);
+}
+
+/* Sum and Mean read only shapes; the others read x and y. */
+static int reduce_bw_reads(const Node *n, int is_output, int i)
+{
+    RedKind k = red_kind(n);
+    if (k == RK_SUM || k == RK_MEAN) return !is_output && i == 1; /* ReduceSum's axes */
+    if (k == RK_L1 || k == RK_SUMSQ) return !is_output;
+    return 1;
+}
+
 const OpDesc op_ReduceMean = {
     .name = "ReduceMean", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
 };
 const OpDesc op_ReduceSum = {
     .name = "ReduceSum", .min_in = 1, .max_in = 2, .in_names = rsum_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    OP_ATTRS(rsum_attrs), .infer = reduce_infer, .eval = reduce_eval,
+    OP_ATTRS(rsum_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
 };
 const OpDesc op_ReduceMax = {
     .name = "ReduceMax", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
 };
 const OpDesc op_ReduceMin = {
     .name = "ReduceMin", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
 };
 
 #define RED_DESC(NAME)                                                                   \
     const OpDesc op_##NAME = {                                                           \
         .name = #NAME, .min_in = 1, .max_in = 1, .in_names = red_in,                      \
         .min_out = 1, .max_out = 1, .out_names = red_out,                                \
-        OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval,                 \
+        OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,                 \
     };
 RED_DESC(ReduceL1)
 RED_DESC(ReduceL2)

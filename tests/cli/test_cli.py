@@ -199,7 +199,7 @@ class OptLevels(unittest.TestCase):
         self.assertTrue(p.stdout.startswith("# before simplify\ngraph chain {"), p.stdout[:80])
         p = graphc("dump", CHAIN, "-O0", "--print-before=all")
         heads = [l for l in p.stdout.splitlines() if l.startswith("# before")]
-        self.assertEqual(heads, ["# before infer-shapes", "# before fold-constants", "# before plan-memory"])
+        self.assertEqual(heads, ["# before infer-shapes", "# before fold-constants", "# before autodiff", "# before plan-memory"])
         # compile writes the dumps to stderr
         with tempfile.TemporaryDirectory() as t:
             p = graphc("compile", CHAIN, "-o", f"{t}/o", "--print-before=fold-constants")
