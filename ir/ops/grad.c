@@ -36,7 +36,11 @@
  *   and dY over the leading dims.
  *   BatchNormalizationGrad, training mode (statistics over every axis but
  *   1, count m): dBias = sum dY, dScale = sum dY * xhat, dX = scale * rstd
- *   * (dY - dBias / m - xhat * dScale / m).
+ *   * (dY - dBias / m - xhat * dScale / m). It keeps BatchNormalization's
+ *   training_mode (default 0) and requires it to be 1, so that the forward
+ *   node's attributes copied verbatim select it only for a training-mode
+ *   forward; momentum is accepted and unused.
+ * dScale and dBias are optional outputs (a node may ask for dX only).
  */
 #include "../op.h"
 #include "geometry.h"
