@@ -25,6 +25,7 @@ typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
  * private to the model (runtime/common/gcrt_base.h explains GCRT_FN).
  * CGEN_RUNTIME_UNITS is the one list: X(NAME, depends-on mask). */
 #define CGEN_RUNTIME_UNITS(X)   \
+    X(grad, 0)                  \
     X(index, 0)                 \
     X(linalg, 0)                \
     X(nn, CGEN_RT_linalg)       \
@@ -60,7 +61,7 @@ typedef struct CgenEntry {
  * cgen_<name>_entries. */
 #define CGEN_FAMILIES(X) \
     X(elementwise) X(math) X(linalg) X(nn) X(vision) X(reduce) X(shape) X(index) X(loss) X(rnn) X(quant) \
-    X(signal) X(optim) X(text)
+    X(signal) X(optim) X(text) X(grad)
 
 #define CGEN_FAMILY(name) extern const CgenEntry cgen_##name##_entries[];
 CGEN_FAMILIES(CGEN_FAMILY)

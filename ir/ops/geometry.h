@@ -97,4 +97,18 @@ int ir_hardmax_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner
 /* MeanVarianceNormalization: mask[a] = 1 for each reduced axis of X. */
 int ir_mvn_axes(const Node *n, int *mask, Diag *d);
 
+/* ---- grad family (ir/ops/grad.c) ---- */
+
+/* For a shape-inferred ConvGradData, ConvGradFilter, MaxPoolGrad or
+ * AveragePoolGrad node: its forward op's window (as ir_nn_window_geometry)
+ * with the forward input's spatial dims `in` and the forward output's (dY's)
+ * `out`. Returns the spatial rank, or -1 if the node is invalid. */
+int ir_grad_window_geometry(const Node *n, int64_t *in, int64_t *out, int64_t *kernel, int64_t *strides,
+                            int64_t *dilations, int64_t *pad_begin, int64_t *pad_end);
+/* SoftmaxGrad, LogSoftmaxGrad: [outer, len, inner] view of dY around axis. */
+int ir_softmax_grad_split(const Node *n, int64_t *outer, int64_t *len, int64_t *inner, Diag *d);
+/* LayerNormalizationGrad: X as [outer, inner] rows normalized over inner;
+ * returns the normalized axis, -1 if invalid. */
+int ir_layernorm_grad_split(const Node *n, int64_t *outer, int64_t *inner, Diag *d);
+
 #endif

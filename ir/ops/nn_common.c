@@ -7,6 +7,7 @@
  */
 #include "nn_common.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int nn_check_float(const Node *n, int i, Diag *d)
@@ -124,10 +125,23 @@ int ir_conv_weight_input(const Node *n)
 
 int nn_window_geo(const Node *n, NnWindow *w, Diag *d)
 {
-    const Shape *xs = &n->in[0]->shape;
+    const char *const *names = ir_op(n->op)->in_names;
+    int wi = ir_conv_weight_input(n);
+    char xn[64], wn[64];
+    snprintf(xn, sizeof xn, "input '%s'", names[0]);
+    if (wi >= 0) snprintf(wn, sizeof wn, "input '%s'", names[wi]);
+    NnWindowSrc src = {&n->in[0]->shape, xn, wi >= 0 ? &n->in[wi]->shape : NULL, wi >= 0 ? wn : NULL};
+    return nn_window_geo_of(n, &src, w, d);
+}
+
+int nn_window_geo_of(const Node *n, const NnWindowSrc *src, NnWindow *w, Diag *d)
+{
+    const Shape *xs = src->x;
     char b1[160], b2[160];
-    int wi = ir_conv_weight_input(n), is_conv = wi >= 0;
-    if (nn_check_min_rank(n, 3, "N, C and at least one spatial dim", d)) return -1;
+    int is_conv = src->w != NULL;
+    if (xs->rank < 3)
+        return diag_node_error(d, n, "%s must have rank >= 3 (N, C and at least one spatial dim), got shape %s",
+                               src->x_name, ir_shape_str(xs, b1, sizeof b1));
     int sr = w->sr = xs->rank - 2;
     for (int i = 0; i < sr; i++) w->in[i] = xs->dims[2 + i];
     int ki = ir_attr_index(n, "kernel_shape");
@@ -135,13 +149,15 @@ int nn_window_geo(const Node *n, NnWindow *w, Diag *d)
     if (ka->set && ka->n != sr)
         return diag_node_error(d, n, "attribute 'kernel_shape' has %d values but X has %d spatial dims", ka->n, sr);
     if (is_conv) {
-        const Shape *ws = &n->in[wi]->shape;
-        if (nn_check_weight_rank(n, wi, d)) return -1;
+        const Shape *ws = src->w;
+        if (ws->rank != xs->rank)
+            return diag_node_error(d, n, "%s must have rank %d (same as X), got shape %s", src->w_name, xs->rank,
+                                   ir_shape_str(ws, b1, sizeof b1));
         for (int i = 0; i < sr; i++) w->k[i] = ws->dims[2 + i];
         if (ka->set && memcmp(ka->ints, w->k, sizeof(int64_t) * (size_t)sr) != 0)
-            return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of input '%s'",
+            return diag_node_error(d, n, "attribute 'kernel_shape' %s does not match the kernel dims %s of %s",
                                    nn_ints_str(ka->ints, ka->n, b1, sizeof b1), nn_ints_str(w->k, sr, b2, sizeof b2),
-                                   ir_op(n->op)->in_names[wi]);
+                                   src->w_name);
     } else {
         if (!ka->set) return diag_node_error(d, n, "required attribute 'kernel_shape' is missing");
         memcpy(w->k, ka->ints, sizeof(int64_t) * (size_t)sr);

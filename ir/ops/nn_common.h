@@ -51,11 +51,24 @@ typedef struct NnWindow {
     int64_t in[IR_MAX_RANK], k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK];
     int64_t pb[IR_MAX_RANK], pe[IR_MAX_RANK], out[IR_MAX_RANK];
 } NnWindow;
+/* Where nn_window_geo_of reads X's shape and, for a convolution, the
+ * weights' shape, and how its messages name them ("input 'X'", "attribute
+ * 'x_shape'"). w is NULL for a pool (the kernel is kernel_shape). The
+ * gradient ops (ir/ops/grad.c) take X's or W's shape from an attribute. */
+typedef struct NnWindowSrc {
+    const Shape *x;
+    const char *x_name;
+    const Shape *w;
+    const char *w_name;
+} NnWindowSrc;
 /* Validates the window attributes of n (kernel_shape, strides, dilations,
  * pads, auto_pad, ceil_mode where the op has it) against input 0 and, for a
  * convolution, the kernel dims of its weights; fills w (see nn.c's essay for
  * the output-size rules). */
 int nn_window_geo(const Node *n, NnWindow *w, Diag *d);
+/* The same over the shapes src names (nn_window_geo: input 0 and the
+ * convolution's weight input). */
+int nn_window_geo_of(const Node *n, const NnWindowSrc *src, NnWindow *w, Diag *d);
 /* [N, channels, out...]: the output shape of a windowed node. */
 void nn_window_out_shape(const Node *n, const NnWindow *w, int64_t channels, Shape *os);
 /* Reference convolution in double over geometry w: y[N,M,out] = bias[m]
