@@ -122,6 +122,8 @@ typedef struct OpDesc {
 } OpDesc;
 
 const OpDesc *ir_op(OpKind k);
+/* The family ops.def files op k under ("nn", "elementwise", ...). */
+const char *ir_op_family(OpKind k);
 /* OpKind for an ONNX op type, -1 if unknown. */
 int ir_op_lookup(const char *name);
 

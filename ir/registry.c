@@ -14,6 +14,19 @@ static const OpDesc *const op_table[] = {
 };
 _Static_assert(sizeof op_table / sizeof op_table[0] == OP_COUNT, "op table and ops.def disagree");
 
+static const char *const op_family[] = {
+#define OP(name, family) #family,
+#include "ops.def"
+#undef OP
+};
+_Static_assert(sizeof op_family / sizeof op_family[0] == OP_COUNT, "family table and ops.def disagree");
+
+const char *ir_op_family(OpKind k)
+{
+    GC_ASSERT(k >= 0 && k < OP_COUNT);
+    return op_family[k];
+}
+
 const OpDesc *ir_op(OpKind k)
 {
     GC_ASSERT(k >= 0 && k < OP_COUNT);

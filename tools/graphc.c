@@ -23,6 +23,7 @@
 #include "frontend/npy.h"
 #include "ir/dot.h"
 #include "ir/interp.h"
+#include "ir/op.h"
 #include "ir/ir.h"
 #include "ir/text.h"
 #include "ir/writer.h"
@@ -606,6 +607,30 @@ out:
     return rc;
 }
 
+/* ---- ops ---- */
+
+static const char ops_help[] =
+    "usage: graphc ops\n"
+    "\n"
+    "Lists every operator graphc knows, one per line: its name, its family and the\n"
+    "facets its description has: 'grad' (autodiff can differentiate it), 'expr'\n"
+    "(elementwise: fusable), 'inplace' (an output may reuse an input's memory),\n"
+    "'view' (the output is the input's bytes).\n";
+
+static int cmd_ops(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) { fputs(ops_help, stdout); return 0; }
+        return fail("ops: unexpected argument '%s' (see graphc ops --help)", argv[i]);
+    }
+    for (int k = 0; k < OP_COUNT; k++) {
+        const OpDesc *od = ir_op(k);
+        printf("%-28s %-12s%s%s%s%s\n", od->name, ir_op_family(k), od->gradient ? " grad" : "",
+               od->scalar_expr ? " expr" : "", od->n_inplace ? " inplace" : "", od->view ? " view" : "");
+    }
+    return fflush(stdout) ? fail("cannot write to stdout: %s", strerror(errno)) : 0;
+}
+
 /* ---- gradcheck ---- */
 
 static const char gradcheck_help[] =
@@ -870,6 +895,7 @@ typedef struct Command {
 static const Command commands[] = {
     {"compile", cmd_compile, "compile a model to C sources"},
     {"run", cmd_run, "run a model in the reference interpreter on .npy inputs"},
+    {"ops", cmd_ops, "list the operators and their facets (which can be differentiated)"},
     {"gradcheck", cmd_gradcheck, "check a model's gradients against finite differences (interpreter, f64)"},
     {"dump", cmd_dump, "print a model's text IR (around passes), Graphviz graph or memory plan"},
     {NULL, NULL, NULL},
@@ -894,13 +920,13 @@ static const Command *find_command(const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) return fail("missing command (compile, run or dump; see graphc --help)");
+    if (argc < 2) return fail("missing command (compile, run, gradcheck, ops or dump; see graphc --help)");
     const char *cmd = argv[1];
     if (is_help(cmd)) { main_help(stdout); return 0; }
     if (strcmp(cmd, "help") == 0) {
         if (argc < 3) { main_help(stdout); return 0; }
         const Command *c = find_command(argv[2]);
-        if (!c) return fail("unknown command '%s' (commands: compile, run, dump)", argv[2]);
+        if (!c) return fail("unknown command '%s' (commands: compile, run, gradcheck, ops, dump)", argv[2]);
         char help[] = "--help";
         char *hargv[] = {help, NULL};
         return c->fn(1, hargv);
@@ -908,7 +934,7 @@ int main(int argc, char **argv)
     const Command *c = find_command(cmd);
     if (!c) {
         if (cmd[0] == '-') return fail("unknown option '%s' (see graphc --help)", cmd);
-        return fail("unknown command '%s' (commands: compile, run, dump)", cmd);
+        return fail("unknown command '%s' (commands: compile, run, gradcheck, ops, dump)", cmd);
     }
     return c->fn(argc - 2, argv + 2);
 }
