@@ -89,14 +89,32 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
     return pass_run_pipeline(g, &po, d);
 }
 
-/* What comes before the backend writes: name check, pipeline, support check. */
+/* What comes before the backend writes: name check, pipeline, support check
+ * (for the inference pass of a training job too, without dumps or report). */
 static int prepare(Graph *g, const Backend *be, const CompileJob *job, Diag *d)
 {
     if (be->check_name(job->out.name, d)) return -1;
     if (api_run_pipeline(g, job, d)) return -1;
     for (int i = 0; i < g->n_nodes; i++)
         if (be->supports(g->nodes[i], d)) return -1;
+    Graph *ig = job->infer_graph;
+    if (ig) {
+        CompileJob ij = *job;
+        ij.print_after = ij.print_before = NULL;
+        ij.report = NULL;
+        if (api_run_pipeline(ig, &ij, d)) return -1;
+        for (int i = 0; i < ig->n_nodes; i++)
+            if (be->supports(ig->nodes[i], d)) return -1;
+    }
     return 0;
+}
+
+/* The backend options of the job, with the inference graph of a training job. */
+static BackendOptions job_out(const CompileJob *job)
+{
+    BackendOptions o = job->out;
+    o.infer_graph = job->infer_graph;
+    return o;
 }
 
 int api_compile_to_writer(Graph *g, Writer *out, const CompileJob *job, Diag *d)
@@ -104,15 +122,23 @@ int api_compile_to_writer(Graph *g, Writer *out, const CompileJob *job, Diag *d)
     const Backend *be = job_backend(job);
     if (!be->render) return diag_error(d, "the %s backend cannot write its output into memory", be->name);
     if (prepare(g, be, job, d)) return -1;
-    return be->render(g, &job->out, out, d);
+    BackendOptions o = job_out(job);
+    return be->render(g, &o, out, d);
 }
 
 int api_compile_graph(Graph *g, const char *dir, const CompileJob *job, Diag *d)
 {
     const Backend *be = job_backend(job);
     if (prepare(g, be, job, d)) return -1;
-    if (be->write(g, dir, &job->out, d)) return -1;
+    BackendOptions o = job_out(job);
+    if (be->write(g, dir, &o, d)) return -1;
     if (job->report) {
+        if (g->train) {
+            int64_t st = 0;
+            for (int i = 0; i < g->n_values; i++)
+                if (g->values[i]->kind == VK_STATE) st += (ir_value_bytes(g->values[i]) + 63) / 64 * 64;
+            w_line(job->report, "state: %lld bytes", (long long)st);
+        }
         w_line(job->report, "kernels: %d", pass_count_kernels(g));
         w_line(job->report, "arena: %lld bytes, lower bound: %lld bytes, no-reuse: %lld bytes",
                (long long)g->arena_bytes, (long long)g->plan_lower_bound, (long long)g->plan_no_reuse);

@@ -26,6 +26,10 @@ typedef struct CompileJob {
     /* When set, the pipeline's per-pass lines and, after a successful
      * write, "kernels: N" and the arena line (README "Reports"). */
     Writer *report;
+    /* Training (--train): the model loaded a second time and prepared by
+     * api_setup_inference; compiled beside the training step as its
+     * inference pass. NULL otherwise. */
+    Graph *infer_graph;
 } CompileJob;
 
 /* Training requests (--grad, --train and their options; api/train.c). */
@@ -44,6 +48,10 @@ typedef struct TrainRequest {
  * sets g->train for the autodiff pass. Nothing when tr is NULL or mode is
  * TRAIN_REQ_NONE. 0, or -1 with a diagnostic. */
 int api_setup_training(Graph *g, const TrainRequest *tr, Diag *d);
+/* Prepares ig, the same model loaded again, as the inference pass of the
+ * training graph g (api_setup_training ran on g): the values g trains become
+ * state in ig too, so both passes read the same state region. */
+int api_setup_inference(Graph *ig, const Graph *g, Diag *d);
 /* Parses an --optimizer text ("sgd:lr=0.05,momentum=0.9", "adam:lr=1e-3,...")
  * into t (optimizer and hyper-parameters, PyTorch's defaults otherwise). */
 int api_parse_optimizer(const char *text, TrainSpec *t, Diag *d);

@@ -215,17 +215,17 @@ static int append_loss(Graph *g, const char *spec, Diag *d)
         ls.rank--;
         label = ir_add_input(g, "label", DT_I64, &ls);
         Value *in[2] = {y, label};
-        Node *n = ir_add_node(g, OP_SoftmaxCrossEntropyLoss, "loss", in, 2, 1, (const char *const[]){"loss"});
+        Node *n = ir_add_node(g, OP_SoftmaxCrossEntropyLoss, NULL, in, 2, 1, (const char *const[]){"loss"});
         if (ir_op(n->op)->infer(n, d)) return -1;
         loss = n->out[0];
     } else {
         label = ir_add_input(g, "label", y->dtype, &y->shape);
         Value *in[2] = {y, label};
-        Node *s = ir_add_node(g, OP_Sub, "loss_diff", in, 2, 1, NULL);
+        Node *s = ir_add_node(g, OP_Sub, NULL, in, 2, 1, (const char *const[]){"loss_diff"});
         Value *sq_in[2] = {s->out[0], s->out[0]};
-        Node *m = ir_add_node(g, OP_Mul, "loss_sq", sq_in, 2, 1, NULL);
+        Node *m = ir_add_node(g, OP_Mul, NULL, sq_in, 2, 1, (const char *const[]){"loss_sq"});
         Value *r_in[1] = {m->out[0]};
-        Node *r = ir_add_node(g, OP_ReduceMean, "loss", r_in, 1, 1, (const char *const[]){"loss"});
+        Node *r = ir_add_node(g, OP_ReduceMean, NULL, r_in, 1, 1, (const char *const[]){"loss"});
         if (ir_set_attrs(g, r, "keepdims=0", d)) return -1;
         if (ir_op(OP_Sub)->infer(s, d) || ir_op(OP_Mul)->infer(m, d) || ir_op(OP_ReduceMean)->infer(r, d)) return -1;
         loss = r->out[0];
@@ -252,5 +252,17 @@ int api_setup_training(Graph *g, const TrainRequest *tr, Diag *d)
     if (pass_infer_shapes(g, d)) return -1;
     if (tr->loss && append_loss(g, tr->loss, d)) return -1;
     g->train = t;
+    return 0;
+}
+
+int api_setup_inference(Graph *ig, const Graph *g, Diag *d)
+{
+    GC_ASSERT(g->train);
+    for (int k = 0; k < g->train->n_wrt; k++) {
+        Value *v = ir_find_value(ig, g->train->wrt[k]->name);
+        if (!v || v->kind != VK_CONST)
+            return diag_error(d, "the inference pass has no constant '%s' to train", g->train->wrt[k]->name);
+        ir_make_state(v);
+    }
     return 0;
 }

@@ -36,6 +36,13 @@ typedef struct BackendOptions {
     const char *name;       /* the model's name: API prefix and file stem (checked by check_name) */
     int emit_main;          /* also write a program that runs the model on .npy files */
     BackendWeights weights;
+    /* Training (graphc compile --train): the graph written is one training
+     * step (forward, backward, optimizer updates in place, Graph.updates),
+     * its state values live in a caller-provided state region, and
+     * infer_graph, planned separately, is the forward pass over the same
+     * state (matched by name). NULL: an ordinary model (state values, if
+     * any, are read-only weights). */
+    const Graph *infer_graph;
 } BackendOptions;
 
 typedef struct Backend {

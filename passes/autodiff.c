@@ -66,7 +66,7 @@ static void ad_grow(Autodiff *a)
 /* Appends node op(in) named `name` and infers it (the types are known). */
 static Value *ad_node(Autodiff *a, OpKind op, const char *name, Value **in, int n_in)
 {
-    Node *m = ir_add_node(a->g, op, name, in, n_in, 1, NULL);
+    Node *m = ir_add_node(a->g, op, NULL, in, n_in, 1, &name);
     if (ir_op(op)->infer(m, a->d)) return NULL;
     return m->out[0];
 }

@@ -447,6 +447,17 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
         ir_graph_free(g);
         return fail_diag(&d);
     }
+    Graph *ig = NULL;
+    if (ca->train.mode == TRAIN_REQ_TRAIN) { /* the inference pass: the model once more, over the same state */
+        Diag d2 = {0};
+        ig = api_load(ca->model, lo, &d2);
+        if (!ig || api_setup_inference(ig, g, &d2)) {
+            ir_graph_free(ig);
+            ir_graph_free(g);
+            return fail_diag(&d2);
+        }
+        job.infer_graph = ig;
+    }
     Writer dump, report;
     w_init(&dump);
     w_init(&report);
@@ -463,6 +474,7 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     if (rc == 0 && ca->report) fwrite(report.buf, 1, report.len, stdout);
     w_free(&report);
     ir_graph_free(g);
+    ir_graph_free(ig);
     if (rc) return fail_diag(&d);
     if (ca->report && fflush(stdout) != 0) return fail("cannot write to stdout: %s", strerror(errno));
     return 0;

@@ -156,7 +156,11 @@ struct Cgen {
     const char **ptr;  /* per value id: its C identifier */
     char *touched;     /* per value id: cgen_ptr() was asked for it */
     int *out_slot;     /* per value id: first index in g->outputs, or -1 */
-    int arena_used, weights_used;
+    int arena_used, weights_used, state_used;
+    /* training: 1 for the training step, 2 for the inference pass (state
+     * values in the state region); 0 for an ordinary model */
+    int train;
+    const Value **upd; /* per value id: the state value an update writes it into, or NULL */
 };
 
 Writer *cgen_w(Cgen *c) { return &c->body; }
@@ -322,7 +326,7 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
         const Node *n = g->nodes[i];
         for (int j = 0; j < n->n_out; j++) {
             const Value *v = n->out[j];
-            if (c->out_slot[v->id] < 0 && !v->alias && v->offset < 0 && value_bytes(v) > 0)
+            if (c->out_slot[v->id] < 0 && !v->alias && v->offset < 0 && !c->upd[v->id] && value_bytes(v) > 0)
                 return diag_node_error(d, n, "output '%s' has no arena offset (the graph is not memory-planned)", v->name);
         }
         if (i) w_puts(w, "\n");
@@ -364,31 +368,72 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
     return 0;
 }
 
-/* Assigns weights-blob offsets to the constants the code reads. */
-static void layout_weights(Cgen *c)
+/* Whether v's data has a non-zero byte. */
+static int has_nonzero(const Value *v)
 {
-    CgenModel *m = c->m;
-    const Graph *g = c->g;
-    m->consts = calloc((size_t)g->n_values + 1, sizeof *m->consts);
-    m->const_off = calloc((size_t)g->n_values + 1, sizeof *m->const_off);
+    for (size_t k = 0; k < v->nbytes; k++)
+        if (((const unsigned char *)v->data)[k]) return 1;
+    return 0;
+}
+
+/* Assigns weights-blob offsets to the constants the code of the n contexts
+ * reads (in context order, then value-id order); when training, the
+ * training graph's state values with non-zero initial data come too (what
+ * NAME_init_state copies). */
+static void layout_weights(Cgen *const *cs, int n)
+{
+    CgenModel *m = cs[0]->m;
+    int total = 0;
+    for (int k = 0; k < n; k++) total += cs[k]->g->n_values;
+    m->consts = calloc((size_t)total + 1, sizeof *m->consts);
+    m->const_off = calloc((size_t)total + 1, sizeof *m->const_off);
     GC_ASSERT(m->consts && m->const_off);
     int64_t off = 0;
-    for (int i = 0; i < g->n_values; i++) {
-        const Value *v = g->values[i];
-        if ((v->kind != VK_CONST && v->kind != VK_STATE) || !c->touched[i]) continue;
-        m->consts[m->n_consts] = v;
-        m->const_off[m->n_consts++] = off;
-        off += ((int64_t)v->nbytes + 63) / 64 * 64;
+    for (int k = 0; k < n; k++) {
+        const Cgen *c = cs[k];
+        const Graph *g = c->g;
+        for (int i = 0; i < g->n_values; i++) {
+            const Value *v = g->values[i];
+            int want = c->train ? (v->kind == VK_CONST && c->touched[i]) || (c->train == 1 && v->kind == VK_STATE && has_nonzero(v))
+                                : (v->kind == VK_CONST || v->kind == VK_STATE) && c->touched[i];
+            if (!want) continue;
+            m->consts[m->n_consts] = v;
+            m->const_off[m->n_consts++] = off;
+            off += ((int64_t)v->nbytes + 63) / 64 * 64;
+        }
     }
     m->weights_bytes = off;
 }
 
-static int64_t const_offset(const CgenModel *m, const Value *v)
+int64_t cgen_const_offset(const CgenModel *m, const Value *v)
 {
     for (int i = 0; i < m->n_consts; i++)
         if (m->consts[i] == v) return m->const_off[i];
-    GC_ASSERT(0 && "constant not in the weights layout");
     return -1;
+}
+
+int64_t cgen_state_offset(const CgenModel *m, const Value *v)
+{
+    for (int i = 0; i < m->n_state; i++)
+        if (m->state[i] == v || strcmp(m->state[i]->name, v->name) == 0) return m->state_off[i];
+    return -1;
+}
+
+/* Training: the state region, every state value of the training graph. */
+static void layout_state(CgenModel *m, const Graph *g)
+{
+    m->state = calloc((size_t)g->n_values + 1, sizeof *m->state);
+    m->state_off = calloc((size_t)g->n_values + 1, sizeof *m->state_off);
+    GC_ASSERT(m->state && m->state_off);
+    int64_t off = 0;
+    for (int i = 0; i < g->n_values; i++) {
+        const Value *v = g->values[i];
+        if (v->kind != VK_STATE) continue;
+        m->state[m->n_state] = v;
+        m->state_off[m->n_state++] = off;
+        off += (value_bytes(v) + 63) / 64 * 64;
+    }
+    m->state_bytes = off;
 }
 
 /* The pointer declarations of the schedule function. */
@@ -406,10 +451,20 @@ static void gen_decls(Cgen *c, Writer *w)
             int k = 0;
             while (g->inputs[k] != r) k++;
             w_printf(w, "const %s *const %s = (const %s *)inputs[%d];", ct, id, ct, k);
+        } else if (c->train && (r->kind == VK_STATE || c->upd[r->id])) {
+            const Value *st = r->kind == VK_STATE ? r : c->upd[r->id];
+            int64_t so = cgen_state_offset(c->m, st);
+            GC_ASSERT(so >= 0);
+            c->state_used = 1;
+            if (c->train == 2)
+                w_printf(w, "const %s *const %s = (const %s *)(const void *)(state + %lld);", ct, id, ct, (long long)so);
+            else
+                w_printf(w, "%s *const %s = (%s *)(void *)(state + %lld);", ct, id, ct, (long long)so);
         } else if (r->kind == VK_CONST || r->kind == VK_STATE) {
             c->weights_used = 1;
-            w_printf(w, "const %s *const %s = (const %s *)(const void *)(weights + %lld);", ct, id, ct,
-                     (long long)const_offset(c->m, r));
+            int64_t wo = cgen_const_offset(c->m, r);
+            GC_ASSERT(wo >= 0 && "constant not in the weights layout");
+            w_printf(w, "const %s *const %s = (const %s *)(const void *)(weights + %lld);", ct, id, ct, (long long)wo);
         } else if (c->out_slot[r->id] >= 0) {
             w_printf(w, "%s *const %s = (%s *)outputs[%d];", ct, id, ct, c->out_slot[r->id]);
         } else {
@@ -426,6 +481,10 @@ static void gen_decls(Cgen *c, Writer *w)
         if (v->alias) {
             w_puts(w, ", view of ");
             comment_text(w, r->name);
+        }
+        if (c->train && c->upd[r->id]) {
+            w_puts(w, ", updates state ");
+            comment_text(w, c->upd[r->id]->name);
         }
         w_puts(w, " */\n");
     }
@@ -472,7 +531,48 @@ static void api_params(const CgenModel *m, Writer *w)
         w_printf(w, ", %s *%s", cgen_ctype(m->outs[i].v->dtype), m->outs[i].param);
 }
 
-static void gen_source(Cgen *c, Writer *w)
+/* The schedule function `fn` of c's graph: pointer declarations, then the
+ * body gen_body wrote. Training contexts take the state region too. */
+static void gen_schedule(Cgen *c, Writer *w, const char *fn)
+{
+    const Graph *g = c->g;
+    Writer decls;
+    w_init(&decls);
+    gen_decls(c, &decls);
+    if (c->train)
+        w_printf(w, "static int %s(const unsigned char *weights, %sunsigned char *state, unsigned char *arena,\n"
+                    "    const void *const *inputs, void *const *outputs)\n{\n", fn, c->train == 2 ? "const " : "");
+    else
+        w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
+                    "    const void *const *inputs, void *const *outputs)\n{\n", fn);
+    w_puts(w, decls.buf ? decls.buf : "");
+    w_free(&decls);
+    const char *unused[5] = {"weights", "arena", "inputs", "outputs", "state"};
+    int is_used[5] = {c->weights_used, c->arena_used, 0, 0, c->state_used || !c->train};
+    for (int i = 0; i < g->n_values; i++) {
+        if (!c->touched[i]) continue;
+        is_used[2] |= g->values[i]->kind == VK_INPUT;
+        is_used[3] |= g->values[i]->kind == VK_TEMP && c->out_slot[i] >= 0;
+    }
+    for (int k = 0; k < g->n_outputs; k++) is_used[3] |= !(g->outputs[k]->kind == VK_TEMP && c->out_slot[g->outputs[k]->id] == k);
+    for (int k = 0; k < 5; k++)
+        if (!is_used[k]) w_printf(w, "    (void)%s;\n", unused[k]);
+    /* An emitter may name a tensor and then write nothing (zero-size
+     * tensors): silence those pointers instead of tripping -Wunused. */
+    NameSet seen = {0};
+    char *toks = collect_idents(c->body.buf ? c->body.buf : "", &seen);
+    for (int i = 0; i < g->n_values; i++)
+        if (c->touched[i] && !ns_has(&seen, c->ptr[i])) w_printf(w, "    (void)%s;\n", c->ptr[i]);
+    ns_free(&seen);
+    free(toks);
+    w_puts(w, "\n");
+    w_puts(w, c->body.buf ? c->body.buf : "");
+    w_puts(w, "    return 0;\n}\n\n");
+}
+
+static void gen_train_source(Cgen *c, Cgen *ci, Writer *w);
+
+static void gen_source(Cgen *c, Cgen *ci, Writer *w)
 {
     const CgenModel *m = c->m;
     const Graph *g = c->g;
@@ -488,35 +588,14 @@ static void gen_source(Cgen *c, Writer *w)
     for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
         if (m->runtime & (1u << u)) w_printf(w, "#include \"gcrt_%s.c\"\n", cgen_runtime_unit_name(u));
     w_printf(w, "#include \"%s.h\"\n\n", N);
-
-    Writer decls;
-    w_init(&decls);
-    gen_decls(c, &decls);
-    w_printf(w, "static int %s_schedule(const unsigned char *weights, unsigned char *arena,\n"
-                "    const void *const *inputs, void *const *outputs)\n{\n", N);
-    w_puts(w, decls.buf ? decls.buf : "");
-    w_free(&decls);
-    const char *unused[4] = {"weights", "arena", "inputs", "outputs"};
-    int is_used[4] = {c->weights_used, c->arena_used, 0, 0};
-    for (int i = 0; i < g->n_values; i++) {
-        if (!c->touched[i]) continue;
-        is_used[2] |= g->values[i]->kind == VK_INPUT;
-        is_used[3] |= g->values[i]->kind == VK_TEMP && c->out_slot[i] >= 0;
+    if (ci) {
+        gen_train_source(c, ci, w);
+        return;
     }
-    for (int k = 0; k < g->n_outputs; k++) is_used[3] |= !(g->outputs[k]->kind == VK_TEMP && c->out_slot[g->outputs[k]->id] == k);
-    for (int k = 0; k < 4; k++)
-        if (!is_used[k]) w_printf(w, "    (void)%s;\n", unused[k]);
-    /* An emitter may name a tensor and then write nothing (zero-size
-     * tensors): silence those pointers instead of tripping -Wunused. */
-    NameSet seen = {0};
-    char *toks = collect_idents(c->body.buf ? c->body.buf : "", &seen);
-    for (int i = 0; i < g->n_values; i++)
-        if (c->touched[i] && !ns_has(&seen, c->ptr[i])) w_printf(w, "    (void)%s;\n", c->ptr[i]);
-    ns_free(&seen);
-    free(toks);
-    w_puts(w, "\n");
-    w_puts(w, c->body.buf ? c->body.buf : "");
-    w_puts(w, "    return 0;\n}\n\n");
+
+    char fn[96];
+    snprintf(fn, sizeof fn, "%s_schedule", N);
+    gen_schedule(c, w, fn);
 
     /* NAME_run_v */
     w_printf(w, "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs)\n{\n", N);
@@ -543,6 +622,70 @@ static void gen_source(Cgen *c, Writer *w)
     w_printf(w, "    return %s_run_v(%s, arena, inputs, outputs);\n}\n", N, file ? "weights" : "NULL");
 }
 
+/* ---- training: NAME_init_state, NAME_train_step, NAME_infer_v ----------- */
+
+/* The weights-pointer prologue shared by the training API functions. */
+static void train_weights_check(const CgenModel *m, Writer *w)
+{
+    const char *N = m->name;
+    if (m->o->weights == BACKEND_WEIGHTS_FILE)
+        w_printf(w, "    if (%s_WEIGHTS_BYTES > 0 && (weights == NULL || ((uintptr_t)weights & 7u) != 0)) return -1;\n", N);
+    else
+        w_printf(w, "    const void *weights = %s_weights;\n", N);
+}
+
+/* The training model's source after the includes: both schedules and the API. */
+static void gen_train_source(Cgen *c, Cgen *ci, Writer *w)
+{
+    const CgenModel *m = c->m;
+    const char *N = m->name;
+    int file = m->o->weights == BACKEND_WEIGHTS_FILE;
+    const char *wparam = file ? "const void *weights, " : "";
+    char fn[96];
+    snprintf(fn, sizeof fn, "%s_train_schedule", N);
+    gen_schedule(c, w, fn);
+    snprintf(fn, sizeof fn, "%s_infer_schedule", N);
+    gen_schedule(ci, w, fn);
+
+    w_printf(w, "int %s_init_state(%svoid *state)\n{\n", N, wparam);
+    train_weights_check(m, w);
+    w_puts(w, "    unsigned char *s = (unsigned char *)state;\n");
+    w_puts(w, "    if (s == NULL || ((uintptr_t)s & 63u) != 0) return -1;\n");
+    int reads_weights = 0;
+    for (int i = 0; i < m->n_state; i++) {
+        const Value *v = m->state[i];
+        int64_t wo = cgen_const_offset(m, v), nb = value_bytes(v);
+        w_puts(w, "    /* ");
+        comment_text(w, v->name);
+        if (wo >= 0) {
+            w_printf(w, ": the model's value */\n    memcpy(s + %lld, (const unsigned char *)weights + %lld, %lld);\n",
+                     (long long)m->state_off[i], (long long)wo, (long long)nb);
+            reads_weights = 1;
+        } else {
+            w_printf(w, ": zeros */\n    memset(s + %lld, 0, %lld);\n", (long long)m->state_off[i], (long long)nb);
+        }
+    }
+    if (!reads_weights) w_puts(w, "    (void)weights;\n");
+    w_puts(w, "    return 0;\n}\n\n");
+
+    const Graph *pass[2] = {c->g, ci->g};
+    const char *what[2] = {"train", "infer"};
+    for (int k = 0; k < 2; k++) {
+        if (k == 0)
+            w_printf(w, "int %s_train_step(%svoid *state, void *arena, const void *const *inputs, void *const *outputs)\n{\n",
+                     N, wparam);
+        else
+            w_printf(w, "int %s_infer_v(%sconst void *state, void *arena, const void *const *inputs, void *const *outputs)\n{\n",
+                     N, wparam);
+        train_weights_check(m, w);
+        w_puts(w, "    if (state == NULL || ((uintptr_t)state & 63u) != 0) return -1;\n");
+        if (pass[k]->arena_bytes > 0) w_puts(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
+        w_printf(w, "    return %s_%s_schedule((const unsigned char *)weights, (%sunsigned char *)state, (unsigned char *)arena,\n"
+                    "        inputs, outputs);\n}\n%s",
+                 N, what[k], k ? "const " : "", k ? "" : "\n");
+    }
+}
+
 /* ---- NAME.h ------------------------------------------------------------- */
 
 static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const char *KIND, int i, const Value *v)
@@ -564,8 +707,84 @@ static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const
     w_printf(w, "#define %s_%s_%d_BYTES %lld\n\n", N, KIND, i, (long long)value_bytes(v));
 }
 
+/* The training model's header (o->infer_graph set). */
+static void gen_train_header(const CgenModel *m, Writer *w)
+{
+    const Graph *g = m->g, *ig = m->o->infer_graph;
+    const char *N = m->name;
+    int file = m->o->weights == BACKEND_WEIGHTS_FILE;
+    const char *wparam = file ? "const void *weights, " : "";
+    char guard[96], sh[256];
+    snprintf(guard, sizeof guard, "GRAPHC_MODEL_%s_H", N);
+    for (char *p = guard; *p; p++) *p = (char)toupper((unsigned char)*p);
+    w_printf(w, "/* %s.h: generated by graphc --train from graph '", N);
+    comment_text(w, g->name);
+    w_puts(w, "'; do not edit.\n *\n");
+    w_printf(w, " * Training in place, with no allocation and no global state:\n"
+                " *   %s_init_state(state) fills a caller-provided state region of\n"
+                " *     %s_STATE_BYTES bytes (64-byte aligned) with the model's parameters\n"
+                " *     and zeroed optimizer slots;\n"
+                " *   %s_train_step(state, arena, inputs, outputs) runs the forward pass,\n"
+                " *     the backward pass and the optimizer update, which changes the\n"
+                " *     parameters in the state region; outputs are the loss, then the\n"
+                " *     model's outputs;\n"
+                " *   %s_infer_v(state, arena, inputs, outputs) runs the forward pass on the\n"
+                " *     parameters in the state region (the %s_INFER_* ports).\n"
+                " * The arena (%s_ARENA_BYTES, 64-byte aligned, uninitialized) holds every\n"
+                " * intermediate tensor of either. %s_STATE_<i>_* locate each parameter and\n"
+                " * optimizer slot in the state region. Functions return 0, or -1 when a\n"
+                " * region is NULL or misaligned.\n",
+             N, N, N, N, N, N, N);
+    w_puts(w, " * Tensors are dense, row-major, little-endian.\n */\n");
+    w_printf(w, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n", guard, guard);
+    w_puts(w, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+    int64_t ta = g->arena_bytes, ia = ig->arena_bytes;
+    w_printf(w, "#define %s_STATE_BYTES %lld\n#define %s_STATE_ALIGN 64\n", N, (long long)m->state_bytes, N);
+    w_printf(w, "#define %s_TRAIN_ARENA_BYTES %lld\n#define %s_INFER_ARENA_BYTES %lld\n", N, (long long)ta, N, (long long)ia);
+    w_printf(w, "#define %s_ARENA_BYTES %lld\n#define %s_ARENA_ALIGN 64\n", N, (long long)(ta > ia ? ta : ia), N);
+    w_printf(w, "#define %s_WEIGHTS_BYTES %lld\n", N, (long long)m->weights_bytes);
+    w_printf(w, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", N, g->n_inputs, N, g->n_outputs);
+    w_printf(w, "#define %s_INFER_NUM_INPUTS %d\n#define %s_INFER_NUM_OUTPUTS %d\n", N, ig->n_inputs, N, ig->n_outputs);
+    w_printf(w, "#define %s_NUM_STATE %d\n\n", N, m->n_state);
+    for (int i = 0; i < g->n_inputs; i++) gen_port_defs(m, w, "train_step input", "INPUT", i, g->inputs[i]);
+    for (int i = 0; i < g->n_outputs; i++) gen_port_defs(m, w, "train_step output", "OUTPUT", i, g->outputs[i]);
+    for (int i = 0; i < ig->n_inputs; i++) gen_port_defs(m, w, "infer input", "INFER_INPUT", i, ig->inputs[i]);
+    for (int i = 0; i < ig->n_outputs; i++) gen_port_defs(m, w, "infer output", "INFER_OUTPUT", i, ig->outputs[i]);
+    for (int i = 0; i < m->n_state; i++) {
+        const Value *v = m->state[i];
+        w_printf(w, "/* state %d: '", i);
+        comment_text(w, v->name);
+        w_printf(w, "' %s%s */\n#define %s_STATE_%d_NAME \"", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh), N, i);
+        cgen_str_lit(w, v->name);
+        w_printf(w, "\"\n#define %s_STATE_%d_DTYPE \"%s\"\n", N, i, ir_dtype_name(v->dtype));
+        w_printf(w, "#define %s_STATE_%d_OFFSET %lld\n", N, i, (long long)m->state_off[i]);
+        w_printf(w, "#define %s_STATE_%d_NUMEL %lld\n", N, i, (long long)ir_numel(&v->shape));
+        w_printf(w, "#define %s_STATE_%d_BYTES %lld\n\n", N, i, (long long)value_bytes(v));
+    }
+    if (!file)
+        w_printf(w, "/* The weights blob (%s_WEIGHTS_BYTES bytes, 64-byte aligned): the initial\n"
+                    " * parameters and the constants. */\n"
+                    "extern const unsigned char %s_weights[];\nextern const uint64_t %s_weights_size;\n\n",
+                 N, N, N);
+    w_printf(w, "/* Fills the state region: parameters from the model, optimizer slots and\n"
+                " * the step counter zero. */\nint %s_init_state(%svoid *state);\n\n", N, wparam);
+    w_printf(w, "/* One training step on one batch: %s_NUM_INPUTS inputs, %s_NUM_OUTPUTS\n"
+                " * outputs (the loss first). */\n"
+                "int %s_train_step(%svoid *state, void *arena, const void *const *inputs, void *const *outputs);\n\n",
+             N, N, N, wparam);
+    w_printf(w, "/* The forward pass on the trained parameters: %s_INFER_NUM_INPUTS inputs,\n"
+                " * %s_INFER_NUM_OUTPUTS outputs. */\n"
+                "int %s_infer_v(%sconst void *state, void *arena, const void *const *inputs, void *const *outputs);\n\n",
+             N, N, N, wparam);
+    w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+}
+
 static void gen_header(const CgenModel *m, Writer *w)
 {
+    if (m->o->infer_graph) {
+        gen_train_header(m, w);
+        return;
+    }
     const Graph *g = m->g;
     const char *N = m->name;
     int file = m->o->weights == BACKEND_WEIGHTS_FILE;
@@ -617,9 +836,11 @@ static void gen_header(const CgenModel *m, Writer *w)
 
 /* ---- cgen_write and the backend description -------------------------------- */
 
-static void cgen_init(Cgen *c, const Graph *g, CgenModel *m)
+/* The per-graph part of a context: names, pointer table, update targets. */
+static void cgen_ctx_init(Cgen *c, const Graph *g, CgenModel *m, int train)
 {
     memset(c, 0, sizeof *c);
+    c->train = train;
     c->g = g;
     c->m = m;
     w_init(&c->body);
@@ -640,6 +861,26 @@ static void cgen_init(Cgen *c, const Graph *g, CgenModel *m)
     for (int i = 0; i < g->n_values; i++) c->out_slot[i] = -1;
     for (int k = g->n_outputs - 1; k >= 0; k--) c->out_slot[g->outputs[k]->id] = k;
     for (int i = 0; i < g->n_values; i++) c->ptr[i] = tensor_name(c, g->values[i]->name);
+    c->upd = calloc(nv, sizeof *c->upd);
+    GC_ASSERT(c->upd);
+    for (int k = 0; k < g->n_updates; k++) c->upd[g->updates[k].value->id] = g->updates[k].state;
+}
+
+static void cgen_ctx_fini(Cgen *c)
+{
+    w_free(&c->body);
+    ns_free(&c->reserved);
+    ns_free(&c->used);
+    free(c->ptr);
+    free(c->touched);
+    free(c->out_slot);
+    free(c->upd);
+    arena_free(&c->names_arena);
+}
+
+static void cgen_init(Cgen *c, const Graph *g, CgenModel *m, int train)
+{
+    cgen_ctx_init(c, g, m, train);
 
     /* API parameter names: their own namespace (only keywords and the two
      * fixed parameters are off limits). */
@@ -663,15 +904,12 @@ static void cgen_init(Cgen *c, const Graph *g, CgenModel *m)
     ns_free(&params);
 }
 
-static void cgen_fini(Cgen *c, CgenModel *m)
+static void cgen_fini(Cgen *c, Cgen *ci, CgenModel *m)
 {
-    w_free(&c->body);
-    ns_free(&c->reserved);
-    ns_free(&c->used);
-    free(c->ptr);
-    free(c->touched);
-    free(c->out_slot);
-    arena_free(&c->names_arena);
+    cgen_ctx_fini(c);
+    if (ci->g) cgen_ctx_fini(ci);
+    free(m->state);
+    free(m->state_off);
     free(m->ins);
     free(m->outs);
     free(m->consts);
@@ -704,7 +942,7 @@ typedef struct CgenTexts {
 /* Renders NAME.c, NAME.h, the Makefile and (emit_main) NAME_main.c of g into
  * t, and lays out the weights in m; c and m are initialized here and t is
  * always initialized (the caller frees all three). 0, or -1 with a diagnostic. */
-static int render(const Graph *g, const BackendOptions *o, Cgen *c, CgenModel *m, CgenTexts *t, Diag *d)
+static int render(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *ci, CgenModel *m, CgenTexts *t, Diag *d)
 {
     GC_ASSERT(g && o && d && o->weights >= 0 && o->weights < BACKEND_WEIGHTS_COUNT);
     w_init(&t->src);
@@ -712,17 +950,32 @@ static int render(const Graph *g, const BackendOptions *o, Cgen *c, CgenModel *m
     w_init(&t->mk);
     w_init(&t->main);
     *m = (CgenModel){.g = g, .o = o, .name = o->name};
-    cgen_init(c, g, m);
+    const Graph *ig = o->infer_graph;
+    memset(ci, 0, sizeof *ci);
+    cgen_init(c, g, m, ig ? 1 : 0);
+    if (ig) cgen_ctx_init(ci, ig, m, 2);
     CgenEntry table[OP_COUNT + 1];
     cgen_build_table(table);
-    for (int i = 0; i < g->n_nodes; i++)
-        if (!table[g->nodes[i]->op].emit) return cgen_supports(g->nodes[i], d);
-    if (g->arena_bytes < 0) return diag_error(d, "the graph is not memory-planned");
+    for (int k = 0; k < (ig ? 2 : 1); k++) {
+        const Graph *gg = k ? ig : g;
+        for (int i = 0; i < gg->n_nodes; i++)
+            if (!table[gg->nodes[i]->op].emit) return cgen_supports(gg->nodes[i], d);
+        if (gg->arena_bytes < 0) return diag_error(d, "the graph is not memory-planned");
+    }
     if (cgen_check_name(o->name, d)) return -1;
+    if (ig) {
+        if (o->emit_main) return diag_error(d, "--emit-main is not available with --train (call NAME_train_step from a program; see examples/train_digits)");
+        layout_state(m, g);
+        for (int i = 0; i < ig->n_values; i++)
+            if (ig->values[i]->kind == VK_STATE && cgen_state_offset(m, ig->values[i]) < 0)
+                return diag_error(d, "the inference pass reads state '%s', which the training step does not have", ig->values[i]->name);
+    }
     if (gen_body(c, table, d)) return -1;
+    if (ig && gen_body(ci, table, d)) return -1;
     m->runtime = cgen_runtime_closure(m->runtime);
-    layout_weights(c);
-    gen_source(c, &t->src);
+    Cgen *cs[2] = {c, ci};
+    layout_weights(cs, ig ? 2 : 1);
+    gen_source(c, ig ? ci : NULL, &t->src);
     gen_header(m, &t->hdr);
     cgen_write_makefile(m, &t->mk);
     if (o->emit_main) cgen_write_main(m, &t->main);
@@ -740,9 +993,9 @@ static void texts_free(CgenTexts *t)
 int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d)
 {
     CgenModel m;
-    Cgen c;
+    Cgen c, ci;
     CgenTexts t;
-    int rc = render(g, o, &c, &m, &t, d);
+    int rc = render(g, o, &c, &ci, &m, &t, d);
     const char *name = o->name;
     char *tmp = NULL;
     if (!rc) {
@@ -769,7 +1022,7 @@ int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d
     else if (tmp) cgen_rmtree(tmp);
     free(tmp);
     texts_free(&t);
-    cgen_fini(&c, &m);
+    cgen_fini(&c, &ci, &m);
     return rc;
 }
 
@@ -778,9 +1031,9 @@ int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d
 static int cgen_render(const Graph *g, const BackendOptions *o, Writer *out, Diag *d)
 {
     CgenModel m;
-    Cgen c;
+    Cgen c, ci;
     CgenTexts t;
-    int rc = render(g, o, &c, &m, &t, d);
+    int rc = render(g, o, &c, &ci, &m, &t, d);
     if (!rc) {
         const Writer *parts[] = {&t.hdr, &t.src, &t.mk, &t.main};
         const char *suffix[] = {".h", ".c", NULL, "_main.c"};
@@ -791,7 +1044,7 @@ static int cgen_render(const Graph *g, const BackendOptions *o, Writer *out, Dia
         }
     }
     texts_free(&t);
-    cgen_fini(&c, &m);
+    cgen_fini(&c, &ci, &m);
     return rc;
 }
 

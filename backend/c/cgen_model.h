@@ -67,7 +67,19 @@ typedef struct CgenModel {
     int64_t *const_off; /* 64-aligned offset of consts[i] in the blob */
     int64_t weights_bytes;
     unsigned runtime;  /* CGEN_RT_* units NAME.c includes (closed over their dependencies) */
+    /* Training (o->infer_graph set): the state region, the training graph's
+     * state values in value-id order at 64-aligned offsets. */
+    int n_state;
+    const Value **state;
+    int64_t *state_off;
+    int64_t state_bytes;
 } CgenModel;
+
+/* Training: the state-region offset of the state value named like v (v of
+ * the training or the inference graph), or -1. */
+int64_t cgen_state_offset(const CgenModel *m, const Value *v);
+/* The weights-blob offset of constant (or state initial value) v. */
+int64_t cgen_const_offset(const CgenModel *m, const Value *v);
 
 /* cgen.c: C-literal helpers. */
 /* Appends s as the body of a C string literal (escapes quotes, backslashes,
