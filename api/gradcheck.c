@@ -39,6 +39,11 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         for (int64_t e = 0; e < ne; e++) ins[i][e] = ir_load_f64(v->dtype, inputs[i], (size_t)e);
     }
     int rc = api_setup_training(g, &tr, d);
+    if (rc) {
+        for (int i = 0; i < n_in0; i++) free(ins[i]);
+        free(ins);
+        return -1;
+    }
     TrainSpec *t = g->train;
     int n_model_out = g->n_outputs;
     if (!rc)

@@ -777,6 +777,7 @@ const OpDesc op_Resize = {
     OP_ATTRS(resize_attrs),
     .infer = resize_infer,
     .eval = resize_eval,
+    .const_inputs = 1u << 1 | 1u << 2 | 1u << 3, /* roi, scales, sizes */
 };
 
 const OpDesc op_Upsample = {
@@ -786,6 +787,7 @@ const OpDesc op_Upsample = {
     OP_ATTRS(upsample_attrs),
     .infer = resize_infer,
     .eval = resize_eval,
+    .const_inputs = 1u << 1, /* scales */
 };
 
 /* ---- Hardmax ------------------------------------------------------------ */
