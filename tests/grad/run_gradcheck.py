@@ -20,8 +20,9 @@ every positive op test in tests/ops/**/*.gir. For each case the driver
      gradients) with `graphc run --grad` (the interpreter) within 1e-4 +
      1e-3 |expected|.
 
-An op test whose graph has an op without a gradient is NOGRAD (listed, not
-counted as a pass); one marked `#! no-gradcheck REASON` is SKIP. Every op
+An op test whose graph has an op without a gradient, or nothing to
+differentiate (no float output or no float parameter), is NOGRAD (listed,
+not counted as a pass); one marked `#! no-gradcheck REASON` is SKIP. Every op
 that `graphc ops` lists with a gradient must occur in at least one passing
 case, or the run fails. One line per failure, then the counts; exit status 1
 on any failure.
@@ -90,7 +91,7 @@ def check(args, f, compile_c):
     gname, inputs, ins = write_inputs(f, text, work, args.seed)
     p = rot.run([args.graphc, "gradcheck", f, *ins])
     if p.returncode != 0:
-        if "has no gradient" in p.stderr:
+        if any(why in p.stderr for why in ("has no gradient", "has no float output", "no trainable parameters")):
             return "NOGRAD", p.stderr.strip().splitlines()[-1]
         return "FAIL", f"gradcheck: {rot.tail(p.stdout + p.stderr, 900)}"
     if not compile_c:
