@@ -23,6 +23,10 @@
  * supplies a dtype and may have any shape, so it must not take part in
  * broadcasting or fusion. It evaluates and emits as Cast on its first input
  * (Cast's facets read only in[0] and out[0]).
+ *
+ * Gradients (the section before the descriptions) compose elementwise ops,
+ * as the elementwise family does; the comparisons, logic, NaN/Inf tests and
+ * BitShift have none (bool or integer results).
  */
 #include "ew_common.h"
 #include "../grad.h"

@@ -2,7 +2,8 @@
 variadic Sum/Mean over broadcasting inputs, PRelu with slope shapes that
 broadcast to X, the activations with random attributes, inverse and
 hyperbolic trigonometry inside their domains, float Mod with broadcasting,
-CastLike."""
+CastLike; Hardmax and MeanVarianceNormalization (vision) and Det (linalg)
+with random axes and batch shapes."""
 from gen_cases import broadcast_pair, shape_str
 
 # op: (grad-range or None); inputs stay inside the domain and off the poles
@@ -78,3 +79,20 @@ def cases(rng):
     yield "castlike_f64", graph([("x", "f32", x), ("like", "f64", rand_dims(rng))],
                                 "  %c = CastLike(%x, %like)\n  %y = Mul(%c, %c)\n")
     yield "castlike_same", graph([("x", "f64", x), ("like", "f64", [1])], "  %y = CastLike(%x, %like)\n")
+    # Hardmax over a random axis (continuous random inputs: no ties)
+    for k in range(2):
+        x = rand_dims(rng, 1, 3)
+        axis = int(rng.integers(-len(x), len(x)))
+        yield f"hardmax_{k}", graph([("x", "f32", x)], f"  %h = Hardmax(%x) {{axis={axis}}}\n  %y = Mul(%h, %x)\n")
+    # MeanVarianceNormalization over a random non-empty set of axes (some negative), each slice >= 2 elements
+    for k in range(3):
+        x = [int(rng.integers(2, 4)) for _ in range(int(rng.integers(2, 5)))]
+        r = len(x)
+        axes = sorted(set(int(a) for a in rng.choice(r, size=int(rng.integers(1, r + 1)), replace=False)))
+        axes = [a - r if rng.random() < 0.3 else a for a in axes]
+        yield f"mvn_{k}", graph([("x", ("f32", "f64")[k % 2], x)],
+                                f"  %y = MeanVarianceNormalization(%x) {{axes=[{','.join(map(str, axes))}]}}\n")
+    # Det of square matrices 1x1 .. 4x4 with random batch dims
+    for m in (1, 2, 3, 4):
+        x = rand_dims(rng, 0, 2) + [m, m]
+        yield f"det_{m}", graph([("x", "f32", x)], "  %y = Det(%x)\n")
