@@ -412,7 +412,8 @@ static int det_grad(GradCtx *gc)
         gb_set(gc, 0, dy);
         return gb_done(gc);
     }
-    double *others = ir_alloc(gc->g, sizeof(double) * (size_t)(m * (m - 1))), *sign = ir_alloc(gc->g, sizeof(double) * (size_t)(m * m));
+    double *others = ir_alloc(gc->g, sizeof(double) * (size_t)(m * (m - 1)));
+    double *sign = ir_alloc(gc->g, sizeof(double) * (size_t)(m * m));
     for (int64_t i = 0; i < m; i++) {
         for (int64_t k = 0, q = 0; k < m; k++)
             if (k != i) others[i * (m - 1) + q++] = (double)k;

@@ -490,7 +490,8 @@ static int grad_Mod(GradCtx *gc) /* y = a - b*trunc(a/b): dy and -dy*trunc(a/b) 
 static int grad_CastLike(GradCtx *gc)
 {
     Value *dy = gb_dy(gc, 0);
-    gb_set(gc, 0, dy->dtype == GX(0)->dtype ? dy : gb1(gc, OP_Cast, gb_fmt(gc, "to=%d", ir_dtype_to_onnx(GX(0)->dtype)), dy));
+    DType t = GX(0)->dtype;
+    gb_set(gc, 0, dy->dtype == t ? dy : gb1(gc, OP_Cast, gb_fmt(gc, "to=%d", ir_dtype_to_onnx(t)), dy));
     return gb_done(gc);
 }
 
