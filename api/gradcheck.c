@@ -45,10 +45,10 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         return -1;
     }
     TrainSpec *t = g->train;
+    int n_wrt = rc ? 0 : t->n_wrt; /* setup may fail before g->train exists */
     int n_model_out = g->n_outputs;
-    if (!rc)
-        for (int k = 0; k < t->n_wrt; k++)
-            if (t->wrt[k]->kind == VK_STATE) ir_make_input(g, t->wrt[k]); /* keeps its data: the initial value */
+    for (int k = 0; k < n_wrt; k++)
+        if (t->wrt[k]->kind == VK_STATE) ir_make_input(g, t->wrt[k]); /* keeps its data: the initial value */
     if (!rc) rc = pass_autodiff(g, d);
     if (!rc) rc = ir_verify(g, d);
     int n_in = g->n_inputs;
@@ -72,7 +72,7 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         GC_ASSERT(outs[i]);
     }
     if (!rc) rc = ir_interp_run_f64(g, INTERP_F64, (const double *const *)all, outs, d);
-    double **ana_all = calloc((size_t)t->n_wrt + 1, sizeof *ana_all);
+    double **ana_all = calloc((size_t)n_wrt + 1, sizeof *ana_all);
     GC_ASSERT(ana_all);
     for (int k = 0; k < (rc ? 0 : t->n_wrt); k++) { /* the perturbed runs overwrite outs */
         size_t nb = sizeof(double) * (size_t)ir_numel(&t->wrt[k]->shape);
@@ -131,7 +131,7 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         }
         failed += bad > 0;
     }
-    for (int k = 0; k < t->n_wrt; k++) free(ana_all[k]);
+    for (int k = 0; k < n_wrt; k++) free(ana_all[k]);
     free(ana_all);
     for (int i = 0; i < n_in0; i++) free(ins[i]);
     for (int i = 0; i < n_in; i++) free(all[i]);

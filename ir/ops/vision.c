@@ -33,6 +33,7 @@
  *
  * Reference evaluations work in double.
  */
+#include "../grad.h"
 #include "../op.h"
 #include "vision_attrs.h"
 #include "geometry.h"
@@ -827,6 +828,14 @@ static int hm_eval(const Node *n, const double *const *in, double *const *out, D
     return 0;
 }
 
+/* A one-hot of the argmax is piecewise constant: its gradient is zero
+ * wherever it exists. */
+static int hm_grad(GradCtx *gc)
+{
+    gb_set(gc, 0, gb_zeros_like(gc, gc->n->in[0]));
+    return gb_done(gc);
+}
+
 const OpDesc op_Hardmax = {
     .name = "Hardmax",
     .min_in = 1, .max_in = 1, .in_names = one_input,
@@ -834,6 +843,8 @@ const OpDesc op_Hardmax = {
     OP_ATTRS(hm_attrs),
     .infer = hm_infer,
     .eval = hm_eval,
+    .gradient = hm_grad,
+    .backward_reads = ir_bw_none,
 };
 
 /* ---- Dropout (inference) ------------------------------------------------ */
@@ -971,6 +982,29 @@ static int mvn_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* With mean() over the axes, s = sqrt(mean((x - mean(x))^2)) + 1e-9 and
+ * y = (x - mean(x)) / s: dx = (dy - mean(dy) - y * mean(dy * y)) / s,
+ * composed of reductions and elementwise ops. (Exactly, the last term is
+ * divided by s - 1e-9 instead; the difference is 1e-9/sd relative, and this
+ * form stays finite on constant slices, where y = 0.) */
+static int mvn_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const AttrVal *a = &n->attrs[MVN_AXES];
+    char ax[256];
+    nn_ints_str(a->ints, a->n, ax, sizeof ax);
+    const char *mean_attrs = gb_fmt(gc, "axes=%s", ax);
+    Value *x = n->in[0], *y = n->out[0], *dy = gb_dy(gc, 0);
+    Value *xc = gb2(gc, OP_Sub, NULL, x, gb1(gc, OP_ReduceMean, mean_attrs, x));
+    Value *var = gb1(gc, OP_ReduceMean, mean_attrs, gb2(gc, OP_Mul, NULL, xc, xc));
+    Value *s = gb2(gc, OP_Add, NULL, gb1(gc, OP_Sqrt, NULL, var), gb_scalar(gc, x->dtype, 1e-9));
+    Value *dyy = gb1(gc, OP_ReduceMean, mean_attrs, gb2(gc, OP_Mul, NULL, dy, y));
+    Value *t = gb2(gc, OP_Sub, NULL, gb2(gc, OP_Sub, NULL, dy, gb1(gc, OP_ReduceMean, mean_attrs, dy)),
+                   gb2(gc, OP_Mul, NULL, y, dyy));
+    gb_set(gc, 0, gb2(gc, OP_Div, NULL, t, s));
+    return gb_done(gc);
+}
+
 const OpDesc op_MeanVarianceNormalization = {
     .name = "MeanVarianceNormalization",
     .min_in = 1, .max_in = 1, .in_names = one_X,
@@ -978,6 +1012,8 @@ const OpDesc op_MeanVarianceNormalization = {
     OP_ATTRS(mvn_attrs),
     .infer = mvn_infer,
     .eval = mvn_eval,
+    .gradient = mvn_grad,
+    .backward_reads = ir_bw_all,
 };
 
 /* ---- RoiAlign ----------------------------------------------------------- */
