@@ -36,9 +36,11 @@
  * Gradients (ir/grad.h): ConvTranspose is the data gradient of the Conv
  * that maps its output back onto its input (same W, strides, dilations,
  * group, the resolved pads), so dX = Conv(dY, W) and dW =
- * ConvGradFilter(dY, X) of that Conv; this needs pads >= 0 and
- * output_padding < strides (otherwise no such Conv exists and the gradient
- * is refused). GlobalMaxPool sends dY to every element equal to the
+ * ConvGradFilter(dY, X) of that Conv. A negative pad (SAME or output_shape
+ * past the full output) adds output positions no input reaches: dY is
+ * cropped to the reached ones first (Slice) and the pad taken as 0. It
+ * needs output_padding < strides (ONNX's rule; else no such Conv exists
+ * and the gradient is refused). GlobalMaxPool sends dY to every element equal to the
  * maximum (all of them on ties). InstanceNormalization is
  * LayerNormalizationGrad over the spatial dims with unit scale, applied to
  * dY * scale; inference Dropout is the identity.
@@ -228,23 +230,32 @@ static int ct_grad(GradCtx *gc)
     CtGeo g;
     char b1[160], b2[160], b3[160], b4[160];
     if (ct_geo(n, &g, gc->d)) return -1;
-    int64_t pads[2 * IR_MAX_RANK];
+    int64_t pads[2 * IR_MAX_RANK], starts[IR_MAX_RANK], ends[IR_MAX_RANK], axes[IR_MAX_RANK];
+    int crop = 0;
     for (int i = 0; i < g.sr; i++) {
-        if (g.pb[i] < 0 || g.pe[i] < 0 || g.op[i] >= g.s[i])
-            return diag_node_error(gc->d, n, "has no gradient: spatial dim %d has pads %lld, %lld and output_padding %lld with stride %lld (needs pads >= 0 and output_padding < stride)",
-                                   i, (long long)g.pb[i], (long long)g.pe[i], (long long)g.op[i], (long long)g.s[i]);
-        pads[i] = g.pb[i];
-        pads[g.sr + i] = g.pe[i];
+        if (g.op[i] >= g.s[i])
+            return diag_node_error(gc->d, n, "has no gradient: spatial dim %d has output_padding %lld with stride %lld (needs output_padding < stride)",
+                                   i, (long long)g.op[i], (long long)g.s[i]);
+        pads[i] = g.pb[i] > 0 ? g.pb[i] : 0;
+        pads[g.sr + i] = g.pe[i] > 0 ? g.pe[i] : 0;
+        starts[i] = pads[i] - g.pb[i];
+        ends[i] = g.out[i] - (pads[g.sr + i] - g.pe[i]);
+        axes[i] = 2 + i;
+        crop |= g.pb[i] < 0 || g.pe[i] < 0;
     }
     const char *conv = gb_fmt(gc, "kernel_shape=%s strides=%s dilations=%s pads=%s group=%lld",
                               nn_ints_str(g.k, g.sr, b1, sizeof b1), nn_ints_str(g.s, g.sr, b2, sizeof b2),
                               nn_ints_str(g.dl, g.sr, b3, sizeof b3), nn_ints_str(pads, 2 * g.sr, b4, sizeof b4),
                               (long long)n->attrs[CONV_TRANSPOSE_GROUP].i);
-    Value *x = n->in[0], *w = n->in[1], *dy = gb_dy(gc, 0);
-    if (gc->need[0]) gb_set(gc, 0, gb2(gc, OP_Conv, conv, dy, w));
+    Value *x = n->in[0], *w = n->in[1], *dy = gb_dy(gc, 0), *dyc = dy;
+    if (crop && (gc->need[0] || gc->need[1])) {
+        Value *in[4] = {dy, gb_ints(gc, starts, g.sr), gb_ints(gc, ends, g.sr), gb_ints(gc, axes, g.sr)};
+        dyc = gb_node(gc, OP_Slice, NULL, 4, in, 1, NULL);
+    }
+    if (gc->need[0]) gb_set(gc, 0, gb2(gc, OP_Conv, conv, dyc, w));
     if (gc->need[1]) {
         const char *a = gb_fmt(gc, "%s w_shape=%s", conv, nn_ints_str(w->shape.dims, w->shape.rank, b1, sizeof b1));
-        gb_set(gc, 1, gb2(gc, OP_ConvGradFilter, a, dy, x));
+        gb_set(gc, 1, gb2(gc, OP_ConvGradFilter, a, dyc, x));
     }
     if (ir_has_input(n, 2) && gc->need[2]) gb_set(gc, 2, nn_grad_sum_channels(gc, dy));
     return gb_done(gc);
