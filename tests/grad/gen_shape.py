@@ -124,5 +124,91 @@ def shape_cases(rng):
             yield f"pad_{mode}_{k}", graph([("x", "f32", d)], body, ["y"])
 
 
+def fibers(shape, ax):
+    """Number of 1-D fibers of `shape` along axis ax, and its length."""
+    cnt = 1
+    for k, v in enumerate(shape):
+        if k != ax:
+            cnt *= v
+    return cnt, shape[ax]
+
+
+def index_cases(rng):
+    for k in range(3):  # GatherElements: smaller indices, repeats, negative values
+        r = int(rng.integers(1, 4))
+        d = rdims(rng, 2, 5, rank=r)
+        ax = int(rng.integers(0, r))
+        ish = [int(rng.integers(1, v + 1)) for v in d]
+        ish[ax] = int(rng.integers(1, 5))
+        cnt = 1
+        for v in ish:
+            cnt *= v
+        idx = [int(rng.integers(-d[ax], d[ax])) for _ in range(cnt)]
+        body = f"  const %i: i64{shape_str(ish)} = [{ints(idx)}]\n  %y = GatherElements(%x, %i) {{axis={neg(rng, ax, r)}}}\n"
+        yield f"gatherelements_{k}", graph([("x", "f32", d)], body, ["y"])
+    for k, red in enumerate(["none", "add", "none", "add"]):  # ScatterElements: distinct targets for none
+        r = int(rng.integers(1, 4))
+        d = rdims(rng, 2, 5, rank=r)
+        ax = int(rng.integers(0, r))
+        ish = [int(rng.integers(1, v + 1)) for v in d]
+        m = int(rng.integers(1, d[ax] + 1)) if red == "none" else int(rng.integers(1, 5))
+        ish[ax] = m
+        nf, _ = fibers(ish, ax)
+        vals = {}  # per fiber (coords off the axis): its m indices
+        arr = __import__("numpy").zeros(ish, dtype=int)
+        for pos in __import__("numpy").ndindex(*[v for i, v in enumerate(ish) if i != ax]):
+            v = rng.permutation(d[ax])[:m] if red == "none" else rng.integers(0, d[ax], size=m)
+            v = [int(t) - d[ax] if rng.random() < 0.3 else int(t) for t in v]
+            for j in range(m):
+                c = list(pos)
+                c.insert(ax, j)
+                arr[tuple(c)] = v[j]
+        body = (f"  const %i: i64{shape_str(ish)} = [{ints(arr.ravel())}]\n"
+                f"  %y = ScatterElements(%x, %i, %u) {{axis={neg(rng, ax, r)}, reduction=\"{red}\"}}\n")
+        yield f"scatterelements_{red}_{k}", graph([("x", "f32", d), ("u", "f32", ish)], body, ["y"])
+    for k in range(3):  # GatherND (repeated tuples) and ScatterND (none: distinct tuples; add: repeats)
+        r = int(rng.integers(2, 4))
+        d = rdims(rng, 2, 4, rank=r)
+        m = int(rng.integers(1, r + 1))
+        nt = int(rng.integers(2, 5))
+        import itertools
+        allt = list(itertools.product(*[range(v) for v in d[:m]]))
+        pick = [allt[int(t)] for t in rng.permutation(len(allt))[:nt]]
+        nt = len(pick)
+        tup = [list(t) for t in pick]
+        tup[-1] = list(tup[0]) if k != 1 else tup[-1]
+        flat = [v for t in tup for v in t]
+        body = f"  const %i: i64[{nt},{m}] = [{ints(flat)}]\n  %y = GatherND(%x, %i)\n"
+        yield f"gathernd_{k}", graph([("x", "f32", d)], body, ["y"])
+        red = "none" if k == 1 else "add"
+        ush = [nt] + d[m:]
+        body = f"  const %i: i64[{nt},{m}] = [{ints(flat)}]\n  %y = ScatterND(%x, %i, %u) {{reduction=\"{red}\"}}\n"
+        yield f"scatternd_{red}_{k}", graph([("x", "f32", d), ("u", "f32", ush)], body, ["y"])
+    for k in range(3):  # Tile: repeats 1 and > 1, size-1 dims
+        r = int(rng.integers(1, 4))
+        d = rdims(rng, 1, 4, rank=r)
+        rep = [int(rng.integers(1, 4)) for _ in range(r)]
+        yield f"tile_{k}", graph([("x", "f32", d)], const("r", rep) + "  %y = Tile(%x, %r)\n", ["y"])
+    for k in range(4):  # CumSum: every exclusive/reverse pair, negative axes
+        r = int(rng.integers(1, 4))
+        d = rdims(rng, 2, 5, rank=r)
+        ax = neg(rng, int(rng.integers(0, r)), r)
+        body = f"  const %a: i64[] = [{ax}]\n  %y = CumSum(%x, %a) {{exclusive={k % 2}, reverse={k // 2}}}\n"
+        yield f"cumsum_{k}", graph([("x", "f32", d)], body, ["y"])
+    for k in range(3):  # Trilu: upper/lower, k of either sign, a batch dim
+        d = rdims(rng, 2, 5, rank=2 + k % 2)
+        kk = int(rng.integers(-2, 3))
+        body = (f"  const %k: i64[] = [{kk}]\n  %y = Trilu(%x, %k) {{upper={k % 2}}}\n" if k < 2 else
+                "  %y = Trilu(%x) {upper=0}\n")
+        yield f"trilu_{k}", graph([("x", "f32", d)], body, ["y"])
+    for ba in (0, 1):  # ReverseSequence: both layouts, lengths 0..T
+        b, t = int(rng.integers(2, 4)), int(rng.integers(2, 5))
+        d = [b, t, 2] if ba == 0 else [t, b, 2]
+        lens = [int(rng.integers(0, t + 1)) for _ in range(b)]
+        body = const("l", lens) + f"  %y = ReverseSequence(%x, %l) {{batch_axis={ba}, time_axis={1 - ba}}}\n"
+        yield f"reversesequence_{ba}", graph([("x", "f32", d)], body, ["y"])
+
+
 def cases(rng):
     yield from shape_cases(rng)
+    yield from index_cases(rng)
