@@ -67,16 +67,17 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         GC_ASSERT(outs[i]);
     }
     if (!rc) rc = ir_interp_run_f64(g, INTERP_F64, (const double *const *)all, outs, d);
-    double **ana_all = calloc((size_t)t->n_wrt + 1, sizeof *ana_all);
+    int n_wrt = t ? t->n_wrt : 0; /* no TrainSpec when the setup failed */
+    double **ana_all = calloc((size_t)n_wrt + 1, sizeof *ana_all);
     GC_ASSERT(ana_all);
-    for (int k = 0; k < (rc ? 0 : t->n_wrt); k++) { /* the perturbed runs overwrite outs */
+    for (int k = 0; k < (rc ? 0 : n_wrt); k++) { /* the perturbed runs overwrite outs */
         size_t nb = sizeof(double) * (size_t)ir_numel(&t->wrt[k]->shape);
         ana_all[k] = malloc(nb ? nb : 1);
         GC_ASSERT(ana_all[k]);
         if (nb) memcpy(ana_all[k], outs[n_model_out + k], nb);
     }
     int failed = 0;
-    for (int k = 0; k < (rc ? 0 : t->n_wrt); k++) {
+    for (int k = 0; k < (rc ? 0 : n_wrt); k++) {
         Value *p = t->wrt[k];
         int slot = -1;
         for (int i = 0; i < n_in; i++)
@@ -126,7 +127,7 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         }
         failed += bad > 0;
     }
-    for (int k = 0; k < t->n_wrt; k++) free(ana_all[k]);
+    for (int k = 0; k < n_wrt; k++) free(ana_all[k]);
     free(ana_all);
     for (int i = 0; i < n_in0; i++) free(ins[i]);
     for (int i = 0; i < n_in; i++) free(all[i]);

@@ -209,6 +209,31 @@ def index_cases(rng):
         yield f"reversesequence_{ba}", graph([("x", "f32", d)], body, ["y"])
 
 
+def vision_cases(rng):
+    for k, mode in enumerate(["DCR", "CRD"]):
+        b = int(rng.integers(2, 4))
+        d = [int(rng.integers(1, 3)), b * b * int(rng.integers(1, 3)), int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+        yield f"depthtospace_{mode.lower()}", graph([("x", "f32", d)],
+                                                     f"  %y = DepthToSpace(%x) {{blocksize={b}, mode=\"{mode}\"}}\n", ["y"])
+    b = int(rng.integers(2, 4))
+    d = [int(rng.integers(1, 3)), int(rng.integers(1, 3)), b * int(rng.integers(1, 3)), b * int(rng.integers(1, 3))]
+    yield "spacetodepth", graph([("x", "f32", d)], f"  %y = SpaceToDepth(%x) {{blocksize={b}}}\n", ["y"])
+    # Resize (sizes: scales and roi are float constants, which gradcheck would make parameters)
+    ctms = ["half_pixel", "asymmetric", "pytorch_half_pixel", "align_corners"]
+    nms = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+    for k, mode in enumerate(["nearest", "nearest", "linear", "linear", "cubic", "cubic"]):
+        d = [1, int(rng.integers(1, 3)), int(rng.integers(2, 5)), int(rng.integers(2, 5))]
+        sz = [d[0], d[1], int(rng.integers(1, 8)), int(rng.integers(1, 8))]
+        attrs = [f"mode=\"{mode}\"", f"coordinate_transformation_mode=\"{ctms[int(rng.integers(0, 4))]}\""]
+        if mode == "nearest":
+            attrs.append(f"nearest_mode=\"{nms[int(rng.integers(0, 4))]}\"")
+        if mode == "cubic":
+            attrs.append(f"exclude_outside={k % 2}, cubic_coeff_a=-0.5")
+        body = const("sz", sz) + f"  %y = Resize(%x, _, _, %sz) {{{', '.join(attrs)}}}\n"
+        yield f"resize_{mode}_{k}", graph([("x", "f32", d)], body, ["y"])
+
+
 def cases(rng):
     yield from shape_cases(rng)
     yield from index_cases(rng)
+    yield from vision_cases(rng)
