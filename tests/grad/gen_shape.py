@@ -233,7 +233,18 @@ def vision_cases(rng):
         yield f"resize_{mode}_{k}", graph([("x", "f32", d)], body, ["y"])
 
 
+def einsum_cases(rng):
+    size = {c: int(rng.integers(1, 5)) for c in "abcdijkl"}
+    for k, eq in enumerate(["ij,jk->ik", "bij,bjk->bik", "ij,j", "ijk->ki", "ij->", "ij,jk->k", "ij,jk,kl->il",
+                            "ai,bj->ijba"]):
+        terms = eq.split("->")[0].split(",")
+        ins = [(f"x{i}", "f32", [size[c] for c in t]) for i, t in enumerate(terms)]
+        args = ", ".join(f"%{n}" for n, _, _ in ins)
+        yield f"einsum_{k}", graph(ins, f"  %y = Einsum({args}) {{equation=\"{eq}\"}}\n", ["y"])
+
+
 def cases(rng):
     yield from shape_cases(rng)
     yield from index_cases(rng)
     yield from vision_cases(rng)
+    yield from einsum_cases(rng)
