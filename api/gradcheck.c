@@ -74,14 +74,14 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
     if (!rc) rc = ir_interp_run_f64(g, INTERP_F64, (const double *const *)all, outs, d);
     double **ana_all = calloc((size_t)n_wrt + 1, sizeof *ana_all);
     GC_ASSERT(ana_all);
-    for (int k = 0; k < (rc ? 0 : t->n_wrt); k++) { /* the perturbed runs overwrite outs */
+    for (int k = 0; k < (rc ? 0 : n_wrt); k++) { /* the perturbed runs overwrite outs */
         size_t nb = sizeof(double) * (size_t)ir_numel(&t->wrt[k]->shape);
         ana_all[k] = malloc(nb ? nb : 1);
         GC_ASSERT(ana_all[k]);
         if (nb) memcpy(ana_all[k], outs[n_model_out + k], nb);
     }
     int failed = 0;
-    for (int k = 0; k < (rc ? 0 : t->n_wrt); k++) {
+    for (int k = 0; k < (rc ? 0 : n_wrt); k++) {
         Value *p = t->wrt[k];
         int slot = -1;
         for (int i = 0; i < n_in; i++)

@@ -44,15 +44,20 @@
  * maximum (all of them on ties). InstanceNormalization is
  * LayerNormalizationGrad over the spatial dims with unit scale, applied to
  * dY * scale; inference Dropout is the identity.
+ * DepthToSpace and SpaceToDepth are permutations, so
+ * dX is the inverse permutation of dY (SpaceToDepth and DepthToSpace DCR
+ * undo each other; CRD is undone by Reshape/Transpose/Reshape). Resize's
+ * map is linear in X and separable, so dX is dY folded back axis by axis by
+ * the matrix of tap weights (resize_grad).
  */
 #include "../grad.h"
 #include "../op.h"
-#include "../grad.h"
 #include "vision_attrs.h"
 #include "geometry.h"
 #include "nn_common.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- shared helpers ----------------------------------------------------- */
@@ -542,6 +547,32 @@ static int s2d_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+static int d2s_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const Value *x = n->in[0];
+    Value *dy = gb_dy(gc, 0);
+    int64_t b = n->attrs[DEPTH_TO_SPACE_BLOCKSIZE].i;
+    if (strcmp(n->attrs[DEPTH_TO_SPACE_MODE].s, "CRD") != 0) {
+        gb_set(gc, 0, gb1(gc, OP_SpaceToDepth, gb_fmt(gc, "blocksize=%lld", (long long)b), dy));
+        return gb_done(gc);
+    }
+    /* CRD: X as [N, C', bh, bw, H, W] and Y as [N, C', H, bh, W, bw] */
+    const int64_t *xd = x->shape.dims;
+    int64_t v[6] = {xd[0], xd[1] / (b * b), xd[2], b, xd[3], b};
+    Shape sv = ir_shape(6, v);
+    Value *t = gb1(gc, OP_Transpose, "perm=[0,1,3,5,2,4]", gb_reshape(gc, dy, &sv));
+    gb_set(gc, 0, gb_reshape(gc, t, &x->shape));
+    return gb_done(gc);
+}
+
+static int s2d_grad(GradCtx *gc)
+{
+    const char *a = gb_fmt(gc, "blocksize=%lld mode=\"DCR\"", (long long)gc->n->attrs[SPACE_TO_DEPTH_BLOCKSIZE].i);
+    gb_set(gc, 0, gb1(gc, OP_DepthToSpace, a, gb_dy(gc, 0)));
+    return gb_done(gc);
+}
+
 const OpDesc op_DepthToSpace = {
     .name = "DepthToSpace",
     .min_in = 1, .max_in = 1, .in_names = one_input,
@@ -549,6 +580,7 @@ const OpDesc op_DepthToSpace = {
     OP_ATTRS(d2s_attrs),
     .infer = d2s_infer,
     .eval = d2s_eval,
+    .gradient = d2s_grad, .backward_reads = ir_bw_none,
 };
 
 const OpDesc op_SpaceToDepth = {
@@ -558,6 +590,7 @@ const OpDesc op_SpaceToDepth = {
     OP_ATTRS(s2d_attrs),
     .infer = s2d_infer,
     .eval = s2d_eval,
+    .gradient = s2d_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Resize / Upsample -------------------------------------------------- */
@@ -876,6 +909,39 @@ static int resize_eval(const Node *n, const double *const *in, double *const *ou
     return 0;
 }
 
+/* Y = X times one matrix per axis, m[o][i] = the summed weights of output o's
+ * taps at input i (rows of zeros outside a tf_crop_and_resize roi, where the
+ * extrapolation value stands in), so dX is dY folded back by each matrix
+ * (ir_grad_fold_axis); axes whose matrix is the identity are skipped. Nearest
+ * sums dY over the outputs that copy an input. roi, scales and sizes choose
+ * the sampling grid and get no gradient. */
+static int resize_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    ResizePlan p;
+    if (resize_plan(n, &p, gc->d)) return -1;
+    Value *g = gb_dy(gc, 0);
+    if (ir_numel(&g->shape) == 0 || ir_numel(&n->in[0]->shape) == 0) {
+        gb_set(gc, 0, gb_zeros_like(gc, n->in[0]));
+        return gb_done(gc);
+    }
+    for (int a = 0; a < p.rank && g; a++) {
+        int64_t rows = p.out[a], cols = p.in[a], idx[4];
+        double *m = calloc((size_t)(rows * cols) + 1, sizeof *m), w[4];
+        GC_ASSERT(m);
+        for (int64_t o = 0; o < rows; o++) {
+            int k = plan_taps(&p, a, o, idx, w);
+            for (int j = 0; j < k; j++) m[o * cols + idx[j]] += w[j];
+        }
+        int ident = rows == cols;
+        for (int64_t e = 0; e < rows * cols && ident; e++) ident = m[e] == (e / cols == e % cols);
+        if (!ident) g = ir_grad_fold_axis(gc, g, a, m, rows, cols);
+        free(m);
+    }
+    gb_set(gc, 0, g);
+    return gb_done(gc);
+}
+
 const OpDesc op_Resize = {
     .name = "Resize",
     .min_in = 1, .max_in = 4, .in_names = resize_in,
@@ -884,6 +950,7 @@ const OpDesc op_Resize = {
     .infer = resize_infer,
     .eval = resize_eval,
     .const_inputs = 1u << 1 | 1u << 2 | 1u << 3, /* roi, scales, sizes */
+    .gradient = resize_grad, .backward_reads = ir_bw_none,
 };
 
 const OpDesc op_Upsample = {
@@ -894,6 +961,7 @@ const OpDesc op_Upsample = {
     .infer = resize_infer,
     .eval = resize_eval,
     .const_inputs = 1u << 1, /* scales */
+    .gradient = resize_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Hardmax ------------------------------------------------------------ */
