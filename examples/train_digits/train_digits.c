@@ -10,6 +10,7 @@
  * slots, filled by digits_mlp_init_state and updated by every
  * digits_mlp_train_step) and the arena (scratch for either pass).
  */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
