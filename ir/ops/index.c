@@ -1034,10 +1034,26 @@ static int topk_eval(const Node *n, const double *const *in, double *const *out,
     return 0;
 }
 
+/* Gradient of Values: dY scattered back (added) to the positions Indices
+ * names along the axis; K is an integer operand and gets none. */
+static int topk_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    if (n->n_out < 2 || !n->out[1])
+        return diag_node_error(gc->d, n, "has no gradient without its 'Indices' output");
+    int axis = ir_norm_axis(n->attrs[TOPK_AXIS].i, n->in[0]->shape.rank);
+    Value *z = gb_zeros_like(gc, n->in[0]);
+    gb_set(gc, 0, gb3(gc, OP_ScatterElements, gb_fmt(gc, "axis=%d reduction=\"add\"", axis), z, n->out[1], gb_dy(gc, 0)));
+    return gb_done(gc);
+}
+
+static int topk_bw_reads(const Node *n, int is_output, int i) { (void)n; return is_output && i == 1; }
+
 const OpDesc op_TopK = {
     .name = "TopK", .min_in = 2, .max_in = 2, .in_names = topk_in,
     .min_out = 1, .max_out = 2, .out_names = topk_out,
     OP_ATTRS(topk_attrs), .infer = topk_infer, .eval = topk_eval,
+    .gradient = topk_grad, .backward_reads = topk_bw_reads,
 };
 
 /* ---- EyeLike ---------------------------------------------------------------- */

@@ -243,8 +243,21 @@ def einsum_cases(rng):
         yield f"einsum_{k}", graph(ins, f"  %y = Einsum({args}) {{equation=\"{eq}\"}}\n", ["y"])
 
 
+def topk_cases(rng):
+    """TopK: the Values gradient lands where Indices points (distinct values: no ties)."""
+    for k in range(3):
+        r = int(rng.integers(1, 4))
+        dims = [int(rng.integers(2, 5)) for _ in range(r)]
+        axis = int(rng.integers(-r, r))
+        kk = int(rng.integers(1, dims[axis] + 1))
+        largest = int(rng.integers(0, 2))
+        yield f"topk_{k}", (f"graph g {{\n  input %x: f32[{','.join(map(str, dims))}]\n  const %k: i64[1] = [{kk}]\n"
+                            f"  %v, %i = TopK(%x, %k) {{axis={axis}, largest={largest}}}\n  output %v\n  output %i\n}}\n")
+
+
 def cases(rng):
     yield from shape_cases(rng)
     yield from index_cases(rng)
     yield from vision_cases(rng)
     yield from einsum_cases(rng)
+    yield from topk_cases(rng)
