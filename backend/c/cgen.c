@@ -963,6 +963,10 @@ static int render(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *ci, Cg
         if (gg->arena_bytes < 0) return diag_error(d, "the graph is not memory-planned");
     }
     if (cgen_check_name(o->name, d)) return -1;
+    if (!ig && g->n_updates)
+        return diag_error(d, "the graph updates state '%s' in place (an 'update' line): only a training step "
+                             "(graphc compile --train) has a state region to update",
+                          g->updates[0].state->name);
     if (ig) {
         if (o->emit_main) return diag_error(d, "--emit-main is not available with --train (call NAME_train_step from a program; see examples/train_digits)");
         layout_state(m, g);
