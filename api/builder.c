@@ -233,6 +233,24 @@ int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag 
     job.out.weights = (BackendWeights)opt->weights;
     job.print_after = opt->print_after;
     job.print_before = opt->print_before;
+    if (opt->grad && opt->train) return export_diag(gd, &d, diag_error(&d, "grad and train exclude each other"));
+    TrainRequest tr = {opt->train ? TRAIN_REQ_TRAIN : opt->grad ? TRAIN_REQ_GRAD : TRAIN_REQ_NONE, opt->wrt, opt->loss,
+                       opt->optimizer, 0};
+    Graph *ig = NULL;
+    if (tr.mode == TRAIN_REQ_TRAIN) { /* the inference pass: a copy of the graph as given, through its text form */
+        Writer txt;
+        w_init(&txt);
+        ir_print(g, &txt, 0);
+        ig = ir_parse(txt.buf ? txt.buf : "", txt.len, "<graph>", &d);
+        w_free(&txt);
+        if (!ig) return export_diag(gd, &d, -1);
+        ig->max_tensor_bytes = opt->max_tensor_bytes;
+    }
+    if (api_setup_training(g, &tr, &d) || (ig && api_setup_inference(ig, g, &d))) {
+        ir_graph_free(ig);
+        return export_diag(gd, &d, -1);
+    }
+    job.infer_graph = ig;
     Writer dump;
     w_init(&dump);
     job.dump = &dump;
@@ -240,6 +258,8 @@ int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag 
     g->max_tensor_bytes = opt->max_tensor_bytes;
     int rc = api_compile_graph(g, dir, &job, &d);
     g->max_tensor_bytes = saved_limit;
+    g->train = NULL; /* differentiated once: a second compile takes the graph as it is now */
+    ir_graph_free(ig);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);
     return export_diag(gd, &d, rc);

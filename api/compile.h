@@ -30,6 +30,7 @@ typedef struct CompileJob {
      * api_setup_inference; compiled beside the training step as its
      * inference pass. NULL otherwise. */
     Graph *infer_graph;
+    int plan_keep_forward; /* Graph.plan_keep_forward (--plan-keep-forward) */
 } CompileJob;
 
 /* Training requests (--grad, --train and their options; api/train.c). */

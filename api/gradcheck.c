@@ -39,11 +39,16 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         for (int64_t e = 0; e < ne; e++) ins[i][e] = ir_load_f64(v->dtype, inputs[i], (size_t)e);
     }
     int rc = api_setup_training(g, &tr, d);
+    if (rc) {
+        for (int i = 0; i < n_in0; i++) free(ins[i]);
+        free(ins);
+        return -1;
+    }
     TrainSpec *t = g->train;
+    int n_wrt = rc ? 0 : t->n_wrt; /* setup may fail before g->train exists */
     int n_model_out = g->n_outputs;
-    if (!rc)
-        for (int k = 0; k < t->n_wrt; k++)
-            if (t->wrt[k]->kind == VK_STATE) ir_make_input(g, t->wrt[k]); /* keeps its data: the initial value */
+    for (int k = 0; k < n_wrt; k++)
+        if (t->wrt[k]->kind == VK_STATE) ir_make_input(g, t->wrt[k]); /* keeps its data: the initial value */
     if (!rc) rc = pass_autodiff(g, d);
     if (!rc) rc = ir_verify(g, d);
     int n_in = g->n_inputs;
@@ -67,16 +72,16 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         GC_ASSERT(outs[i]);
     }
     if (!rc) rc = ir_interp_run_f64(g, INTERP_F64, (const double *const *)all, outs, d);
-    double **ana_all = calloc((size_t)t->n_wrt + 1, sizeof *ana_all);
+    double **ana_all = calloc((size_t)n_wrt + 1, sizeof *ana_all);
     GC_ASSERT(ana_all);
-    for (int k = 0; k < (rc ? 0 : t->n_wrt); k++) { /* the perturbed runs overwrite outs */
+    for (int k = 0; k < (rc ? 0 : n_wrt); k++) { /* the perturbed runs overwrite outs */
         size_t nb = sizeof(double) * (size_t)ir_numel(&t->wrt[k]->shape);
         ana_all[k] = malloc(nb ? nb : 1);
         GC_ASSERT(ana_all[k]);
         if (nb) memcpy(ana_all[k], outs[n_model_out + k], nb);
     }
     int failed = 0;
-    for (int k = 0; k < (rc ? 0 : t->n_wrt); k++) {
+    for (int k = 0; k < (rc ? 0 : n_wrt); k++) {
         Value *p = t->wrt[k];
         int slot = -1;
         for (int i = 0; i < n_in; i++)
@@ -126,7 +131,7 @@ int api_gradcheck(Graph *g, const TrainRequest *req, const void *const *inputs, 
         }
         failed += bad > 0;
     }
-    for (int k = 0; k < t->n_wrt; k++) free(ana_all[k]);
+    for (int k = 0; k < n_wrt; k++) free(ana_all[k]);
     free(ana_all);
     for (int i = 0; i < n_in0; i++) free(ins[i]);
     for (int i = 0; i < n_in; i++) free(all[i]);

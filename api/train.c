@@ -31,6 +31,18 @@ static int is_read(const Graph *g, const Value *v)
     return 0;
 }
 
+/* Whether some node reads v at an input its op takes as a compile-time
+ * constant (OpDesc.const_inputs: Resize's scales, ...). */
+static int is_shape_operand(const Graph *g, const Value *v)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        for (int j = 0; j < n->n_in && j < 32; j++)
+            if (n->in[j] == v && (ir_op(n->op)->const_inputs >> j & 1u)) return 1;
+    }
+    return 0;
+}
+
 /* Adds v to the parameter list (no duplicates). */
 static void add_param(Graph *g, TrainSpec *t, Value *v)
 {
@@ -45,13 +57,16 @@ static void add_param(Graph *g, TrainSpec *t, Value *v)
 static int select_params(Graph *g, const TrainRequest *tr, TrainSpec *t, Diag *d)
 {
     if (!tr->wrt) {
+        /* gradient checks (wrt_inputs) take f32 and f64 values only: f16 and bf16 round a perturbation away */
+#define PARAM_TYPE(v) (tr->wrt_inputs ? ((v)->dtype == DT_F32 || (v)->dtype == DT_F64) : ir_dtype_is_float((v)->dtype))
         for (int i = 0; tr->wrt_inputs && i < g->n_inputs; i++)
-            if (ir_dtype_is_float(g->inputs[i]->dtype)) add_param(g, t, g->inputs[i]);
+            if (PARAM_TYPE(g->inputs[i])) add_param(g, t, g->inputs[i]);
         for (int i = 0; i < g->n_values; i++) {
             Value *v = g->values[i];
-            if (v->kind == VK_CONST && ir_dtype_is_float(v->dtype) && v->shape.rank >= 1 && is_read(g, v))
+            if (v->kind == VK_CONST && PARAM_TYPE(v) && v->shape.rank >= 1 && is_read(g, v) && !is_shape_operand(g, v))
                 add_param(g, t, v);
         }
+#undef PARAM_TYPE
         if (!t->n_wrt) return diag_error(d, "the model has no trainable parameters (float constants of rank >= 1)");
         if (tr->wrt_inputs && tr->mode != TRAIN_REQ_GRAD) return diag_error(d, "graph inputs are parameters only with --grad");
     } else {

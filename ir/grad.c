@@ -34,6 +34,7 @@ Value *gb_node(GradCtx *gc, OpKind op, const char *attrs, int n_in, Value *const
     GC_ASSERT(n_out <= 8);
     Node *m = ir_add_node(gc->g, op, NULL, ins, n_in, n_out, n_out == 1 ? names : NULL);
     if (n_out > 1) m->name = ir_strdup(gc->g, name);
+    m->backward = 1;
     if (attrs && *attrs && ir_set_attrs(gc->g, m, attrs, gc->d)) {
         gc->err = 1;
         return NULL;

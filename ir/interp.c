@@ -92,7 +92,14 @@ int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inpu
             owned[v->id] = 1;
             out[j] = buf[v->id];
         }
-        if (!rc && !ir_outputs_empty(n)) rc = od->eval(n, (const double *const *)in, (double *const *)out, d);
+        if (!rc && prec == INTERP_F64 && n->op == OP_Cast && (n->in[0]->dtype == DT_F32 || n->in[0]->dtype == DT_F64) &&
+            (n->out[0]->dtype == DT_F32 || n->out[0]->dtype == DT_F64)) {
+            /* f32 values keep double precision in this mode, a cast between f32 and f64 too */
+            int64_t ne = ir_numel(&n->out[0]->shape);
+            if (ne) memcpy(out[0], in[0], sizeof(double) * (size_t)ne);
+        } else if (!rc && !ir_outputs_empty(n)) {
+            rc = od->eval(n, (const double *const *)in, (double *const *)out, d);
+        }
         for (int j = 0; j < n->n_out && !rc; j++) round_value(n->out[j], out[j], prec);
         if (in != in_small) free(in);
         if (out != out_small) free(out);

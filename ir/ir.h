@@ -211,6 +211,7 @@ struct Node {
     AttrVal *attrs; /* indexed by the op's attribute schema */
     int64_t ws_offset; /* workspace arena offset after planning; -1 if none */
     size_t ws_bytes;
+    int backward; /* built by autodiff (the backward part or the optimizer update) */
 };
 
 typedef struct Graph {
@@ -236,6 +237,10 @@ typedef struct Graph {
      * bound (largest sum of live buffer bytes at any step) and the no-reuse
      * sum (every buffer its own storage). */
     int64_t plan_lower_bound, plan_no_reuse;
+    /* option (measurements): every arena value the forward part produces
+     * lives to the end of the schedule, as if no backward dependency were
+     * declared (the baseline the training arena is compared with). */
+    int plan_keep_forward;
     /* option: the size policy, the most bytes one tensor (and the memory
      * arena) may take; 0: IR_DEFAULT_MAX_TENSOR_BYTES (see ir_check_tensor_size). */
     int64_t max_tensor_bytes;

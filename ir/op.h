@@ -89,6 +89,11 @@ typedef struct OpDesc {
      * is freed after its last forward use. */
     int (*backward_reads)(const Node *n, int is_output, int i);
 
+    /* Bit i set: input i is a compile-time operand (a shape, scales, sizes:
+     * shape inference needs its data), never a trainable parameter. Only
+     * float operands need saying; integer tensors are never parameters. */
+    uint32_t const_inputs;
+
     /* In-place options. */
     const InplacePair *inplace;
     int n_inplace;

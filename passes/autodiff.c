@@ -67,6 +67,7 @@ static void ad_grow(Autodiff *a)
 static Value *ad_node(Autodiff *a, OpKind op, const char *name, Value **in, int n_in)
 {
     Node *m = ir_add_node(a->g, op, NULL, in, n_in, 1, &name);
+    m->backward = 1;
     if (ir_op(op)->infer(m, a->d)) return NULL;
     return m->out[0];
 }
@@ -163,6 +164,7 @@ done:
 static Value *ad_named(Autodiff *a, Value *v, const char *name)
 {
     Node *m = ir_add_node(a->g, OP_Identity, name, &v, 1, 1, &name);
+    m->backward = 1;
     if (ir_op(OP_Identity)->infer(m, a->d)) return NULL;
     return m->out[0];
 }
@@ -220,6 +222,7 @@ static int ad_optimizer(Autodiff *a, Value **grads)
     }
     if (!rc && np) {
         Node *m = ir_add_node(g, adam ? OP_Adam : OP_Momentum, adam ? "adam" : "sgd", in, n_in, n_out, names);
+        m->backward = 1;
         char attrs[512];
         if (adam)
             snprintf(attrs, sizeof attrs, "alpha=%.17g beta=%.17g epsilon=%.17g norm_coefficient=%.17g", t->beta1,

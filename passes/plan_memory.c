@@ -111,6 +111,12 @@ static void plan_build(Plan *p, const Graph *g)
     for (int s = 0; s < nn; s++)
         for (int j = 0; j < g->nodes[s]->n_in; j++)
             if (g->nodes[s]->in[j]) p->last[root_of(g->nodes[s]->in[j])->id] = s;
+    if (g->plan_keep_forward) { /* the no-backward-dependency baseline: forward values live to the end */
+        int s = 0;
+        while (s < nn && !g->nodes[s]->backward) s++;
+        for (int t = 0; t < s; t++)
+            for (int j = 0; j < g->nodes[t]->n_out; j++) p->last[g->nodes[t]->out[j]->id] = nn - 1;
+    }
     for (int s = 0; s < nn; s++) {
         const Node *n = g->nodes[s];
         const OpDesc *od = ir_op(n->op);

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libcmocka-dev libopenblas-dev python3 python3-numpy python3-onnx
-          python3-torch python3-torchvision git ca-certificates binutils graphviz clang libclang-rt-14-dev)
+          python3-torch python3-torchvision python3-sklearn git ca-certificates binutils graphviz clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

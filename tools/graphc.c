@@ -316,6 +316,9 @@ static const char compile_help[] =
     "  --train              generate a training step: NAME_init_state, NAME_train_step\n"
     "                       (forward, backward and optimizer update in place in a\n"
     "                       caller-provided state region) and NAME_infer_v\n"
+    "  --plan-keep-forward  (measurement) plan memory as if every forward value of a\n"
+    "                       --grad/--train model were kept alive to the end of the\n"
+    "                       step: the arena without backward dependencies\n"
     "  --optimizer=SPEC     with --train: sgd[:lr=L,momentum=M,nesterov=1,weight_decay=W]\n"
     "                       (default sgd:lr=0.01) or adam[:lr=L,beta1=B1,beta2=B2,\n"
     "                       eps=E,weight_decay=W] (defaults 1e-3, 0.9, 0.999, 1e-8, 0;\n"
@@ -347,7 +350,7 @@ static void print_help(const char *text)
 typedef struct CompileArgs {
     const char *model, *dir, *name, *weights, *target;
     const char *print_after, *print_before;
-    int emit_main, verbose, report, opt_level;
+    int emit_main, verbose, report, opt_level, plan_keep_forward;
     TrainRequest train;
 } CompileArgs;
 
@@ -404,6 +407,8 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
             ca->report = 1;
         } else if (strcmp(a, "--emit-main") == 0) {
             ca->emit_main = 1;
+        } else if (strcmp(a, "--plan-keep-forward") == 0) {
+            ca->plan_keep_forward = 1;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             ca->verbose = 1;
         } else if (a[0] == '-' && a[1] != 0) {
@@ -465,6 +470,7 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     job.print_before = ca->print_before;
     job.dump = &dump;
     job.report = ca->report ? &report : NULL;
+    job.plan_keep_forward = ca->plan_keep_forward;
     int rc = api_compile_graph(g, ca->dir, &job, &d);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);

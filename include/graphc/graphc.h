@@ -55,6 +55,15 @@ typedef struct GcCompileOptions {
     /* the most bytes one tensor, or the memory arena, may take (graphc
      * --max-tensor-bytes); 0: 16 GiB; at most 2^60 */
     int64_t max_tensor_bytes;
+    /* Training (graphc compile --grad / --train and their options): with
+     * grad, the model's first output is the loss and one gradient output per
+     * parameter follows the model's outputs; with train, the folder holds
+     * NAME_init_state, NAME_train_step and NAME_infer_v. wrt ("NAME,NAME"),
+     * loss ("cross-entropy:OUTPUT", "mse:OUTPUT") and optimizer
+     * ("sgd:lr=..,momentum=..", "adam:lr=..") as on the command line; NULL
+     * for the defaults. The graph passed in is left differentiated. */
+    int grad, train;
+    const char *wrt, *loss, *optimizer;
 } GcCompileOptions;
 
 GcGraph *gc_graph_new(const char *name);

@@ -449,7 +449,8 @@ static double ref_Where(const Node *n, const double *x) { (void)n; return x[0] !
  * chain into one loop). Broadcast operands get their gradient summed back to
  * their shape (gb_reduce_to). Where f' is easier from the result (Exp,
  * Sqrt, Reciprocal, Sigmoid, Tanh) the gradient reads the output instead of
- * the input, so the input can die after the forward use. Kinks take the
+ * the input, and so does Relu, so the input can die after the forward use
+ * (and the op run in place). Kinks take the
  * PyTorch convention: Relu'(0) = 0, Clip passes dy on [min, max]; Floor and
  * Ceil have derivative zero wherever it exists. */
 
@@ -479,10 +480,12 @@ static int grad_Exp(GradCtx *gc) { return ew_unary(gc, GYV); }
 static int grad_Log(GradCtx *gc) { gb_set(gc, 0, gb2(gc, OP_Div, NULL, gb_dy(gc, 0), GX(0))); return gb_done(gc); }
 static int grad_Sqrt(GradCtx *gc) { return ew_unary(gc, gb2(gc, OP_Div, NULL, ew_c(gc, 0.5), GYV)); }
 static int grad_Reciprocal(GradCtx *gc) { return ew_unary(gc, gb1(gc, OP_Neg, NULL, ew_mul(gc, GYV, GYV))); }
+/* From the output (y > 0 exactly where x > 0), so that x may die after the
+ * forward pass and Relu run in place. */
 static int grad_Relu(GradCtx *gc)
 {
     Value *dy = gb_dy(gc, 0);
-    gb_set(gc, 0, ew_where(gc, gb2(gc, OP_Greater, NULL, GX(0), ew_c(gc, 0)), dy, ew_c(gc, 0)));
+    gb_set(gc, 0, ew_where(gc, gb2(gc, OP_Greater, NULL, GYV, ew_c(gc, 0)), dy, ew_c(gc, 0)));
     return gb_done(gc);
 }
 static int grad_Sigmoid(GradCtx *gc) { return ew_unary(gc, ew_mul(gc, GYV, gb2(gc, OP_Sub, NULL, ew_c(gc, 1), GYV))); }
@@ -531,15 +534,27 @@ static int grad_HardSwish(GradCtx *gc) /* x/6*relu6(x+3): (2x+3)/6 on (-3,3), 1 
     return ew_unary(gc, ew_where(gc, gb2(gc, OP_Greater, NULL, x, ew_c(gc, -3)), hi, ew_c(gc, 0)));
 }
 static int grad_Softplus(GradCtx *gc) { return ew_unary(gc, gb1(gc, OP_Sigmoid, NULL, GX(0))); }
+/* y = min(max(x, lo), hi): x passes where lo <= x <= hi (ties pass, as in
+ * PyTorch), lo receives dy where x < lo <= hi, hi where max(x, lo) > hi. */
 static int grad_Clip(GradCtx *gc)
 {
-    Value *x = GX(0), *dy = gb_dy(gc, 0), *keep = NULL;
-    if (ir_has_input(gc->n, 1)) keep = gb2(gc, OP_GreaterOrEqual, NULL, x, GX(1));
-    if (ir_has_input(gc->n, 2)) {
+    Value *x = GX(0), *dy = gb_dy(gc, 0), *keep = NULL, *z = ew_c(gc, 0);
+    int lo = ir_has_input(gc->n, 1), hi = ir_has_input(gc->n, 2);
+    if (lo) keep = gb2(gc, OP_GreaterOrEqual, NULL, x, GX(1));
+    if (hi) {
         Value *le = gb2(gc, OP_LessOrEqual, NULL, x, GX(2));
         keep = keep ? gb2(gc, OP_And, NULL, keep, le) : le;
     }
-    gb_set(gc, 0, keep ? ew_where(gc, keep, dy, ew_c(gc, 0)) : dy);
+    gb_set(gc, 0, keep ? ew_where(gc, keep, dy, z) : dy);
+    if (lo && gc->need[1]) {
+        Value *below = gb2(gc, OP_Less, NULL, x, GX(1));
+        if (hi) below = gb2(gc, OP_And, NULL, below, gb2(gc, OP_LessOrEqual, NULL, GX(1), GX(2)));
+        ew_set(gc, 1, ew_where(gc, below, dy, z));
+    }
+    if (hi && gc->need[2]) {
+        Value *m = lo ? gb2(gc, OP_Max, NULL, x, GX(1)) : x;
+        ew_set(gc, 2, ew_where(gc, gb2(gc, OP_Greater, NULL, m, GX(2)), dy, z));
+    }
     return gb_done(gc);
 }
 static int grad_zero(GradCtx *gc) { gb_set(gc, 0, gb_zeros_like(gc, GX(0))); return gb_done(gc); }
@@ -621,7 +636,7 @@ static int grad_Where(GradCtx *gc)
 #define bw_Log ir_bw_inputs
 #define bw_Sqrt ir_bw_outputs
 #define bw_Reciprocal ir_bw_outputs
-#define bw_Relu ir_bw_inputs
+#define bw_Relu ir_bw_outputs
 #define bw_Sigmoid ir_bw_outputs
 #define bw_Tanh ir_bw_outputs
 #define bw_Erf ir_bw_inputs

@@ -34,6 +34,13 @@ int ir_tfidf_grams(const Node *n, int64_t *off, int64_t *len);
  * 1 on untouched axes, start 0 on empty axes), and the output shape. */
 int ir_slice_plan(const Node *n, int64_t *start, int64_t *step, Shape *out, Diag *d);
 
+/* For gradient facets (ir/grad.h) of ops whose map is a product of per-axis
+ * linear maps (Pad's reflect/edge modes, Resize): g with axis k, of length
+ * rows, replaced by its product with the rows x cols row-major matrix m
+ * (out[.., j, ..] = sum_i g[.., i, ..] * m[i][j]). */
+struct GradCtx;
+Value *ir_grad_fold_axis(struct GradCtx *gc, Value *g, int k, const double *m, int64_t rows, int64_t cols);
+
 /* For a valid Transpose node: its permutation (default: the axes
  * reversed) into perm[rank]. */
 void ir_transpose_perm(const Node *n, int *perm);

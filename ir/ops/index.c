@@ -17,7 +17,16 @@
  *
  * The reference evaluations run on doubles in row-major order; gathers
  * and scatters locate elements through row-major coordinates (coords_of).
+ *
+ * Gradients (ir/grad.h) run the data movement backwards with these same
+ * ops: a gather's data gradient scatter-adds dY into zeros (reduction=add,
+ * so a repeated index sums), a scatter's updates gradient gathers dY, Tile
+ * sums dY over its repeats, CumSum runs the other way, Trilu and
+ * ReverseSequence apply themselves to dY. Index tensors, sequence lengths,
+ * axes and k are integer and get no gradient; a gradient reads them (the
+ * forward input 1: idx_bw_reads).
  */
+#include "../grad.h"
 #include "../op.h"
 #include "index_attrs.h"
 
@@ -30,6 +39,9 @@
 #define MAX_LIST 64
 
 /* ---- shared helpers -------------------------------------------------------- */
+
+/* The gradients of these ops read input 1 (indices, axis, k, lengths). */
+static int idx_bw_reads(const Node *n, int is_output, int i) { (void)n; return !is_output && i == 1; }
 
 /* Row-major coordinates of element e of shape s. */
 static void coords_of(const Shape *s, int64_t e, int64_t *c)
@@ -311,10 +323,18 @@ static int ge_eval(const Node *n, const double *const *in, double *const *out, D
     return 0;
 }
 
+static int ge_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const char *a = gb_fmt(gc, "axis=%lld reduction=\"add\"", (long long)n->attrs[GATHER_ELEMENTS_AXIS].i);
+    gb_set(gc, 0, gb3(gc, OP_ScatterElements, a, gb_zeros_like(gc, n->in[0]), n->in[1], gb_dy(gc, 0)));
+    return gb_done(gc);
+}
+
 const OpDesc op_GatherElements = {
     .name = "GatherElements", .min_in = 2, .max_in = 2, .in_names = ge_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    OP_ATTRS(ge_attrs), .infer = ge_infer, .eval = ge_eval,
+    OP_ATTRS(ge_attrs), .infer = ge_infer, .eval = ge_eval, .gradient = ge_grad, .backward_reads = idx_bw_reads,
 };
 
 static int se_infer(Node *n, Diag *d)
@@ -348,11 +368,37 @@ static int se_eval(const Node *n, const double *const *in, double *const *out, D
     return 0;
 }
 
+/* Scatters with reduction none or add (the others have no gradient here):
+ * updates get dY gathered at their indices; data gets dY, with the
+ * overwritten positions zeroed for none (a scatter of zeros into dY).
+ * Duplicate indices under none are undefined in ONNX; every duplicate then
+ * gets the gradient of the position. */
+static int scatter_grad(GradCtx *gc, OpKind gather, OpKind scatter, const char *gather_attrs, const char *scatter_attrs,
+                        const char *reduction)
+{
+    const Node *n = gc->n;
+    int kind = reduction_kind(reduction);
+    if (kind != reduction_kind("none") && kind != reduction_kind("add"))
+        return diag_node_error(gc->d, n, "op '%s' with reduction '%s' has no gradient (only none and add)", ir_op(n->op)->name,
+                               reduction);
+    Value *dy = gb_dy(gc, 0);
+    if (gc->need[0])
+        gb_set(gc, 0, kind == reduction_kind("add") ? dy : gb3(gc, scatter, scatter_attrs, dy, n->in[1], gb_zeros_like(gc, n->in[2])));
+    if (gc->need[2]) gb_set(gc, 2, gb2(gc, gather, gather_attrs, dy, n->in[1]));
+    return gb_done(gc);
+}
+
+static int se_grad(GradCtx *gc)
+{
+    const char *a = gb_fmt(gc, "axis=%lld", (long long)gc->n->attrs[SCATTER_ELEMENTS_AXIS].i);
+    return scatter_grad(gc, OP_GatherElements, OP_ScatterElements, a, a, gc->n->attrs[SCATTER_ELEMENTS_REDUCTION].s);
+}
+
 const OpDesc op_ScatterElements = {
     .name = "ScatterElements", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(se_attrs), .infer = se_infer,
-    .inplace = ir_inplace_00, .n_inplace = 1, .eval = se_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = se_eval, .gradient = se_grad, .backward_reads = idx_bw_reads,
 };
 
 /* ---- GatherND / ScatterND ------------------------------------------------------- */
@@ -424,10 +470,20 @@ static int gnd_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* batch_dims 0: dY scatter-added into zeros at the index tuples. */
+static int gnd_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    if (n->attrs[GATHER_ND_BATCH_DIMS].i != 0)
+        return diag_node_error(gc->d, n, "op 'GatherND' with batch_dims != 0 has no gradient");
+    gb_set(gc, 0, gb3(gc, OP_ScatterND, "reduction=\"add\"", gb_zeros_like(gc, n->in[0]), n->in[1], gb_dy(gc, 0)));
+    return gb_done(gc);
+}
+
 const OpDesc op_GatherND = {
     .name = "GatherND", .min_in = 2, .max_in = 2, .in_names = ge_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    OP_ATTRS(gnd_attrs), .infer = gnd_infer, .eval = gnd_eval,
+    OP_ATTRS(gnd_attrs), .infer = gnd_infer, .eval = gnd_eval, .gradient = gnd_grad, .backward_reads = idx_bw_reads,
 };
 
 static int snd_infer(Node *n, Diag *d)
@@ -476,11 +532,16 @@ static int snd_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+static int snd_grad(GradCtx *gc)
+{
+    return scatter_grad(gc, OP_GatherND, OP_ScatterND, NULL, NULL, gc->n->attrs[SCATTER_ND_REDUCTION].s);
+}
+
 const OpDesc op_ScatterND = {
     .name = "ScatterND", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(snd_attrs), .infer = snd_infer,
-    .inplace = ir_inplace_00, .n_inplace = 1, .eval = snd_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = snd_eval, .gradient = snd_grad, .backward_reads = idx_bw_reads,
 };
 
 /* ---- Trilu ------------------------------------------------------------------ */
@@ -521,11 +582,20 @@ static int trilu_eval(const Node *n, const double *const *in, double *const *out
     return 0;
 }
 
+/* The same mask on dY. */
+static int trilu_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    Value *in[2] = {gb_dy(gc, 0), n->in[1]};
+    gb_set(gc, 0, gb_node(gc, OP_Trilu, gb_fwd_attrs(gc, NULL), ir_has_input(n, 1) ? 2 : 1, in, 1, NULL));
+    return gb_done(gc);
+}
+
 const OpDesc op_Trilu = {
     .name = "Trilu", .min_in = 1, .max_in = 2, .in_names = trilu_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(trilu_attrs), .infer = trilu_infer,
-    .inplace = ir_inplace_00, .n_inplace = 1, .eval = trilu_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = trilu_eval, .gradient = trilu_grad, .backward_reads = idx_bw_reads,
 };
 
 /* ---- Range ------------------------------------------------------------------ */
@@ -626,10 +696,42 @@ static int tile_eval(const Node *n, const double *const *in, double *const *out,
     return 0;
 }
 
+/* dY viewed with each repeated axis split into [repeats, dim] and summed
+ * over the repeats (axes without repeats stay whole). */
+static int tile_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const Value *x = n->in[0];
+    Value *dy = gb_dy(gc, 0);
+    if (ir_numel(&dy->shape) == 0) {
+        gb_set(gc, 0, gb_zeros_like(gc, x));
+        return gb_done(gc);
+    }
+    int64_t rep[MAX_LIST], axes[IR_MAX_RANK];
+    if (const_list(n, 1, rep, gc->d) < 0) return -1;
+    Shape sp;
+    memset(&sp, 0, sizeof sp);
+    int na = 0;
+    for (int k = 0; k < x->shape.rank; k++) {
+        if (rep[k] > 1 && x->shape.dims[k] > 1) {
+            if (sp.rank + 2 > IR_MAX_RANK)
+                return diag_node_error(gc->d, n, "the gradient of Tile needs rank > %d (too many repeated axes)", IR_MAX_RANK);
+            axes[na++] = sp.rank;
+            sp.dims[sp.rank++] = rep[k];
+            sp.dims[sp.rank++] = x->shape.dims[k];
+        } else {
+            if (rep[k] > 1) axes[na++] = sp.rank; /* a size-1 axis: its repeats are the whole axis */
+            sp.dims[sp.rank++] = dy->shape.dims[k];
+        }
+    }
+    gb_set(gc, 0, gb_reshape(gc, gb_sum(gc, gb_reshape(gc, dy, &sp), axes, na, 1), &x->shape));
+    return gb_done(gc);
+}
+
 const OpDesc op_Tile = {
     .name = "Tile", .min_in = 2, .max_in = 2, .in_names = tile_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .infer = tile_infer, .eval = tile_eval,
+    .infer = tile_infer, .eval = tile_eval, .gradient = tile_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- CumSum ----------------------------------------------------------------- */
@@ -689,11 +791,21 @@ static int cumsum_eval(const Node *n, const double *const *in, double *const *ou
     return 0;
 }
 
+/* Each y[t] sums x over t' <= t (or < t), so x[t'] receives the dY summed
+ * over t >= t' (or > t'): the same CumSum in the other direction. */
+static int cumsum_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const char *a = gb_fmt(gc, "exclusive=%d reverse=%d", n->attrs[CUMSUM_EXCLUSIVE].i != 0, n->attrs[CUMSUM_REVERSE].i == 0);
+    gb_set(gc, 0, gb2(gc, OP_CumSum, a, gb_dy(gc, 0), n->in[1]));
+    return gb_done(gc);
+}
+
 const OpDesc op_CumSum = {
     .name = "CumSum", .min_in = 2, .max_in = 2, .in_names = cumsum_in,
     .min_out = 1, .max_out = 1, .out_names = cumsum_out,
     OP_ATTRS(cumsum_attrs), .infer = cumsum_infer,
-    .inplace = ir_inplace_00, .n_inplace = 1, .eval = cumsum_eval,
+    .inplace = ir_inplace_00, .n_inplace = 1, .eval = cumsum_eval, .gradient = cumsum_grad, .backward_reads = idx_bw_reads,
 };
 
 /* ---- OneHot ----------------------------------------------------------------- */
@@ -1021,10 +1133,17 @@ static int rs_eval(const Node *n, const double *const *in, double *const *out, D
     return 0;
 }
 
+/* The reversal is its own inverse (and its own transpose). */
+static int rs_grad(GradCtx *gc)
+{
+    gb_set(gc, 0, gb2(gc, OP_ReverseSequence, gb_fwd_attrs(gc, NULL), gb_dy(gc, 0), gc->n->in[1]));
+    return gb_done(gc);
+}
+
 const OpDesc op_ReverseSequence = {
     .name = "ReverseSequence", .min_in = 2, .max_in = 2, .in_names = rs_in,
     .min_out = 1, .max_out = 1, .out_names = rs_out,
-    OP_ATTRS(rs_attrs), .infer = rs_infer, .eval = rs_eval,
+    OP_ATTRS(rs_attrs), .infer = rs_infer, .eval = rs_eval, .gradient = rs_grad, .backward_reads = idx_bw_reads,
 };
 
 /* ---- Compress --------------------------------------------------------------- */

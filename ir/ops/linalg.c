@@ -382,10 +382,63 @@ static int det_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* dX = dY * det(X) * inverse(X)^T, which is dY times the cofactor matrix
+ * C[i,j] = (-1)^(i+j) det(X without row i and column j). There is no
+ * Inverse op; the cofactors compose from existing ops instead, and stay
+ * defined for singular X: two Gathers with the constant indices of the
+ * rows (columns) other than i (j) build every minor, [.., i, r, j, c],
+ * a Transpose orders them [.., i, j, r, c], Det takes them all at once and
+ * a constant checkerboard gives the signs. A 1x1 X has cofactor 1. */
+static Value *det_const(GradCtx *gc, DType t, int rank, const int64_t *dims, const double *v)
+{
+    if (gc->err) return NULL;
+    Shape s = ir_shape(rank, dims);
+    int64_t ne = ir_numel(&s);
+    unsigned char *buf = ir_alloc(gc->g, (size_t)ne * ir_dtype_size(t) + 1);
+    for (int64_t e = 0; e < ne; e++) ir_store_f64(t, buf, (size_t)e, v[e]);
+    return ir_add_const(gc->g, NULL, t, &s, buf, 0);
+}
+
+static int det_grad(GradCtx *gc)
+{
+    Value *x = gc->n->in[0];
+    const Shape *xs = &x->shape;
+    int r = xs->rank, b = r - 2;
+    int64_t m = xs->dims[r - 1];
+    Shape ks = *xs; /* dY with two trailing 1s */
+    ks.dims[r - 2] = ks.dims[r - 1] = 1;
+    Value *dy = gb_reshape(gc, gb_dy(gc, 0), &ks);
+    if (m == 1) {
+        gb_set(gc, 0, dy);
+        return gb_done(gc);
+    }
+    double *others = ir_alloc(gc->g, sizeof(double) * (size_t)(m * (m - 1)));
+    double *sign = ir_alloc(gc->g, sizeof(double) * (size_t)(m * m));
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t k = 0, q = 0; k < m; k++)
+            if (k != i) others[i * (m - 1) + q++] = (double)k;
+        for (int64_t j = 0; j < m; j++) sign[i * m + j] = (i + j) % 2 ? -1 : 1;
+    }
+    int64_t idims[2] = {m, m - 1}, sdims[2] = {m, m};
+    Value *idx = det_const(gc, DT_I64, 2, idims, others);
+    Value *rows = gb2(gc, OP_Gather, gb_fmt(gc, "axis=%d", r - 2), x, idx);         /* [.., i, r, n] */
+    Value *minors = gb2(gc, OP_Gather, gb_fmt(gc, "axis=%d", r), rows, idx);       /* [.., i, r, j, c] */
+    char perm[128];
+    size_t len = 0;
+    for (int k = 0; k < b; k++) len += (size_t)snprintf(perm + len, sizeof perm - len, "%d,", k);
+    snprintf(perm + len, sizeof perm - len, "%d,%d,%d,%d", b, b + 2, b + 1, b + 3);
+    Value *cof = gb1(gc, OP_Det, NULL, gb1(gc, OP_Transpose, gb_fmt(gc, "perm=[%s]", perm), minors));
+    cof = gb2(gc, OP_Mul, NULL, cof, det_const(gc, x->dtype, 2, sdims, sign));
+    gb_set(gc, 0, gb2(gc, OP_Mul, NULL, dy, cof));
+    return gb_done(gc);
+}
+
 const OpDesc op_Det = {
     .name = "Det",
     .min_in = 1, .max_in = 1, .in_names = det_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
     .infer = det_infer,
     .eval = det_eval,
+    .gradient = det_grad,
+    .backward_reads = ir_bw_inputs,
 };

@@ -18,8 +18,18 @@
  *
  * A target outside [0, C) that is not ignore_index has no meaning: the
  * reference evaluation rejects it; generated code writes NaN for it.
+ *
+ * Gradients (composed): with M(i,c,j) = [c == t and t != ignore_index] *
+ * weight[c], the weighted one-hot of the target, and g(i,j) the gradient
+ * of each loss(i,j) (dY for "none", dY for every element for "sum",
+ * dY / sum(M) for "mean"), the gradient wrt x is -M * g. NLL's input takes
+ * it as is; SCE's scores take it, plus log_prob's own gradient, through
+ * LogSoftmaxGrad over axis 1. The weights get, per class c, the sum over
+ * the targets equal to c of (-x - [mean] output) * g (the mean's
+ * denominator depends on them too). The integer target has none.
  */
 #include "../op.h"
+#include "../grad.h"
 #include "loss_attrs.h"
 
 #include <math.h>
@@ -161,6 +171,72 @@ static int sce_eval(const Node *n, const double *const *in, double *const *out, 
     return rc;
 }
 
+/* ---- gradients (ir/grad.h) ------------------------------------------------ */
+
+/* The [N, C, d1..dk] mask, cast to x's dtype, of c == target (and target
+ * != ignore_index): a target shaped [N, 1, d1..dk] against the classes
+ * 0..C-1 shaped [1, C, 1..]. */
+static Value *loss_onehot(GradCtx *gc, Value *tu)
+{
+    const Node *n = gc->n;
+    const Shape *xs = &n->in[0]->shape;
+    DType lt = tu->dtype;
+    Shape cs = ir_shape(0, NULL);
+    cs.rank = xs->rank;
+    for (int k = 0; k < cs.rank; k++) cs.dims[k] = k == 1 ? xs->dims[1] : 1;
+    void *data = ir_alloc(gc->g, ir_dtype_size(lt) * (size_t)(xs->dims[1] ? xs->dims[1] : 1));
+    for (int64_t c = 0; c < xs->dims[1]; c++) ir_store_f64(lt, data, (size_t)c, (double)c);
+    Value *eq = gb2(gc, OP_Equal, NULL, tu, ir_add_const(gc->g, NULL, lt, &cs, data, 0));
+    if (n->attrs[LOSS_IGNORE_INDEX].set) {
+        Value *ii = gb_scalar(gc, lt, (double)n->attrs[LOSS_IGNORE_INDEX].i);
+        eq = gb2(gc, OP_And, NULL, eq, gb1(gc, OP_Not, NULL, gb2(gc, OP_Equal, NULL, tu, ii)));
+    }
+    return gb1(gc, OP_Cast, gb_fmt(gc, "to=%d", ir_dtype_to_onnx(n->in[0]->dtype)), eq);
+}
+
+/* See the file comment; x is the NLL input or the SCE log-probabilities. */
+static int loss_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    Value *scores = n->in[0], *target = n->in[1], *dy = gb_dy(gc, 0);
+    Value *weight = ir_has_input(n, 2) ? n->in[2] : NULL;
+    const Shape *xs = &scores->shape;
+    int red = loss_reduction(n), sce = n->op == OP_SoftmaxCrossEntropyLoss;
+    Shape us = ir_shape(0, NULL); /* [N, 1, d1..dk] */
+    us.rank = xs->rank;
+    for (int k = 0; k < us.rank; k++) us.dims[k] = k == 1 ? 1 : xs->dims[k];
+    Value *onehot = loss_onehot(gc, gb_reshape(gc, target, &us)), *m = onehot;
+    if (weight) {
+        Shape ws = ir_shape(0, NULL);
+        ws.rank = xs->rank;
+        for (int k = 0; k < ws.rank; k++) ws.dims[k] = k == 1 ? xs->dims[1] : 1;
+        m = gb2(gc, OP_Mul, NULL, m, gb_reshape(gc, weight, &ws));
+    }
+    Value *g = dy;
+    if (red == LR_NONE) g = gb_reshape(gc, dy, &us);
+    else if (red == LR_MEAN) g = gb2(gc, OP_Div, NULL, dy, gb1(gc, OP_ReduceSum, "keepdims=0", m));
+    Value *x = scores;
+    if (sce) x = n->n_out > 1 && n->out[1] ? n->out[1] : gb1(gc, OP_LogSoftmax, "axis=1", scores);
+    if (gc->need[0]) {
+        Value *dx = gb1(gc, OP_Neg, NULL, gb2(gc, OP_Mul, NULL, m, g));
+        if (sce) {
+            if (n->n_out > 1 && gc->dy[1]) dx = gb2(gc, OP_Add, NULL, dx, gc->dy[1]);
+            dx = gb2(gc, OP_LogSoftmaxGrad, "axis=1", dx, x);
+        }
+        gb_set(gc, 0, dx);
+    }
+    if (weight && gc->need[2]) {
+        Value *e = gb1(gc, OP_Neg, NULL, x);
+        if (red == LR_MEAN) e = gb2(gc, OP_Sub, NULL, e, n->out[0]);
+        int64_t axes[IR_MAX_RANK];
+        int na = 0;
+        for (int k = 0; k < xs->rank; k++)
+            if (k != 1) axes[na++] = k;
+        gb_set(gc, 2, gb_sum(gc, gb2(gc, OP_Mul, NULL, gb2(gc, OP_Mul, NULL, onehot, e), g), axes, na, 0));
+    }
+    return gb_done(gc);
+}
+
 const OpDesc op_NegativeLogLikelihoodLoss = {
     .name = "NegativeLogLikelihoodLoss",
     .min_in = 2, .max_in = 3, .in_names = nll_in,
@@ -168,6 +244,8 @@ const OpDesc op_NegativeLogLikelihoodLoss = {
     OP_ATTRS(loss_attrs),
     .infer = loss_infer,
     .eval = nll_eval,
+    .gradient = loss_grad,
+    .backward_reads = ir_bw_all,
 };
 
 const OpDesc op_SoftmaxCrossEntropyLoss = {
@@ -177,4 +255,6 @@ const OpDesc op_SoftmaxCrossEntropyLoss = {
     OP_ATTRS(loss_attrs),
     .infer = loss_infer,
     .eval = sce_eval,
+    .gradient = loss_grad,
+    .backward_reads = ir_bw_all,
 };

@@ -23,8 +23,13 @@
  * supplies a dtype and may have any shape, so it must not take part in
  * broadcasting or fusion. It evaluates and emits as Cast on its first input
  * (Cast's facets read only in[0] and out[0]).
+ *
+ * Gradients (the section before the descriptions) compose elementwise ops,
+ * as the elementwise family does; the comparisons, logic, NaN/Inf tests and
+ * BitShift have none (bool or integer results).
  */
 #include "ew_common.h"
+#include "../grad.h"
 
 #include <math.h>
 #include <string.h>
@@ -364,6 +369,174 @@ static int eval_castlike(const Node *n, const double *const *in, double *const *
     return ir_eval_elementwise(&view, in, out, d);
 }
 
+/* ---- gradients (ir/grad.h) ------------------------------------------------
+ *
+ * Composed of elementwise ops as in elementwise.c (fusion later turns each
+ * chain into one loop); broadcast operands get their gradient summed back
+ * to their shape. Kinks take the PyTorch convention: PRelu uses the slope
+ * only where x < 0 (its forward test), ThresholdedRelu passes dy where
+ * x > alpha, Shrink where |x| > lambd, Celu has derivative 1 at 0; Sign and
+ * Round have derivative zero wherever it exists. Float Mod is always the
+ * truncated remainder (infer rejects fmod=0 for floats): a - b*trunc(a/b),
+ * whose trunc(a/b) is read back exactly as Round((a - y)/b). CastLike casts
+ * dy back to the input's dtype; its target_type only supplies a dtype and
+ * gets no gradient. Integer inputs never need one (autodiff). */
+
+#define GX(i) (gc->n->in[i])
+#define GYV (gc->n->out[0])
+
+static Value *m_c(GradCtx *gc, double v) { return gb_scalar(gc, GYV->dtype, v); }
+static Value *m_mul(GradCtx *gc, Value *a, Value *b) { return gb2(gc, OP_Mul, NULL, a, b); }
+static Value *m_where(GradCtx *gc, Value *c, Value *a, Value *b) { return gb3(gc, OP_Where, NULL, c, a, b); }
+/* Sets the gradient of the only input to dy * f. */
+static int m_unary(GradCtx *gc, Value *f)
+{
+    gb_set(gc, 0, m_mul(gc, gb_dy(gc, 0), f));
+    return gb_done(gc);
+}
+/* Sets the gradient of the only input to dy / f. */
+static int m_unary_div(GradCtx *gc, Value *f)
+{
+    gb_set(gc, 0, gb2(gc, OP_Div, NULL, gb_dy(gc, 0), f));
+    return gb_done(gc);
+}
+/* dy where cond, else 0. */
+static int m_pass_where(GradCtx *gc, Value *cond)
+{
+    gb_set(gc, 0, m_where(gc, cond, gb_dy(gc, 0), m_c(gc, 0)));
+    return gb_done(gc);
+}
+/* Sets input i's gradient to g summed back to its shape. */
+static void m_set(GradCtx *gc, int i, Value *g)
+{
+    if (gc->need[i]) gb_set(gc, i, gb_reduce_to(gc, g, &GX(i)->shape));
+}
+/* 1 + s * x*x (s = 1 or -1), or x*x - 1 for s = 0. */
+static Value *m_quad(GradCtx *gc, int s)
+{
+    Value *xx = m_mul(gc, GX(0), GX(0));
+    if (s == 0) return gb2(gc, OP_Sub, NULL, xx, m_c(gc, 1));
+    return gb2(gc, s > 0 ? OP_Add : OP_Sub, NULL, m_c(gc, 1), xx);
+}
+
+static int grad_Sum(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0);
+    for (int i = 0; i < gc->n->n_in; i++) m_set(gc, i, dy);
+    return gb_done(gc);
+}
+static int grad_Mean(GradCtx *gc)
+{
+    Value *g = m_mul(gc, gb_dy(gc, 0), m_c(gc, 1.0 / gc->n->n_in));
+    for (int i = 0; i < gc->n->n_in; i++) m_set(gc, i, g);
+    return gb_done(gc);
+}
+static int grad_PRelu(GradCtx *gc) /* x < 0: dx = dy*slope, dslope = dy*x; else dx = dy */
+{
+    Value *x = GX(0), *dy = gb_dy(gc, 0), *z = m_c(gc, 0);
+    Value *neg = gb2(gc, OP_Less, NULL, x, z);
+    if (gc->need[0]) gb_set(gc, 0, m_mul(gc, dy, m_where(gc, neg, GX(1), m_c(gc, 1))));
+    if (gc->need[1]) m_set(gc, 1, m_mul(gc, dy, m_where(gc, neg, x, z)));
+    return gb_done(gc);
+}
+static int grad_zero(GradCtx *gc) { gb_set(gc, 0, gb_zeros_like(gc, GX(0))); return gb_done(gc); }
+#define grad_Sign grad_zero
+#define grad_Round grad_zero
+static int grad_Softsign(GradCtx *gc) /* 1 / (1 + |x|)^2 */
+{
+    Value *d = gb2(gc, OP_Add, NULL, m_c(gc, 1), gb1(gc, OP_Abs, NULL, GX(0)));
+    return m_unary_div(gc, m_mul(gc, d, d));
+}
+static int grad_ThresholdedRelu(GradCtx *gc)
+{
+    return m_pass_where(gc, gb2(gc, OP_Greater, NULL, GX(0), m_c(gc, gc->n->attrs[ALPHA_ALPHA].f)));
+}
+static int grad_Celu(GradCtx *gc) /* 1 for x > 0, exp(x / alpha) otherwise */
+{
+    Value *x = GX(0);
+    Value *e = gb1(gc, OP_Exp, NULL, m_mul(gc, x, m_c(gc, 1.0 / gc->n->attrs[ALPHA_ALPHA].f)));
+    return m_unary(gc, m_where(gc, gb2(gc, OP_Greater, NULL, x, m_c(gc, 0)), m_c(gc, 1), e));
+}
+static int grad_Shrink(GradCtx *gc)
+{
+    double lambd = gc->n->attrs[SHRINK_LAMBD].f;
+    Value *x = GX(0);
+    return m_pass_where(gc, gb2(gc, OP_Or, NULL, gb2(gc, OP_Less, NULL, x, m_c(gc, -lambd)),
+                                gb2(gc, OP_Greater, NULL, x, m_c(gc, lambd))));
+}
+static int grad_Acos(GradCtx *gc)
+{
+    gb_set(gc, 0, gb1(gc, OP_Neg, NULL, gb2(gc, OP_Div, NULL, gb_dy(gc, 0), gb1(gc, OP_Sqrt, NULL, m_quad(gc, -1)))));
+    return gb_done(gc);
+}
+static int grad_Asin(GradCtx *gc) { return m_unary_div(gc, gb1(gc, OP_Sqrt, NULL, m_quad(gc, -1))); }
+static int grad_Acosh(GradCtx *gc) { return m_unary_div(gc, gb1(gc, OP_Sqrt, NULL, m_quad(gc, 0))); }
+static int grad_Asinh(GradCtx *gc) { return m_unary_div(gc, gb1(gc, OP_Sqrt, NULL, m_quad(gc, 1))); }
+static int grad_Atan(GradCtx *gc) { return m_unary_div(gc, m_quad(gc, 1)); }
+static int grad_Atanh(GradCtx *gc) { return m_unary_div(gc, m_quad(gc, -1)); }
+static int grad_Cosh(GradCtx *gc) { return m_unary(gc, gb1(gc, OP_Sinh, NULL, GX(0))); }
+static int grad_Sinh(GradCtx *gc) { return m_unary(gc, gb1(gc, OP_Cosh, NULL, GX(0))); }
+static int grad_Tan(GradCtx *gc) { return m_unary(gc, gb2(gc, OP_Add, NULL, m_c(gc, 1), m_mul(gc, GYV, GYV))); }
+static int grad_Mod(GradCtx *gc) /* y = a - b*trunc(a/b): dy and -dy*trunc(a/b) */
+{
+    Value *dy = gb_dy(gc, 0);
+    m_set(gc, 0, dy);
+    if (gc->need[1]) {
+        Value *q = gb1(gc, OP_Round, NULL, gb2(gc, OP_Div, NULL, gb2(gc, OP_Sub, NULL, GX(0), GYV), GX(1)));
+        m_set(gc, 1, gb1(gc, OP_Neg, NULL, m_mul(gc, dy, q)));
+    }
+    return gb_done(gc);
+}
+static int grad_CastLike(GradCtx *gc)
+{
+    Value *dy = gb_dy(gc, 0);
+    DType t = GX(0)->dtype;
+    gb_set(gc, 0, dy->dtype == t ? dy : gb1(gc, OP_Cast, gb_fmt(gc, "to=%d", ir_dtype_to_onnx(t)), dy));
+    return gb_done(gc);
+}
+
+#define grad_And NULL
+#define grad_Or NULL
+#define grad_Xor NULL
+#define grad_IsNaN NULL
+#define grad_IsInf NULL
+#define grad_GreaterOrEqual NULL
+#define grad_LessOrEqual NULL
+#define grad_BitShift NULL
+
+/* What each gradient reads. */
+#define bw_Sum ir_bw_none
+#define bw_Mean ir_bw_none
+#define bw_PRelu ir_bw_inputs
+#define bw_Sign ir_bw_none
+#define bw_Round ir_bw_none
+#define bw_Softsign ir_bw_inputs
+#define bw_ThresholdedRelu ir_bw_inputs
+#define bw_Celu ir_bw_inputs
+#define bw_Shrink ir_bw_inputs
+#define bw_Acos ir_bw_inputs
+#define bw_Acosh ir_bw_inputs
+#define bw_Asin ir_bw_inputs
+#define bw_Asinh ir_bw_inputs
+#define bw_Atan ir_bw_inputs
+#define bw_Atanh ir_bw_inputs
+#define bw_Cosh ir_bw_inputs
+#define bw_Sinh ir_bw_inputs
+#define bw_Tan ir_bw_outputs
+#define bw_Mod ir_bw_all
+#define bw_CastLike ir_bw_none
+#define bw_And NULL
+#define bw_Or NULL
+#define bw_Xor NULL
+#define bw_IsNaN NULL
+#define bw_IsInf NULL
+#define bw_GreaterOrEqual NULL
+#define bw_LessOrEqual NULL
+#define bw_BitShift NULL
+
+#undef GX
+#undef GYV
+
 /* ---- the descriptions ---------------------------------------------------- */
 
 static const char *const names_prelu[] = {"X", "slope"};
@@ -374,7 +547,7 @@ static const char *const names_castlike[] = {"input", "target_type"};
 /* Facets every op here shares; SAME_DTYPE ops may also write in place. */
 #define EW(Op) \
     .name = #Op, .min_out = 1, .max_out = 1, .scalar_expr = expr_##Op, .scalar_ref = ref_##Op, \
-    .eval = ir_eval_elementwise
+    .eval = ir_eval_elementwise, .gradient = grad_##Op, .backward_reads = bw_##Op
 #define INPLACE .inplace = ew_inplace_any, .n_inplace = 4
 #define UNARY(Op, inf, in_n, out_n) \
     const OpDesc op_##Op = {EW(Op), INPLACE, .min_in = 1, .max_in = 1, .in_names = in_n, .out_names = out_n, \
@@ -423,4 +596,4 @@ const OpDesc op_BitShift = {EW(BitShift), INPLACE, .min_in = 2, .max_in = 2, .in
                             .out_names = ew_names_Z, .infer = infer_bitshift, OP_ATTRS(bitshift_attrs)};
 const OpDesc op_CastLike = {.name = "CastLike", .min_in = 2, .max_in = 2, .in_names = names_castlike,
                             .min_out = 1, .max_out = 1, .out_names = ew_names_output, .infer = infer_castlike,
-                            .eval = eval_castlike};
+                            .eval = eval_castlike, .gradient = grad_CastLike, .backward_reads = bw_CastLike};

@@ -26,9 +26,18 @@
  * MaxUnpool scatters X into zeros at those indices.
  *
  * Reference evaluations work in double on any spatial rank.
+ *
+ * Gradients (ir/grad.h): the windowed ops, Softmax/LogSoftmax and the
+ * normalizations call the grad family's backward ops (ir/ops/grad.c) with
+ * the forward attributes; the rest is composed. MaxPool's gradient goes to
+ * the window's first maximum (the element Indices names), as MaxPoolGrad.
+ * Every float output carries a gradient: BatchNormalization's running
+ * statistics (momentum * input + (1 - momentum) * batch statistic) and
+ * LayerNormalization's Mean and InvStdDev feed back into X and the inputs.
  */
 #include "../op.h"
 #include "../fused.h"
+#include "../grad.h"
 #include "geometry.h"
 #include "nn_common.h"
 #include "nn_attrs.h"
@@ -100,6 +109,31 @@ static int conv_eval(const Node *n, const double *const *in, double *const *out,
     return ir_epilogue_eval(n, in, out[0], d);
 }
 
+/* dX = ConvGradData(dY, W) and dW = ConvGradFilter(X, dY), each with the
+ * forward attributes and the shape it does not receive; dB sums dY over
+ * every axis but 1. A fused Conv (epilogue) has none. */
+static int conv_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    char b1[160];
+    if (n->attrs[CONV_EPILOGUE].set)
+        return diag_node_error(gc->d, n, "has no gradient once fused (autodiff runs before fusion)");
+    Value *x = n->in[0], *w = n->in[1], *dy = gb_dy(gc, 0);
+    if (gc->need[0]) {
+        const char *a = gb_fmt(gc, "x_shape=%s", nn_ints_str(x->shape.dims, x->shape.rank, b1, sizeof b1));
+        gb_set(gc, 0, gb2(gc, OP_ConvGradData, gb_fwd_attrs(gc, a), dy, w));
+    }
+    if (gc->need[1]) {
+        const char *a = gb_fmt(gc, "w_shape=%s", nn_ints_str(w->shape.dims, w->shape.rank, b1, sizeof b1));
+        gb_set(gc, 1, gb2(gc, OP_ConvGradFilter, gb_fwd_attrs(gc, a), x, dy));
+    }
+    if (ir_has_input(n, 2) && gc->need[2]) gb_set(gc, 2, nn_grad_sum_channels(gc, dy));
+    return gb_done(gc);
+}
+
+/* dX reads W and dW reads X; dB reads nothing. */
+static int conv_bw(const Node *n, int is_output, int i) { (void)n; return !is_output && i < 2; }
+
 /* Size of one im2col element: the input dtype's for Conv; the quantized
  * convolutions run the kernel on double copies (see geometry.h). */
 const OpDesc op_Conv = {
@@ -109,6 +143,8 @@ const OpDesc op_Conv = {
     OP_ATTRS(nn_conv_attrs),
     .infer = conv_infer,
     .eval = conv_eval,
+    .gradient = conv_grad,
+    .backward_reads = conv_bw,
 };
 
 /* ---- MaxPool / AveragePool ---------------------------------------------- */
@@ -208,6 +244,14 @@ static int maxpool_eval(const Node *n, const double *const *in, double *const *o
     return pool_eval(n, in, out, d, 1, 0, idx, n->attrs[MAXPOOL_STORAGE_ORDER].i == 1);
 }
 
+/* MaxPoolGrad(X, dY): dY to each window's first maximum. Only Y carries a
+ * gradient (Indices is integer). */
+static int maxpool_grad(GradCtx *gc)
+{
+    gb_set(gc, 0, gb2(gc, OP_MaxPoolGrad, gb_fwd_attrs(gc, NULL), gc->n->in[0], gb_dy(gc, 0)));
+    return gb_done(gc);
+}
+
 const OpDesc op_MaxPool = {
     .name = "MaxPool",
     .min_in = 1, .max_in = 1, .in_names = pool_in,
@@ -215,6 +259,8 @@ const OpDesc op_MaxPool = {
     OP_ATTRS(maxpool_attrs),
     .infer = pool_infer,
     .eval = maxpool_eval,
+    .gradient = maxpool_grad,
+    .backward_reads = ir_bw_input0,
 };
 
 static const AttrSpec avgpool_attrs[] = {
@@ -233,6 +279,16 @@ static int avgpool_eval(const Node *n, const double *const *in, double *const *o
     return pool_eval(n, in, out, d, 0, n->attrs[AVGPOOL_COUNT_INCLUDE_PAD].i != 0, NULL, 0);
 }
 
+/* AveragePoolGrad(dY): dY / divisor to every tap of its window. */
+static int avgpool_grad(GradCtx *gc)
+{
+    const Shape *xs = &gc->n->in[0]->shape;
+    char b1[160];
+    const char *a = gb_fmt(gc, "x_shape=%s", nn_ints_str(xs->dims, xs->rank, b1, sizeof b1));
+    gb_set(gc, 0, gb1(gc, OP_AveragePoolGrad, gb_fwd_attrs(gc, a), gb_dy(gc, 0)));
+    return gb_done(gc);
+}
+
 const OpDesc op_AveragePool = {
     .name = "AveragePool",
     .min_in = 1, .max_in = 1, .in_names = pool_in,
@@ -240,6 +296,8 @@ const OpDesc op_AveragePool = {
     OP_ATTRS(avgpool_attrs),
     .infer = pool_infer,
     .eval = avgpool_eval,
+    .gradient = avgpool_grad,
+    .backward_reads = ir_bw_none,
 };
 
 /* ---- MaxUnpool ---------------------------------------------------------- */
@@ -363,12 +421,24 @@ static int gap_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* dY / (spatial size), broadcast over the spatial dims. */
+static int gap_grad(GradCtx *gc)
+{
+    const Value *x = gc->n->in[0];
+    double S = (double)nn_prod(x->shape.dims, 2, x->shape.rank);
+    Value *g = gb2(gc, OP_Mul, NULL, gb_dy(gc, 0), gb_scalar(gc, x->dtype, 1.0 / S));
+    gb_set(gc, 0, gb_expand(gc, g, &x->shape));
+    return gb_done(gc);
+}
+
 const OpDesc op_GlobalAveragePool = {
     .name = "GlobalAveragePool",
     .min_in = 1, .max_in = 1, .in_names = pool_in,
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
     .infer = nn_infer_global_pool,
     .eval = gap_eval,
+    .gradient = gap_grad,
+    .backward_reads = ir_bw_none,
 };
 
 /* ---- BatchNormalization ------------------------------------------------- */
@@ -438,6 +508,81 @@ static int bn_eval(const Node *n, const double *const *in, double *const *out, D
     return 0;
 }
 
+/* The axes of a rank-r [N, C, ...] tensor but 1, as attribute text. */
+static const char *nn_axes_but_channels(GradCtx *gc, int r)
+{
+    int64_t axes[IR_MAX_RANK];
+    int na = 0;
+    char b1[160];
+    for (int k = 0; k < r; k++)
+        if (k != 1) axes[na++] = k;
+    return gb_fmt(gc, "axes=%s", nn_ints_str(axes, na, b1, sizeof b1));
+}
+
+/* Training mode: BatchNormalizationGrad gives X's, scale's and B's
+ * gradients through the batch statistics; the running statistics add
+ * theirs: running_mean = momentum * input_mean + (1 - momentum) * mean(X)
+ * sends momentum * dRM to input_mean and (1 - momentum) / m * dRM to X,
+ * running_var (population variance) momentum * dRV to input_var and
+ * 2 (1 - momentum) / m * (X - mean) * dRV to X (m elements per channel).
+ * Inference mode is composed, with rstd = 1/sqrt(var + eps), a = scale *
+ * rstd and sums over every axis but 1: dX = dY * a, dB = sum dY, dscale =
+ * rstd * sum dY (X - mean), dmean = -a * sum dY, dvar = -scale rstd^3 / 2
+ * * sum dY (X - mean). */
+static int bn_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    Value *x = n->in[0], *scale = n->in[1], *dy = gb_dy(gc, 0);
+    int r = x->shape.rank;
+    DType t = x->dtype;
+    if (n->attrs[BN_TRAINING_MODE].i) {
+        int64_t C = x->shape.dims[1], numel = ir_numel(&x->shape);
+        double mom = n->attrs[BN_MOMENTUM].f, inv_m = numel > 0 ? (double)C / (double)numel : 0.0;
+        Value *o[3] = {NULL, NULL, NULL}, *in[3] = {dy, x, scale};
+        int n_out = gc->need[2] ? 3 : gc->need[1] ? 2 : 1;
+        if (gc->need[0] || gc->need[1] || gc->need[2])
+            gb_node(gc, OP_BatchNormalizationGrad, gb_fwd_attrs(gc, NULL), 3, in, n_out, o);
+        Value *dx = o[0], *drm = n->n_out > 1 ? gc->dy[1] : NULL, *drv = n->n_out > 2 ? gc->dy[2] : NULL;
+        if (drm) {
+            if (gc->need[0])
+                dx = gb2(gc, OP_Add, NULL, dx, gb2(gc, OP_Mul, NULL, nn_grad_per_channel(gc, drm, r), gb_scalar(gc, t, (1 - mom) * inv_m)));
+            gb_set(gc, 3, gb2(gc, OP_Mul, NULL, drm, gb_scalar(gc, t, mom)));
+        }
+        if (drv) {
+            if (gc->need[0]) {
+                Value *mu = gb1(gc, OP_ReduceMean, nn_axes_but_channels(gc, r), x);
+                Value *f = gb2(gc, OP_Mul, NULL, nn_grad_per_channel(gc, drv, r), gb_scalar(gc, t, 2 * (1 - mom) * inv_m));
+                dx = gb2(gc, OP_Add, NULL, dx, gb2(gc, OP_Mul, NULL, gb2(gc, OP_Sub, NULL, x, mu), f));
+            }
+            gb_set(gc, 4, gb2(gc, OP_Mul, NULL, drv, gb_scalar(gc, t, mom)));
+        }
+        gb_set(gc, 0, dx);
+        gb_set(gc, 1, o[1]);
+        gb_set(gc, 2, o[2]);
+        return gb_done(gc);
+    }
+    Value *mean = n->in[3], *var = n->in[4];
+    Value *rstd = gb1(gc, OP_Reciprocal, NULL,
+                      gb1(gc, OP_Sqrt, NULL, gb2(gc, OP_Add, NULL, var, gb_scalar(gc, t, n->attrs[BN_EPSILON].f))));
+    Value *a = gb2(gc, OP_Mul, NULL, scale, rstd), *sdy = NULL, *sdyx = NULL;
+    if (gc->need[0]) gb_set(gc, 0, gb2(gc, OP_Mul, NULL, dy, nn_grad_per_channel(gc, a, r)));
+    if (gc->need[2] || gc->need[3]) sdy = nn_grad_sum_channels(gc, dy);
+    if (gc->need[1] || gc->need[4])
+        sdyx = nn_grad_sum_channels(gc, gb2(gc, OP_Mul, NULL, dy, gb2(gc, OP_Sub, NULL, x, nn_grad_per_channel(gc, mean, r))));
+    if (gc->need[1]) gb_set(gc, 1, gb2(gc, OP_Mul, NULL, sdyx, rstd));
+    if (gc->need[2]) gb_set(gc, 2, sdy);
+    if (gc->need[3]) gb_set(gc, 3, gb1(gc, OP_Neg, NULL, gb2(gc, OP_Mul, NULL, sdy, a)));
+    if (gc->need[4]) {
+        Value *r3 = gb2(gc, OP_Mul, NULL, rstd, gb2(gc, OP_Mul, NULL, rstd, rstd));
+        Value *f = gb2(gc, OP_Mul, NULL, gb2(gc, OP_Mul, NULL, scale, r3), gb_scalar(gc, t, -0.5));
+        gb_set(gc, 4, gb2(gc, OP_Mul, NULL, sdyx, f));
+    }
+    return gb_done(gc);
+}
+
+/* Everything but B (training mode reads X and scale only). */
+static int bn_bw(const Node *n, int is_output, int i) { (void)n; return !is_output && i != 2; }
+
 const OpDesc op_BatchNormalization = {
     .name = "BatchNormalization",
     .min_in = 5, .max_in = 5, .in_names = bn_in,
@@ -446,6 +591,8 @@ const OpDesc op_BatchNormalization = {
     .infer = bn_infer,
     .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = bn_eval,
+    .gradient = bn_grad,
+    .backward_reads = bn_bw,
 };
 
 /* ---- Softmax / LogSoftmax ----------------------------------------------- */
@@ -490,6 +637,14 @@ static int logsoftmax_eval(const Node *n, const double *const *in, double *const
     return sm_eval_any(n, in, out, d, 1);
 }
 
+/* SoftmaxGrad / LogSoftmaxGrad(dY, Y), from the forward output. */
+static int sm_grad(GradCtx *gc)
+{
+    OpKind op = gc->n->op == OP_Softmax ? OP_SoftmaxGrad : OP_LogSoftmaxGrad;
+    gb_set(gc, 0, gb2(gc, op, gb_fwd_attrs(gc, NULL), gb_dy(gc, 0), gc->n->out[0]));
+    return gb_done(gc);
+}
+
 /* In place (ir_inplace_00): each row is read whole before (or, element by
  * element, just before) it is written, so Y may be X's buffer (runtime
  * softmax_any, layernorm). */
@@ -501,6 +656,8 @@ const OpDesc op_Softmax = {
     .infer = sm_infer,
     .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = softmax_eval,
+    .gradient = sm_grad,
+    .backward_reads = ir_bw_outputs,
 };
 
 const OpDesc op_LogSoftmax = {
@@ -511,6 +668,8 @@ const OpDesc op_LogSoftmax = {
     .infer = sm_infer,
     .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = logsoftmax_eval,
+    .gradient = sm_grad,
+    .backward_reads = ir_bw_outputs,
 };
 
 /* ---- LayerNormalization ------------------------------------------------- */
@@ -612,6 +771,48 @@ static int ln_eval(const Node *n, const double *const *in, double *const *out, D
     return 0;
 }
 
+/* v cast to dtype t (the f32 statistics of an f64 X). */
+static Value *ln_cast(GradCtx *gc, Value *v, DType t)
+{
+    return !v || v->dtype == t ? v : gb1(gc, OP_Cast, gb_fmt(gc, "to=%d", ir_dtype_to_onnx(t)), v);
+}
+
+/* LayerNormalizationGrad(dY, X, Scale broadcast to X.shape[axis:]); the
+ * gradients of a broadcast Scale and B are summed back to their shapes.
+ * The outputs Mean and InvStdDev (rstd) add dMean / D and -dRstd rstd^3
+ * (X - mean) / D to dX (D elements per row). */
+static int ln_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    Value *x = n->in[0], *scale = n->in[1], *dy = gb_dy(gc, 0);
+    int a = ln_axis(n), r = x->shape.rank, has_b = ir_has_input(n, 2);
+    DType t = x->dtype;
+    Shape norm = ir_shape(r - a, x->shape.dims + a);
+    double D = (double)nn_prod(x->shape.dims, a, r);
+    int n_out = has_b && gc->need[2] ? 3 : gc->need[1] ? 2 : 1;
+    Value *o[3] = {NULL, NULL, NULL}, *in[3] = {dy, x, gb_expand(gc, scale, &norm)};
+    gb_node(gc, OP_LayerNormalizationGrad, gb_fwd_attrs(gc, NULL), 3, in, n_out, o);
+    Value *dx = o[0], *dmean = n->n_out > 1 ? gc->dy[1] : NULL, *drs = n->n_out > 2 ? gc->dy[2] : NULL;
+    if (dmean && gc->need[0]) dx = gb2(gc, OP_Add, NULL, dx, gb2(gc, OP_Mul, NULL, ln_cast(gc, dmean, t), gb_scalar(gc, t, 1 / D)));
+    if (drs && gc->need[0]) {
+        int64_t axes[IR_MAX_RANK];
+        char b1[160];
+        for (int k = a; k < r; k++) axes[k - a] = k;
+        Value *mu = gb1(gc, OP_ReduceMean, gb_fmt(gc, "axes=%s", nn_ints_str(axes, r - a, b1, sizeof b1)), x);
+        Value *rs = ln_cast(gc, n->out[2], t);
+        Value *f = gb2(gc, OP_Mul, NULL, ln_cast(gc, drs, t), gb2(gc, OP_Mul, NULL, rs, gb2(gc, OP_Mul, NULL, rs, rs)));
+        f = gb2(gc, OP_Mul, NULL, f, gb_scalar(gc, t, -1 / D));
+        dx = gb2(gc, OP_Add, NULL, dx, gb2(gc, OP_Mul, NULL, gb2(gc, OP_Sub, NULL, x, mu), f));
+    }
+    gb_set(gc, 0, dx);
+    if (gc->need[1]) gb_set(gc, 1, gb_reduce_to(gc, o[1], &scale->shape));
+    if (has_b && gc->need[2]) gb_set(gc, 2, gb_reduce_to(gc, o[2], &n->in[2]->shape));
+    return gb_done(gc);
+}
+
+/* X and Scale, and the output InvStdDev (when it has a gradient). */
+static int ln_bw(const Node *n, int is_output, int i) { (void)n; return is_output ? i == 2 : i < 2; }
+
 const OpDesc op_LayerNormalization = {
     .name = "LayerNormalization",
     .min_in = 2, .max_in = 3, .in_names = ln_in,
@@ -620,4 +821,6 @@ const OpDesc op_LayerNormalization = {
     .infer = ln_infer,
     .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = ln_eval,
+    .gradient = ln_grad,
+    .backward_reads = ln_bw,
 };

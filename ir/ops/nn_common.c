@@ -6,6 +6,7 @@
  * (nn_window_geo) and the convolutions one reference loop (nn_conv_ref).
  */
 #include "nn_common.h"
+#include "../grad.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -290,4 +291,23 @@ int64_t nn_prod(const int64_t *v, int from, int to)
     int64_t p = 1;
     for (int i = from; i < to; i++) p *= v[i];
     return p;
+}
+
+Value *nn_grad_sum_channels(GradCtx *gc, Value *g)
+{
+    if (!g) return NULL;
+    int64_t axes[IR_MAX_RANK];
+    int na = 0;
+    for (int k = 0; k < g->shape.rank; k++)
+        if (k != 1) axes[na++] = k;
+    return gb_sum(gc, g, axes, na, 0);
+}
+
+Value *nn_grad_per_channel(GradCtx *gc, Value *v, int r)
+{
+    if (!v) return NULL;
+    Shape s = ir_shape(0, NULL);
+    s.rank = r;
+    for (int k = 0; k < r; k++) s.dims[k] = k == 1 ? v->shape.dims[0] : 1;
+    return gb_reshape(gc, v, &s);
 }

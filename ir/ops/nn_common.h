@@ -91,4 +91,11 @@ const char *nn_ints_str(const int64_t *v, int n, char *buf, size_t cap);
 /* Product of v[from..to). */
 int64_t nn_prod(const int64_t *v, int from, int to);
 
+/* Gradient helpers (ir/grad.h) of the per-channel parameters of a tensor
+ * of rank r laid out [N, C, ...]: g summed over every axis but 1 ([C]),
+ * and a [C] vector reshaped to [1, C, 1, ...] (rank r) to broadcast. */
+struct GradCtx;
+Value *nn_grad_sum_channels(struct GradCtx *gc, Value *g);
+Value *nn_grad_per_channel(struct GradCtx *gc, Value *v, int r);
+
 #endif

@@ -14,7 +14,18 @@
  * each element is read at `offset + sum(idx[k] * stride[k])` of the input,
  * with strides permuted (Transpose), scaled by the step (Slice), or 0 on
  * broadcast axes (Expand). The C emitter computes the same strides.
+ *
+ * Gradients (ir/grad.h) are the same data movement run backwards, built of
+ * these ops: the views reshape dY back to X's shape, Transpose applies the
+ * inverse permutation, Expand sums over the broadcast dims, Concat and Split
+ * exchange roles (Slice per input / Concat with zeros for outputs without a
+ * gradient), constant Pad pads dY by the negated pads, and Slice pads dY
+ * back with zeros after spreading it (see slice_grad). Gather scatter-adds
+ * dY into zeros (ScatterElements reduction=add, so repeated indices sum).
+ * Reflect and edge Pad fold dY back per axis with a 0/1 matrix (pad_grad).
+ * Shape operands are constants and integer, and get no gradient.
  */
+#include "../grad.h"
 #include "../op.h"
 #include "shape_attrs.h"
 #include "geometry.h"
@@ -138,11 +149,21 @@ static int reshape_infer(Node *n, Diag *d)
     return 0;
 }
 
+/* The views (Reshape, Flatten, Squeeze, Unsqueeze): dY reshaped back (an
+ * empty X gets its zeros: a Reshape to a shape with 0 would copy a dim). */
+static int view_grad(GradCtx *gc)
+{
+    Value *x = gc->n->in[0];
+    gb_set(gc, 0, ir_numel(&x->shape) ? gb_reshape(gc, gb_dy(gc, 0), &x->shape) : gb_zeros_like(gc, x));
+    return gb_done(gc);
+}
+
 const OpDesc op_Reshape = {
     .name = "Reshape", .min_in = 2, .max_in = 2, .in_names = reshape_in,
     .min_out = 1, .max_out = 1, .out_names = out_reshaped,
     OP_ATTRS(reshape_attrs), .infer = reshape_infer,
     .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .gradient = view_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Flatten -------------------------------------------------------------- */
@@ -174,6 +195,7 @@ const OpDesc op_Flatten = {
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(flatten_attrs), .infer = flatten_infer,
     .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .gradient = view_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Transpose ------------------------------------------------------------ */
@@ -233,10 +255,22 @@ static int transpose_eval(const Node *n, const double *const *in, double *const 
     return 0;
 }
 
+static int transpose_grad(GradCtx *gc)
+{
+    int perm[IR_MAX_RANK], r = gc->n->in[0]->shape.rank;
+    if (transpose_perm(gc->n, perm, gc->d)) return -1;
+    int64_t inv[IR_MAX_RANK];
+    for (int i = 0; i < r; i++) inv[perm[i]] = i;
+    char b[SHP_BUF];
+    gb_set(gc, 0, gb1(gc, OP_Transpose, gb_fmt(gc, "perm=%s", list_str(inv, r, b, sizeof b)), gb_dy(gc, 0)));
+    return gb_done(gc);
+}
+
 const OpDesc op_Transpose = {
     .name = "Transpose", .min_in = 1, .max_in = 1, .in_names = transpose_in,
     .min_out = 1, .max_out = 1, .out_names = out_transposed,
     OP_ATTRS(transpose_attrs), .infer = transpose_infer, .eval = transpose_eval,
+    .gradient = transpose_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Concat --------------------------------------------------------------- */
@@ -295,10 +329,34 @@ static int concat_eval(const Node *n, const double *const *in, double *const *ou
     return 0;
 }
 
+/* dY[off : off + len] along axis k (len >= 0). */
+static Value *slice_axis(GradCtx *gc, Value *g, int k, int64_t off, int64_t len)
+{
+    int64_t st = off, en = off + len, ax = k;
+    return gb_node(gc, OP_Slice, NULL, 4, (Value *[]){g, gb_ints(gc, &st, 1), gb_ints(gc, &en, 1), gb_ints(gc, &ax, 1)}, 1,
+                   NULL);
+}
+
+/* Input i gets its extent of dY along the axis. */
+static int concat_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    Value *dy = gb_dy(gc, 0);
+    int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, dy->shape.rank);
+    int64_t off = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        int64_t len = n->in[i]->shape.dims[ax];
+        if (gc->need[i]) gb_set(gc, i, len == dy->shape.dims[ax] ? dy : slice_axis(gc, dy, ax, off, len));
+        off += len;
+    }
+    return gb_done(gc);
+}
+
 const OpDesc op_Concat = {
     .name = "Concat", .min_in = 1, .max_in = -1, .in_names = concat_in,
     .min_out = 1, .max_out = 1, .out_names = out_concat,
     OP_ATTRS(concat_attrs), .infer = concat_infer, .eval = concat_eval,
+    .gradient = concat_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Split ---------------------------------------------------------------- */
@@ -373,10 +431,24 @@ static int split_eval(const Node *n, const double *const *in, double *const *out
     return 0;
 }
 
+/* dX = Concat of the outputs' gradients (zeros where none arrives). */
+static int split_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    int ax;
+    int64_t sizes[MAX_LIST];
+    if (split_sizes(n, &ax, sizes, gc->d)) return -1;
+    Value *parts[MAX_LIST];
+    for (int j = 0; j < n->n_out; j++) parts[j] = gb_dy(gc, j);
+    gb_set(gc, 0, n->n_out == 1 ? parts[0] : gb_node(gc, OP_Concat, gb_fmt(gc, "axis=%d", ax), n->n_out, parts, 1, NULL));
+    return gb_done(gc);
+}
+
 const OpDesc op_Split = {
     .name = "Split", .min_in = 1, .max_in = 2, .in_names = split_in,
     .min_out = 1, .max_out = -1, .out_names = out_outputs,
     OP_ATTRS(split_attrs), .infer = split_infer, .eval = split_eval,
+    .gradient = split_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Slice ---------------------------------------------------------------- */
@@ -483,10 +555,72 @@ static int slice_eval(const Node *n, const double *const *in, double *const *out
     return 0;
 }
 
+/* Pad(g, pads) in constant mode (zeros); g itself when every pad is 0. */
+static Value *pad_zeros(GradCtx *gc, Value *g, const int64_t *pads)
+{
+    int r = g->shape.rank, any = 0;
+    for (int k = 0; k < 2 * r; k++) any |= pads[k] != 0;
+    return any ? gb2(gc, OP_Pad, NULL, g, gb_ints(gc, pads, 2 * r)) : g;
+}
+
+/* Slice's gradient puts dY back where the slice read it, zeros elsewhere.
+ * Per sliced axis with step s: a negative step first reverses dY along the
+ * axis (a Slice with step -1), so the elements lie in increasing input
+ * order from `first`, the lowest index read; |s| > 1 then spreads them
+ * |s| apart by interleaving |s|-1 zeros (reshape to [.., len, 1, ..], pad
+ * the new axis to |s|, reshape to [.., len*|s|, ..]). One final Pad places
+ * each axis at `first`; its end pad is negative when the spread overshoots
+ * the input (at most |s|-1 trailing zeros are cut). An empty slice gives
+ * zeros. */
+static int slice_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const Shape *xs = &n->in[0]->shape;
+    SlicePlan p;
+    if (slice_plan(n, &p, gc->d)) return -1;
+    if (ir_numel(&p.out) == 0) {
+        gb_set(gc, 0, gb_zeros_like(gc, n->in[0]));
+        return gb_done(gc);
+    }
+    int r = xs->rank;
+    int64_t pads[2 * IR_MAX_RANK];
+    Value *g = gb_dy(gc, 0);
+    for (int k = 0; k < r; k++) {
+        int64_t len = p.out.dims[k], step = p.step[k], first = p.start[k], ext = len;
+        if (step < 0) {
+            int64_t st = -1, en = -INT64_MAX, ax = k, m1 = -1;
+            g = gb_node(gc, OP_Slice, NULL, 5,
+                        (Value *[]){g, gb_ints(gc, &st, 1), gb_ints(gc, &en, 1), gb_ints(gc, &ax, 1), gb_ints(gc, &m1, 1)}, 1, NULL);
+            first = p.start[k] + (len - 1) * step;
+            step = -step;
+        }
+        if (step > 1 && len > 1) {
+            if (!g) return gb_done(gc);
+            Shape sp, back = g->shape;
+            memset(&sp, 0, sizeof sp);
+            for (int j = 0; j < r; j++) {
+                sp.dims[sp.rank++] = g->shape.dims[j];
+                if (j == k) sp.dims[sp.rank++] = 1;
+            }
+            int64_t ip[2 * IR_MAX_RANK + 2] = {0};
+            ip[sp.rank + k + 1] = step - 1;
+            g = gb_reshape(gc, g, &sp);
+            g = gb2(gc, OP_Pad, NULL, g, gb_ints(gc, ip, 2 * sp.rank));
+            ext = len * step;
+            back.dims[k] = ext;
+            g = gb_reshape(gc, g, &back);
+        }
+        pads[k] = first;
+        pads[r + k] = xs->dims[k] - first - ext;
+    }
+    gb_set(gc, 0, pad_zeros(gc, g, pads));
+    return gb_done(gc);
+}
+
 const OpDesc op_Slice = {
     .name = "Slice", .min_in = 3, .max_in = 5, .in_names = slice_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    .infer = slice_infer, .eval = slice_eval,
+    .infer = slice_infer, .eval = slice_eval, .gradient = slice_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Gather --------------------------------------------------------------- */
@@ -546,10 +680,42 @@ static int gather_eval(const Node *n, const double *const *in, double *const *ou
     return 0;
 }
 
+/* A constant of zeros of dtype t and shape s. */
+static Value *zeros_of(GradCtx *gc, DType t, const Shape *s)
+{
+    Value v = {.dtype = t, .shape = *s};
+    return gb_zeros_like(gc, &v);
+}
+
+/* The data gradient scatter-adds dY into zeros: dY viewed as [outer, ni,
+ * inner] lands in [outer, dim, inner] along axis 1, with the indices
+ * broadcast to that view (ScatterElements reduction=add, so a repeated
+ * index sums its rows; negative indices wrap as in the forward). */
+static int gather_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const Value *x = n->in[0];
+    int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, x->shape.rank);
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < ax; k++) outer *= x->shape.dims[k];
+    for (int k = ax + 1; k < x->shape.rank; k++) inner *= x->shape.dims[k];
+    int64_t v3[3] = {outer, ir_numel(&n->in[1]->shape), inner}, i3[3] = {1, v3[1], 1}, z3[3] = {outer, x->shape.dims[ax], inner};
+    Shape sv = ir_shape(3, v3), si = ir_shape(3, i3), sz = ir_shape(3, z3);
+    Value *g = gb_reshape(gc, gb_dy(gc, 0), &sv);
+    Value *ind = gb_expand(gc, gb_reshape(gc, n->in[1], &si), &sv);
+    Value *s = gb3(gc, OP_ScatterElements, "axis=1 reduction=\"add\"", zeros_of(gc, x->dtype, &sz), ind, g);
+    gb_set(gc, 0, gb_reshape(gc, s, &x->shape));
+    return gb_done(gc);
+}
+
+/* Gather's gradient reads the indices. */
+static int gather_bw_reads(const Node *n, int is_output, int i) { (void)n; return !is_output && i == 1; }
+
 const OpDesc op_Gather = {
     .name = "Gather", .min_in = 2, .max_in = 2, .in_names = gather_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(gather_attrs), .infer = gather_infer, .eval = gather_eval,
+    .gradient = gather_grad, .backward_reads = gather_bw_reads,
 };
 
 /* ---- Squeeze / Unsqueeze -------------------------------------------------- */
@@ -589,6 +755,7 @@ const OpDesc op_Squeeze = {
     .name = "Squeeze", .min_in = 1, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_squeezed,
     .infer = squeeze_infer, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .gradient = view_grad, .backward_reads = ir_bw_none,
 };
 
 static int unsqueeze_infer(Node *n, Diag *d)
@@ -619,6 +786,7 @@ const OpDesc op_Unsqueeze = {
     .name = "Unsqueeze", .min_in = 2, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_unsqueezed,
     .infer = unsqueeze_infer, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .gradient = view_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Pad ------------------------------------------------------------------ */
@@ -713,10 +881,70 @@ static int pad_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* See geometry.h: g's axis k (length rows) folded by the rows x cols matrix
+ * m, as a MatMul with axis k moved last by a Transpose (its own inverse). */
+Value *ir_grad_fold_axis(GradCtx *gc, Value *g, int k, const double *m, int64_t rows, int64_t cols)
+{
+    if (!g || gc->err) return NULL;
+    int r = g->shape.rank;
+    GC_ASSERT(k >= 0 && k < r && g->shape.dims[k] == rows);
+    int64_t md[2] = {rows, cols};
+    Shape ms = ir_shape(2, md);
+    void *buf = ir_alloc(gc->g, (size_t)(rows * cols) * ir_dtype_size(g->dtype) + 1);
+    for (int64_t e = 0; e < rows * cols; e++) ir_store_f64(g->dtype, buf, (size_t)e, m[e]);
+    Value *mv = ir_add_const(gc->g, NULL, g->dtype, &ms, buf, 0);
+    if (k == r - 1) return gb2(gc, OP_MatMul, NULL, g, mv);
+    int64_t perm[IR_MAX_RANK];
+    for (int j = 0; j < r; j++) perm[j] = j;
+    perm[k] = r - 1;
+    perm[r - 1] = k;
+    char b[SHP_BUF];
+    const char *pa = gb_fmt(gc, "perm=%s", list_str(perm, r, b, sizeof b));
+    return gb1(gc, OP_Transpose, pa, gb2(gc, OP_MatMul, NULL, gb1(gc, OP_Transpose, pa, g), mv));
+}
+
+/* Constant mode: dX = Pad(dY, -pads) (negative pads crop, positive ones
+ * restore what the forward cropped, as zeros), and the constant's gradient
+ * is the sum of dY over the padded positions, sum(dY) - sum(dX). Reflect
+ * and edge read some inputs more than once; the map is a product of per-axis
+ * maps, so each padded axis is folded back by its 0/1 matrix
+ * m[i][pad_src(i - begin)] (ir_grad_fold_axis), summing the copies. */
+static int pad_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const Value *x = n->in[0];
+    int r = x->shape.rank, mode;
+    int64_t pads[MAX_LIST];
+    if (pad_read(n, pads, &mode, gc->d)) return -1;
+    Value *dy = gb_dy(gc, 0), *g = dy;
+    if (mode == 0) {
+        int64_t neg[MAX_LIST];
+        for (int k = 0; k < 2 * r; k++) neg[k] = -pads[k];
+        g = pad_zeros(gc, dy, neg);
+    } else {
+        for (int k = 0; k < r && g; k++) {
+            int64_t rows = dy->shape.dims[k], cols = x->shape.dims[k];
+            if (pads[k] == 0 && pads[r + k] == 0) continue;
+            double *m = calloc((size_t)(rows * cols) + 1, sizeof *m);
+            GC_ASSERT(m);
+            for (int64_t i = 0; i < rows; i++) m[i * cols + pad_src(i - pads[k], cols, mode)] += 1;
+            g = ir_grad_fold_axis(gc, g, k, m, rows, cols);
+            free(m);
+        }
+    }
+    gb_set(gc, 0, g);
+    if (ir_has_input(n, 2) && gc->need[2]) {
+        Value *all = gb2(gc, OP_Sub, NULL, gb1(gc, OP_ReduceSum, "keepdims=0", dy), gb1(gc, OP_ReduceSum, "keepdims=0", g));
+        gb_set(gc, 2, gb_reshape(gc, all, &n->in[2]->shape));
+    }
+    return gb_done(gc);
+}
+
 const OpDesc op_Pad = {
     .name = "Pad", .min_in = 2, .max_in = 3, .in_names = pad_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(pad_attrs), .infer = pad_infer, .eval = pad_eval,
+    .gradient = pad_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Expand --------------------------------------------------------------- */
@@ -760,10 +988,16 @@ static int expand_eval(const Node *n, const double *const *in, double *const *ou
     return 0;
 }
 
+static int expand_grad(GradCtx *gc)
+{
+    gb_set(gc, 0, gb_reduce_to(gc, gb_dy(gc, 0), &gc->n->in[0]->shape));
+    return gb_done(gc);
+}
+
 const OpDesc op_Expand = {
     .name = "Expand", .min_in = 2, .max_in = 2, .in_names = expand_in,
     .min_out = 1, .max_out = 1, .out_names = out_expanded,
-    .infer = expand_infer, .eval = expand_eval,
+    .infer = expand_infer, .eval = expand_eval, .gradient = expand_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Shape ---------------------------------------------------------------- */

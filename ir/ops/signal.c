@@ -24,9 +24,13 @@
  * always complex. dft_length zero-pads or truncates the signal axis;
  * onesided keeps the first L/2 + 1 bins of a real input. The inputs that fix
  * a shape (dft_length, frame_step, frame_length) must be constants.
+ *
+ * Einsum's gradient (einsum_grad) is an Einsum too; the other ops of the
+ * family have none.
  * MelWeightMatrix takes only constants, so constant folding evaluates it
  * (its C emitter reuses the same eval when folding is off).
  */
+#include "../grad.h"
 #include "../op.h"
 #include "signal.h"
 #include "signal_attrs.h"
@@ -250,12 +254,82 @@ static int einsum_eval(const Node *n, const double *const *in, double *const *ou
     return 0;
 }
 
+/* Operand i's gradient is the Einsum of dY (the output term) with the other
+ * operands onto operand i's term; labels that only operand i has (summed
+ * within it in the forward) are left out of that Einsum and broadcast back
+ * with Expand. Supported without '...' and without a label repeated inside
+ * one term (a diagonal); other equations report no gradient. */
+static int einsum_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    char eq[512], term[EINSUM_MAX_OPS + 1][IR_MAX_RANK + 1];
+    size_t k = 0;
+    for (const char *c = n->attrs[EINSUM_EQUATION].s; *c && k + 1 < sizeof eq; c++)
+        if (*c != ' ') eq[k++] = *c;
+    eq[k] = 0;
+    const char *arrow = strstr(eq, "->");
+    if (strchr(eq, '.') || n->n_in > EINSUM_MAX_OPS)
+        return diag_node_error(gc->d, n, "op 'Einsum' has no gradient for equation '%s' ('...' is not supported)", eq);
+    int count[128] = {0};
+    for (int t = 0, at = 0; t < n->n_in; t++) { /* term t of the inputs */
+        int len = 0;
+        while (eq[at] && eq[at] != ',' && eq[at] != '-') {
+            unsigned char ch = (unsigned char)eq[at++];
+            for (int q = 0; q < len; q++)
+                if (term[t][q] == (char)ch)
+                    return diag_node_error(gc->d, n, "op 'Einsum' has no gradient for equation '%s' (label '%c' repeats in a term)",
+                                           eq, ch);
+            GC_ASSERT(len < IR_MAX_RANK && ch < 128);
+            term[t][len++] = (char)ch;
+            count[ch]++;
+        }
+        term[t][len] = 0;
+        if (eq[at] == ',') at++;
+    }
+    char *out = term[EINSUM_MAX_OPS];
+    if (arrow) {
+        snprintf(out, IR_MAX_RANK + 1, "%s", arrow + 2);
+    } else { /* numpy's implicit output: the labels seen once, in ASCII order */
+        int len = 0;
+        for (int ch = 0; ch < 128; ch++)
+            if (count[ch] == 1) out[len++] = (char)ch;
+        out[len] = 0;
+    }
+    Value *dy = gb_dy(gc, 0);
+    for (int i = 0; i < n->n_in; i++) {
+        if (!gc->need[i]) continue;
+        const Value *x = n->in[i];
+        char geq[512], keep[IR_MAX_RANK + 1];
+        Value *in[EINSUM_MAX_OPS];
+        int m = 0, nk = 0;
+        size_t len = (size_t)snprintf(geq, sizeof geq, "%s", out);
+        in[m++] = dy;
+        for (int j = 0; j < n->n_in; j++)
+            if (j != i) {
+                len += (size_t)snprintf(geq + len, sizeof geq - len, ",%s", term[j]);
+                in[m++] = n->in[j];
+            }
+        Shape ks = x->shape;
+        for (int q = 0; term[i][q]; q++) {
+            int elsewhere = strchr(out, term[i][q]) != NULL;
+            for (int j = 0; j < n->n_in && !elsewhere; j++) elsewhere = j != i && strchr(term[j], term[i][q]);
+            if (elsewhere) keep[nk++] = term[i][q];
+            else ks.dims[q] = 1;
+        }
+        keep[nk] = 0;
+        snprintf(geq + len, sizeof geq - len, "->%s", keep);
+        Value *g = gb_node(gc, OP_Einsum, gb_fmt(gc, "equation=\"%s\"", geq), m, in, 1, NULL);
+        gb_set(gc, i, gb_expand(gc, gb_reshape(gc, g, &ks), &x->shape));
+    }
+    return gb_done(gc);
+}
+
 const OpDesc op_Einsum = {
     .name = "Einsum",
     .min_in = 1, .max_in = -1, .in_names = einsum_in,
     .min_out = 1, .max_out = 1, .out_names = einsum_out,
     OP_ATTRS(einsum_attrs),
-    .infer = einsum_infer, .eval = einsum_eval,
+    .infer = einsum_infer, .eval = einsum_eval, .gradient = einsum_grad, .backward_reads = ir_bw_inputs,
 };
 
 /* ---- GridSample ---------------------------------------------------------- */

@@ -32,13 +32,32 @@
  * the tensor product of the axes' taps.
  *
  * Reference evaluations work in double.
+ *
+ * Gradients (ir/grad.h): ConvTranspose is the data gradient of the Conv
+ * that maps its output back onto its input (same W, strides, dilations,
+ * group, the resolved pads), so dX = Conv(dY, W) and dW =
+ * ConvGradFilter(dY, X) of that Conv. A negative pad (SAME or output_shape
+ * past the full output) adds output positions no input reaches: dY is
+ * cropped to the reached ones first (Slice) and the pad taken as 0. It
+ * needs output_padding < strides (ONNX's rule; else no such Conv exists
+ * and the gradient is refused). GlobalMaxPool sends dY to every element equal to the
+ * maximum (all of them on ties). InstanceNormalization is
+ * LayerNormalizationGrad over the spatial dims with unit scale, applied to
+ * dY * scale; inference Dropout is the identity.
+ * DepthToSpace and SpaceToDepth are permutations, so
+ * dX is the inverse permutation of dY (SpaceToDepth and DepthToSpace DCR
+ * undo each other; CRD is undone by Reshape/Transpose/Reshape). Resize's
+ * map is linear in X and separable, so dX is dY folded back axis by axis by
+ * the matrix of tap weights (resize_grad).
  */
+#include "../grad.h"
 #include "../op.h"
 #include "vision_attrs.h"
 #include "geometry.h"
 #include "nn_common.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- shared helpers ----------------------------------------------------- */
@@ -210,6 +229,47 @@ static int ct_eval(const Node *n, const double *const *in, double *const *out, D
     return 0;
 }
 
+/* See the file comment. */
+static int ct_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    CtGeo g;
+    char b1[160], b2[160], b3[160], b4[160];
+    if (ct_geo(n, &g, gc->d)) return -1;
+    int64_t pads[2 * IR_MAX_RANK], starts[IR_MAX_RANK], ends[IR_MAX_RANK], axes[IR_MAX_RANK];
+    int crop = 0;
+    for (int i = 0; i < g.sr; i++) {
+        if (g.op[i] >= g.s[i])
+            return diag_node_error(gc->d, n, "has no gradient: spatial dim %d has output_padding %lld with stride %lld (needs output_padding < stride)",
+                                   i, (long long)g.op[i], (long long)g.s[i]);
+        pads[i] = g.pb[i] > 0 ? g.pb[i] : 0;
+        pads[g.sr + i] = g.pe[i] > 0 ? g.pe[i] : 0;
+        starts[i] = pads[i] - g.pb[i];
+        ends[i] = g.out[i] - (pads[g.sr + i] - g.pe[i]);
+        axes[i] = 2 + i;
+        crop |= g.pb[i] < 0 || g.pe[i] < 0;
+    }
+    const char *conv = gb_fmt(gc, "kernel_shape=%s strides=%s dilations=%s pads=%s group=%lld",
+                              nn_ints_str(g.k, g.sr, b1, sizeof b1), nn_ints_str(g.s, g.sr, b2, sizeof b2),
+                              nn_ints_str(g.dl, g.sr, b3, sizeof b3), nn_ints_str(pads, 2 * g.sr, b4, sizeof b4),
+                              (long long)n->attrs[CONV_TRANSPOSE_GROUP].i);
+    Value *x = n->in[0], *w = n->in[1], *dy = gb_dy(gc, 0), *dyc = dy;
+    if (crop && (gc->need[0] || gc->need[1])) {
+        Value *in[4] = {dy, gb_ints(gc, starts, g.sr), gb_ints(gc, ends, g.sr), gb_ints(gc, axes, g.sr)};
+        dyc = gb_node(gc, OP_Slice, NULL, 4, in, 1, NULL);
+    }
+    if (gc->need[0]) gb_set(gc, 0, gb2(gc, OP_Conv, conv, dyc, w));
+    if (gc->need[1]) {
+        const char *a = gb_fmt(gc, "%s w_shape=%s", conv, nn_ints_str(w->shape.dims, w->shape.rank, b1, sizeof b1));
+        gb_set(gc, 1, gb2(gc, OP_ConvGradFilter, a, dyc, x));
+    }
+    if (ir_has_input(n, 2) && gc->need[2]) gb_set(gc, 2, nn_grad_sum_channels(gc, dy));
+    return gb_done(gc);
+}
+
+/* dX reads W and dW reads X; dB reads nothing. */
+static int ct_bw(const Node *n, int is_output, int i) { (void)n; return !is_output && i < 2; }
+
 const OpDesc op_ConvTranspose = {
     .name = "ConvTranspose",
     .min_in = 2, .max_in = 3, .in_names = ct_in,
@@ -217,6 +277,8 @@ const OpDesc op_ConvTranspose = {
     OP_ATTRS(ct_attrs),
     .infer = ct_infer,
     .eval = ct_eval,
+    .gradient = ct_grad,
+    .backward_reads = ct_bw,
 };
 
 /* ---- GlobalMaxPool ------------------------------------------------------ */
@@ -234,12 +296,23 @@ static int gmp_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* dY where X equals its maximum Y, else 0. */
+static int gmp_grad(GradCtx *gc)
+{
+    Value *x = gc->n->in[0];
+    Value *hit = gb2(gc, OP_Equal, NULL, x, gc->n->out[0]);
+    gb_set(gc, 0, gb3(gc, OP_Where, NULL, hit, gb_expand(gc, gb_dy(gc, 0), &x->shape), gb_scalar(gc, x->dtype, 0)));
+    return gb_done(gc);
+}
+
 const OpDesc op_GlobalMaxPool = {
     .name = "GlobalMaxPool",
     .min_in = 1, .max_in = 1, .in_names = one_X,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
     .infer = nn_infer_global_pool,
     .eval = gmp_eval,
+    .gradient = gmp_grad,
+    .backward_reads = ir_bw_all,
 };
 
 /* ---- InstanceNormalization ---------------------------------------------- */
@@ -278,6 +351,42 @@ static int inorm_eval(const Node *n, const double *const *in, double *const *out
     return 0;
 }
 
+/* dX = LayerNormalizationGrad(dY * scale, X, ones){axis=2}; with xhat the
+ * normalized input, dscale = sum dY * xhat and dB = sum dY over every axis
+ * but 1. */
+static int inorm_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    Value *x = n->in[0], *scale = n->in[1], *dy = gb_dy(gc, 0);
+    int r = x->shape.rank;
+    DType t = x->dtype;
+    double eps = n->attrs[INSTANCE_NORM_EPSILON].f;
+    if (gc->need[0]) {
+        Shape ss = ir_shape(r - 2, x->shape.dims + 2);
+        int64_t S = ir_numel(&ss);
+        void *data = ir_alloc(gc->g, ir_dtype_size(t) * (size_t)(S ? S : 1));
+        for (int64_t i = 0; i < S; i++) ir_store_f64(t, data, (size_t)i, 1.0);
+        Value *ones = ir_add_const(gc->g, NULL, t, &ss, data, 0);
+        Value *g = gb2(gc, OP_Mul, NULL, dy, nn_grad_per_channel(gc, scale, r));
+        gb_set(gc, 0, gb3(gc, OP_LayerNormalizationGrad, gb_fmt(gc, "axis=2 epsilon=%.17g", eps), g, x, ones));
+    }
+    if (gc->need[1]) {
+        int64_t axes[IR_MAX_RANK];
+        char b1[160];
+        for (int k = 2; k < r; k++) axes[k - 2] = k;
+        const char *a = gb_fmt(gc, "axes=%s", nn_ints_str(axes, r - 2, b1, sizeof b1));
+        Value *xc = gb2(gc, OP_Sub, NULL, x, gb1(gc, OP_ReduceMean, a, x));
+        Value *var = gb1(gc, OP_ReduceMean, a, gb2(gc, OP_Mul, NULL, xc, xc));
+        Value *rstd = gb1(gc, OP_Reciprocal, NULL, gb1(gc, OP_Sqrt, NULL, gb2(gc, OP_Add, NULL, var, gb_scalar(gc, t, eps))));
+        gb_set(gc, 1, nn_grad_sum_channels(gc, gb2(gc, OP_Mul, NULL, dy, gb2(gc, OP_Mul, NULL, xc, rstd))));
+    }
+    if (gc->need[2]) gb_set(gc, 2, nn_grad_sum_channels(gc, dy));
+    return gb_done(gc);
+}
+
+/* X and scale. */
+static int inorm_bw(const Node *n, int is_output, int i) { (void)n; return !is_output && i < 2; }
+
 const OpDesc op_InstanceNormalization = {
     .name = "InstanceNormalization",
     .min_in = 3, .max_in = 3, .in_names = in_in,
@@ -285,6 +394,8 @@ const OpDesc op_InstanceNormalization = {
     OP_ATTRS(inorm_attrs),
     .infer = inorm_infer,
     .eval = inorm_eval,
+    .gradient = inorm_grad,
+    .backward_reads = inorm_bw,
 };
 
 /* ---- LRN ---------------------------------------------------------------- */
@@ -436,6 +547,32 @@ static int s2d_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+static int d2s_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const Value *x = n->in[0];
+    Value *dy = gb_dy(gc, 0);
+    int64_t b = n->attrs[DEPTH_TO_SPACE_BLOCKSIZE].i;
+    if (strcmp(n->attrs[DEPTH_TO_SPACE_MODE].s, "CRD") != 0) {
+        gb_set(gc, 0, gb1(gc, OP_SpaceToDepth, gb_fmt(gc, "blocksize=%lld", (long long)b), dy));
+        return gb_done(gc);
+    }
+    /* CRD: X as [N, C', bh, bw, H, W] and Y as [N, C', H, bh, W, bw] */
+    const int64_t *xd = x->shape.dims;
+    int64_t v[6] = {xd[0], xd[1] / (b * b), xd[2], b, xd[3], b};
+    Shape sv = ir_shape(6, v);
+    Value *t = gb1(gc, OP_Transpose, "perm=[0,1,3,5,2,4]", gb_reshape(gc, dy, &sv));
+    gb_set(gc, 0, gb_reshape(gc, t, &x->shape));
+    return gb_done(gc);
+}
+
+static int s2d_grad(GradCtx *gc)
+{
+    const char *a = gb_fmt(gc, "blocksize=%lld mode=\"DCR\"", (long long)gc->n->attrs[SPACE_TO_DEPTH_BLOCKSIZE].i);
+    gb_set(gc, 0, gb1(gc, OP_DepthToSpace, a, gb_dy(gc, 0)));
+    return gb_done(gc);
+}
+
 const OpDesc op_DepthToSpace = {
     .name = "DepthToSpace",
     .min_in = 1, .max_in = 1, .in_names = one_input,
@@ -443,6 +580,7 @@ const OpDesc op_DepthToSpace = {
     OP_ATTRS(d2s_attrs),
     .infer = d2s_infer,
     .eval = d2s_eval,
+    .gradient = d2s_grad, .backward_reads = ir_bw_none,
 };
 
 const OpDesc op_SpaceToDepth = {
@@ -452,6 +590,7 @@ const OpDesc op_SpaceToDepth = {
     OP_ATTRS(s2d_attrs),
     .infer = s2d_infer,
     .eval = s2d_eval,
+    .gradient = s2d_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Resize / Upsample -------------------------------------------------- */
@@ -770,6 +909,39 @@ static int resize_eval(const Node *n, const double *const *in, double *const *ou
     return 0;
 }
 
+/* Y = X times one matrix per axis, m[o][i] = the summed weights of output o's
+ * taps at input i (rows of zeros outside a tf_crop_and_resize roi, where the
+ * extrapolation value stands in), so dX is dY folded back by each matrix
+ * (ir_grad_fold_axis); axes whose matrix is the identity are skipped. Nearest
+ * sums dY over the outputs that copy an input. roi, scales and sizes choose
+ * the sampling grid and get no gradient. */
+static int resize_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    ResizePlan p;
+    if (resize_plan(n, &p, gc->d)) return -1;
+    Value *g = gb_dy(gc, 0);
+    if (ir_numel(&g->shape) == 0 || ir_numel(&n->in[0]->shape) == 0) {
+        gb_set(gc, 0, gb_zeros_like(gc, n->in[0]));
+        return gb_done(gc);
+    }
+    for (int a = 0; a < p.rank && g; a++) {
+        int64_t rows = p.out[a], cols = p.in[a], idx[4];
+        double *m = calloc((size_t)(rows * cols) + 1, sizeof *m), w[4];
+        GC_ASSERT(m);
+        for (int64_t o = 0; o < rows; o++) {
+            int k = plan_taps(&p, a, o, idx, w);
+            for (int j = 0; j < k; j++) m[o * cols + idx[j]] += w[j];
+        }
+        int ident = rows == cols;
+        for (int64_t e = 0; e < rows * cols && ident; e++) ident = m[e] == (e / cols == e % cols);
+        if (!ident) g = ir_grad_fold_axis(gc, g, a, m, rows, cols);
+        free(m);
+    }
+    gb_set(gc, 0, g);
+    return gb_done(gc);
+}
+
 const OpDesc op_Resize = {
     .name = "Resize",
     .min_in = 1, .max_in = 4, .in_names = resize_in,
@@ -777,6 +949,8 @@ const OpDesc op_Resize = {
     OP_ATTRS(resize_attrs),
     .infer = resize_infer,
     .eval = resize_eval,
+    .const_inputs = 1u << 1 | 1u << 2 | 1u << 3, /* roi, scales, sizes */
+    .gradient = resize_grad, .backward_reads = ir_bw_none,
 };
 
 const OpDesc op_Upsample = {
@@ -786,6 +960,8 @@ const OpDesc op_Upsample = {
     OP_ATTRS(upsample_attrs),
     .infer = resize_infer,
     .eval = resize_eval,
+    .const_inputs = 1u << 1, /* scales */
+    .gradient = resize_grad, .backward_reads = ir_bw_none,
 };
 
 /* ---- Hardmax ------------------------------------------------------------ */
@@ -825,6 +1001,14 @@ static int hm_eval(const Node *n, const double *const *in, double *const *out, D
     return 0;
 }
 
+/* A one-hot of the argmax is piecewise constant: its gradient is zero
+ * wherever it exists. */
+static int hm_grad(GradCtx *gc)
+{
+    gb_set(gc, 0, gb_zeros_like(gc, gc->n->in[0]));
+    return gb_done(gc);
+}
+
 const OpDesc op_Hardmax = {
     .name = "Hardmax",
     .min_in = 1, .max_in = 1, .in_names = one_input,
@@ -832,6 +1016,8 @@ const OpDesc op_Hardmax = {
     OP_ATTRS(hm_attrs),
     .infer = hm_infer,
     .eval = hm_eval,
+    .gradient = hm_grad,
+    .backward_reads = ir_bw_none,
 };
 
 /* ---- Dropout (inference) ------------------------------------------------ */
@@ -882,6 +1068,15 @@ static int dropout_eval(const Node *n, const double *const *in, double *const *o
     return 0;
 }
 
+/* The identity (inference, or a zero ratio): dY to data; the ratio changes
+ * nothing, so its gradient is zero. */
+static int dropout_grad(GradCtx *gc)
+{
+    gb_set(gc, 0, gb_dy(gc, 0));
+    if (ir_has_input(gc->n, 1) && gc->need[1]) gb_set(gc, 1, gb_zeros_like(gc, gc->n->in[1]));
+    return gb_done(gc);
+}
+
 const OpDesc op_Dropout = {
     .name = "Dropout",
     .min_in = 1, .max_in = 3, .in_names = dropout_in,
@@ -890,6 +1085,8 @@ const OpDesc op_Dropout = {
     .infer = dropout_infer,
     .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = dropout_eval,
+    .gradient = dropout_grad,
+    .backward_reads = ir_bw_none,
 };
 
 /* ---- MeanVarianceNormalization ------------------------------------------ */
@@ -969,6 +1166,29 @@ static int mvn_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* With mean() over the axes, s = sqrt(mean((x - mean(x))^2)) + 1e-9 and
+ * y = (x - mean(x)) / s: dx = (dy - mean(dy) - y * mean(dy * y)) / s,
+ * composed of reductions and elementwise ops. (Exactly, the last term is
+ * divided by s - 1e-9 instead; the difference is 1e-9/sd relative, and this
+ * form stays finite on constant slices, where y = 0.) */
+static int mvn_grad(GradCtx *gc)
+{
+    const Node *n = gc->n;
+    const AttrVal *a = &n->attrs[MVN_AXES];
+    char ax[256];
+    nn_ints_str(a->ints, a->n, ax, sizeof ax);
+    const char *mean_attrs = gb_fmt(gc, "axes=%s", ax);
+    Value *x = n->in[0], *y = n->out[0], *dy = gb_dy(gc, 0);
+    Value *xc = gb2(gc, OP_Sub, NULL, x, gb1(gc, OP_ReduceMean, mean_attrs, x));
+    Value *var = gb1(gc, OP_ReduceMean, mean_attrs, gb2(gc, OP_Mul, NULL, xc, xc));
+    Value *s = gb2(gc, OP_Add, NULL, gb1(gc, OP_Sqrt, NULL, var), gb_scalar(gc, x->dtype, 1e-9));
+    Value *dyy = gb1(gc, OP_ReduceMean, mean_attrs, gb2(gc, OP_Mul, NULL, dy, y));
+    Value *t = gb2(gc, OP_Sub, NULL, gb2(gc, OP_Sub, NULL, dy, gb1(gc, OP_ReduceMean, mean_attrs, dy)),
+                   gb2(gc, OP_Mul, NULL, y, dyy));
+    gb_set(gc, 0, gb2(gc, OP_Div, NULL, t, s));
+    return gb_done(gc);
+}
+
 const OpDesc op_MeanVarianceNormalization = {
     .name = "MeanVarianceNormalization",
     .min_in = 1, .max_in = 1, .in_names = one_X,
@@ -976,6 +1196,8 @@ const OpDesc op_MeanVarianceNormalization = {
     OP_ATTRS(mvn_attrs),
     .infer = mvn_infer,
     .eval = mvn_eval,
+    .gradient = mvn_grad,
+    .backward_reads = ir_bw_all,
 };
 
 /* ---- RoiAlign ----------------------------------------------------------- */

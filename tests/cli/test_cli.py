@@ -21,6 +21,14 @@ Checks, on the small graphs beside this file:
   the hand-computed plan of chain.gir says, and no two rectangles of buffers
   live at the same step overlap.
 * Every output is deterministic (two runs, same bytes).
+* Training flags: `--grad` outputs (loss, then grad_<param> in model
+  order, or in --wrt order) from compile --emit-main and run agree; a
+  --print-after=autodiff dump holds state lines and the backward nodes;
+  `--train --report` reports the state bytes and writes the training API;
+  every misuse (a loss that is not a float scalar, an unknown --wrt name,
+  --optimizer without --train, a bad optimizer key, --emit-main with
+  --train, --loss naming no output) is a one-line error with exit status 1
+  and leaves no folder.
 * Targets: `--target=c` is the default and the only backend so far; an
   unknown target is a one-line error that lists the known ones and leaves no
   folder; the C output folder of examples/mlp.gir holds exactly the runtime
@@ -355,6 +363,107 @@ class Targets(unittest.TestCase):
             with open(os.path.join(a, "mlp.c")) as f:
                 includes = re.findall(r'^#include "(gcrt_[a-z_]+\.[ch])"', f.read(), re.M)
             self.assertEqual(includes, ["gcrt_base.h", "gcrt_linalg.c", "gcrt_nn.c"])
+
+
+MLP_GRAD = """graph mlpg {
+  input %x: f32[4,3]
+  input %label: i64[4]
+  const %w1: f32[5,3] = random(seed=1, lo=-1, hi=1)
+  const %b1: f32[5] = random(seed=2, lo=-1, hi=1)
+  const %w2: f32[2,5] = random(seed=3, lo=-1, hi=1)
+  %h = Gemm(%x, %w1, %b1) {transB=1}
+  %r = Relu(%h)
+  %y = Gemm(%r, %w2) {transB=1}
+  %loss = SoftmaxCrossEntropyLoss(%y, %label)
+  output %loss
+  output %y
+}
+"""
+
+
+class Training(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="graphc_cli_train_")
+        self.model = os.path.join(self.tmp, "mlpg.gir")
+        with open(self.model, "w") as f:
+            f.write(MLP_GRAD)
+        rng = np.random.default_rng(0)
+        self.x = os.path.join(self.tmp, "x.npy")
+        self.lab = os.path.join(self.tmp, "lab.npy")
+        np.save(self.x, rng.standard_normal((4, 3)).astype(np.float32))
+        np.save(self.lab, np.array([0, 1, 1, 0], np.int64))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_grad_outputs_compiled_and_interpreted(self):
+        out = os.path.join(self.tmp, "c")
+        graphc("compile", self.model, "-o", out, "--grad", "--emit-main")
+        with open(os.path.join(out, "mlpg.h")) as f:
+            hdr = f.read()
+        names = re.findall(r'#define mlpg_OUTPUT_(\d+)_NAME "([^"]*)"', hdr)
+        self.assertEqual([n for _, n in names], ["loss", "y", "grad_w1", "grad_b1", "grad_w2"])
+        p = subprocess.run(["make", "-s", "-C", out], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = os.path.join(self.tmp, "got")
+        p = subprocess.run([os.path.join(out, "mlpg_main"), got, self.x, self.lab], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ref = os.path.join(self.tmp, "ref")
+        graphc("run", self.model, ref, self.x, self.lab, "--grad")
+        for i in range(5):
+            a = np.load(os.path.join(got, f"output_{i}.npy"))
+            b = np.load(os.path.join(ref, f"output_{i}.npy"))
+            self.assertEqual(a.shape, b.shape)
+            self.assertTrue(np.allclose(a, b, atol=1e-5, rtol=1e-4), f"output {i}")
+        # --wrt picks and orders the parameters
+        ref2 = os.path.join(self.tmp, "ref2")
+        graphc("run", self.model, ref2, self.x, self.lab, "--grad", "--wrt=w2,w1")
+        self.assertTrue(np.array_equal(np.load(os.path.join(ref2, "output_2.npy")), np.load(os.path.join(ref, "output_4.npy"))))
+        self.assertFalse(os.path.exists(os.path.join(ref2, "output_4.npy")))
+
+    def test_dump_after_autodiff(self):
+        p = graphc("compile", self.model, "-o", os.path.join(self.tmp, "d"), "--grad", "--print-after=autodiff")
+        self.assertIn("# after autodiff", p.stderr)
+        self.assertRegex(p.stderr, r"\n  state %w1: f32\[5,3\] = ")
+        self.assertIn("= Identity(", p.stderr)
+        self.assertRegex(p.stderr, r"%grad_w1: f32\[5,3\] = Identity\(")
+
+    def test_train_report_and_api(self):
+        out = os.path.join(self.tmp, "t")
+        p = graphc("compile", self.model, "-o", out, "--train", "--optimizer=adam:lr=0.01", "--report")
+        st = re.search(r"^state: (\d+) bytes$", p.stdout, re.M)
+        self.assertIsNotNone(st, p.stdout)
+        with open(os.path.join(out, "mlpg.h")) as f:
+            hdr = f.read()
+        self.assertIn(f"#define mlpg_STATE_BYTES {st.group(1)}", hdr)
+        for fn in ("int mlpg_init_state(void *state);", "int mlpg_train_step(void *state, void *arena",
+                   "int mlpg_infer_v(const void *state, void *arena"):
+            self.assertIn(fn, hdr)
+        self.assertIn('#define mlpg_STATE_4_NAME "w1_adam_m"', hdr)
+        self.assertIn('#define mlpg_STATE_5_NAME "w1_adam_v"', hdr)
+
+    def test_errors(self):
+        scalar_less = os.path.join(self.tmp, "vec.gir")
+        with open(scalar_less, "w") as f:
+            f.write("graph v {\n  input %x: f32[3]\n  const %w: f32[3] = [1, 2, 3]\n  %y = Mul(%x, %w)\n  output %y\n}\n")
+        cases = [
+            ([scalar_less, "--grad"], "the loss (the model's first output 'y') must be a float scalar; it is f32[3]"),
+            ([self.model, "--grad", "--wrt=nope"], "--wrt: the model has no value 'nope'"),
+            ([self.model, "--grad", "--optimizer=sgd"], "--optimizer needs --train"),
+            ([self.model, "--train", "--optimizer=sgd:lr=0.1,beta1=0.9"], "unknown key 'beta1'"),
+            ([self.model, "--train", "--optimizer=rmsprop"], "unknown optimizer 'rmsprop'"),
+            ([self.model, "--train", "--emit-main"], "--emit-main is not available with --train"),
+            ([self.model, "--grad", "--loss=mse:nothere"], "--loss: the model has no output 'nothere'"),
+            ([self.model, "--wrt=w1"], "--wrt, --loss and --optimizer need --grad or --train"),
+            ([self.model, "--grad", "--train"], "--grad and --train exclude each other"),
+        ]
+        for args, msg in cases:
+            out = os.path.join(self.tmp, "err")
+            p = graphc("compile", args[0], "-o", out, *args[1:], check=False)
+            self.assertEqual(p.returncode, 1, (args, p.stderr))
+            self.assertIn(msg, p.stderr, args)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertFalse(os.path.exists(out), args)
 
 
 def main():

@@ -20,8 +20,9 @@ every positive op test in tests/ops/**/*.gir. For each case the driver
      gradients) with `graphc run --grad` (the interpreter) within 1e-4 +
      1e-3 |expected|.
 
-An op test whose graph has an op without a gradient is NOGRAD (listed, not
-counted as a pass); one marked `#! no-gradcheck REASON` is SKIP. Every op
+An op test whose graph has an op without a gradient is NOGRAD, one without
+a float input or constant NOPARAM (listed with --only, not counted as
+passes); one marked `#! no-gradcheck REASON` is SKIP. Every op
 that `graphc ops` lists with a gradient must occur in at least one passing
 case, or the run fails. One line per failure, then the counts; exit status 1
 on any failure.
@@ -92,6 +93,8 @@ def check(args, f, compile_c):
     if p.returncode != 0:
         if "has no gradient" in p.stderr:
             return "NOGRAD", p.stderr.strip().splitlines()[-1]
+        if "has no trainable parameters" in p.stderr or "has no float output" in p.stderr:
+            return "NOPARAM", p.stderr.strip().splitlines()[-1]
         return "FAIL", f"gradcheck: {rot.tail(p.stdout + p.stderr, 900)}"
     if not compile_c:
         return "PASS", ""
@@ -170,7 +173,7 @@ def main():
     missing = [] if args.only else [op for op in with_grad if op not in covered]
     for op in missing:
         print(f"FAIL coverage: op '{op}' has a gradient but no passing gradient check")
-    print(", ".join(f"{counts.get(k, 0)} {k.lower()}" for k in ("PASS", "FAIL", "NOGRAD", "SKIP"))
+    print(", ".join(f"{counts.get(k, 0)} {k.lower()}" for k in ("PASS", "FAIL", "NOGRAD", "NOPARAM", "SKIP"))
           + f"; {len(with_grad)} ops with a gradient, {len(with_grad) - len(missing)} covered")
     return 1 if counts.get("FAIL") or missing else 0
 

@@ -16,6 +16,7 @@
  * Built with -DMODEL=name (the --name given to graphc); everything comes
  * from the generated header's macros, so one driver serves every model.
  */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
