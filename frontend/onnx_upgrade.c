@@ -27,6 +27,12 @@
  *       input's shape (a constant when the input's shape is known at import,
  *       else Shape(x)); nothing changes when the axis is already the last.
  *     BatchNormalization < 9: `spatial` dropped when 1 (else refused).
+ *     BatchNormalization 9..13 with five outputs (its training form: Y,
+ *       running mean and variance, saved mean and variance) becomes the
+ *       opset-14 training form: training_mode=1, outputs Y and the running
+ *       statistics. The saved statistics are dropped: PyTorch's training
+ *       exports leave them unread, and a node reading one fails at import
+ *       as the reader of an undefined value.
  *   renamed ops
  *     Scatter (opset 9..10, deprecated in 11) is ScatterElements with the
  *       same inputs and `axis`: renamed at every opset.
@@ -195,6 +201,18 @@ static int up_batchnorm(OnnxImp *im, ImpNode *n)
     return 0;
 }
 
+/* BatchNormalization-9..13 in training form (see the file comment). */
+static int up_batchnorm_training(OnnxImp *im, ImpNode *n)
+{
+    if (n->n_out == 1) return 0;
+    if (n->n_out != 5)
+        return imp_node_error(im, n, "expects 1 output (inference) or 5 (training) before opset 14, got %d", n->n_out);
+    ImpAttr tm = {.name = "training_mode", .type = ONNX_ATTR_INT, .i = 1};
+    imp_set_attr(im, n, &tm);
+    n->n_out = 3;
+    return 0;
+}
+
 /* Softmax-like ops before opset 13 normalize over the 2-D coercion of the
  * input at `axis` (see the file comment). */
 static int up_softmax(OnnxImp *im, ImpNode *n)
@@ -327,6 +345,7 @@ static const Upgrade upgrades[] = {
     {"Upsample", 9, up_upsample},
     {"Resize", 11, up_resize},
     {"BatchNormalization", 9, up_batchnorm},
+    {"BatchNormalization", 14, up_batchnorm_training},
     {"RoiAlign", 16, up_roialign},
     {"Softmax", 13, up_softmax},
     {"LogSoftmax", 13, up_softmax},
