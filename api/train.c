@@ -43,6 +43,32 @@ static int is_shape_operand(const Graph *g, const Value *v)
     return 0;
 }
 
+/* Whether some node reads v as running statistics (OpDesc.stat_updates). */
+static int is_statistic(const Graph *g, const Value *v)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        const OpDesc *od = ir_op(n->op);
+        for (int k = 0; k < od->n_stat_updates; k++)
+            if (od->stat_updates[k].in < n->n_in && n->in[od->stat_updates[k].in] == v) return 1;
+    }
+    return 0;
+}
+
+/* --train: running statistics that a node updates become state. */
+static void stats_to_state(Graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        const OpDesc *od = ir_op(n->op);
+        for (int k = 0; k < od->n_stat_updates; k++) {
+            const InplacePair *p = &od->stat_updates[k];
+            Value *v = p->in < n->n_in ? n->in[p->in] : NULL;
+            if (v && v->kind == VK_CONST && p->out < n->n_out && n->out[p->out]) ir_make_state(v);
+        }
+    }
+}
+
 /* Adds v to the parameter list (no duplicates). */
 static void add_param(Graph *g, TrainSpec *t, Value *v)
 {
@@ -63,7 +89,8 @@ static int select_params(Graph *g, const TrainRequest *tr, TrainSpec *t, Diag *d
             if (PARAM_TYPE(g->inputs[i])) add_param(g, t, g->inputs[i]);
         for (int i = 0; i < g->n_values; i++) {
             Value *v = g->values[i];
-            if (v->kind == VK_CONST && PARAM_TYPE(v) && v->shape.rank >= 1 && is_read(g, v) && !is_shape_operand(g, v))
+            if (v->kind == VK_CONST && PARAM_TYPE(v) && v->shape.rank >= 1 && is_read(g, v) && !is_shape_operand(g, v) &&
+                !is_statistic(g, v))
                 add_param(g, t, v);
         }
 #undef PARAM_TYPE
@@ -264,6 +291,7 @@ int api_setup_training(Graph *g, const TrainRequest *tr, Diag *d)
     TrainSpec *t = ir_alloc(g, sizeof *t);
     if (tr->mode == TRAIN_REQ_TRAIN && api_parse_optimizer(tr->optimizer, t, d)) return -1;
     if (select_params(g, tr, t, d)) return -1;
+    if (tr->mode == TRAIN_REQ_TRAIN) stats_to_state(g);
     if (pass_infer_shapes(g, d)) return -1;
     if (tr->loss && append_loss(g, tr->loss, d)) return -1;
     g->train = t;
@@ -279,5 +307,17 @@ int api_setup_inference(Graph *ig, const Graph *g, Diag *d)
             return diag_error(d, "the inference pass has no constant '%s' to train", g->train->wrt[k]->name);
         ir_make_state(v);
     }
+    /* the running statistics the training step updates, read from the state too */
+    for (int i = 0; i < g->n_values; i++) {
+        const Value *s = g->values[i];
+        Value *v = s->kind == VK_STATE ? ir_find_value(ig, s->name) : NULL;
+        if (v && v->kind == VK_CONST && ir_dtype_is_float(v->dtype) && is_statistic(ig, v)) ir_make_state(v);
+    }
+    /* eval(): training-only behaviour off */
+    for (int i = 0; i < ig->n_nodes; i++) {
+        const OpDesc *od = ir_op(ig->nodes[i]->op);
+        if (od->to_inference) od->to_inference(ig->nodes[i]);
+    }
+    ir_sweep_values(ig);
     return 0;
 }

@@ -29,11 +29,16 @@ Value *gb_node(GradCtx *gc, OpKind op, const char *attrs, int n_in, Value *const
     gc->seq++;
     if (gc->seq == 1) snprintf(name, sizeof name, "%s_grad", gc->n->name);
     else snprintf(name, sizeof name, "%s_grad%d", gc->n->name, gc->seq);
-    /* the first output takes the node's name (printed without a prefix) */
+    /* outputs are named after the node: NAME, NAME_1, NAME_2, ... (the first
+     * output's name is the node's, so dumps print no prefix) */
+    char more[7][300];
     const char *names[8] = {name};
     GC_ASSERT(n_out <= 8);
-    Node *m = ir_add_node(gc->g, op, NULL, ins, n_in, n_out, n_out == 1 ? names : NULL);
-    if (n_out > 1) m->name = ir_strdup(gc->g, name);
+    for (int j = 1; j < n_out; j++) {
+        snprintf(more[j - 1], sizeof more[j - 1], "%s_%d", name, j);
+        names[j] = more[j - 1];
+    }
+    Node *m = ir_add_node(gc->g, op, NULL, ins, n_in, n_out, names);
     m->backward = 1;
     if (attrs && *attrs && ir_set_attrs(gc->g, m, attrs, gc->d)) {
         gc->err = 1;

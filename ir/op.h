@@ -94,6 +94,18 @@ typedef struct OpDesc {
      * float operands need saying; integer tensors are never parameters. */
     uint32_t const_inputs;
 
+    /* Running statistics (training-mode BatchNormalization's mean and
+     * variance): output `out` is the new value of input `in`, when the node
+     * has that output. Such inputs are never trainable parameters; a
+     * training step (--train) makes them state and writes the output back. */
+    const InplacePair *stat_updates;
+    int n_stat_updates;
+    /* Training-only behaviour switched off in place (BatchNormalization's
+     * training_mode, Dropout's training_mode input): the forward pass that
+     * NAME_infer_v runs after training, like PyTorch's eval(). NULL: the op
+     * behaves the same in both. */
+    void (*to_inference)(Node *n);
+
     /* In-place options. */
     const InplacePair *inplace;
     int n_inplace;

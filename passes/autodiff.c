@@ -235,6 +235,17 @@ static int ad_optimizer(Autodiff *a, Value **grads)
         for (int k = 0; k < np && !rc; k++)
             for (int o = 0; o <= S; o++) ir_add_update(g, in[2 + (o ? 1 + o : 0) * np + k], m->out[o * np + k]);
     }
+    /* running statistics (training-mode BatchNormalization) written back */
+    for (int i = 0; i < a->n_fwd && !rc; i++) {
+        Node *n = g->nodes[i];
+        const OpDesc *od = ir_op(n->op);
+        for (int k = 0; k < od->n_stat_updates; k++) {
+            const InplacePair *p = &od->stat_updates[k];
+            Value *v = p->in < n->n_in ? n->in[p->in] : NULL;
+            if (v && v->kind == VK_STATE && p->out < n->n_out && n->out[p->out] && !n->out[p->out]->is_output)
+                ir_add_update(g, v, n->out[p->out]);
+        }
+    }
     if (!rc) {
         if (!adam) {
             Value *tin[2] = {T, one_v};

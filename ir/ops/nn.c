@@ -583,6 +583,16 @@ static int bn_grad(GradCtx *gc)
 /* Everything but B (training mode reads X and scale only). */
 static int bn_bw(const Node *n, int is_output, int i) { (void)n; return !is_output && i != 2; }
 
+/* input_mean <- running_mean, input_var <- running_var (training mode). */
+static const InplacePair bn_stats[2] = {{3, 1}, {4, 2}};
+
+/* Inference form: normalize with the running statistics; no stats outputs. */
+static void bn_to_inference(Node *n)
+{
+    n->attrs[BN_TRAINING_MODE].i = 0;
+    n->n_out = 1;
+}
+
 const OpDesc op_BatchNormalization = {
     .name = "BatchNormalization",
     .min_in = 5, .max_in = 5, .in_names = bn_in,
@@ -593,6 +603,8 @@ const OpDesc op_BatchNormalization = {
     .eval = bn_eval,
     .gradient = bn_grad,
     .backward_reads = bn_bw,
+    .stat_updates = bn_stats, .n_stat_updates = 2,
+    .to_inference = bn_to_inference,
 };
 
 /* ---- Softmax / LogSoftmax ----------------------------------------------- */

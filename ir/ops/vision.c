@@ -1077,6 +1077,12 @@ static int dropout_grad(GradCtx *gc)
     return gb_done(gc);
 }
 
+/* Inference form: no training_mode operand (the identity on output 0). */
+static void dropout_to_inference(Node *n)
+{
+    if (n->n_in > 2) n->in[2] = NULL;
+}
+
 const OpDesc op_Dropout = {
     .name = "Dropout",
     .min_in = 1, .max_in = 3, .in_names = dropout_in,
@@ -1087,6 +1093,7 @@ const OpDesc op_Dropout = {
     .eval = dropout_eval,
     .gradient = dropout_grad,
     .backward_reads = ir_bw_none,
+    .to_inference = dropout_to_inference,
 };
 
 /* ---- MeanVarianceNormalization ------------------------------------------ */
