@@ -28,8 +28,9 @@ For each model of the set, at ONNX opsets 13 and 17, the test
          a 1x1 conv, as in MobileNetV2's projections) must come out with rms <= 1e-5
          (PyTorch's own float32 gives ~6e-7 there);
        the loss: |got - exp| <= 1e-5 + 1e-4 * |exp|.
-     graphc's other outputs (gradients of initializers that are no parameters, such as the
-     BatchNorm running statistics) are not compared, only checked to be finite.
+     graphc's other outputs, if any (gradients of float initializers that PyTorch has no
+     parameter for; BatchNorm running statistics are not parameters for graphc either), are not
+     compared, only checked to be finite.
 
 The models: the MLP and LeNet of torch_models.py without their final Softmax / LogSoftmax (the
 loss takes logits), a ResNet-style CNN of torchvision BasicBlocks (residual adds, BatchNorm,
