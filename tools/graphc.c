@@ -792,6 +792,10 @@ static const char dump_help[] =
     "                       rectangle per buffer over schedule steps x arena bytes,\n"
     "                       the name as tooltip, the arena size as a line) or text\n"
     "                       (one line 'OFFSET SIZE FIRST LAST NAME' per buffer)\n"
+    "  --grad, --train, --wrt, --loss, --optimizer\n"
+    "                       the training graph, as graphc compile builds it (see\n"
+    "                       graphc compile --help): e.g. --grad --print-after=autodiff,\n"
+    "                       or --train --memory-plan=svg for the training step's plan\n"
     HELP_LOAD
     "  --elide              with the text IR as loaded: print constants over 64\n"
     "                       elements as <elided N bytes> (readable, but the parser\n"
@@ -801,6 +805,7 @@ static const char dump_help[] =
 typedef struct DumpArgs {
     const char *model, *print_after, *print_before, *format, *memory_plan;
     int elide, opt_level;
+    TrainRequest train;
 } DumpArgs;
 
 static int dump_model(const DumpArgs *da, const LoadOptions *lo);
@@ -838,6 +843,8 @@ static int cmd_dump(int argc, char **argv)
         if (is_help(a)) { print_help(dump_help); rc = -1; }
         else if ((so = shape_opt(argc, argv, &i, "dump", &lo, shapes)) != 0) {
             if (so < 0) rc = 1;
+        } else if ((so = train_opt(argc, argv, &i, "dump", 1, &da.train)) != 0) {
+            if (so < 0) rc = 1;
         } else if ((so = opt_level_opt(a, "dump", &da.opt_level)) != 0) {
             if (so < 0) rc = 1;
         } else if (opt_value(argc, argv, &i, "--print-after", &v)) {
@@ -874,6 +881,10 @@ static int dump_model(const DumpArgs *da, const LoadOptions *lo)
     Diag d = {0};
     Graph *g = load(da->model, lo, &d, 0);
     if (!g) return fail_diag(&d);
+    if (api_setup_training(g, &da->train, &d)) {
+        ir_graph_free(g);
+        return fail_diag(&d);
+    }
     Writer w;
     w_init(&w);
     int rc = 0;
