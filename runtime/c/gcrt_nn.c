@@ -54,10 +54,8 @@
 
 #else /* GCRT_NN_TEMPLATE: the kernels for one element type */
 
-/* Copies the receptive fields of output positions [p0, p0+np) of one group
- * of one image into col [Cg*kD*kH*kW, np], zero where a tap falls into
- * padding. */
-static void S(im2col)(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out,
+/* See gcrt_nn.h (also the conv gradients' im2col, gcrt_grad.c). */
+GCRT_FN void S(gcrt_im2col)(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out,
                       const int64_t *st, const int64_t *dl, const int64_t *pd, const T *x,
                       int64_t p0, int64_t np, T *col)
 {
@@ -152,7 +150,7 @@ GCRT_FN void S(gcrt_conv)(int64_t N, int64_t C, int64_t M, int64_t group, const 
             }
             for (p = 0; p < P; p += cols) {
                 int64_t np = P - p < cols ? P - p : cols;
-                S(im2col)(Cg, in, k, out, stride, dil, pad, x, p, np, ws);
+                S(gcrt_im2col)(Cg, in, k, out, stride, dil, pad, x, p, np, ws);
                 GCRT_GEMM(0, 0, Mg, np, KK, (T)1, w, KK, ws, np, B ? (T)1 : (T)0, y + p, P);
             }
         }

@@ -23,6 +23,12 @@
                       const int64_t *k, const int64_t *out, const int64_t *stride,            \
                       const int64_t *dil, const int64_t *pad, const T *X, const T *W,         \
                       const T *B, T *Y, T *ws, int64_t cols);                                 \
+    /* im2col of gcrt_conv: copies the receptive fields of output positions [p0, p0+np)  \
+     * of the Cg channels at x (one group of one image) into col [Cg*prod(k), np], zero     \
+     * where a tap falls into padding (gcrt_grad.c's conv gradients use it too). */         \
+    GCRT_FN void gcrt_im2col##S(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out, \
+                        const int64_t *stride, const int64_t *dil, const int64_t *pad,        \
+                        const T *x, int64_t p0, int64_t np, T *col);                          \
     /* Max over each window; padding never wins. NC = N*C planes. */                         \
     GCRT_FN void gcrt_maxpool##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \
                          const int64_t *stride, const int64_t *dil, const int64_t *pad,       \
