@@ -48,7 +48,7 @@
 /* Adds column j of each row (c, tap) of col [Cg*prod(k), np] (output
  * positions [p0, p0+np) of one group of one image) into the input element
  * of channel c that the tap reads at that position; taps in padding are
- * dropped. The adjoint of gcrt_im2col. */
+ * dropped. The adjoint of gcrt_im2col, walked in the same row runs. */
 static void S(col2im_add)(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out,
                           const int64_t *st, const int64_t *dl, const int64_t *pd, const T *col, int64_t p0,
                           int64_t np, T *x)
@@ -68,9 +68,13 @@ static void S(col2im_add)(int64_t Cg, const int64_t *in, const int64_t *k, const
                         int64_t run = out[2] - ow < np - j ? out[2] - ow : np - j, r;
                         if (id >= 0 && id < in[0] && ih >= 0 && ih < in[1]) {
                             T *xr = xc + (id * in[1] + ih) * in[2];
-                            int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
-                            for (r = 0; r < run; r++, iw += st[2])
-                                if (iw >= 0 && iw < in[2]) xr[iw] += src[j + r];
+                            const T *sr = src + j;
+                            int64_t iw = ow * st[2] - pd[2] + kw * dl[2], lo, hi;
+                            gcrt_conv_row_span(iw, st[2], in[2], run, &lo, &hi);
+                            if (st[2] == 1)
+                                for (r = lo; r < hi; r++) xr[iw + r] += sr[r];
+                            else
+                                for (r = lo; r < hi; r++) xr[iw + r * st[2]] += sr[r];
                         }
                         j += run;
                         ow += run;

@@ -59,6 +59,11 @@
                            int64_t scale_n, const T *B, int64_t b_n, T eps, T *Y,             \
                            T *mean, T *invstd);
 
+/* The taps r in [0, run) of one output row whose input index i0 + r*step
+ * lies in [0, n) form one span [*lo, *hi) (empty: *lo == *hi); the im2col
+ * and col2im loops copy it without per-element checks. */
+GCRT_FN void gcrt_conv_row_span(int64_t i0, int64_t step, int64_t n, int64_t run, int64_t *lo, int64_t *hi);
+
 GCRT_NN_DECLARE(_f32, float)
 GCRT_NN_DECLARE(_f64, double)
 
