@@ -25,7 +25,7 @@ typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
  * private to the model (runtime/common/gcrt_base.h explains GCRT_FN).
  * CGEN_RUNTIME_UNITS is the one list: X(NAME, depends-on mask). */
 #define CGEN_RUNTIME_UNITS(X)   \
-    X(grad, 0)                  \
+    X(grad, CGEN_RT_nn | CGEN_RT_linalg) \
     X(index, 0)                 \
     X(linalg, 0)                \
     X(nn, CGEN_RT_linalg)       \

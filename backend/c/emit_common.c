@@ -152,8 +152,14 @@ int64_t emit_conv_im2col_cols(const Node *n, size_t elem)
         P *= ys->dims[2 + i];
         if (k[i] != 1 || st[i] != 1 || pb[i] != 0 || pe[i] != 0) pointwise = 0;
     }
-    if (pointwise || Cg == 1 || P == 0) return 0;
-    int64_t cols = EMIT_CONV_WS_CAP / (Cg * KP * (int64_t)elem);
+    if (pointwise || Cg == 1) return 0;
+    return emit_im2col_tile_cols(Cg * KP, P, elem);
+}
+
+int64_t emit_im2col_tile_cols(int64_t rows, int64_t P, size_t elem)
+{
+    if (P <= 0 || rows <= 0) return 0;
+    int64_t cols = EMIT_CONV_WS_CAP / (rows * (int64_t)elem);
     if (cols < 1) cols = 1;
     return cols < P ? cols : P;
 }

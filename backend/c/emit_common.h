@@ -72,6 +72,10 @@ void emit_matmul_call(Cgen *c, const IrMatMulGeom *g, DType t, const char *pa, c
  * loops). emit_conv_im2col_bytes is the scratch of one tile. */
 #define EMIT_CONV_WS_CAP ((int64_t)512 * 1024)
 int64_t emit_conv_im2col_cols(const Node *n, size_t elem);
+/* The tile width of an im2col matrix with `rows` rows (C/group * prod(k))
+ * over P output positions: the most columns that fit EMIT_CONV_WS_CAP
+ * bytes (at least 1, at most P); 0 when P or rows is 0. */
+int64_t emit_im2col_tile_cols(int64_t rows, int64_t P, size_t elem);
 size_t emit_conv_im2col_bytes(const Node *n, size_t elem);
 int emit_conv_call(Cgen *c, const Node *n, DType t, const char *px, const char *pw, const char *pb, const char *py,
                    const char *pws, Diag *d);

@@ -3,7 +3,9 @@
  * LogSoftmaxGrad, LayerNormalizationGrad and BatchNormalizationGrad.
  *
  * Each op becomes one call of a runtime kernel (runtime/c/gcrt_grad.h) with
- * every size a literal, as in emit_nn.c. The windowed ops take the forward
+ * every size a literal, as in emit_nn.c. The conv gradients get one im2col
+ * tile (emit_im2col_tile_cols, as the forward Conv) as the node's planned
+ * workspace (convgrad_workspace), none for a 1x1 unit-stride unpadded conv. The windowed ops take the forward
  * op's geometry that shape inference resolved (ir_grad_window_geometry:
  * kernel, strides, dilations, pads with auto_pad applied, the forward input
  * and output spatial dims), lifted to 3 spatial dims by leading unit dims.
@@ -48,6 +50,42 @@ static void emit_grad_window_head(Writer *w, const GradGeo *g)
     w_puts(w, ", ");
 }
 
+/* The forward W's shape [M, C/group, k...] of a conv grad node: input W
+ * or dW's shape. */
+static const Shape *convgrad_wshape(const Node *n)
+{
+    return n->op == OP_ConvGradData ? &n->in[1]->shape : &n->out[0]->shape;
+}
+
+/* Output positions per im2col tile of a conv grad node (elements of elem
+ * bytes); 0 when it needs none (1x1 unit-stride unpadded: the kernel
+ * multiplies X or dX directly) or the geometry is not the C backend's. */
+static int64_t convgrad_cols(const Node *n, size_t elem)
+{
+    GradGeo g;
+    g.sr = ir_grad_window_geometry(n, g.in, g.out, g.k, g.s, g.dl, g.pb, g.pe);
+    if (g.sr < 1 || g.sr > 3) return 0;
+    const Shape *ws = convgrad_wshape(n);
+    int64_t rows = 1, P = 1;
+    int pointwise = 1;
+    for (int i = 1; i < ws->rank; i++) rows *= ws->dims[i];
+    for (int i = 0; i < g.sr; i++) {
+        P *= g.out[i];
+        if (g.k[i] != 1 || g.s[i] != 1 || g.pb[i] != 0 || g.pe[i] != 0) pointwise = 0;
+    }
+    return pointwise ? 0 : emit_im2col_tile_cols(rows, P, elem);
+}
+
+/* A conv grad node's scratch: one im2col tile in its output's dtype. */
+static size_t convgrad_workspace(const Node *n)
+{
+    size_t elem = ir_dtype_size(n->out[0]->dtype);
+    const Shape *ws = convgrad_wshape(n);
+    int64_t rows = 1;
+    for (int i = 1; i < ws->rank; i++) rows *= ws->dims[i];
+    return (size_t)(rows * convgrad_cols(n, elem)) * elem;
+}
+
 /* ConvGradData(dY, W) -> dX and ConvGradFilter(X, dY) -> dW. */
 static int emit_convgrad(Cgen *c, const Node *n, Diag *d)
 {
@@ -57,8 +95,8 @@ static int emit_convgrad(Cgen *c, const Node *n, Diag *d)
     GradGeo g;
     if (!sfx || grad_geo(n, &g, d)) return -1;
     if (ir_numel(&out->shape) == 0) return 0;
-    /* forward X: dX's shape or input X; forward W: input W or dW's shape */
-    const Shape *xs = data ? &out->shape : &n->in[0]->shape, *ws = data ? &n->in[1]->shape : &out->shape;
+    /* forward X: dX's shape or input X */
+    const Shape *xs = data ? &out->shape : &n->in[0]->shape, *ws = convgrad_wshape(n);
     Writer *w = cgen_w(c);
     char p0[EMIT_EXPR_CAP], p1[EMIT_EXPR_CAP];
     w_printf(w, "gcrt_conv_grad_%s_%s(%lld, %lld, %lld, %lld, ", data ? "data" : "filter", sfx,
@@ -69,7 +107,11 @@ static int emit_convgrad(Cgen *c, const Node *n, Diag *d)
     w_puts(w, ", ");
     emit_dims3(w, g.pb, g.sr, 0);
     w_printf(w, ",\n%s, %s, ", emit_ptr_name(c, n->in[0], p0), emit_ptr_name(c, n->in[1], p1));
-    w_printf(w, "%s);\n", cgen_ptr(c, out));
+    w_printf(w, "%s, ", cgen_ptr(c, out));
+    int64_t cols = convgrad_cols(n, ir_dtype_size(out->dtype));
+    if (cols && n->ws_bytes)
+        w_printf(w, "(%s *)(void *)%s, %lld);\n", cgen_ctype(out->dtype), cgen_workspace(c, n), (long long)cols);
+    else w_puts(w, "0, 0);\n");
     w->indent--;
     return 0;
 }
@@ -161,8 +203,8 @@ static int emit_normgrad(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_grad_entries[] = {
-    {OP_ConvGradData, emit_convgrad, CGEN_RT_grad, NULL},
-    {OP_ConvGradFilter, emit_convgrad, CGEN_RT_grad, NULL},
+    {OP_ConvGradData, emit_convgrad, CGEN_RT_grad, convgrad_workspace},
+    {OP_ConvGradFilter, emit_convgrad, CGEN_RT_grad, convgrad_workspace},
     {OP_MaxPoolGrad, emit_poolgrad, CGEN_RT_grad, NULL},
     {OP_AveragePoolGrad, emit_poolgrad, CGEN_RT_grad, NULL},
     {OP_SoftmaxGrad, emit_smgrad, CGEN_RT_grad, NULL},

@@ -4,12 +4,15 @@
  * includes itself for float (_f32) and double (_f64) with
  * GCRT_GRAD_TEMPLATE defined, as gcrt_nn.c does.
  *
- * Conv data gradient: a gather, so that each dX element is one sum in
- * double written once: input position x receives, for every output channel
- * of its group and kernel tap t, dY at the output position o with
- * o * stride - pad + t * dil == x (per dim; gcrt_grad_src finds o, if any).
- * Conv filter gradient: per weight, the sum over images and output
- * positions of dY times the input element its tap reads. The pools scatter
+ * The conv gradients run on the forward conv's pattern (gcrt_nn.c): per
+ * image and group, tiles of `cols` output positions in the caller's
+ * workspace and one GEMM per tile. Filter gradient: the tile's im2col
+ * matrix col(X) [Cg*prod(k), cols] (gcrt_im2col, shared with the forward),
+ * dW[g] += dY[n,g] (tile columns) * col^T, accumulated over images and
+ * tiles. Data gradient: col = W[g]^T * dY[n,g] (tile columns), then col2im
+ * adds each column entry into the input element its tap reads, in a dX
+ * zeroed first. A 1x1 unit-stride unpadded conv multiplies X or dX
+ * directly (no workspace). Sums are in T, in the GEMM's order. The pools scatter
  * dY into a zeroed dX (windows overlap); the max pool picks each window's
  * maximum exactly as gcrt_maxpool_idx does (first in scan order, a NaN
  * yields to a later number). Normalization statistics and row sums are
@@ -18,103 +21,134 @@
 #ifndef GCRT_GRAD_TEMPLATE
 
 #include "gcrt_grad.h"
+#include "gcrt_linalg.h"
+#include "gcrt_nn.h"
 
 #include <math.h>
-
-/* The output index o along one spatial dim whose kernel tap t reads input
- * index x (o * stride - pad + t * dil == x, 0 <= o < out), or -1. */
-GCRT_FN int64_t gcrt_grad_src(int64_t x, int64_t t, int64_t stride, int64_t dil, int64_t pad, int64_t out)
-{
-    int64_t num = x + pad - t * dil;
-    if (num < 0 || num % stride != 0 || num / stride >= out) return -1;
-    return num / stride;
-}
 
 #define GCRT_GRAD_TEMPLATE
 #define T float
 #define S(name) name##_f32
+#define GCRT_GEMM gcrt_sgemm
 #include "gcrt_grad.c"
 #undef T
 #undef S
+#undef GCRT_GEMM
 
 #define T double
 #define S(name) name##_f64
+#define GCRT_GEMM gcrt_dgemm
 #include "gcrt_grad.c"
 #undef T
 #undef S
+#undef GCRT_GEMM
 
 #else /* GCRT_GRAD_TEMPLATE: the kernels for one element type */
 
-GCRT_FN void S(gcrt_conv_grad_data)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,
-                                    const int64_t *k, const int64_t *out, const int64_t *stride, const int64_t *dil,
-                                    const int64_t *pad, const T *dY, const T *W, T *dX)
+/* Adds column j of each row (c, tap) of col [Cg*prod(k), np] (output
+ * positions [p0, p0+np) of one group of one image) into the input element
+ * of channel c that the tap reads at that position; taps in padding are
+ * dropped. The adjoint of gcrt_im2col, walked in the same row runs. */
+static void S(col2im_add)(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out,
+                          const int64_t *st, const int64_t *dl, const int64_t *pd, const T *col, int64_t p0,
+                          int64_t np, T *x)
 {
-    int64_t Cg = C / group, Mg = M / group, plane = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2];
-    int64_t KP = k[0] * k[1] * k[2];
-    int64_t b, c, m, x0, x1, x2, t0, t1, t2, o0, o1, o2;
-    for (b = 0; b < N; b++)
-        for (c = 0; c < C; c++) {
-            int64_t g = c / Cg, cc = c - g * Cg;
-            T *dx = dX + (b * C + c) * plane;
-            for (x0 = 0; x0 < in[0]; x0++)
-                for (x1 = 0; x1 < in[1]; x1++)
-                    for (x2 = 0; x2 < in[2]; x2++) {
-                        double acc = 0;
-                        for (m = g * Mg; m < (g + 1) * Mg; m++) {
-                            const T *dy = dY + (b * M + m) * P, *w = W + (m * Cg + cc) * KP;
-                            for (t0 = 0; t0 < k[0]; t0++) {
-                                if ((o0 = gcrt_grad_src(x0, t0, stride[0], dil[0], pad[0], out[0])) < 0) continue;
-                                for (t1 = 0; t1 < k[1]; t1++) {
-                                    if ((o1 = gcrt_grad_src(x1, t1, stride[1], dil[1], pad[1], out[1])) < 0)
-                                        continue;
-                                    for (t2 = 0; t2 < k[2]; t2++) {
-                                        if ((o2 = gcrt_grad_src(x2, t2, stride[2], dil[2], pad[2], out[2])) < 0)
-                                            continue;
-                                        acc += (double)dy[(o0 * out[1] + o1) * out[2] + o2] *
-                                               (double)w[(t0 * k[1] + t1) * k[2] + t2];
-                                    }
-                                }
+    int64_t c, kd, kh, kw, j;
+    for (c = 0; c < Cg; c++)
+        for (kd = 0; kd < k[0]; kd++)
+            for (kh = 0; kh < k[1]; kh++)
+                for (kw = 0; kw < k[2]; kw++) {
+                    const T *src = col + (((c * k[0] + kd) * k[1] + kh) * k[2] + kw) * np;
+                    T *xc = x + c * in[0] * in[1] * in[2];
+                    int64_t ow = p0 % out[2], oh = p0 / out[2] % out[1], od = p0 / (out[2] * out[1]);
+                    for (j = 0; j < np;) {
+                        int64_t id = od * st[0] - pd[0] + kd * dl[0];
+                        int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
+                        /* the rest of this output row at once: iw steps by st[2] */
+                        int64_t run = out[2] - ow < np - j ? out[2] - ow : np - j, r;
+                        if (id >= 0 && id < in[0] && ih >= 0 && ih < in[1]) {
+                            T *xr = xc + (id * in[1] + ih) * in[2];
+                            const T *sr = src + j;
+                            int64_t iw = ow * st[2] - pd[2] + kw * dl[2], lo, hi;
+                            gcrt_conv_row_span(iw, st[2], in[2], run, &lo, &hi);
+                            if (st[2] == 1)
+                                for (r = lo; r < hi; r++) xr[iw + r] += sr[r];
+                            else
+                                for (r = lo; r < hi; r++) xr[iw + r * st[2]] += sr[r];
+                        }
+                        j += run;
+                        ow += run;
+                        if (ow == out[2]) {
+                            ow = 0;
+                            if (++oh == out[1]) {
+                                oh = 0;
+                                od++;
                             }
                         }
-                        dx[(x0 * in[1] + x1) * in[2] + x2] = (T)acc;
                     }
+                }
+}
+
+/* A 1x1 kernel with unit strides and no padding: X's plane is the im2col
+ * matrix itself. */
+static int S(conv_grad_pointwise)(const int64_t *in, const int64_t *k, const int64_t *out, const int64_t *stride,
+                                  const int64_t *pad)
+{
+    int i;
+    for (i = 0; i < 3; i++)
+        if (k[i] != 1 || stride[i] != 1 || pad[i] != 0 || out[i] != in[i]) return 0;
+    return 1;
+}
+
+GCRT_FN void S(gcrt_conv_grad_data)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,
+                                    const int64_t *k, const int64_t *out, const int64_t *stride, const int64_t *dil,
+                                    const int64_t *pad, const T *dY, const T *W, T *dX, T *ws, int64_t cols)
+{
+    int64_t Cg = C / group, Mg = M / group, plane = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2];
+    int64_t KK = Cg * k[0] * k[1] * k[2];
+    int pointwise = S(conv_grad_pointwise)(in, k, out, stride, pad);
+    int64_t n, g, p, i;
+    if (!pointwise)
+        for (i = 0; i < N * C * plane; i++) dX[i] = 0;
+    for (n = 0; n < N; n++)
+        for (g = 0; g < group; g++) {
+            const T *dy = dY + (n * M + g * Mg) * P, *w = W + g * Mg * KK;
+            T *dx = dX + (n * C + g * Cg) * plane;
+            if (pointwise) {
+                GCRT_GEMM(1, 0, Cg, P, Mg, (T)1, w, KK, dy, P, (T)0, dx, P);
+                continue;
+            }
+            for (p = 0; cols > 0 && p < P; p += cols) {
+                int64_t np = P - p < cols ? P - p : cols;
+                GCRT_GEMM(1, 0, KK, np, Mg, (T)1, w, KK, dy + p, P, (T)0, ws, np);
+                S(col2im_add)(Cg, in, k, out, stride, dil, pad, ws, p, np, dx);
+            }
         }
 }
 
 GCRT_FN void S(gcrt_conv_grad_filter)(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in,
                                       const int64_t *k, const int64_t *out, const int64_t *stride,
-                                      const int64_t *dil, const int64_t *pad, const T *X, const T *dY, T *dW)
+                                      const int64_t *dil, const int64_t *pad, const T *X, const T *dY, T *dW, T *ws,
+                                      int64_t cols)
 {
     int64_t Cg = C / group, Mg = M / group, plane = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2];
-    int64_t KP = k[0] * k[1] * k[2];
-    int64_t b, m, cc, t0, t1, t2, o0, o1, o2;
-    for (m = 0; m < M; m++)
-        for (cc = 0; cc < Cg; cc++) {
-            int64_t c = (m / Mg) * Cg + cc;
-            T *dw = dW + (m * Cg + cc) * KP;
-            for (t0 = 0; t0 < k[0]; t0++)
-                for (t1 = 0; t1 < k[1]; t1++)
-                    for (t2 = 0; t2 < k[2]; t2++) {
-                        double acc = 0;
-                        for (b = 0; b < N; b++) {
-                            const T *x = X + (b * C + c) * plane, *dy = dY + (b * M + m) * P;
-                            for (o0 = 0; o0 < out[0]; o0++) {
-                                int64_t i0 = o0 * stride[0] - pad[0] + t0 * dil[0];
-                                if (i0 < 0 || i0 >= in[0]) continue;
-                                for (o1 = 0; o1 < out[1]; o1++) {
-                                    int64_t i1 = o1 * stride[1] - pad[1] + t1 * dil[1];
-                                    if (i1 < 0 || i1 >= in[1]) continue;
-                                    for (o2 = 0; o2 < out[2]; o2++) {
-                                        int64_t i2 = o2 * stride[2] - pad[2] + t2 * dil[2];
-                                        if (i2 < 0 || i2 >= in[2]) continue;
-                                        acc += (double)dy[(o0 * out[1] + o1) * out[2] + o2] *
-                                               (double)x[(i0 * in[1] + i1) * in[2] + i2];
-                                    }
-                                }
-                            }
-                        }
-                        dw[(t0 * k[1] + t1) * k[2] + t2] = (T)acc;
-                    }
+    int64_t KK = Cg * k[0] * k[1] * k[2];
+    int pointwise = S(conv_grad_pointwise)(in, k, out, stride, pad);
+    int64_t n, g, p, i;
+    for (i = 0; i < M * KK; i++) dW[i] = 0;
+    for (n = 0; n < N; n++)
+        for (g = 0; g < group; g++) {
+            const T *x = X + (n * C + g * Cg) * plane, *dy = dY + (n * M + g * Mg) * P;
+            T *dw = dW + g * Mg * KK;
+            if (pointwise) {
+                GCRT_GEMM(0, 1, Mg, Cg, P, (T)1, dy, P, x, P, (T)1, dw, KK);
+                continue;
+            }
+            for (p = 0; cols > 0 && p < P; p += cols) {
+                int64_t np = P - p < cols ? P - p : cols;
+                S(gcrt_im2col)(Cg, in, k, out, stride, dil, pad, x, p, np, ws);
+                GCRT_GEMM(0, 1, Mg, KK, np, (T)1, dy + p, P, ws, np, (T)1, dw, KK);
+            }
         }
 }
 

@@ -18,16 +18,18 @@
 #include "gcrt_base.h"
 
 #define GCRT_GRAD_DECLARE(S, T)                                                                          \
-    /* dX[N,C,in] of Y = conv(X, W[M,C/group,k]) given dY[N,M,out]; pad = leading pads. */            \
+    /* dX[N,C,in] of Y = conv(X, W[M,C/group,k]) given dY[N,M,out]; pad = leading pads.     \
+     * ws: scratch of C/group*prod(k)*cols elements for tiles of `cols` output positions      \
+     * (gcrt_conv's im2col tile); unused (may be 0) for a 1x1 unit-stride unpadded conv. */   \
     GCRT_FN void gcrt_conv_grad_data##S(int64_t N, int64_t C, int64_t M, int64_t group, const int64_t *in, \
                                         const int64_t *k, const int64_t *out, const int64_t *stride,     \
                                         const int64_t *dil, const int64_t *pad, const T *dY, const T *W,  \
-                                        T *dX);                                                          \
-    /* dW[M,C/group,k] of the same conv given X[N,C,in] and dY[N,M,out]. */                             \
+                                        T *dX, T *ws, int64_t cols);                                     \
+    /* dW[M,C/group,k] of the same conv given X[N,C,in] and dY[N,M,out]; ws and cols as above. */   \
     GCRT_FN void gcrt_conv_grad_filter##S(int64_t N, int64_t C, int64_t M, int64_t group,                \
                                           const int64_t *in, const int64_t *k, const int64_t *out,       \
                                           const int64_t *stride, const int64_t *dil, const int64_t *pad, \
-                                          const T *X, const T *dY, T *dW);                               \
+                                          const T *X, const T *dY, T *dW, T *ws, int64_t cols);          \
     /* dX of max pooling over NC planes: each dY goes to the first maximum of its window in    \
      * scan order (gcrt_maxpool_idx's choice); overlapping windows add up. */                    \
     GCRT_FN void gcrt_maxpool_grad##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \

@@ -23,6 +23,17 @@
 
 #include <math.h>
 
+/* See gcrt_nn.h. */
+GCRT_FN void gcrt_conv_row_span(int64_t i0, int64_t step, int64_t n, int64_t run, int64_t *lo, int64_t *hi)
+{
+    int64_t a = i0 >= 0 ? 0 : (-i0 + step - 1) / step;
+    int64_t b = i0 >= n ? 0 : (n - 1 - i0) / step + 1;
+    if (b > run) b = run;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
 #define GCRT_NN_TEMPLATE
 #define T float
 #define S(name) name##_f32
@@ -54,14 +65,15 @@
 
 #else /* GCRT_NN_TEMPLATE: the kernels for one element type */
 
-/* Copies the receptive fields of output positions [p0, p0+np) of one group
- * of one image into col [Cg*kD*kH*kW, np], zero where a tap falls into
- * padding. */
-static void S(im2col)(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out,
-                      const int64_t *st, const int64_t *dl, const int64_t *pd, const T *x,
-                      int64_t p0, int64_t np, T *col)
+/* See gcrt_nn.h (also the conv gradients' im2col, gcrt_grad.c). The
+ * positions are walked in runs along one output row, which share the depth
+ * and height taps; within a run the taps inside the input form one span
+ * (gcrt_conv_row_span) copied without per-element bounds checks. */
+GCRT_FN void S(gcrt_im2col)(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out,
+                            const int64_t *st, const int64_t *dl, const int64_t *pd, const T *x, int64_t p0,
+                            int64_t np, T *col)
 {
-    int64_t c, kd, kh, kw, j;
+    int64_t c, kd, kh, kw, j, r;
     for (c = 0; c < Cg; c++)
         for (kd = 0; kd < k[0]; kd++)
             for (kh = 0; kh < k[1]; kh++)
@@ -69,14 +81,25 @@ static void S(im2col)(int64_t Cg, const int64_t *in, const int64_t *k, const int
                     T *dst = col + (((c * k[0] + kd) * k[1] + kh) * k[2] + kw) * np;
                     const T *xc = x + c * in[0] * in[1] * in[2];
                     int64_t ow = p0 % out[2], oh = p0 / out[2] % out[1], od = p0 / (out[2] * out[1]);
-                    for (j = 0; j < np; j++) {
+                    for (j = 0; j < np;) {
                         int64_t id = od * st[0] - pd[0] + kd * dl[0];
                         int64_t ih = oh * st[1] - pd[1] + kh * dl[1];
-                        int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
-                        dst[j] = (id >= 0 && id < in[0] && ih >= 0 && ih < in[1] && iw >= 0 && iw < in[2])
-                                     ? xc[(id * in[1] + ih) * in[2] + iw]
-                                     : (T)0;
-                        if (++ow == out[2]) {
+                        int64_t run = out[2] - ow < np - j ? out[2] - ow : np - j, lo = run, hi = run;
+                        T *d = dst + j;
+                        if (id >= 0 && id < in[0] && ih >= 0 && ih < in[1]) {
+                            const T *xr = xc + (id * in[1] + ih) * in[2];
+                            int64_t iw = ow * st[2] - pd[2] + kw * dl[2];
+                            gcrt_conv_row_span(iw, st[2], in[2], run, &lo, &hi);
+                            if (st[2] == 1)
+                                for (r = lo; r < hi; r++) d[r] = xr[iw + r];
+                            else
+                                for (r = lo; r < hi; r++) d[r] = xr[iw + r * st[2]];
+                        }
+                        for (r = 0; r < lo; r++) d[r] = (T)0;
+                        for (r = hi; r < run; r++) d[r] = (T)0;
+                        j += run;
+                        ow += run;
+                        if (ow == out[2]) {
                             ow = 0;
                             if (++oh == out[1]) {
                                 oh = 0;
@@ -152,7 +175,7 @@ GCRT_FN void S(gcrt_conv)(int64_t N, int64_t C, int64_t M, int64_t group, const 
             }
             for (p = 0; p < P; p += cols) {
                 int64_t np = P - p < cols ? P - p : cols;
-                S(im2col)(Cg, in, k, out, stride, dil, pad, x, p, np, ws);
+                S(gcrt_im2col)(Cg, in, k, out, stride, dil, pad, x, p, np, ws);
                 GCRT_GEMM(0, 0, Mg, np, KK, (T)1, w, KK, ws, np, B ? (T)1 : (T)0, y + p, P);
             }
         }

@@ -23,6 +23,12 @@
                       const int64_t *k, const int64_t *out, const int64_t *stride,            \
                       const int64_t *dil, const int64_t *pad, const T *X, const T *W,         \
                       const T *B, T *Y, T *ws, int64_t cols);                                 \
+    /* im2col of gcrt_conv: copies the receptive fields of output positions [p0, p0+np)  \
+     * of the Cg channels at x (one group of one image) into col [Cg*prod(k), np], zero     \
+     * where a tap falls into padding (gcrt_grad.c's conv gradients use it too). */         \
+    GCRT_FN void gcrt_im2col##S(int64_t Cg, const int64_t *in, const int64_t *k, const int64_t *out, \
+                        const int64_t *stride, const int64_t *dil, const int64_t *pad,        \
+                        const T *x, int64_t p0, int64_t np, T *col);                          \
     /* Max over each window; padding never wins. NC = N*C planes. */                         \
     GCRT_FN void gcrt_maxpool##S(int64_t NC, const int64_t *in, const int64_t *k, const int64_t *out, \
                          const int64_t *stride, const int64_t *dil, const int64_t *pad,       \
@@ -52,6 +58,11 @@
     GCRT_FN void gcrt_layernorm##S(int64_t outer, int64_t inner, const T *X, const T *scale,           \
                            int64_t scale_n, const T *B, int64_t b_n, T eps, T *Y,             \
                            T *mean, T *invstd);
+
+/* The taps r in [0, run) of one output row whose input index i0 + r*step
+ * lies in [0, n) form one span [*lo, *hi) (empty: *lo == *hi); the im2col
+ * and col2im loops copy it without per-element checks. */
+GCRT_FN void gcrt_conv_row_span(int64_t i0, int64_t step, int64_t n, int64_t run, int64_t *lo, int64_t *hi);
 
 GCRT_NN_DECLARE(_f32, float)
 GCRT_NN_DECLARE(_f64, double)

@@ -201,6 +201,13 @@ def all_cases(rng):
     cases += conv_cases(rng, "conv3d", [1, 2, 5, 4, 5], [3, 2, 2, 3, 2], strides=[2, 1, 2], dilations=[1, 1, 2],
                         pads=[1, 0, 0, 0, 1, 1])
     cases += conv_cases(rng, "conv2d_stride_gt_kernel", [1, 2, 8, 7], [2, 2, 1, 2], strides=[3, 3])
+    # 1x1 unit-stride unpadded: the kernels multiply X / dX directly (no im2col)
+    cases += conv_cases(rng, "conv2d_pointwise_group", [2, 6, 5, 4], [4, 3, 1, 1], group=2)
+    # more than one im2col tile per image and group in f64 (2-D: tiles of 113 positions, boundaries
+    # inside rows; 1-D: 819)
+    cases += conv_cases(rng, "conv2d_tiles", [2, 64, 16, 16], [3, 64, 3, 3], pads=[1, 0, 1, 2])
+    cases += conv_cases(rng, "conv1d_tiles", [1, 32, 1000], [2, 16, 5], group=2, strides=[1], dilations=[3],
+                        pads=[4, 1])
     cases += [
         maxpool_case(rng, "maxpool2d_ceil_pads", [2, 3, 8, 7], [3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
                      ceil_mode=1),
