@@ -20,7 +20,12 @@ Value *gb_node(GradCtx *gc, OpKind op, const char *attrs, int n_in, Value *const
 {
     if (gc->err) return NULL;
     Value *ins[32];
-    GC_ASSERT(n_in <= 32 && n_out >= 1);
+    GC_ASSERT(n_out >= 1 && n_out <= 8);
+    if (n_in > 32) {
+        diag_node_error(gc->d, gc->n, "its gradient would need a node of %d inputs (at most 32)", n_in);
+        gc->err = 1;
+        return NULL;
+    }
     for (int i = 0; i < n_in; i++) {
         if (!in[i]) return NULL; /* an operand failed (or a facet passed none): err is set or it is a bug */
         ins[i] = in[i] == GB_ABSENT ? NULL : in[i];
@@ -33,7 +38,6 @@ Value *gb_node(GradCtx *gc, OpKind op, const char *attrs, int n_in, Value *const
      * output's name is the node's, so dumps print no prefix) */
     char more[7][300];
     const char *names[8] = {name};
-    GC_ASSERT(n_out <= 8);
     for (int j = 1; j < n_out; j++) {
         snprintf(more[j - 1], sizeof more[j - 1], "%s_%d", name, j);
         names[j] = more[j - 1];
