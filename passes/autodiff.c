@@ -43,7 +43,7 @@ typedef struct Autodiff {
     Graph *g;
     Diag *d;
     int n_fwd;        /* forward nodes: g->nodes[0 .. n_fwd) */
-    char *dep;        /* per value id: depends on a parameter */
+    int *dep;         /* per value id: 1 + index in wrt of a parameter it depends on; 0: none */
     Value **acc;      /* per value id: its gradient so far */
     int cap;          /* length of dep and acc */
 } Autodiff;
@@ -55,10 +55,10 @@ static void ad_grow(Autodiff *a)
 {
     if (a->g->n_values <= a->cap) return;
     int cap = a->g->n_values * 2 + 16;
-    a->dep = realloc(a->dep, (size_t)cap);
+    a->dep = realloc(a->dep, sizeof(int) * (size_t)cap);
     a->acc = realloc(a->acc, sizeof(Value *) * (size_t)cap);
     GC_ASSERT(a->dep && a->acc);
-    memset(a->dep + a->cap, 0, (size_t)(cap - a->cap));
+    memset(a->dep + a->cap, 0, sizeof(int) * (size_t)(cap - a->cap));
     memset(a->acc + a->cap, 0, sizeof(Value *) * (size_t)(cap - a->cap));
     a->cap = cap;
 }
@@ -106,11 +106,9 @@ static int read_allowed(const Autodiff *a, const Node *n, const Value *v)
 /* The name of a parameter n depends on (for error messages). */
 static const char *some_param(const Autodiff *a, const Node *n)
 {
-    const TrainSpec *t = a->g->train;
     for (int i = 0; i < n->n_in; i++)
-        for (int k = 0; n->in[i] && k < t->n_wrt; k++)
-            if (n->in[i] == t->wrt[k]) return t->wrt[k]->name;
-    return t->n_wrt ? t->wrt[0]->name : "?";
+        if (n->in[i] && a->dep[n->in[i]->id]) return a->g->train->wrt[a->dep[n->in[i]->id] - 1]->name;
+    return "?";
 }
 
 /* Differentiates forward node n (its outputs' gradients are complete). */
@@ -273,13 +271,13 @@ int pass_autodiff(Graph *g, Diag *d)
     if (t->n_wrt == 0) return diag_error(d, "autodiff: the model has no trainable parameters (float constants)");
     Autodiff a = {.g = g, .d = d, .n_fwd = g->n_nodes};
     ad_grow(&a);
-    for (int k = 0; k < t->n_wrt; k++) a.dep[t->wrt[k]->id] = 1;
+    for (int k = t->n_wrt - 1; k >= 0; k--) a.dep[t->wrt[k]->id] = k + 1;
     for (int i = 0; i < a.n_fwd; i++) {
         Node *n = g->nodes[i];
         n->id = i;
         int dep = 0;
-        for (int j = 0; j < n->n_in; j++) dep |= n->in[j] && a.dep[n->in[j]->id];
-        for (int j = 0; j < n->n_out; j++) a.dep[n->out[j]->id] = (char)dep;
+        for (int j = 0; j < n->n_in && !dep; j++) dep = n->in[j] ? a.dep[n->in[j]->id] : 0;
+        for (int j = 0; j < n->n_out; j++) a.dep[n->out[j]->id] = dep;
     }
     int rc = 0;
     if (a.dep[loss->id]) {
