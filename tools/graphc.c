@@ -268,13 +268,15 @@ static int train_opt(int argc, char **argv, int *i, const char *cmd, int allow_t
     "  --grad               differentiate: the model's first output must be a float\n"        \
     "                       scalar (the loss); after the model's outputs come one\n"          \
     "                       gradient per parameter, grad_<name>, in parameter order\n"       \
-    "  --wrt=NAME,...       the parameters (default: every float constant of rank >= 1,\n"   \
-    "                       in model order); with --grad graph inputs may be named too\n"    \
+    "  --wrt=NAME,...       the parameters (default: every float constant of rank >= 1\n"    \
+    "                       that is no shape operand and no running statistic, in\n"        \
+    "                       model order); with --grad graph inputs may be named too\n"       \
     "  --loss=KIND:OUTPUT   append a loss to output OUTPUT and a graph input 'label':\n"     \
     "                       cross-entropy (OUTPUT holds scores [N,C,...], label i64\n"       \
     "                       [N,...], softmax cross-entropy averaged over the batch)\n"      \
     "                       or mse (label shaped like OUTPUT, mean squared error);\n"       \
-    "                       the loss becomes the first output\n"
+    "                       the loss becomes the first output; --loss=probe sums\n"         \
+    "                       every float output times a fixed random tensor\n"
 
 /* ---- compile ---- */
 
