@@ -182,9 +182,17 @@ int api_parse_optimizer(const char *text, TrainSpec *t, Diag *d)
     return 0;
 }
 
+/* Makes loss, a new graph output, the first one (the model's follow). */
+static void output_first(Graph *g, Value *loss)
+{
+    ir_add_output(g, loss);
+    memmove(g->outputs + 1, g->outputs, sizeof *g->outputs * (size_t)(g->n_outputs - 1));
+    g->outputs[0] = loss;
+}
+
 /* The probe loss, for gradient checks: sum over every float output k of
- * sum(out_k * R_k), R_k a fixed pseudo-random tensor in [-1, 1) (splitmix64
- * seeded with k), so that every output element gets a different weight. */
+ * sum(out_k * R_k), R_k the fixed tensor random(seed=k+1, lo=-1, hi=1) of
+ * the text IR, so that every output element gets a different weight. */
 static Value *probe_loss(Graph *g, Diag *d)
 {
     Value *loss = NULL;
@@ -195,14 +203,7 @@ static Value *probe_loss(Graph *g, Diag *d)
         int64_t ne = ir_numel(&y->shape);
         unsigned char *raw = malloc(ir_dtype_size(y->dtype) * (size_t)(ne ? ne : 1));
         GC_ASSERT(raw);
-        uint64_t st = 0x9E3779B97F4A7C15ull * (uint64_t)(k + 1);
-        for (int64_t e = 0; e < ne; e++) {
-            uint64_t z = (st += 0x9E3779B97F4A7C15ull);
-            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-            z ^= z >> 31;
-            ir_store_f64(y->dtype, raw, (size_t)e, (double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-        }
+        ir_fill_random(y->dtype, raw, ne, (uint64_t)k + 1, -1, 1);
         char name[256];
         snprintf(name, sizeof name, "probe_%d", k);
         Value *rv = ir_add_const(g, name, y->dtype, &y->shape, raw, 1);
@@ -231,9 +232,7 @@ static int append_loss(Graph *g, const char *spec, Diag *d)
     if (strcmp(spec, "probe") == 0) {
         Value *loss = probe_loss(g, d);
         if (!loss) return -1;
-        ir_add_output(g, loss);
-        memmove(g->outputs + 1, g->outputs, sizeof *g->outputs * (size_t)(g->n_outputs - 1));
-        g->outputs[0] = loss;
+        output_first(g, loss);
         return 0;
     }
     const char *colon = strchr(spec, ':');
@@ -272,11 +271,7 @@ static int append_loss(Graph *g, const char *spec, Diag *d)
         if (ir_op(OP_Sub)->infer(s, d) || ir_op(OP_Mul)->infer(m, d) || ir_op(OP_ReduceMean)->infer(r, d)) return -1;
         loss = r->out[0];
     }
-    /* outputs: the loss first, then the model's own */
-    ir_add_output(g, loss);
-    Value *last = g->outputs[g->n_outputs - 1];
-    memmove(g->outputs + 1, g->outputs, sizeof *g->outputs * (size_t)(g->n_outputs - 1));
-    g->outputs[0] = last;
+    output_first(g, loss);
     return 0;
 }
 

@@ -398,3 +398,28 @@ int ir_norm_axis(int64_t axis, int rank)
     if (axis < -rank || axis >= rank) return -1;
     return (int)(axis < 0 ? axis + rank : axis);
 }
+
+/* splitmix64: the generator behind random(seed=...) (see docs/text-ir.md). */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void ir_fill_random(DType t, void *out, int64_t n, uint64_t seed, double lo, double hi)
+{
+    int integer = !ir_dtype_is_float(t);
+    for (int64_t i = 0; i < n; i++) {
+        double u = (double)(splitmix64(&seed) >> 11) * 0x1p-53;
+        double v;
+        if (integer) {
+            v = floor(lo + (hi - lo + 1) * u);
+            if (v > hi) v = hi;
+        } else {
+            v = lo + (hi - lo) * u;
+        }
+        ir_store_f64(t, out, (size_t)i, v);
+    }
+}

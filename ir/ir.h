@@ -62,6 +62,9 @@ void ir_store_f64(DType t, void *data, size_t i, double v);
 /* Rounds v to what dtype t can represent (float rounding for f32, half for
  * f16, bfloat16 rounding, truncation toward zero for integers, 0/1 for bool). */
 double ir_round_to(DType t, double v);
+/* n elements of dtype t drawn as the text IR's random(seed=, lo=, hi=)
+ * draws them (splitmix64; uniform in [lo, hi), integers in [lo, hi]). */
+void ir_fill_random(DType t, void *out, int64_t n, uint64_t seed, double lo, double hi);
 
 /* ---- shapes -------------------------------------------------------------- */
 

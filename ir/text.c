@@ -674,15 +674,6 @@ static int parse_elem(DType t, const char *tok, size_t len, unsigned char *out)
     return 0;
 }
 
-/* splitmix64: the generator behind random(seed=...) (see docs/text-ir.md). */
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* Reads a number token (sign, letters, digits, '.', '+', '-') at ps->p. */
 static const char *read_num_token(Parser *ps, size_t *len)
 {
@@ -741,18 +732,7 @@ static int parse_random(Parser *ps, DType t, int64_t n, unsigned char *out)
     if (!have[0]) return perr(ps, open, "random() needs seed=");
     double lo = lim[0], hi = lim[1];
     if (lo > hi) return perr(ps, open, "random(): lo must not exceed hi");
-    int integer = !ir_dtype_is_float(t);
-    for (int64_t i = 0; i < n; i++) {
-        double u = (double)(splitmix64(&seed) >> 11) * 0x1p-53;
-        double v;
-        if (integer) {
-            v = floor(lo + (hi - lo + 1) * u);
-            if (v > hi) v = hi;
-        } else {
-            v = lo + (hi - lo) * u;
-        }
-        ir_store_f64(t, out, (size_t)i, v);
-    }
+    ir_fill_random(t, out, n, seed, lo, hi);
     return 0;
 }
 

@@ -488,6 +488,38 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     return 0;
 }
 
+/* Reads the .npy file of every graph input of g (files[i] for input i),
+ * each with exactly the input's dtype and shape, into arrs (ptrs[i]: the
+ * data). 0, or 1 with the error printed (the arrays read so far stay in
+ * arrs for the caller to free). */
+static int read_inputs(const char *model, const Graph *g, const char *const *files, int n, NpyArray *arrs,
+                       const void **ptrs)
+{
+    if (n != g->n_inputs) {
+        char names[512] = "";
+        for (int i = 0; i < g->n_inputs; i++) {
+            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
+            strncat(names, g->inputs[i]->name, sizeof names - strlen(names) - 1);
+        }
+        return fail("%s: graph has %d input%s (%s), got %d .npy file%s", model, g->n_inputs,
+                    g->n_inputs == 1 ? "" : "s", names, n, n == 1 ? "" : "s");
+    }
+    for (int i = 0; i < n; i++) {
+        const Value *v = g->inputs[i];
+        Diag d = {0};
+        if (npy_read(files[i], &arrs[i], &d)) return fail_diag(&d);
+        if (!npy_dtype_fits(arrs[i].dtype, v->dtype) || !ir_shape_eq(&arrs[i].shape, &v->shape)) {
+            char want[256], got[256];
+            ir_shape_str(&v->shape, want, sizeof want);
+            ir_shape_str(&arrs[i].shape, got, sizeof got);
+            return fail("%s: graph input %d '%s' is %s%s, but the file holds %s%s", files[i], i, v->name,
+                        ir_dtype_name(v->dtype), want, ir_dtype_name(arrs[i].dtype), got);
+        }
+        ptrs[i] = arrs[i].data;
+    }
+    return 0;
+}
+
 /* ---- run ---- */
 
 static const char run_help[] =
@@ -564,33 +596,11 @@ static int cmd_run(int argc, char **argv)
     } else if (ir_verify(g, &d) || pass_infer_shapes(g, &d) || pass_autodiff(g, &d) || ir_verify(g, &d)) {
         goto diag_fail;
     }
-    if (n_ins != g->n_inputs) {
-        char names[512] = "";
-        for (int i = 0; i < g->n_inputs; i++) {
-            strncat(names, i ? ", " : "", sizeof names - strlen(names) - 1);
-            strncat(names, g->inputs[i]->name, sizeof names - strlen(names) - 1);
-        }
-        fail("%s: graph has %d input%s (%s), got %d .npy file%s", model, g->n_inputs, g->n_inputs == 1 ? "" : "s",
-             names, n_ins, n_ins == 1 ? "" : "s");
-        goto out;
-    }
     arrs = calloc((size_t)n_ins + 1, sizeof *arrs);
     outs = calloc((size_t)g->n_outputs + 1, sizeof *outs);
     inptr = calloc((size_t)n_ins + 1, sizeof *inptr);
     if (!arrs || !outs || !inptr) { fail("out of memory"); goto out; }
-    for (int i = 0; i < n_ins; i++) {
-        const Value *v = g->inputs[i];
-        if (npy_read(ins[i], &arrs[i], &d)) goto diag_fail;
-        if (!npy_dtype_fits(arrs[i].dtype, v->dtype) || !ir_shape_eq(&arrs[i].shape, &v->shape)) {
-            char want[256], got[256];
-            ir_shape_str(&v->shape, want, sizeof want);
-            ir_shape_str(&arrs[i].shape, got, sizeof got);
-            fail("%s: graph input %d '%s' is %s%s, but the file holds %s%s", ins[i], i, v->name,
-                 ir_dtype_name(v->dtype), want, ir_dtype_name(arrs[i].dtype), got);
-            goto out;
-        }
-        inptr[i] = arrs[i].data;
-    }
+    if (read_inputs(model, g, ins, n_ins, arrs, inptr)) goto out;
     for (int i = 0; i < g->n_outputs; i++) {
         size_t nb = (size_t)ir_numel(&g->outputs[i]->shape) * ir_dtype_size(g->outputs[i]->dtype);
         outs[i] = malloc(nb ? nb : 1);
@@ -733,23 +743,7 @@ static int cmd_gradcheck(int argc, char **argv)
     if (!model) { fail("gradcheck: missing MODEL (usage: graphc gradcheck MODEL [IN0.npy ...])"); goto out; }
     g = load(model, &lo, &d, 0);
     if (!g) { fail_diag(&d); goto out; }
-    if (n_ins != g->n_inputs) {
-        fail("%s: graph has %d input%s, got %d .npy file%s", model, g->n_inputs, g->n_inputs == 1 ? "" : "s", n_ins,
-             n_ins == 1 ? "" : "s");
-        goto out;
-    }
-    for (int i = 0; i < n_ins; i++) {
-        const Value *v = g->inputs[i];
-        if (npy_read(ins[i], &arrs[i], &d)) { fail_diag(&d); goto out; }
-        if (!npy_dtype_fits(arrs[i].dtype, v->dtype) || !ir_shape_eq(&arrs[i].shape, &v->shape)) {
-            char want[256], got[256];
-            fail("%s: graph input %d '%s' is %s%s, but the file holds %s%s", ins[i], i, v->name, ir_dtype_name(v->dtype),
-                 ir_shape_str(&v->shape, want, sizeof want), ir_dtype_name(arrs[i].dtype),
-                 ir_shape_str(&arrs[i].shape, got, sizeof got));
-            goto out;
-        }
-        inptr[i] = arrs[i].data;
-    }
+    if (read_inputs(model, g, ins, n_ins, arrs, inptr)) goto out;
     Writer rep;
     w_init(&rep);
     int n_failed = 0;
