@@ -232,6 +232,7 @@ static void call_const(Prog *p, int gi)
     int64_t dims[12], numel = 1;
     for (int i = 0; i < rank && i < 12; i++) {
         dims[i] = take_dim(p);
+        if (numel < 0) continue; /* already too large: no more products (they could overflow) */
         if (dims[i] < 0 || dims[i] > FUZZ_MAX_ELEMS || (numel *= dims[i]) > FUZZ_MAX_ELEMS) numel = -1;
     }
     void *data = NULL;
