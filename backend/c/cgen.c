@@ -541,12 +541,14 @@ static void gen_schedule(Cgen *c, Writer *w, const char *fn)
     gen_decls(c, &decls);
     if (c->train)
         w_printf(w, "static int %s(const unsigned char *weights, %sunsigned char *state, unsigned char *arena,\n"
-                    "    const void *const *inputs, void *const *outputs)\n{\n", fn, c->train == 2 ? "const " : "");
+                    "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool)\n{\n", fn,
+                 c->train == 2 ? "const " : "");
     else
         w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
-                    "    const void *const *inputs, void *const *outputs)\n{\n", fn);
+                    "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool)\n{\n", fn);
     w_puts(w, decls.buf ? decls.buf : "");
     w_free(&decls);
+    w_puts(w, "    (void)pool;\n");
     const char *unused[5] = {"weights", "arena", "inputs", "outputs", "state"};
     int is_used[5] = {c->weights_used, c->arena_used, 0, 0, c->state_used || !c->train};
     for (int i = 0; i < g->n_values; i++) {
@@ -583,7 +585,8 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     comment_text(w, g->name);
     w_printf(w, "'; do not edit.\n * %d nodes; arena %lld bytes; weights %lld bytes. */\n", g->n_nodes,
              (long long)g->arena_bytes, (long long)m->weights_bytes);
-    w_puts(w, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"gcrt_base.h\"\n");
+    w_puts(w, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"gcrt_base.h\"\n"
+              "#include \"gc_thread_pool.h\"\n");
     if (m->runtime) w_puts(w, "/* the runtime kernels this model calls, private to it (static) */\n");
     for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
         if (m->runtime & (1u << u)) w_printf(w, "#include \"gcrt_%s.c\"\n", cgen_runtime_unit_name(u));
@@ -597,8 +600,9 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     snprintf(fn, sizeof fn, "%s_schedule", N);
     gen_schedule(c, w, fn);
 
-    /* NAME_run_v */
-    w_printf(w, "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs)\n{\n", N);
+    /* NAME_run_v_parallel, NAME_run_v */
+    w_printf(w, "int %s_run_v_parallel(const void *weights, void *arena, const void *const *inputs, void *const *outputs,\n"
+                "    const GcThreadPool *pool)\n{\n", N);
     if (file) {
         w_printf(w, "    if (%s_WEIGHTS_BYTES > 0 && (weights == NULL || ((uintptr_t)weights & 7u) != 0)) return -1;\n", N);
     } else {
@@ -607,19 +611,24 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     }
     if (g->arena_bytes > 0)
         w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
-    w_printf(w, "    return %s_schedule((const unsigned char *)weights, (unsigned char *)arena, inputs, outputs);\n}\n\n", N);
+    w_printf(w, "    return %s_schedule((const unsigned char *)weights, (unsigned char *)arena, inputs, outputs, pool);\n}\n\n", N);
+    w_printf(w, "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs)\n{\n"
+                "    return %s_run_v_parallel(weights, arena, inputs, outputs, NULL);\n}\n\n", N, N);
 
-    /* NAME_run */
-    w_printf(w, "int %s_run(", N);
+    /* NAME_run_parallel, NAME_run */
+    for (int par = 1; par >= 0; par--) {
+    w_printf(w, "int %s_run%s(", N, par ? "_parallel" : "");
     api_params(m, w);
-    w_puts(w, ")\n{\n");
+    w_puts(w, par ? ", const GcThreadPool *pool)\n{\n" : ")\n{\n");
     w_printf(w, "    const void *inputs[%d];\n    void *outputs[%d];\n", g->n_inputs ? g->n_inputs : 1,
              g->n_outputs ? g->n_outputs : 1);
     if (!g->n_inputs) w_puts(w, "    inputs[0] = NULL;\n");
     if (!g->n_outputs) w_puts(w, "    outputs[0] = NULL;\n");
     for (int i = 0; i < g->n_inputs; i++) w_printf(w, "    inputs[%d] = (const void *)%s;\n", i, m->ins[i].param);
     for (int i = 0; i < g->n_outputs; i++) w_printf(w, "    outputs[%d] = (void *)%s;\n", i, m->outs[i].param);
-    w_printf(w, "    return %s_run_v(%s, arena, inputs, outputs);\n}\n", N, file ? "weights" : "NULL");
+    w_printf(w, "    return %s_run_v_parallel(%s, arena, inputs, outputs, %s);\n}\n%s", N, file ? "weights" : "NULL",
+             par ? "pool" : "NULL", par ? "\n" : "");
+    }
 }
 
 /* ---- training: NAME_init_state, NAME_train_step, NAME_infer_v ----------- */
@@ -681,7 +690,7 @@ static void gen_train_source(Cgen *c, Cgen *ci, Writer *w)
         w_puts(w, "    if (state == NULL || ((uintptr_t)state & 63u) != 0) return -1;\n");
         if (pass[k]->arena_bytes > 0) w_puts(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
         w_printf(w, "    return %s_%s_schedule((const unsigned char *)weights, (%sunsigned char *)state, (unsigned char *)arena,\n"
-                    "        inputs, outputs);\n}\n%s",
+                    "        inputs, outputs, NULL);\n}\n%s",
                  N, what[k], k ? "const " : "", k ? "" : "\n");
     }
 }
@@ -810,7 +819,8 @@ static void gen_header(const CgenModel *m, Writer *w)
                 " * uint16_t bit patterns, bool elements are uint8_t 0/1.\n"
                 " * The run functions return 0, or -1 when the arena (or the weights) is\n"
                 " * NULL or misaligned.\n */\n");
-    w_printf(w, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n", guard, guard);
+    w_printf(w, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n#include \"gc_thread_pool.h\"\n\n",
+             guard, guard);
     w_puts(w, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     w_printf(w, "#define %s_ARENA_BYTES %lld\n", N, (long long)g->arena_bytes);
     w_printf(w, "#define %s_ARENA_ALIGN 64\n", N);
@@ -831,6 +841,15 @@ static void gen_header(const CgenModel *m, Writer *w)
                 " * pointers; weights %s. */\n"
                 "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs);\n\n",
              N, N, file ? "is the loaded NAME.weights blob" : "may be NULL (the linked-in blob)", N);
+    w_printf(w, "/* The same two on a thread pool (gc_thread_pool.h; NULL runs serially):\n"
+                " * each kernel splits its output tiles over pool->n_threads tasks, at most\n"
+                " * %s_MAX_THREADS, and the results are bit-for-bit those of %s_run. */\n"
+                "#define %s_HAS_RUN_PARALLEL 1\n#define %s_MAX_THREADS %d\nint %s_run_parallel(",
+             N, N, N, N, CGEN_MAX_THREADS, N);
+    api_params(m, w);
+    w_printf(w, ", const GcThreadPool *pool);\n"
+                "int %s_run_v_parallel(const void *weights, void *arena, const void *const *inputs, void *const *outputs,\n"
+                "    const GcThreadPool *pool);\n\n", N);
     w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 

@@ -16,15 +16,22 @@
 
 typedef struct Cgen Cgen;
 
+/* The most tasks a kernel of the parallel entry runs at once: the per-task
+ * scratch slots its workspace holds (NAME_MAX_THREADS). */
+#define CGEN_MAX_THREADS 8
+
 typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
 
-/* The kernel units of the C runtime (runtime/c/gcrt_<name>.{h,c}), as bits.
+/* The kernel units of the C runtime (runtime/c/gcrt_<name>.{h,c}; the fast
+ * CPU kernels cpu and dwconv in runtime/cpu/), as bits.
  * An emitter entry lists the units whose kernels its code may call; the
  * output folder receives exactly the units its nodes list (and what those
  * units depend on), and NAME.c includes their sources, so every kernel is
  * private to the model (runtime/common/gcrt_base.h explains GCRT_FN).
  * CGEN_RUNTIME_UNITS is the one list: X(NAME, depends-on mask). */
 #define CGEN_RUNTIME_UNITS(X)   \
+    X(cpu, 0)                   \
+    X(dwconv, CGEN_RT_cpu)      \
     X(grad, CGEN_RT_nn | CGEN_RT_linalg) \
     X(index, 0)                 \
     X(linalg, 0)                \

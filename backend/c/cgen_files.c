@@ -10,7 +10,10 @@
  *
  * The runtime is copied by unit: gcrt_base.h always, and the header and
  * source of each unit the model's nodes call (CgenModel.runtime); NAME.c
- * includes the sources, so the Makefile compiles no runtime object.
+ * includes the sources, so the Makefile compiles no runtime object. The
+ * thread-pool interface gc_thread_pool.h (NAME.h includes it) and its
+ * pthread implementation gc_thread_pool.c come always; the .c is compiled
+ * into NAME_main only, never into libNAME (a program compiles it once).
  *
  * The weights blob is every constant the code reads, in value-id order, each
  * at a 64-byte-aligned offset (zero padding between). It is streamed, never
@@ -361,7 +364,9 @@ static int write_embedded(const char *dir, const char *name, Diag *d)
 
 int cgen_write_runtime(const CgenModel *m, const char *dir, Diag *d)
 {
-    if (write_embedded(dir, "gcrt_base.h", d)) return -1;
+    if (write_embedded(dir, "gcrt_base.h", d) || write_embedded(dir, "gc_thread_pool.h", d) ||
+        write_embedded(dir, "gc_thread_pool.c", d))
+        return -1;
     for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++) {
         if (!(m->runtime & (1u << u))) continue;
         char file[64];
@@ -381,12 +386,18 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
     int wmode = m->o->weights;
     w_printf(w, CGEN_BANNER " for model '%s'; do not edit.\n", N);
     w_printf(w, "#\n#   make            builds lib%s.a, lib%s.so%s\n", N, N, m->o->emit_main ? " and the npy runner" : "");
-    w_puts(w, "#   make BLAS=0     portable kernels only; BLAS=1 forces OpenBLAS; BLAS=auto\n"
-              "#                   uses it when its headers are found\n"
+    w_puts(w, "#   make BLAS=1     OpenBLAS for the GEMMs that have no fast kernel (f64,\n"
+              "#                   training's weights); BLAS=auto uses it when its headers are\n"
+              "#                   found; the default BLAS=0 needs nothing but libm\n"
+              "#   CPU_FLAGS       the instruction set of the fast kernels: -march=native when\n"
+              "#                   CC builds for this machine (AVX-512 or AVX2+FMA where the CPU\n"
+              "#                   has them), else empty (portable C); set it for another target\n"
               "#   CC, CFLAGS, LDFLAGS and LDLIBS from the command line or the environment\n"
               "#   replace the defaults below (-fPIC and -I. are always added).\n\n");
     w_puts(w, "CFLAGS ?= -O2 -std=c99 -Wall -Wextra -pedantic\nLDFLAGS ?=\nLDLIBS ?=\n");
-    w_puts(w, "BLAS ?= auto\n\n");
+    w_puts(w, "BLAS ?= 0\n");
+    w_puts(w, "CPU_FLAGS ?= $(shell if [ \"$$($(CC) -dumpmachine 2>/dev/null | cut -d- -f1)\" = \"$$(uname -m)\" ] && \\\n"
+              "    $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1; then echo -march=native; fi)\n\n");
     w_puts(w, "ifeq ($(BLAS),auto)\n"
               "BLAS_ON := $(shell if [ -f /usr/include/x86_64-linux-gnu/cblas.h ] || pkg-config --exists openblas 2>/dev/null; then echo 1; else echo 0; fi)\n"
               "else\nBLAS_ON := $(BLAS)\nendif\n"
@@ -394,13 +405,13 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
               "BLAS_CFLAGS := -DGCRT_USE_BLAS $(shell pkg-config --cflags openblas 2>/dev/null)\n"
               "BLAS_LIBS := $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)\n"
               "endif\n\n"
-              "ALL_CFLAGS = $(CFLAGS) -fPIC -I. $(BLAS_CFLAGS)\n"
+              "ALL_CFLAGS = $(CFLAGS) $(CPU_FLAGS) -fPIC -I. $(BLAS_CFLAGS)\n"
               "ALL_LIBS = $(LDLIBS) $(BLAS_LIBS) -lm\n\n");
     w_printf(w, "OBJS = %s.o", N);
     if (wmode != BACKEND_WEIGHTS_FILE) w_printf(w, " %s_weights.o", N);
     /* NAME.c includes gcrt_base.h and the runtime units' sources (their
      * kernels are static), so they are prerequisites, not objects. */
-    w_printf(w, "\nHDRS = %s.h gcrt_base.h", N);
+    w_printf(w, "\nHDRS = %s.h gcrt_base.h gc_thread_pool.h", N);
     for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
         if (m->runtime & (1u << u))
             w_printf(w, " \\\n       gcrt_%s.h gcrt_%s.c", cgen_runtime_units[u].name, cgen_runtime_units[u].name);
@@ -409,7 +420,9 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
     w_printf(w, "lib%s.a: $(OBJS)\n\trm -f $@\n\t$(AR) rcs $@ $(OBJS)\n\n", N);
     w_printf(w, "lib%s.so: $(OBJS)\n\t$(CC) $(CFLAGS) -shared -o $@ $(OBJS) $(LDFLAGS) $(ALL_LIBS)\n\n", N);
     if (m->o->emit_main)
-        w_printf(w, "%s_main: %s_main.o lib%s.a\n\t$(CC) $(CFLAGS) -o $@ %s_main.o lib%s.a $(LDFLAGS) $(ALL_LIBS)\n\n",
+        w_printf(w, "%s_main: %s_main.o gc_thread_pool.o lib%s.a\n\t$(CC) $(CFLAGS) $(CPU_FLAGS) -pthread -o $@ %s_main.o "
+                    "gc_thread_pool.o lib%s.a $(LDFLAGS) $(ALL_LIBS)\n\n"
+                    "gc_thread_pool.o: gc_thread_pool.c gc_thread_pool.h\n\t$(CC) $(ALL_CFLAGS) -pthread -c -o $@ gc_thread_pool.c\n\n",
                  N, N, N, N, N);
     w_puts(w, "%.o: %.c $(HDRS)\n\t$(CC) $(ALL_CFLAGS) -c -o $@ $<\n\n");
     if (wmode == BACKEND_WEIGHTS_INCBIN)

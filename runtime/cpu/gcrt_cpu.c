@@ -2,6 +2,8 @@
  * a kernel's tiles over a thread pool (see gcrt_cpu.h). */
 #include "gcrt_cpu.h"
 
+#include <string.h>
+
 typedef struct GcrtSplit {
     GcrtRangeFn fn;
     void *arg;
@@ -32,4 +34,367 @@ GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_sl
     s.n_tiles = n_tiles;
     s.n_tasks = k;
     pool->parallel_for(pool->ctx, k, gcrt_split_task, &s);
+}
+
+/* ---- the micro-kernel -----------------------------------------------------
+ *
+ * One call computes a tile of C of mr <= GCRT_MR rows and nr <= 32 columns
+ * over the whole K: for each k it loads 32 values of B's row k (masked past
+ * nr), broadcasts a(r,k) for each row and accumulates with fused
+ * multiply-adds in registers; the epilogue (bias, residual, activation) is
+ * applied on the registers before the one store of the tile. K is never
+ * split, so each element is one sequential sum over k: the reduction order
+ * depends on nothing but the shapes. Rows past mr re-read row mr-1 (their
+ * results are not stored), so A needs no padding.
+ *   AVX-512F: 8 rows x 2 zmm (16 accumulators);
+ *   AVX2+FMA: 4 rows x 4 ymm (16 accumulators, B reloaded per vector);
+ *   portable: 2 rows x 32 floats in arrays the compiler vectorizes.
+ */
+
+typedef struct GcrtTile {
+    int acc;               /* add the tile's current contents of C first (a later K block) */
+    int last;              /* the last K block: apply the epilogue below (else store raw) */
+    const float *bias_row; /* bias_row[r] for row r of the tile, or NULL */
+    const float *bias_col; /* bias_col[j], or NULL */
+    const float *res;      /* res[r*ldr + j], or NULL */
+    int64_t ldr;
+    int act;
+    float lo, hi;
+} GcrtTile;
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define GCRT_MR 8
+
+static inline __m512 gcrt_epi512(__m512 v, const GcrtTile *t, const float *c, int r, int j, __mmask16 m)
+{
+    if (t->acc) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, c));
+    if (!t->last) return v;
+    if (t->bias_row) v = _mm512_add_ps(v, _mm512_set1_ps(t->bias_row[r]));
+    if (t->bias_col) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, t->bias_col + j));
+    if (t->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, t->res + r * t->ldr + j));
+    if (t->act == GCRT_ACT_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps());
+    else if (t->act == GCRT_ACT_CLIP)
+        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(t->lo)), _mm512_set1_ps(t->hi));
+    return v;
+}
+
+static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
+                         int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    __mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffffu : (1u << nr) - 1u);
+    __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffffu : nr > 16 ? (1u << (nr - 16)) - 1u : 0u);
+    int64_t o[GCRT_MR];
+    for (int r = 0; r < GCRT_MR; r++) o[r] = (r < mr ? r : mr - 1) * a_rs;
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+           c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+    const int64_t o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3], o4 = o[4], o5 = o[5], o6 = o[6], o7 = o[7];
+    for (int64_t k = 0; k < K; k++) {
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, B), b1 = _mm512_maskz_loadu_ps(m1, B + 16), a;
+#define GCRT_ROW(cA, cB, off)                                                                             \
+    a = _mm512_set1_ps(A[off]);                                                                       \
+    cA = _mm512_fmadd_ps(a, b0, cA);                                                                  \
+    cB = _mm512_fmadd_ps(a, b1, cB);
+        GCRT_ROW(c00, c01, o0)
+        GCRT_ROW(c10, c11, o1)
+        GCRT_ROW(c20, c21, o2)
+        GCRT_ROW(c30, c31, o3)
+        GCRT_ROW(c40, c41, o4)
+        GCRT_ROW(c50, c51, o5)
+        GCRT_ROW(c60, c61, o6)
+        GCRT_ROW(c70, c71, o7)
+#undef GCRT_ROW
+        A += a_ks;
+        B += b_ks;
+    }
+    __m512 acc[GCRT_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                              {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    for (int r = 0; r < mr; r++) {
+        float *c = C + r * ldc;
+        _mm512_mask_storeu_ps(c, m0, gcrt_epi512(acc[r][0], t, c, r, 0, m0));
+        if (m1) _mm512_mask_storeu_ps(c + 16, m1, gcrt_epi512(acc[r][1], t, c + 16, r, 16, m1));
+    }
+}
+
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define GCRT_MR 4
+
+static inline __m256i gcrt_mask8(int n)
+{
+    int32_t idx[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    __m256i v;
+    memcpy(&v, idx, sizeof v);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), v);
+}
+
+static inline __m256 gcrt_epi256(__m256 v, const GcrtTile *t, const float *c, int r, int j, __m256i m)
+{
+    if (t->acc) v = _mm256_add_ps(v, _mm256_maskload_ps(c, m));
+    if (!t->last) return v;
+    if (t->bias_row) v = _mm256_add_ps(v, _mm256_set1_ps(t->bias_row[r]));
+    if (t->bias_col) v = _mm256_add_ps(v, _mm256_maskload_ps(t->bias_col + j, m));
+    if (t->res) v = _mm256_add_ps(v, _mm256_maskload_ps(t->res + r * t->ldr + j, m));
+    if (t->act == GCRT_ACT_RELU) v = _mm256_max_ps(v, _mm256_setzero_ps());
+    else if (t->act == GCRT_ACT_CLIP)
+        v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(t->lo)), _mm256_set1_ps(t->hi));
+    return v;
+}
+
+static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
+                         int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    __m256i m[4];
+    for (int v = 0; v < 4; v++) m[v] = gcrt_mask8(nr - 8 * v);
+    const __m256i m0 = m[0], m1 = m[1], m2 = m[2], m3 = m[3];
+    const int64_t o0 = 0, o1 = (mr > 1 ? 1 : 0) * a_rs, o2 = (mr > 2 ? 2 : mr - 1) * a_rs,
+                  o3 = (mr > 3 ? 3 : mr - 1) * a_rs;
+    __m256 acc[GCRT_MR][4];
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00,
+           c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+    for (int64_t k = 0; k < K; k++) {
+        __m256 a0 = _mm256_set1_ps(A[o0]), a1 = _mm256_set1_ps(A[o1]), a2 = _mm256_set1_ps(A[o2]),
+               a3 = _mm256_set1_ps(A[o3]), b;
+#define GCRT_COL(v, mv, x0, x1, x2, x3)                                                                   \
+    b = _mm256_maskload_ps(B + 8 * (v), mv);                                                          \
+    x0 = _mm256_fmadd_ps(a0, b, x0);                                                                  \
+    x1 = _mm256_fmadd_ps(a1, b, x1);                                                                  \
+    x2 = _mm256_fmadd_ps(a2, b, x2);                                                                  \
+    x3 = _mm256_fmadd_ps(a3, b, x3);
+        GCRT_COL(0, m0, c00, c10, c20, c30)
+        GCRT_COL(1, m1, c01, c11, c21, c31)
+        GCRT_COL(2, m2, c02, c12, c22, c32)
+        GCRT_COL(3, m3, c03, c13, c23, c33)
+#undef GCRT_COL
+        A += a_ks;
+        B += b_ks;
+    }
+    acc[0][0] = c00, acc[0][1] = c01, acc[0][2] = c02, acc[0][3] = c03;
+    acc[1][0] = c10, acc[1][1] = c11, acc[1][2] = c12, acc[1][3] = c13;
+    acc[2][0] = c20, acc[2][1] = c21, acc[2][2] = c22, acc[2][3] = c23;
+    acc[3][0] = c30, acc[3][1] = c31, acc[3][2] = c32, acc[3][3] = c33;
+    for (int r = 0; r < mr; r++)
+        for (int v = 0; v < 4 && 8 * v < nr; v++)
+            _mm256_maskstore_ps(C + r * ldc + 8 * v, m[v], gcrt_epi256(acc[r][v], t, C + r * ldc + 8 * v, r, 8 * v, m[v]));
+}
+
+#else
+#define GCRT_MR 2
+
+static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
+                         int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    float c0[GCRT_PACK_NR], c1[GCRT_PACK_NR];
+    const int64_t o1 = mr > 1 ? a_rs : 0;
+    int j;
+    for (j = 0; j < GCRT_PACK_NR; j++) c0[j] = c1[j] = 0.0f;
+    if (nr == GCRT_PACK_NR) {
+        for (int64_t k = 0; k < K; k++) {
+            const float a0 = A[0], a1 = A[o1];
+            for (j = 0; j < GCRT_PACK_NR; j++) {
+                c0[j] += a0 * B[j];
+                c1[j] += a1 * B[j];
+            }
+            A += a_ks;
+            B += b_ks;
+        }
+    } else {
+        for (int64_t k = 0; k < K; k++) {
+            const float a0 = A[0], a1 = A[o1];
+            for (j = 0; j < nr; j++) {
+                c0[j] += a0 * B[j];
+                c1[j] += a1 * B[j];
+            }
+            A += a_ks;
+            B += b_ks;
+        }
+    }
+    for (int r = 0; r < mr; r++) {
+        float *acc = r ? c1 : c0, *c = C + r * ldc;
+        for (j = 0; j < nr; j++) {
+            float v = acc[j];
+            if (t->acc) v += c[j];
+            if (!t->last) {
+                c[j] = v;
+                continue;
+            }
+            if (t->bias_row) v += t->bias_row[r];
+            if (t->bias_col) v += t->bias_col[j];
+            if (t->res) v += t->res[r * t->ldr + j];
+            if (t->act == GCRT_ACT_RELU) v = v > 0.0f ? v : 0.0f;
+            else if (t->act == GCRT_ACT_CLIP) v = v < t->lo ? t->lo : v > t->hi ? t->hi : v;
+            c[j] = v;
+        }
+    }
+}
+#endif
+
+/* ---- GEMM driver ---------------------------------------------------------- */
+
+/* Tiles: batch-major, then 32-column panels of C, then GCRT_MR-row blocks
+ * (a task's consecutive tiles share one B panel, which stays in cache). */
+static void gcrt_gemm_range(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtGemm *g = (const GcrtGemm *)arg;
+    const int64_t nm = (g->M + GCRT_MR - 1) / GCRT_MR, nn = (g->N + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
+    (void)slot;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t b = t / (nm * nn), np = t / nm % nn, mb = t % nm;
+        const int64_t m0 = mb * GCRT_MR, n0 = np * GCRT_PACK_NR;
+        const int mr = (int)(g->M - m0 < GCRT_MR ? g->M - m0 : GCRT_MR);
+        const int nr = (int)(g->N - n0 < GCRT_PACK_NR ? g->N - n0 : GCRT_PACK_NR);
+        const float *A = g->A + b * g->a_bs, *B = g->B + b * g->b_bs;
+        int64_t a_rs = g->a_rs, a_ks = g->a_ks, b_ks = g->ldb;
+        if (g->a_packed) {
+            A += m0 / GCRT_PACK_MR * GCRT_PACK_MR * g->K + m0 % GCRT_PACK_MR;
+            a_rs = 1;
+            a_ks = GCRT_PACK_MR;
+        } else {
+            A += m0 * a_rs;
+        }
+        if (g->b_packed) {
+            B += np * GCRT_PACK_NR * g->K;
+            b_ks = GCRT_PACK_NR;
+        } else {
+            B += n0;
+        }
+        float *C = g->C + b * g->c_bs + m0 * g->ldc + n0;
+        GcrtTile tile;
+        tile.acc = 0;
+        tile.last = 1;
+        tile.bias_row = g->bias_row ? g->bias_row + m0 : 0;
+        tile.bias_col = g->bias_col ? g->bias_col + n0 : 0;
+        tile.res = g->res ? g->res + b * g->c_bs + m0 * g->ldc + n0 : 0;
+        tile.ldr = g->ldc;
+        tile.act = g->act;
+        tile.lo = g->lo;
+        tile.hi = g->hi;
+        gcrt_ukernel(g->K, A, a_rs, a_ks, mr, B, b_ks, nr, C, g->ldc, &tile);
+    }
+}
+
+/* See gcrt_cpu.h. */
+GCRT_FN void gcrt_gemm_f32(const GcrtGemm *g, const GcThreadPool *pool)
+{
+    const int64_t nm = (g->M + GCRT_MR - 1) / GCRT_MR, nn = (g->N + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
+    gcrt_parallel(pool, g->batch * nm * nn, 1 << 30, gcrt_gemm_range, (void *)g);
+}
+
+/* ---- convolution as GEMM --------------------------------------------------
+ *
+ * Y[n][g] (Mg x P, P = OH*OW) = W[g] (Mg x K, K = Cg*KH*KW) * im2col(X[n][g])
+ * (K x P). The im2col matrix is never formed whole: a task builds the rows
+ * [k0, k0+KC) of 32 output positions at a time (a "panel", K-block kb) in
+ * its slot of the workspace and multiplies every filter row of its tile
+ * with it; the K blocks of one output add up in C in block order (the
+ * epilogue with the last), so the sum order is fixed by the shapes. A 1x1
+ * stride-1 unpadded conv multiplies X in place (rows of X are rows of B).
+ */
+
+/* Rows [k0, k1) of the im2col of output positions [p0, p0+nr) of the Cg
+ * channels at X, row k at dst + (k-k0)*32. */
+static void gcrt_im2col32(const GcrtConv *cv, const float *X, int64_t k0, int64_t k1, int64_t p0, int nr, float *dst)
+{
+    const int64_t HW = cv->H * cv->W, khw = cv->KH * cv->KW;
+    for (int64_t k = k0; k < k1; k++, dst += GCRT_PACK_NR) {
+        const int64_t c = k / khw, kh = k % khw / cv->KW, kw = k % cv->KW;
+        const float *xc = X + c * HW;
+        int64_t oh = p0 / cv->OW, ow = p0 % cv->OW;
+        int j = 0;
+        while (j < nr) {
+            int64_t run = cv->OW - ow;
+            if (run > nr - j) run = nr - j;
+            const int64_t ih = oh * cv->sh - cv->pt + kh * cv->dh;
+            if (ih < 0 || ih >= cv->H) {
+                for (int64_t q = 0; q < run; q++) dst[j + q] = 0.0f;
+            } else {
+                const float *row = xc + ih * cv->W;
+                int64_t iw = ow * cv->sw - cv->pl + kw * cv->dw;
+                if (cv->sw == 1 && iw >= 0 && iw + run <= cv->W) {
+                    memcpy(dst + j, row + iw, (size_t)run * sizeof *dst);
+                } else {
+                    for (int64_t q = 0; q < run; q++, iw += cv->sw)
+                        dst[j + q] = (iw >= 0 && iw < cv->W) ? row[iw] : 0.0f;
+                }
+            }
+            j += (int)run;
+            ow = 0;
+            oh++;
+        }
+    }
+}
+
+/* Tiles: image, group, 32-position panel, then blocks of GCRT_CONV_MB
+ * output channels. A task takes its tiles in runs that share a position
+ * panel and builds each K block of that panel once for the whole run. */
+static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtConv *cv = (const GcrtConv *)arg;
+    const int64_t Cg = cv->C / cv->G, Mg = cv->M / cv->G, K = Cg * cv->KH * cv->KW, P = cv->OH * cv->OW;
+    const int64_t nmb = (Mg + GCRT_CONV_MB - 1) / GCRT_CONV_MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
+    const int direct = GCRT_CONV_DIRECT(cv);
+    float *panel = direct ? 0 : cv->ws + (int64_t)slot * GCRT_CONV_SLOT_FLOATS(Cg, cv->KH, cv->KW);
+    const int64_t mpad = (Mg + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR;
+    for (int64_t t = t0; t < t1;) {
+        const int64_t col = t / nmb; /* col = (n*G + g)*np + p */
+        const int64_t run_end = (col + 1) * nmb < t1 ? (col + 1) * nmb : t1;
+        const int64_t p = col % np, ng = col / np, g = ng % cv->G, n = ng / cv->G;
+        const int64_t p0 = p * GCRT_PACK_NR;
+        const int nr = (int)(P - p0 < GCRT_PACK_NR ? P - p0 : GCRT_PACK_NR);
+        const float *X = cv->X + (n * cv->C + g * Cg) * cv->H * cv->W;
+        const int64_t m_begin = t % nmb * GCRT_CONV_MB, m_end = run_end - col * nmb == nmb ? Mg : (run_end % nmb) * GCRT_CONV_MB;
+        for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
+            const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
+            const float *B;
+            int64_t b_ks;
+            if (direct) {
+                B = X + k0 * P + p0;
+                b_ks = P;
+            } else {
+                gcrt_im2col32(cv, X, k0, k0 + kc, p0, nr, panel);
+                B = panel;
+                b_ks = GCRT_PACK_NR;
+            }
+            for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_MR) {
+                /* a micro-tile never straddles a channel block */
+                const int64_t blk_end = (m0 / GCRT_CONV_MB + 1) * GCRT_CONV_MB < m_end ? (m0 / GCRT_CONV_MB + 1) * GCRT_CONV_MB : m_end;
+                const int mr = (int)(blk_end - m0 < GCRT_MR ? blk_end - m0 : GCRT_MR);
+                const float *A;
+                int64_t a_rs, a_ks;
+                if (cv->w_packed) {
+                    A = cv->Wt + g * mpad * K + m0 / GCRT_PACK_MR * GCRT_PACK_MR * K + k0 * GCRT_PACK_MR +
+                        m0 % GCRT_PACK_MR;
+                    a_rs = 1;
+                    a_ks = GCRT_PACK_MR;
+                } else {
+                    A = cv->Wt + (g * Mg + m0) * K + k0;
+                    a_rs = K;
+                    a_ks = 1;
+                }
+                const int64_t yo = ((n * cv->M) + g * Mg + m0) * P + p0;
+                GcrtTile tile;
+                tile.acc = k0 > 0;
+                tile.last = k0 + kc == K;
+                tile.bias_row = cv->bias ? cv->bias + g * Mg + m0 : 0;
+                tile.bias_col = 0;
+                tile.res = cv->res ? cv->res + yo : 0;
+                tile.ldr = P;
+                tile.act = cv->act;
+                tile.lo = cv->lo;
+                tile.hi = cv->hi;
+                gcrt_ukernel(kc, A, a_rs, a_ks, mr, B, b_ks, nr, cv->Y + yo, P, &tile);
+                if (mr < GCRT_MR) m0 = m0 + mr - GCRT_MR; /* continue at blk_end */
+            }
+        }
+        t = run_end;
+    }
+}
+
+/* See gcrt_cpu.h. */
+GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool)
+{
+    const int64_t Mg = cv->M / cv->G, P = cv->OH * cv->OW;
+    const int64_t nmb = (Mg + GCRT_CONV_MB - 1) / GCRT_CONV_MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
+    gcrt_parallel(pool, cv->N * cv->G * np * nmb, GCRT_CONV_DIRECT(cv) ? 1 << 30 : cv->max_slots, gcrt_conv_range,
+                  (void *)cv);
 }

@@ -59,4 +59,61 @@ typedef void (*GcrtRangeFn)(void *arg, int64_t t0, int64_t t1, int slot);
  * [j*n_tiles/k, (j+1)*n_tiles/k) and slot j. */
 GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_slots, GcrtRangeFn fn, void *arg);
 
+/* ---- packed SGEMM ---- */
+
+/* One GEMM (or a batch of them): C[b] = A[b] * B[b] + epilogue, every
+ * matrix f32, C row-major with row stride ldc. A is the packed A panels
+ * (a_packed: GCRT_PACK_MR-row panels, k-major, of an [M,K] matrix) or
+ * strided (a(m,k) = A[m*a_rs + k*a_ks]); B is the packed B panels
+ * (b_packed: GCRT_PACK_NR-column panels of a [K,N] matrix) or row-major
+ * with row stride ldb (b(k,n) = B[k*ldb + n]). Batch b offsets A, B, C
+ * (and res) by a_bs, b_bs, c_bs elements (0: shared). The epilogue adds
+ * bias_row[m] and/or bias_col[n] (either may be NULL), then res[m*ldc+n]
+ * (res NULL: none), then applies act. Tiles: GCRT_MR x GCRT_PACK_NR blocks
+ * of C, fixed by the shapes alone. */
+typedef struct GcrtGemm {
+    int64_t batch, a_bs, b_bs, c_bs;
+    int64_t M, N, K;
+    const float *A;
+    int a_packed;
+    int64_t a_rs, a_ks;
+    const float *B;
+    int b_packed;
+    int64_t ldb;
+    float *C;
+    int64_t ldc;
+    const float *bias_row, *bias_col, *res;
+    int act;
+    float lo, hi;
+} GcrtGemm;
+GCRT_FN void gcrt_gemm_f32(const GcrtGemm *g, const GcThreadPool *pool);
+
+/* Conv (NCHW, f32, 1 or 2 spatial dims given as H=1 for 1-D) as a GEMM per
+ * image and group: Y[g][Mg, OH*OW] = W[g][Mg, Cg*KH*KW] * im2col(X)[g].
+ * W: the packed A panels of each group's [Mg, K] filter matrix, group after
+ * group (w_packed), or the ONNX [M, Cg, KH, KW] tensor. The im2col of 32
+ * output positions and GCRT_CONV_KC rows at a time goes to the task's slot
+ * of ws (GCRT_CONV_SLOT_FLOATS floats each, max_slots of them); a 1x1
+ * stride-1 unpadded conv (GCRT_CONV_DIRECT) reads X in place and needs no
+ * ws. Epilogue: bias per output channel, res of Y's shape, act. */
+typedef struct GcrtConv {
+    int64_t N, C, H, W, M, G, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
+    const float *X, *Wt;
+    int w_packed;
+    const float *bias, *res;
+    int act;
+    float lo, hi;
+    float *Y;
+    float *ws;
+    int max_slots;
+} GcrtConv;
+GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool);
+#define GCRT_CONV_KC 512
+#define GCRT_CONV_MB 64
+#define GCRT_CONV_SLOT_FLOATS(Cg, KH, KW) \
+    (((Cg) * (KH) * (KW) < GCRT_CONV_KC ? (Cg) * (KH) * (KW) : GCRT_CONV_KC) * GCRT_PACK_NR)
+#define GCRT_CONV_DIRECT(cv)                                                                                   \
+    ((cv)->KH == 1 && (cv)->KW == 1 && (cv)->sh == 1 && (cv)->sw == 1 && (cv)->pt == 0 && (cv)->pl == 0 && \
+     (cv)->OH == (cv)->H && (cv)->OW == (cv)->W)
+
 #endif
