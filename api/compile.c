@@ -81,6 +81,7 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
     GC_ASSERT(job->opt_level == 0 || job->opt_level == 2);
     g->opt_level = job->opt_level;
     g->workspace = job_backend(job)->workspace;
+    g->kernel_note = job_backend(job)->kernel_note;
     g->plan_keep_forward = job->plan_keep_forward;
     PipelineOptions po = {0};
     po.print_after = job->print_after;

@@ -236,6 +236,11 @@ typedef struct Graph {
     /* option: the target's scratch bytes for node n's kernel (the backend's
      * workspace policy, set by the compile driver); NULL: no workspaces. */
     size_t (*workspace)(const struct Node *n);
+    /* option: the target's note on the kernel it picks for node n (written
+     * into buf, a comment line's worth; returns its length, 0 for none),
+     * printed after the node by ir_print as `# kernel: ...` (the parser
+     * skips comments); set by the compile driver; NULL: no notes. */
+    int (*kernel_note)(const struct Node *n, char *buf, size_t cap);
     /* Memory-plan figures set by plan-memory (bytes): the live-set lower
      * bound (largest sum of live buffer bytes at any step) and the no-reuse
      * sum (every buffer its own storage). */

@@ -348,6 +348,11 @@ void ir_print(const Graph *g, Writer *w, int elide)
             if (!defs[n->op]) defs[n->op] = ir_add_node(scratch, n->op, "defaults", NULL, 0, 0, NULL);
             print_attrs(w, n, defs[n->op], elide);
         }
+        char note[256];
+        if (g->kernel_note && g->kernel_note(n, note, sizeof note) > 0) {
+            w_puts(w, "  # kernel: ");
+            w_puts(w, note);
+        }
         w_puts(w, "\n");
     }
     for (int i = 0; i < g->n_updates; i++) {

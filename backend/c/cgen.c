@@ -161,9 +161,17 @@ struct Cgen {
      * values in the state region); 0 for an ordinary model */
     int train;
     const Value **upd; /* per value id: the state value an update writes it into, or NULL */
+    /* constants derived at compile time from model constants (packed
+     * weights, cgen_derived_const): Values outside the graph (id -1) that
+     * the weights blob holds after the graph's own, with their identifiers */
+    Value **derived;
+    const char **derived_id;
+    int n_derived, cap_derived;
 };
 
 Writer *cgen_w(Cgen *c) { return &c->body; }
+
+void cgen_use_runtime(Cgen *c, unsigned units) { c->m->runtime |= units; }
 
 /* A unique identifier from `base` (already sanitized): base, base_2, ... */
 static const char *unique_name(Cgen *c, NameSet *set, const char *base)
@@ -201,6 +209,42 @@ const char *cgen_tmp(Cgen *c, const char *base)
     char san[64];
     sanitize_ident(base && *base ? base : "tmp", san);
     return unique_name(c, &c->used, san);
+}
+
+const char *cgen_derived_const(Cgen *c, const Value *src, const char *tag, void *data, size_t nbytes)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s.%s", src->name, tag);
+    for (int i = 0; i < c->n_derived; i++)
+        if (strcmp(c->derived[i]->name, name) == 0) {
+            GC_ASSERT(c->derived[i]->nbytes == nbytes && memcmp(c->derived[i]->data, data, nbytes) == 0);
+            free(data);
+            return c->derived_id[i];
+        }
+    if (c->n_derived == c->cap_derived) {
+        c->cap_derived = c->cap_derived ? 2 * c->cap_derived : 8;
+        c->derived = realloc(c->derived, (size_t)c->cap_derived * sizeof *c->derived);
+        c->derived_id = realloc(c->derived_id, (size_t)c->cap_derived * sizeof *c->derived_id);
+        GC_ASSERT(c->derived && c->derived_id);
+    }
+    Value *v = calloc(1, sizeof *v);
+    GC_ASSERT(v);
+    v->name = arena_strdup(&c->names_arena, name);
+    v->id = -1;
+    v->dtype = DT_F32;
+    v->shape.rank = 1;
+    v->shape.dims[0] = (int64_t)(nbytes / 4);
+    v->shape_known = 1;
+    v->kind = VK_CONST;
+    v->data = data;
+    v->nbytes = nbytes;
+    v->offset = -1;
+    char base[300];
+    snprintf(base, sizeof base, "%s_%s", c->ptr[src->id], tag);
+    c->derived[c->n_derived] = v;
+    c->derived_id[c->n_derived] = tensor_name(c, base);
+    c->weights_used = 1;
+    return c->derived_id[c->n_derived++];
 }
 
 const char *cgen_ptr(Cgen *c, const Value *v)
@@ -384,7 +428,7 @@ static void layout_weights(Cgen *const *cs, int n)
 {
     CgenModel *m = cs[0]->m;
     int total = 0;
-    for (int k = 0; k < n; k++) total += cs[k]->g->n_values;
+    for (int k = 0; k < n; k++) total += cs[k]->g->n_values + cs[k]->n_derived;
     m->consts = calloc((size_t)total + 1, sizeof *m->consts);
     m->const_off = calloc((size_t)total + 1, sizeof *m->const_off);
     GC_ASSERT(m->consts && m->const_off);
@@ -400,6 +444,11 @@ static void layout_weights(Cgen *const *cs, int n)
             m->consts[m->n_consts] = v;
             m->const_off[m->n_consts++] = off;
             off += ((int64_t)v->nbytes + 63) / 64 * 64;
+        }
+        for (int i = 0; i < c->n_derived; i++) {
+            m->consts[m->n_consts] = c->derived[i];
+            m->const_off[m->n_consts++] = off;
+            off += ((int64_t)c->derived[i]->nbytes + 63) / 64 * 64;
         }
     }
     m->weights_bytes = off;
@@ -487,6 +536,14 @@ static void gen_decls(Cgen *c, Writer *w)
             comment_text(w, c->upd[r->id]->name);
         }
         w_puts(w, " */\n");
+    }
+    for (int i = 0; i < c->n_derived; i++) {
+        int64_t wo = cgen_const_offset(c->m, c->derived[i]);
+        GC_ASSERT(wo >= 0);
+        w_printf(w, "    const float *const %s = (const float *)(const void *)(weights + %lld); /* f32[%lld] '",
+                 c->derived_id[i], (long long)wo, (long long)c->derived[i]->shape.dims[0]);
+        comment_text(w, c->derived[i]->name);
+        w_puts(w, "': compiled from the model's constant */\n");
     }
 }
 
@@ -894,6 +951,12 @@ static void cgen_ctx_fini(Cgen *c)
     free(c->touched);
     free(c->out_slot);
     free(c->upd);
+    for (int i = 0; i < c->n_derived; i++) {
+        free((void *)c->derived[i]->data);
+        free(c->derived[i]);
+    }
+    free(c->derived);
+    free(c->derived_id);
     arena_free(&c->names_arena);
 }
 
@@ -1084,6 +1147,7 @@ const Backend backend_c = {
     .summary = "standalone C99 sources, a Makefile and the C runtime kernels the model calls",
     .supports = cgen_supports,
     .workspace = cgen_workspace_bytes,
+    .kernel_note = cgen_cpu_kernel_note,
     .check_name = cgen_check_name,
     .write = cgen_write,
     .render = cgen_render,

@@ -88,6 +88,23 @@ Writer *cgen_w(Cgen *c);
 /* A C identifier for a pointer to v's first element, typed as
  * `cgen_ctype(v->dtype) *` (`const` for inputs and constants). */
 const char *cgen_ptr(Cgen *c, const Value *v);
+/* Adds runtime units (CGEN_RT_*) to those the model's NAME.c includes, for
+ * an emitter whose kernel choice depends on the node. */
+void cgen_use_runtime(Cgen *c, unsigned units);
+/* The fast CPU path (emit_cpu.c) for Conv, Gemm and MatMul:
+ * cgen_cpu_emit writes node n with the runtime/cpu kernels and returns 1,
+ * or returns 0 (writing nothing) when they do not apply, -1 on error;
+ * cgen_cpu_workspace sets *bytes and returns 1 when they apply;
+ * cgen_cpu_kernel_note describes the choice (Backend.kernel_note). */
+int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d);
+int cgen_cpu_workspace(const Node *n, size_t *bytes);
+int cgen_cpu_kernel_note(const Node *n, char *buf, size_t cap);
+/* The identifier of a constant derived at compile time from model constant
+ * src (packed or transformed weights, f32): `data` (nbytes, malloc'd; the
+ * context takes it) goes into the weights blob, declared as a
+ * `const float *` named after src and tag. Asking again with the same src
+ * and tag returns the same identifier (the data must be the same). */
+const char *cgen_derived_const(Cgen *c, const Value *src, const char *tag, void *data, size_t nbytes);
 /* A `unsigned char *` expression for n's workspace (planned with the size
  * its CgenEntry.workspace asked for). */
 const char *cgen_workspace(Cgen *c, const Node *n);

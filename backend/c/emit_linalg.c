@@ -14,6 +14,8 @@
  * matrix). Other dtypes are refused with a diagnostic naming the node.
  * An `epilogue` (ir/fused.h) on MatMul or Gemm is applied by one loop over
  * Y right after the GEMM call(s) in the same node block (cgen_emit_epilogue).
+ * f32 MatMul and Gemm of the common forms take the fast CPU path first
+ * (emit_cpu.c: packed constant B, the epilogue on the tile, threads).
  */
 #include "cgen.h"
 #include "emit_common.h"
@@ -71,6 +73,8 @@ static int emit_matmul(Cgen *c, const Node *n, Diag *d)
     DType t = Y->dtype;
     if (emit_check_float_dtype(n, t, d)) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
+    int fast = cgen_cpu_emit(c, n, d);
+    if (fast) return fast < 0 ? -1 : 0;
     IrMatMulGeom g;
     GC_ASSERT(ir_matmul_geometry(n, 0, 1, &g, NULL) == 0);
     const char *pa = cgen_ptr(c, A), *pb = cgen_ptr(c, B), *py = cgen_ptr(c, Y);
@@ -86,6 +90,8 @@ static int emit_gemm(Cgen *c, const Node *n, Diag *d)
     if (emit_check_float_dtype(n, t, d)) return -1;
     int64_t M = Y->shape.dims[0], N = Y->shape.dims[1];
     if (M * N == 0) return 0;
+    int fast = cgen_cpu_emit(c, n, d);
+    if (fast) return fast < 0 ? -1 : 0;
     int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
     int64_t K = A->shape.dims[ta ? 0 : 1];
     char alpha[48], beta[48], zero[32], one[32];

@@ -14,6 +14,8 @@
  * f32 and f64 are supported; other dtypes are refused with a diagnostic.
  * A Conv `epilogue` (ir/fused.h: activation, residual add, ...) is applied
  * by one loop over Y right after the kernel call in the same node block.
+ * f32 Convs with 1 or 2 spatial dims take the fast CPU path instead
+ * (emit_cpu.c: packed weights, the epilogue on the tile, threads).
  */
 #include "cgen.h"
 #include "emit_common.h"
@@ -88,7 +90,12 @@ int emit_conv_call(Cgen *c, const Node *n, DType t, const char *px, const char *
 }
 
 /* Conv's scratch: one im2col tile in X's dtype. */
-static size_t conv_workspace(const Node *n) { return emit_conv_im2col_bytes(n, ir_dtype_size(n->in[0]->dtype)); }
+static size_t conv_workspace(const Node *n)
+{
+    size_t b;
+    if (cgen_cpu_workspace(n, &b)) return b;
+    return emit_conv_im2col_bytes(n, ir_dtype_size(n->in[0]->dtype));
+}
 
 static int emit_conv(Cgen *c, const Node *n, Diag *d)
 {
@@ -97,6 +104,8 @@ static int emit_conv(Cgen *c, const Node *n, Diag *d)
     Geo3 g;
     if (!sfx || geo3(n, &g, d)) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
+    int fast = cgen_cpu_emit(c, n, d);
+    if (fast) return fast < 0 ? -1 : 0;
     if (emit_conv_call(c, n, Y->dtype, cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0", cgen_ptr(c, Y),
                        n->ws_bytes ? cgen_workspace(c, n) : NULL, d))
         return -1;

@@ -73,9 +73,10 @@ static inline __m512 gcrt_epi512(__m512 v, const GcrtTile *t, const float *c, in
     if (t->bias_row) v = _mm512_add_ps(v, _mm512_set1_ps(t->bias_row[r]));
     if (t->bias_col) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, t->bias_col + j));
     if (t->res) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, t->res + r * t->ldr + j));
-    if (t->act == GCRT_ACT_RELU) v = _mm512_max_ps(v, _mm512_setzero_ps());
+    /* max/min return their second operand when either is NaN: NaN propagates */
+    if (t->act == GCRT_ACT_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
     else if (t->act == GCRT_ACT_CLIP)
-        v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(t->lo)), _mm512_set1_ps(t->hi));
+        v = _mm512_min_ps(_mm512_set1_ps(t->hi), _mm512_max_ps(_mm512_set1_ps(t->lo), v));
     return v;
 }
 
@@ -116,6 +117,46 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
     }
 }
 
+/* One row (a GEMV: batch-1 Gemm/MatMul): 32 columns, k unrolled by 4 with
+ * separate accumulators (8 independent FMA chains instead of 2), summed
+ * at the end in a fixed order. */
+#define GCRT_HAVE_ROW_KERNEL 1
+static void gcrt_ukernel_row(int64_t K, const float *A, int64_t a_ks, const float *B, int64_t b_ks, int nr, float *C,
+                             const GcrtTile *t)
+{
+    __mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffffu : (1u << nr) - 1u);
+    __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffffu : nr > 16 ? (1u << (nr - 16)) - 1u : 0u);
+    __m512 p0 = _mm512_setzero_ps(), p1 = p0, q0 = p0, q1 = p0, r0 = p0, r1 = p0, s0 = p0, s1 = p0;
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        __m512 a = _mm512_set1_ps(A[0]);
+        p0 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m0, B), p0);
+        p1 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m1, B + 16), p1);
+        a = _mm512_set1_ps(A[a_ks]);
+        q0 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m0, B + b_ks), q0);
+        q1 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m1, B + b_ks + 16), q1);
+        a = _mm512_set1_ps(A[2 * a_ks]);
+        r0 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m0, B + 2 * b_ks), r0);
+        r1 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m1, B + 2 * b_ks + 16), r1);
+        a = _mm512_set1_ps(A[3 * a_ks]);
+        s0 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m0, B + 3 * b_ks), s0);
+        s1 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m1, B + 3 * b_ks + 16), s1);
+        A += 4 * a_ks;
+        B += 4 * b_ks;
+    }
+    for (; k < K; k++) {
+        __m512 a = _mm512_set1_ps(A[0]);
+        p0 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m0, B), p0);
+        p1 = _mm512_fmadd_ps(a, _mm512_maskz_loadu_ps(m1, B + 16), p1);
+        A += a_ks;
+        B += b_ks;
+    }
+    p0 = _mm512_add_ps(_mm512_add_ps(p0, q0), _mm512_add_ps(r0, s0));
+    p1 = _mm512_add_ps(_mm512_add_ps(p1, q1), _mm512_add_ps(r1, s1));
+    _mm512_mask_storeu_ps(C, m0, gcrt_epi512(p0, t, C, 0, 0, m0));
+    if (m1) _mm512_mask_storeu_ps(C + 16, m1, gcrt_epi512(p1, t, C + 16, 0, 16, m1));
+}
+
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define GCRT_MR 4
@@ -135,9 +176,9 @@ static inline __m256 gcrt_epi256(__m256 v, const GcrtTile *t, const float *c, in
     if (t->bias_row) v = _mm256_add_ps(v, _mm256_set1_ps(t->bias_row[r]));
     if (t->bias_col) v = _mm256_add_ps(v, _mm256_maskload_ps(t->bias_col + j, m));
     if (t->res) v = _mm256_add_ps(v, _mm256_maskload_ps(t->res + r * t->ldr + j, m));
-    if (t->act == GCRT_ACT_RELU) v = _mm256_max_ps(v, _mm256_setzero_ps());
+    if (t->act == GCRT_ACT_RELU) v = _mm256_max_ps(_mm256_setzero_ps(), v);
     else if (t->act == GCRT_ACT_CLIP)
-        v = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(t->lo)), _mm256_set1_ps(t->hi));
+        v = _mm256_min_ps(_mm256_set1_ps(t->hi), _mm256_max_ps(_mm256_set1_ps(t->lo), v));
     return v;
 }
 
@@ -221,8 +262,11 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
             if (t->bias_row) v += t->bias_row[r];
             if (t->bias_col) v += t->bias_col[j];
             if (t->res) v += t->res[r * t->ldr + j];
-            if (t->act == GCRT_ACT_RELU) v = v > 0.0f ? v : 0.0f;
-            else if (t->act == GCRT_ACT_CLIP) v = v < t->lo ? t->lo : v > t->hi ? t->hi : v;
+            if (t->act == GCRT_ACT_RELU) v = v < 0.0f ? 0.0f : v; /* NaN propagates */
+            else if (t->act == GCRT_ACT_CLIP) {
+                v = v < t->lo ? t->lo : v;
+                v = v > t->hi ? t->hi : v;
+            }
             c[j] = v;
         }
     }
@@ -269,6 +313,12 @@ static void gcrt_gemm_range(void *arg, int64_t t0, int64_t t1, int slot)
         tile.act = g->act;
         tile.lo = g->lo;
         tile.hi = g->hi;
+#ifdef GCRT_HAVE_ROW_KERNEL
+        if (mr == 1) {
+            gcrt_ukernel_row(g->K, A, a_ks, B, b_ks, nr, C, &tile);
+            continue;
+        }
+#endif
         gcrt_ukernel(g->K, A, a_rs, a_ks, mr, B, b_ks, nr, C, g->ldc, &tile);
     }
 }

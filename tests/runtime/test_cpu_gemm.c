@@ -6,7 +6,7 @@
  * tasks in reverse order on one thread, so the test needs no threads).
  * The packed layouts are written here from their definition in gcrt_cpu.h,
  * independently of the compiler's packer. Exit status 0 when all pass. */
-#include "../../runtime/cpu/gcrt_cpu.c"
+#include "gcrt_cpu.c"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,0 +1,482 @@
+/* emit_cpu.c — the C backend's fast CPU path for Conv, Gemm and MatMul.
+ *
+ * For each such node the backend picks a kernel of runtime/cpu from the
+ * shapes alone (cpu_plan), the same choice every time it asks: the
+ * workspace policy, the emitter and the kernel note printed by
+ * --print-after all call cpu_plan, so they cannot disagree.
+ *
+ *   conv-gemm   Conv with 1 or 2 spatial dims (any groups, strides,
+ *               dilations, pads): Y = W * im2col(X) per image and group on
+ *               the packed micro-kernel; 32 output positions per panel.
+ *   depthwise   Conv with one input and one output channel per group
+ *               (MobileNet's 3x3/5x5): a direct kernel (gcrt_dwconv.c).
+ *   winograd    Conv 3x3, stride 1, dilation 1, group 1 with enough
+ *               channels and positions: F(4x4, 3x3) (gcrt_winograd.c).
+ *   gemm        Gemm (transA 0, alpha 1, beta 1 or no C) and MatMul whose
+ *               batch is dense or shared: Y = A * B on the micro-kernel.
+ *
+ * Weights are packed at compile time, never at run time: a constant W
+ * (VK_CONST; training's state is read in place) is rewritten into the
+ * kernel's layout here and put in the weights blob as a derived constant
+ * (cgen_derived_const) in place of the original. Packing is a pure
+ * function of the data, so the output stays byte-identical.
+ *
+ * The node's `epilogue` (ir/fused.h) is mapped onto the kernels' own
+ * (bias, residual add, Relu or Clip with constant bounds, applied on the
+ * tile as it is stored) when its expression is a chain of those from y;
+ * any other epilogue runs as the generic loop after the kernel, as before.
+ * Nodes outside these cases (f64, 3-D convs, transposed A, ...) keep the
+ * portable kernels of runtime/c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgen.h"
+#include "emit_common.h"
+#include "../../ir/fused.h"
+#include "../../ir/ops/linalg_attrs.h"
+#include "../../ir/ops/nn_attrs.h"
+
+/* Kernels that are wired in (the dwconv and winograd units). */
+#define CGEN_HAVE_DWCONV 0
+#define CGEN_HAVE_WINOGRAD 0
+
+/* The layouts of runtime/cpu/gcrt_cpu.h. */
+#define CPU_PACK_MR 8
+#define CPU_PACK_NR 32
+#define CPU_CONV_KC 512
+#define CPU_CONV_MB 64
+
+typedef enum CpuKind { CPUK_NONE, CPUK_CONV_GEMM, CPUK_DWCONV, CPUK_WINO, CPUK_GEMM } CpuKind;
+
+/* act(y + bias + res) as the kernels apply it. */
+typedef struct CpuEpi {
+    int ok; /* the node's whole epilogue (if any) maps onto the kernel's */
+    const Value *bias, *res;
+    int act;
+    double lo, hi;
+} CpuEpi;
+
+typedef struct CpuPlan {
+    CpuKind kind;
+    const Value *W; /* the weights operand (Conv W, Gemm/MatMul B) */
+    int packed;     /* W is packed at compile time */
+    /* conv */
+    int64_t N, C, H, Wd, M, G, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
+    /* gemm: Y[b] (Mm x Nn) = A[b] (Mm x Kk) * B[b] */
+    int64_t batch, Mm, Nn, Kk, a_bs, b_bs, trans_b;
+    const Value *own_bias; /* Conv's B or Gemm's C (per channel / column) */
+    CpuEpi epi;
+} CpuPlan;
+
+static int is_f32(const Value *v) { return v && v->dtype == DT_F32; }
+
+/* Whether v is a constant f32 scalar; its value in *x. */
+static int const_scalar(const Value *v, double *x)
+{
+    if (!v || v->kind != VK_CONST || !v->data || v->dtype != DT_F32 || ir_numel(&v->shape) != 1) return 0;
+    float f;
+    memcpy(&f, v->data, sizeof f);
+    *x = f;
+    return 1;
+}
+
+/* Whether s holds one value per index of axis `axis` of out (numpy
+ * broadcast against out, every other dim 1). */
+static int per_axis(const Shape *s, const Shape *out, int axis)
+{
+    int off = out->rank - s->rank;
+    if (off < 0) return 0;
+    for (int i = 0; i < s->rank; i++) {
+        int64_t want = i + off == axis ? out->dims[axis] : 1;
+        if (s->dims[i] != want) return 0;
+    }
+    return ir_numel(s) == out->dims[axis];
+}
+
+/* Maps n's epilogue onto bias (per axis `axis` of Y; allowed only when the
+ * op has no bias of its own) + residual + Relu/Clip. */
+static void match_epilogue(const Node *n, int axis, int has_own_bias, CpuEpi *e)
+{
+    memset(e, 0, sizeof *e);
+    const char *epi = ir_epilogue(n);
+    if (!epi) {
+        e->ok = 1;
+        return;
+    }
+    FusedExpr fx;
+    Diag d = {0};
+    int rc = ir_fused_parse_node(n, &fx, &d);
+    if (rc) return;
+    const Value *Y = n->out[0];
+    int ok = 1, cur_is_y = 1; /* the chain so far is y (then: member m-1) */
+    for (int m = 0; m < fx.n_members && ok; m++) {
+        const Node *mb = fx.members[m];
+        const FxSrc *src = fx.src[m];
+        int last = m == fx.n_members - 1;
+        /* operand 0 or 1 must be the chain so far */
+        int chain_at = -1;
+        for (int j = 0; j < mb->n_in && chain_at < 0; j++) {
+            int is_chain = cur_is_y ? (src[j].kind == FX_SLOT && src[j].idx == n->n_in)
+                                    : (src[j].kind == FX_MEMBER && src[j].idx == m - 1);
+            if (is_chain) chain_at = j;
+        }
+        if (!is_f32(mb->out[0]) || chain_at < 0) {
+            ok = 0;
+            break;
+        }
+        if (mb->op == OP_Add && mb->n_in == 2 && !e->act) {
+            const FxSrc *o = &src[1 - chain_at];
+            if (o->kind != FX_SLOT || o->idx >= n->n_in) {
+                ok = 0;
+                break;
+            }
+            const Value *v = n->in[o->idx];
+            if (!is_f32(v)) ok = 0;
+            else if (ir_shape_eq(&v->shape, &Y->shape) && !e->res) e->res = v;
+            else if (!has_own_bias && !e->bias && per_axis(&v->shape, &Y->shape, axis)) e->bias = v;
+            else ok = 0;
+        } else if (mb->op == OP_Relu && chain_at == 0 && last) {
+            e->act = 1;
+        } else if (mb->op == OP_Clip && chain_at == 0 && last) {
+            double lo = -INFINITY, hi = INFINITY;
+            for (int j = 1; j < mb->n_in && ok; j++) {
+                if (src[j].kind == FX_ABSENT) continue;
+                double x;
+                if (src[j].kind != FX_SLOT || src[j].idx >= n->n_in || !const_scalar(n->in[src[j].idx], &x)) ok = 0;
+                else if (j == 1) lo = x;
+                else hi = x;
+            }
+            e->act = 2;
+            e->lo = lo;
+            e->hi = hi;
+        } else {
+            ok = 0;
+        }
+        cur_is_y = 0;
+    }
+    ir_fused_free(&fx);
+    e->ok = ok;
+    if (!ok) e->bias = e->res = NULL, e->act = 0;
+}
+
+static int plan_conv(const Node *n, CpuPlan *p)
+{
+    const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    if (!is_f32(X) || !is_f32(W) || !is_f32(Y) || (B && !is_f32(B))) return 0;
+    int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, s, dl, pb, pe);
+    if (sr < 1 || sr > 2 || X->shape.rank != sr + 2) return 0;
+    p->N = X->shape.dims[0];
+    p->C = X->shape.dims[1];
+    p->M = W->shape.dims[0];
+    p->G = n->attrs[CONV_GROUP].i;
+    int two = sr == 2;
+    p->H = two ? X->shape.dims[2] : 1;
+    p->Wd = X->shape.dims[1 + sr];
+    p->OH = two ? Y->shape.dims[2] : 1;
+    p->OW = Y->shape.dims[1 + sr];
+    p->KH = two ? k[0] : 1;
+    p->KW = k[sr - 1];
+    p->sh = two ? s[0] : 1;
+    p->sw = s[sr - 1];
+    p->dh = two ? dl[0] : 1;
+    p->dw = dl[sr - 1];
+    p->pt = two ? pb[0] : 0;
+    p->pl = pb[sr - 1];
+    if (p->G < 1 || p->C % p->G || p->M % p->G) return 0;
+    p->W = W;
+    p->own_bias = B;
+    p->packed = W->kind == VK_CONST && W->data != NULL;
+    int64_t Cg = p->C / p->G, Mg = p->M / p->G;
+    if (Cg == 1 && Mg == 1) p->kind = CPUK_DWCONV;
+    else if (p->G == 1 && p->packed && p->KH == 3 && p->KW == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 &&
+             p->dw == 1 && p->C >= 32 && p->M >= 32 && p->OH >= 8 && p->OW >= 8 && CGEN_HAVE_WINOGRAD)
+        p->kind = CPUK_WINO;
+    else p->kind = CPUK_CONV_GEMM;
+    if (p->kind == CPUK_DWCONV && !CGEN_HAVE_DWCONV) p->kind = CPUK_CONV_GEMM;
+    match_epilogue(n, 1, B != NULL, &p->epi);
+    return 1;
+}
+
+static int plan_gemm(const Node *n, CpuPlan *p)
+{
+    const Value *A = n->in[0], *B = n->in[1], *C = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    if (!is_f32(A) || !is_f32(B) || !is_f32(Y) || (C && !is_f32(C))) return 0;
+    if (n->attrs[GEMM_TRANS_A].i || n->attrs[GEMM_ALPHA].f != 1.0) return 0;
+    p->trans_b = n->attrs[GEMM_TRANS_B].i != 0;
+    p->Mm = Y->shape.dims[0];
+    p->Nn = Y->shape.dims[1];
+    p->Kk = A->shape.dims[1];
+    p->batch = 1;
+    if (C) {
+        if (n->attrs[GEMM_BETA].f != 1.0 || !per_axis(&C->shape, &Y->shape, 1)) return 0;
+        p->own_bias = C;
+    }
+    p->W = B;
+    p->packed = B->kind == VK_CONST && B->data != NULL;
+    if (!p->packed && p->trans_b) return 0;
+    p->kind = CPUK_GEMM;
+    match_epilogue(n, 1, C != NULL, &p->epi);
+    return 1;
+}
+
+static int plan_matmul(const Node *n, CpuPlan *p)
+{
+    const Value *A = n->in[0], *B = n->in[1], *Y = n->out[0];
+    if (!is_f32(A) || !is_f32(B) || !is_f32(Y) || A->shape.rank < 1 || B->shape.rank < 1) return 0;
+    IrMatMulGeom g;
+    if (ir_matmul_geometry(n, 0, 1, &g, NULL)) return 0;
+    int64_t nbatch = ir_numel(&g.batch);
+    p->Mm = g.M;
+    p->Nn = g.N;
+    p->Kk = g.K;
+    p->W = B;
+    p->packed = B->kind == VK_CONST && B->data != NULL && g.nb == 1;
+    if (g.nb == 1 && g.na == nbatch) { /* one B: fold the batch into M */
+        p->batch = 1;
+        p->Mm = nbatch * g.M;
+    } else if (g.na == nbatch && g.nb == nbatch) {
+        p->batch = nbatch;
+        p->a_bs = g.M * g.K;
+        p->b_bs = g.K * g.N;
+    } else {
+        return 0;
+    }
+    p->kind = CPUK_GEMM;
+    match_epilogue(n, Y->shape.rank - 1, 0, &p->epi);
+    return 1;
+}
+
+/* The fast kernel for n, or 0. */
+static int cpu_plan(const Node *n, CpuPlan *p)
+{
+    memset(p, 0, sizeof *p);
+    if (n->n_out < 1 || !n->out[0]->shape_known || ir_numel(&n->out[0]->shape) == 0) return 0;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] && !n->in[i]->shape_known) return 0;
+    if (n->op == OP_Conv) return plan_conv(n, p);
+    if (n->op == OP_Gemm) return plan_gemm(n, p);
+    if (n->op == OP_MatMul) return plan_matmul(n, p);
+    return 0;
+}
+
+/* ---- workspace ---- */
+
+static int64_t conv_tiles(const CpuPlan *p)
+{
+    int64_t Mg = p->M / p->G, P = p->OH * p->OW;
+    return p->N * p->G * ((P + CPU_PACK_NR - 1) / CPU_PACK_NR) * ((Mg + CPU_CONV_MB - 1) / CPU_CONV_MB);
+}
+
+static int conv_direct(const CpuPlan *p)
+{
+    return p->KH == 1 && p->KW == 1 && p->sh == 1 && p->sw == 1 && p->pt == 0 && p->pl == 0 && p->OH == p->H &&
+           p->OW == p->Wd;
+}
+
+/* Task slots of a conv-gemm node and floats per slot (0 when direct). */
+static int64_t conv_slots(const CpuPlan *p, int64_t *slot_floats)
+{
+    int64_t K = p->C / p->G * p->KH * p->KW;
+    *slot_floats = conv_direct(p) ? 0 : (K < CPU_CONV_KC ? K : CPU_CONV_KC) * CPU_PACK_NR;
+    int64_t t = conv_tiles(p);
+    return t < CGEN_MAX_THREADS ? t : CGEN_MAX_THREADS;
+}
+
+int cgen_cpu_workspace(const Node *n, size_t *bytes)
+{
+    CpuPlan p;
+    if (!cpu_plan(n, &p)) return 0;
+    *bytes = 0;
+    if (p.kind == CPUK_CONV_GEMM) {
+        int64_t sf, slots = conv_slots(&p, &sf);
+        *bytes = (size_t)(slots * sf) * sizeof(float);
+    }
+#if CGEN_HAVE_WINOGRAD
+    if (p.kind == CPUK_WINO) *bytes = cgen_cpu_wino_workspace(p.N, p.C, p.M, p.OH, p.OW, CGEN_MAX_THREADS);
+#endif
+    return 1;
+}
+
+/* ---- packing ---- */
+
+static float *weights_f32(const Value *v)
+{
+    size_t n = (size_t)ir_numel(&v->shape);
+    float *w = malloc((n ? n : 1) * sizeof *w);
+    GC_ASSERT(w && v->nbytes == n * sizeof *w);
+    memcpy(w, v->data, n * sizeof *w);
+    return w;
+}
+
+/* The A panels of G groups of [Mg, K] row-major matrices (gcrt_cpu.h). */
+static float *pack_a_panels(const float *W, int64_t G, int64_t Mg, int64_t K, size_t *nbytes)
+{
+    int64_t mp = (Mg + CPU_PACK_MR - 1) / CPU_PACK_MR * CPU_PACK_MR;
+    size_t n = (size_t)(G * mp * K);
+    float *p = calloc(n ? n : 1, sizeof *p);
+    GC_ASSERT(p);
+    for (int64_t g = 0; g < G; g++)
+        for (int64_t m = 0; m < Mg; m++)
+            for (int64_t k = 0; k < K; k++)
+                p[g * mp * K + m / CPU_PACK_MR * CPU_PACK_MR * K + k * CPU_PACK_MR + m % CPU_PACK_MR] =
+                    W[(g * Mg + m) * K + k];
+    *nbytes = n * sizeof *p;
+    return p;
+}
+
+/* The B panels of a [K, N] matrix (trans: W is stored [N, K]). */
+static float *pack_b_panels(const float *W, int64_t K, int64_t N, int trans, size_t *nbytes)
+{
+    int64_t np = (N + CPU_PACK_NR - 1) / CPU_PACK_NR * CPU_PACK_NR;
+    size_t n = (size_t)(np * K);
+    float *p = calloc(n ? n : 1, sizeof *p);
+    GC_ASSERT(p);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++)
+            p[j / CPU_PACK_NR * CPU_PACK_NR * K + k * CPU_PACK_NR + j % CPU_PACK_NR] = trans ? W[j * K + k] : W[k * N + j];
+    *nbytes = n * sizeof *p;
+    return p;
+}
+
+/* ---- emission ---- */
+
+static void emit_epi_fields(Cgen *c, Writer *w, const CpuPlan *p, const char *bias_field)
+{
+    const Value *bias = p->own_bias ? p->own_bias : p->epi.bias;
+    w_printf(w, ".%s = %s, .res = %s, ", bias_field, bias ? cgen_ptr(c, bias) : "0",
+             p->epi.res ? cgen_ptr(c, p->epi.res) : "0");
+    char lo[48], hi[48];
+    emit_float_lit(lo, sizeof lo, p->epi.act == 2 ? p->epi.lo : 0.0, DT_F32);
+    emit_float_lit(hi, sizeof hi, p->epi.act == 2 ? p->epi.hi : 0.0, DT_F32);
+    w_printf(w, ".act = %s, .lo = %s, .hi = %s",
+             p->epi.act == 1 ? "GCRT_ACT_RELU" : p->epi.act == 2 ? "GCRT_ACT_CLIP" : "GCRT_ACT_NONE", lo, hi);
+}
+
+static const char *packed_weights(Cgen *c, const CpuPlan *p, const char *tag)
+{
+    float *w = weights_f32(p->W);
+    size_t nb = 0;
+    float *pk;
+    if (p->kind == CPUK_GEMM) {
+        pk = pack_b_panels(w, p->Kk, p->Nn, (int)p->trans_b, &nb);
+#if CGEN_HAVE_WINOGRAD
+    } else if (p->kind == CPUK_WINO) {
+        nb = (size_t)cgen_wino_packed_floats(p->M, p->C) * sizeof(float);
+        pk = malloc(nb);
+        GC_ASSERT(pk);
+        cgen_wino_pack(p->M, p->C, w, pk);
+#endif
+    } else {
+        pk = pack_a_panels(w, p->G, p->M / p->G, p->C / p->G * p->KH * p->KW, &nb);
+    }
+    free(w);
+    return cgen_derived_const(c, p->W, tag, pk, nb);
+}
+
+static void emit_conv_fields(Cgen *c, Writer *w, const Node *n, const CpuPlan *p)
+{
+    w_printf(w, ".N = %lld, .C = %lld, .H = %lld, .W = %lld, .M = %lld, .OH = %lld, .OW = %lld,\n", (long long)p->N,
+             (long long)p->C, (long long)p->H, (long long)p->Wd, (long long)p->M, (long long)p->OH, (long long)p->OW);
+    w_printf(w, ".pt = %lld, .pl = %lld, .X = %s, ", (long long)p->pt, (long long)p->pl, cgen_ptr(c, n->in[0]));
+}
+
+int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
+{
+    CpuPlan p;
+    if (!cpu_plan(n, &p)) return 0;
+    Writer *w = cgen_w(c);
+    const char *py = cgen_ptr(c, n->out[0]);
+    if (p.kind == CPUK_CONV_GEMM) {
+        const char *pw = p.packed ? packed_weights(c, &p, "apanels") : cgen_ptr(c, p.W);
+        int64_t sf, slots = conv_slots(&p, &sf);
+        w_line(w, "const GcrtConv cv = {");
+        w->indent++;
+        emit_conv_fields(c, w, n, &p);
+        w_printf(w, ".Wt = %s,\n", pw);
+        w_printf(w, ".KH = %lld, .KW = %lld, .sh = %lld, .sw = %lld, .dh = %lld, .dw = %lld,\n", (long long)p.KH,
+                 (long long)p.KW, (long long)p.sh, (long long)p.sw, (long long)p.dh, (long long)p.dw);
+        w_printf(w, ".G = %lld, .w_packed = %d, ", (long long)p.G, p.packed);
+        if (sf) w_printf(w, ".ws = (float *)(void *)%s, .max_slots = %lld,\n", cgen_workspace(c, n), (long long)slots);
+        else w_puts(w, ".ws = 0, .max_slots = 1,\n");
+        emit_epi_fields(c, w, &p, "bias");
+        w_printf(w, ", .Y = %s};\n", py);
+        w->indent--;
+        w_line(w, "gcrt_conv_gemm_f32(&cv, pool);");
+        cgen_use_runtime(c, CGEN_RT_cpu);
+#if CGEN_HAVE_DWCONV
+    } else if (p.kind == CPUK_DWCONV) {
+        w_line(w, "const GcrtEpi epi = {");
+        w->indent++;
+        emit_epi_fields(c, w, &p, "bias");
+        w_puts(w, "};\n");
+        w->indent--;
+        w_line(w, "gcrt_dwconv2d_f32(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,",
+               (long long)p.N, (long long)p.C, (long long)p.H, (long long)p.Wd, (long long)p.OH, (long long)p.OW,
+               (long long)p.KH, (long long)p.KW, (long long)p.sh, (long long)p.sw, (long long)p.dh, (long long)p.dw,
+               (long long)p.pt, (long long)p.pl);
+        w_line(w, "    %s, %s, &epi, %s, pool);", cgen_ptr(c, n->in[0]), cgen_ptr(c, p.W), py);
+        cgen_use_runtime(c, CGEN_RT_dwconv);
+#endif
+#if CGEN_HAVE_WINOGRAD
+    } else if (p.kind == CPUK_WINO) {
+        const char *pw = packed_weights(c, &p, "winograd");
+        w_line(w, "const GcrtWino cv = {");
+        w->indent++;
+        emit_conv_fields(c, w, n, &p);
+        w_printf(w, ".U = %s, .ws = (float *)(void *)%s, .max_slots = %d,\n", pw, cgen_workspace(c, n),
+                 CGEN_MAX_THREADS);
+        emit_epi_fields(c, w, &p, "bias");
+        w_printf(w, ", .Y = %s};\n", py);
+        w->indent--;
+        w_line(w, "gcrt_wino_conv_f32(&cv, pool);");
+        cgen_use_runtime(c, CGEN_RT_winograd);
+#endif
+    } else {
+        const char *pb = p.packed ? packed_weights(c, &p, "bpanels") : cgen_ptr(c, p.W);
+        w_line(w, "const GcrtGemm gm = {");
+        w->indent++;
+        w_printf(w, ".batch = %lld, .a_bs = %lld, .b_bs = %lld, .c_bs = %lld, .M = %lld, .N = %lld, .K = %lld,\n",
+                 (long long)p.batch, (long long)p.a_bs, (long long)p.b_bs, (long long)(p.batch > 1 ? p.Mm * p.Nn : 0),
+                 (long long)p.Mm, (long long)p.Nn, (long long)p.Kk);
+        w_printf(w, ".A = %s, .a_rs = %lld, .a_ks = 1, .B = %s, .b_packed = %d, .ldb = %lld, .C = %s, .ldc = %lld,\n",
+                 cgen_ptr(c, n->in[0]), (long long)p.Kk, pb, p.packed, (long long)p.Nn, py, (long long)p.Nn);
+        emit_epi_fields(c, w, &p, "bias_col");
+        w_puts(w, "};\n");
+        w->indent--;
+        w_line(w, "gcrt_gemm_f32(&gm, pool);");
+        cgen_use_runtime(c, CGEN_RT_cpu);
+    }
+    if (!p.epi.ok && cgen_emit_epilogue(c, n, d)) return -1;
+    return 1;
+}
+
+/* ---- the note --dump/--print-after shows ---- */
+
+int cgen_cpu_kernel_note(const Node *n, char *buf, size_t cap)
+{
+    CpuPlan p;
+    if (!cpu_plan(n, &p)) return 0;
+    const char *what = p.kind == CPUK_GEMM ? "gemm" : p.kind == CPUK_WINO ? "winograd F(4x4,3x3)"
+                     : p.kind == CPUK_DWCONV ? "depthwise direct" : "conv-gemm";
+    char detail[128] = "";
+    if (p.kind == CPUK_CONV_GEMM) {
+        int64_t sf, slots = conv_slots(&p, &sf);
+        if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / CPU_PACK_NR), (long long)slots);
+        else snprintf(detail, sizeof detail, ", X read in place");
+    } else if (p.kind == CPUK_GEMM) {
+        snprintf(detail, sizeof detail, " %lldx%lldx%lld%s", (long long)p.Mm, (long long)p.Nn, (long long)p.Kk,
+                 p.batch > 1 ? " batched" : "");
+    }
+    char epi[96] = "";
+    if (p.own_bias || p.epi.bias || p.epi.res || p.epi.act)
+        snprintf(epi, sizeof epi, ", on the tile:%s%s%s", p.own_bias || p.epi.bias ? " bias" : "",
+                 p.epi.res ? " residual" : "", p.epi.act == 1 ? " relu" : p.epi.act == 2 ? " clip" : "");
+    int k = snprintf(buf, cap, "%s (%s%s)%s%s", what,
+                     p.kind == CPUK_DWCONV ? "weights as stored" : p.packed ? (p.kind == CPUK_GEMM ? "B packed 32-col panels" : p.kind == CPUK_WINO ? "weights transformed" : "W packed 8-row panels") : "weights read in place",
+                     detail, epi, p.epi.ok ? "" : ", epilogue as a loop");
+    return k < 0 ? 0 : k;
+}
