@@ -12,8 +12,8 @@
  * source of each unit the model's nodes call (CgenModel.runtime); NAME.c
  * includes the sources, so the Makefile compiles no runtime object. The
  * thread-pool interface gc_thread_pool.h (NAME.h includes it) and its
- * pthread implementation gc_thread_pool.c come always; the .c is compiled
- * into NAME_main only, never into libNAME (a program compiles it once).
+ * pthread implementation gc_thread_pool.c come always; NAME_main.c
+ * includes the .c, libNAME never has it (a program compiles it once).
  *
  * The weights blob is every constant the code reads, in value-id order, each
  * at a 64-byte-aligned offset (zero padding between). It is streamed, never
@@ -420,10 +420,10 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
     w_printf(w, "lib%s.a: $(OBJS)\n\trm -f $@\n\t$(AR) rcs $@ $(OBJS)\n\n", N);
     w_printf(w, "lib%s.so: $(OBJS)\n\t$(CC) $(CFLAGS) -shared -o $@ $(OBJS) $(LDFLAGS) $(ALL_LIBS)\n\n", N);
     if (m->o->emit_main)
-        w_printf(w, "%s_main: %s_main.o gc_thread_pool.o lib%s.a\n\t$(CC) $(CFLAGS) $(CPU_FLAGS) -pthread -o $@ %s_main.o "
-                    "gc_thread_pool.o lib%s.a $(LDFLAGS) $(ALL_LIBS)\n\n"
-                    "gc_thread_pool.o: gc_thread_pool.c gc_thread_pool.h\n\t$(CC) $(ALL_CFLAGS) -pthread -c -o $@ gc_thread_pool.c\n\n",
-                 N, N, N, N, N);
+        w_printf(w, "%s_main: %s_main.o lib%s.a\n\t$(CC) $(CFLAGS) $(CPU_FLAGS) -pthread -o $@ %s_main.o "
+                    "lib%s.a $(LDFLAGS) $(ALL_LIBS)\n\n"
+                    "%s_main.o: %s_main.c gc_thread_pool.c $(HDRS)\n\t$(CC) $(ALL_CFLAGS) -pthread -c -o $@ %s_main.c\n\n",
+                 N, N, N, N, N, N, N, N);
     w_puts(w, "%.o: %.c $(HDRS)\n\t$(CC) $(ALL_CFLAGS) -c -o $@ $<\n\n");
     if (wmode == BACKEND_WEIGHTS_INCBIN)
         w_printf(w, "%s_weights.o: %s_weights.S %s_weights.bin\n\t$(CC) $(ALL_CFLAGS) -c -o $@ %s_weights.S\n\n",

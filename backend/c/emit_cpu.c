@@ -467,16 +467,20 @@ int cgen_cpu_kernel_note(const Node *n, char *buf, size_t cap)
         int64_t sf, slots = conv_slots(&p, &sf);
         if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / CPU_PACK_NR), (long long)slots);
         else snprintf(detail, sizeof detail, ", X read in place");
-    } else if (p.kind == CPUK_GEMM) {
-        snprintf(detail, sizeof detail, " %lldx%lldx%lld%s", (long long)p.Mm, (long long)p.Nn, (long long)p.Kk,
-                 p.batch > 1 ? " batched" : "");
     }
+    char dims[80] = "";
+    if (p.kind == CPUK_GEMM)
+        snprintf(dims, sizeof dims, " M=%lld N=%lld K=%lld%s", (long long)p.Mm, (long long)p.Nn, (long long)p.Kk,
+                 p.batch > 1 ? " batched" : "");
     char epi[96] = "";
     if (p.own_bias || p.epi.bias || p.epi.res || p.epi.act)
         snprintf(epi, sizeof epi, ", on the tile:%s%s%s", p.own_bias || p.epi.bias ? " bias" : "",
                  p.epi.res ? " residual" : "", p.epi.act == 1 ? " relu" : p.epi.act == 2 ? " clip" : "");
-    int k = snprintf(buf, cap, "%s (%s%s)%s%s", what,
-                     p.kind == CPUK_DWCONV ? "weights as stored" : p.packed ? (p.kind == CPUK_GEMM ? "B packed 32-col panels" : p.kind == CPUK_WINO ? "weights transformed" : "W packed 8-row panels") : "weights read in place",
+    int k = snprintf(buf, cap, "%s%s (%s%s)%s%s", what, dims,
+                     p.kind == CPUK_DWCONV ? "W as stored"
+                     : p.packed ? (p.kind == CPUK_GEMM ? "B packed in 32-column panels"
+                                  : p.kind == CPUK_WINO ? "W transformed" : "W packed in 8-row panels")
+                     : p.kind == CPUK_GEMM ? "B read in place" : "W read in place",
                      detail, epi, p.epi.ok ? "" : ", epilogue as a loop");
     return k < 0 ? 0 : k;
 }

@@ -2,8 +2,6 @@
  * a kernel's tiles over a thread pool (see gcrt_cpu.h). */
 #include "gcrt_cpu.h"
 
-#include <string.h>
-
 typedef struct GcrtSplit {
     GcrtRangeFn fn;
     void *arg;
@@ -273,6 +271,69 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
 }
 #endif
 
+/* Copies n floats / zeroes n floats (the im2col's runs; -O2 builds do not
+ * vectorize loops of unknown trip count by themselves). */
+#if defined(__AVX512F__)
+static inline void gcrt_vcopy(float *d, const float *s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, _mm512_loadu_ps(s + i));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
+    }
+}
+static inline void gcrt_vzero(float *d, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, _mm512_setzero_ps());
+    if (i < n) _mm512_mask_storeu_ps(d + i, (__mmask16)((1u << (n - i)) - 1u), _mm512_setzero_ps());
+}
+/* d[i] = s[i*stride], i < n (every s[i*stride] readable, nothing past it). */
+static inline void gcrt_vcopy_strided(float *d, const float *s, int64_t stride, int64_t n)
+{
+    int64_t i = 0;
+    if (stride == 2) {
+        const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+        for (; i + 16 <= n; i += 16) {
+            __m512 a = _mm512_loadu_ps(s + 2 * i), b = _mm512_maskz_loadu_ps(0x7fff, s + 2 * i + 16);
+            _mm512_storeu_ps(d + i, _mm512_permutex2var_ps(a, even, b));
+        }
+    }
+    for (; i < n; i++) d[i] = s[i * stride];
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+static inline void gcrt_vcopy(float *d, const float *s, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
+    for (; i < n; i++) d[i] = s[i];
+}
+static inline void gcrt_vzero(float *d, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_setzero_ps());
+    for (; i < n; i++) d[i] = 0.0f;
+}
+static inline void gcrt_vcopy_strided(float *d, const float *s, int64_t stride, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];
+}
+#else
+static inline void gcrt_vcopy(float *d, const float *s, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) d[i] = s[i];
+}
+static inline void gcrt_vzero(float *d, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) d[i] = 0.0f;
+}
+static inline void gcrt_vcopy_strided(float *d, const float *s, int64_t stride, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];
+}
+#endif
+
 /* ---- GEMM driver ---------------------------------------------------------- */
 
 /* Tiles: batch-major, then 32-column panels of C, then GCRT_MR-row blocks
@@ -346,30 +407,39 @@ GCRT_FN void gcrt_gemm_f32(const GcrtGemm *g, const GcThreadPool *pool)
 static void gcrt_im2col32(const GcrtConv *cv, const float *X, int64_t k0, int64_t k1, int64_t p0, int nr, float *dst)
 {
     const int64_t HW = cv->H * cv->W, khw = cv->KH * cv->KW;
+    int64_t c = k0 / khw, kh = k0 % khw / cv->KW, kw = k0 % cv->KW; /* k = (c, kh, kw), advanced below */
+    const int64_t oh0 = p0 / cv->OW, ow0 = p0 % cv->OW;
     for (int64_t k = k0; k < k1; k++, dst += GCRT_PACK_NR) {
-        const int64_t c = k / khw, kh = k % khw / cv->KW, kw = k % cv->KW;
         const float *xc = X + c * HW;
-        int64_t oh = p0 / cv->OW, ow = p0 % cv->OW;
+        int64_t oh = oh0, ow = ow0;
         int j = 0;
         while (j < nr) {
             int64_t run = cv->OW - ow;
             if (run > nr - j) run = nr - j;
             const int64_t ih = oh * cv->sh - cv->pt + kh * cv->dh;
             if (ih < 0 || ih >= cv->H) {
-                for (int64_t q = 0; q < run; q++) dst[j + q] = 0.0f;
+                gcrt_vzero(dst + j, run);
             } else {
                 const float *row = xc + ih * cv->W;
                 int64_t iw = ow * cv->sw - cv->pl + kw * cv->dw;
-                if (cv->sw == 1 && iw >= 0 && iw + run <= cv->W) {
-                    memcpy(dst + j, row + iw, (size_t)run * sizeof *dst);
-                } else {
-                    for (int64_t q = 0; q < run; q++, iw += cv->sw)
-                        dst[j + q] = (iw >= 0 && iw < cv->W) ? row[iw] : 0.0f;
-                }
+                /* zeros where the run leaves the row, a (strided) copy between */
+                const int64_t sw = cv->sw;
+                int64_t lo = iw < 0 ? (-iw + sw - 1) / sw : 0, hi = iw < cv->W ? (cv->W - iw + sw - 1) / sw : 0;
+                if (lo > run) lo = run;
+                if (hi > run) hi = run;
+                if (hi < lo) hi = lo;
+                gcrt_vzero(dst + j, lo);
+                if (sw == 1) gcrt_vcopy(dst + j + lo, row + iw + lo, hi - lo);
+                else gcrt_vcopy_strided(dst + j + lo, row + iw + lo * sw, sw, hi - lo);
+                gcrt_vzero(dst + j + hi, run - hi);
             }
             j += (int)run;
             ow = 0;
             oh++;
+        }
+        if (++kw == cv->KW) {
+            kw = 0;
+            if (++kh == cv->KH) kh = 0, c++;
         }
     }
 }

@@ -140,6 +140,7 @@ static void test_conv(int iter)
     int64_t pb = irand(0, 2), pr = irand(0, 2);
     if (iter % 3 == 0) cv.KH = cv.KW = 1, cv.sh = cv.sw = 1, cv.pt = cv.pl = pb = pr = 0;
     if (iter % 10 == 1) cv.G = 1, cv.C = irand(57, 130), cv.KH = cv.KW = 3, cv.H = cv.W = irand(3, 9); /* K > GCRT_CONV_KC */
+    if (iter % 10 == 2) cv.H = irand(1, 5), cv.W = irand(33, 80), cv.sw = 2; /* long stride-2 rows */
     int64_t eh = (cv.KH - 1) * cv.dh + 1, ew = (cv.KW - 1) * cv.dw + 1;
     if (cv.H + cv.pt + pb < eh || cv.W + cv.pl + pr < ew) return;
     cv.OH = (cv.H + cv.pt + pb - eh) / cv.sh + 1, cv.OW = (cv.W + cv.pl + pr - ew) / cv.sw + 1;
