@@ -226,7 +226,7 @@ static int plan_gemm(const Node *n, CpuPlan *p)
 static int plan_matmul(const Node *n, CpuPlan *p)
 {
     const Value *A = n->in[0], *B = n->in[1], *Y = n->out[0];
-    if (!is_f32(A) || !is_f32(B) || !is_f32(Y) || A->shape.rank < 1 || B->shape.rank < 1) return 0;
+    if (!is_f32(A) || !is_f32(B) || !is_f32(Y) || A->shape.rank < 1 || B->shape.rank < 1 || Y->shape.rank < 1) return 0;
     IrMatMulGeom g;
     if (ir_matmul_geometry(n, 0, 1, &g, NULL)) return 0;
     int64_t nbatch = ir_numel(&g.batch);
