@@ -16,6 +16,9 @@
  * by one loop over Y right after the kernel call in the same node block.
  * f32 Convs with 1 or 2 spatial dims take the fast CPU path instead
  * (emit_cpu.c: packed weights, the epilogue on the tile, threads).
+ * f32 Softmax / LogSoftmax whose reduced axis is contiguous (inner == 1) and
+ * f32 LayerNormalization with full-length Scale and B and no Mean/InvStdDev
+ * outputs call the fast last-axis kernels (gcrt_*_last_f32) instead.
  */
 #include "cgen.h"
 #include "emit_common.h"
@@ -237,8 +240,13 @@ static int emit_softmax_any(Cgen *c, const Node *n, Diag *d, const char *kernel)
     const Shape *xs = &X->shape;
     int a = ir_norm_axis(n->attrs[SOFTMAX_AXIS].i, xs->rank);
     GC_ASSERT(a >= 0);
-    w_line(cgen_w(c), "gcrt_%s_%s(%lld, %lld, %lld, %s, %s);", kernel, sfx, (long long)emit_dims_prod(xs, 0, a),
-           (long long)xs->dims[a], (long long)emit_dims_prod(xs, a + 1, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
+    int64_t outer = emit_dims_prod(xs, 0, a), inner = emit_dims_prod(xs, a + 1, xs->rank);
+    if (Y->dtype == DT_F32 && inner == 1) /* the reduced axis is contiguous: the fast kernel */
+        w_line(cgen_w(c), "gcrt_%s_last_f32(%lld, %lld, %s, %s);", kernel, (long long)outer, (long long)xs->dims[a],
+               cgen_ptr(c, X), cgen_ptr(c, Y));
+    else
+        w_line(cgen_w(c), "gcrt_%s_%s(%lld, %lld, %lld, %s, %s);", kernel, sfx, (long long)outer,
+               (long long)xs->dims[a], (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Y));
     return 0;
 }
 
@@ -281,6 +289,12 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
     if (outer * inner == 0) return 0;
     char eps[48];
     emit_float_lit(eps, sizeof eps, n->attrs[LN_EPSILON].f, Y->dtype);
+    if (Y->dtype == DT_F32 && period[0] == inner && (!B || period[1] == inner) && n->n_out == 1) {
+        /* full-length Scale and B, no Mean/InvStdDev: the fast kernel */
+        w_line(cgen_w(c), "gcrt_layernorm_last_f32(%lld, %lld, %s, %s, %s, %s, %s);", (long long)outer,
+               (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Sc), B ? cgen_ptr(c, B) : "0", eps, cgen_ptr(c, Y));
+        return 0;
+    }
     w_line(cgen_w(c), "gcrt_layernorm_%s(%lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %s, %s);", sfx,
            (long long)outer, (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Sc), (long long)period[0],
            B ? cgen_ptr(c, B) : "0", (long long)period[1], eps, cgen_ptr(c, Y),

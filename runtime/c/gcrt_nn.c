@@ -15,6 +15,12 @@
  * Reductions (pool means, softmax sums, layer-norm statistics) accumulate in
  * double, which keeps f32 results close to the double reference. Softmax
  * subtracts the row maximum before exponentiating (no overflow).
+ *
+ * Softmax, log-softmax and layer norm over the last (contiguous) axis in f32,
+ * the common case of attention and transformer blocks, also have fast kernels
+ * (gcrt_*_last_f32, after the templates): SIMD (AVX-512F or AVX2+FMA when the
+ * build targets them, else portable C) with float accumulation in a fixed
+ * order and a vector exp; their own essay is there.
  */
 #ifndef GCRT_NN_TEMPLATE
 
@@ -62,6 +68,320 @@ GCRT_FN void gcrt_conv_row_span(int64_t i0, int64_t step, int64_t n, int64_t run
 #undef GCRT_EXP
 #undef GCRT_LOG
 #undef GCRT_SQRT
+
+/* ---- Fast f32 softmax, log-softmax and layer norm over the last axis -----
+ *
+ * The row kernels below are written once over a small vector vocabulary
+ * (gcrt_nnv_*: W lanes of float) that has three definitions: AVX-512F
+ * (W = 16), AVX2+FMA (W = 8) and portable C (W = 1, a plain float; exp is
+ * expf). A row of n elements is walked in full vectors and one masked tail
+ * vector; the tail's lanes past n are filled on load and cleared before they
+ * reach a sum. Sums run in float, one accumulator of W lanes added in
+ * element order, then a fixed-order horizontal tree, so a build gives the
+ * same bits on every run (a build for another instruction set may differ in
+ * the last bits).
+ *
+ * Vector exp (AVX paths): x is clamped to [-104, 89] (outside, e^x is 0 or
+ * +inf in float; NaN passes through the clamp); k = round(x / ln2) and
+ * r = x - k*ln2 with ln2 split in two constants (Cody-Waite: LN2_HI has 12
+ * significant bits, so k*LN2_HI is exact for |k| <= 150), |r| <= ln2/2;
+ * e^r = 1 + r*(1 + r*(c2 + ... + r*c6)) by Horner, the coefficients a
+ * minimax fit of the relative error on [-0.35, 0.35] (Lawson's iteration,
+ * each coefficient rounded to float in turn and the rest refitted; fit
+ * error 3.4e-9); then 2^k multiplies in as two powers of two built by
+ * integer exponent adds, 2^(k>>1) and 2^(k - (k>>1)), both normal floats,
+ * so results in the subnormal range are rounded once and overflow gives
+ * +inf. tests/runtime/test_fast_nn.c sweeps it against double exp
+ * (0.89 ulp at most on [-87, 88]).
+ *
+ * Softmax: the row maximum (NaN ignored, as gcrt_softmax_f32 does), then
+ * e = exp(x - max) stored in Y while summing, then Y *= 1/sum. Log-softmax:
+ * the same sum without storing, then y = (x - max) - logf(sum). A row with
+ * NaN, +inf or only -inf gives NaNs like the double-accumulating kernel.
+ * Layer norm: two passes in float (mean, then the sum of squared deviations
+ * from it, which stays accurate when the mean is large against the spread),
+ * then y = (x - mean) * (1/sqrtf(var + eps)) * scale + B. A row whose variance
+ * comes out inf or NaN (an inf or NaN input, or deviations past ~1e19 whose
+ * squares overflow float) is redone by gcrt_layernorm_f32, so the fast
+ * kernel gives what the double-accumulating one gives there too.
+ */
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+
+/* The vector exp's constants (see the essay above). */
+#define GCRT_NNV_EXP_LO -104.0f
+#define GCRT_NNV_EXP_HI 89.0f
+#define GCRT_NNV_LOG2E 0x1.715476p+0f
+#define GCRT_NNV_LN2_HI 0x1.62ep-1f
+#define GCRT_NNV_LN2_LO 0x1.0bfbe8p-15f
+#define GCRT_NNV_C2 0x1.fffffcp-2f
+#define GCRT_NNV_C3 0x1.55548cp-3f
+#define GCRT_NNV_C4 0x1.5558bap-5f
+#define GCRT_NNV_C5 0x1.123e5ep-7f
+#define GCRT_NNV_C6 0x1.6a4b96p-10f
+#endif
+
+#if defined(__AVX512F__)
+
+#define GCRT_NNV_W 16
+typedef __m512 gcrt_nnv;
+
+static inline gcrt_nnv gcrt_nnv_set1(float a) { return _mm512_set1_ps(a); }
+static inline gcrt_nnv gcrt_nnv_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void gcrt_nnv_store(float *p, gcrt_nnv v) { _mm512_storeu_ps(p, v); }
+static inline __mmask16 gcrt_nnv_mask(int64_t m) { return (__mmask16)((1u << (unsigned)m) - 1u); }
+/* Lanes [0, m) from p (0 < m <= W), the others `fill`; nothing past p[m-1] is read. */
+static inline gcrt_nnv gcrt_nnv_loadn(const float *p, int64_t m, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), gcrt_nnv_mask(m), p);
+}
+/* Stores lanes [0, m) to p. */
+static inline void gcrt_nnv_storen(float *p, int64_t m, gcrt_nnv v) { _mm512_mask_storeu_ps(p, gcrt_nnv_mask(m), v); }
+/* v with lanes [m, W) set to 0. */
+static inline gcrt_nnv gcrt_nnv_keepn(gcrt_nnv v, int64_t m) { return _mm512_maskz_mov_ps(gcrt_nnv_mask(m), v); }
+static inline gcrt_nnv gcrt_nnv_add(gcrt_nnv a, gcrt_nnv b) { return _mm512_add_ps(a, b); }
+static inline gcrt_nnv gcrt_nnv_sub(gcrt_nnv a, gcrt_nnv b) { return _mm512_sub_ps(a, b); }
+static inline gcrt_nnv gcrt_nnv_mul(gcrt_nnv a, gcrt_nnv b) { return _mm512_mul_ps(a, b); }
+/* a*b + c, fused. */
+static inline gcrt_nnv gcrt_nnv_fma(gcrt_nnv a, gcrt_nnv b, gcrt_nnv c) { return _mm512_fmadd_ps(a, b, c); }
+/* c - a*b, fused. */
+static inline gcrt_nnv gcrt_nnv_fnma(gcrt_nnv a, gcrt_nnv b, gcrt_nnv c) { return _mm512_fnmadd_ps(a, b, c); }
+/* The larger of a and b; b when either is NaN (vmaxps). */
+static inline gcrt_nnv gcrt_nnv_max(gcrt_nnv a, gcrt_nnv b) { return _mm512_max_ps(a, b); }
+/* The smaller of a and b; b when either is NaN (vminps). */
+static inline gcrt_nnv gcrt_nnv_min(gcrt_nnv a, gcrt_nnv b) { return _mm512_min_ps(a, b); }
+/* Round to the nearest integer, ties to even. */
+static inline gcrt_nnv gcrt_nnv_round(gcrt_nnv a)
+{
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+/* p * 2^kf for integer-valued kf in [-150, 128]: 2^(k>>1) and 2^(k - (k>>1)),
+ * normal floats built by integer exponent adds, multiplied in in that order
+ * (a subnormal result is rounded once; one past the range is +inf). */
+static inline gcrt_nnv gcrt_nnv_scale2(gcrt_nnv p, gcrt_nnv kf)
+{
+    __m512i k = _mm512_cvtps_epi32(kf), k1 = _mm512_srai_epi32(k, 1), k2 = _mm512_sub_epi32(k, k1);
+    __m512i bias = _mm512_set1_epi32(127);
+    __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k1, bias), 23));
+    __m512 s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k2, bias), 23));
+    return _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+}
+/* The 8-lane halves combined lane by lane, then the AVX2 tree below. */
+static inline __m256 gcrt_nnv_fold_add(gcrt_nnv v)
+{
+    return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+static inline __m256 gcrt_nnv_fold_max(gcrt_nnv v)
+{
+    return _mm256_max_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
+#elif defined(__AVX2__) && defined(__FMA__)
+
+#define GCRT_NNV_W 8
+typedef __m256 gcrt_nnv;
+
+static inline gcrt_nnv gcrt_nnv_set1(float a) { return _mm256_set1_ps(a); }
+static inline gcrt_nnv gcrt_nnv_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void gcrt_nnv_store(float *p, gcrt_nnv v) { _mm256_storeu_ps(p, v); }
+/* All ones in lanes [0, m), zero elsewhere. */
+static inline __m256i gcrt_nnv_mask(int64_t m)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline gcrt_nnv gcrt_nnv_loadn(const float *p, int64_t m, float fill)
+{
+    __m256i k = gcrt_nnv_mask(m);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, k), _mm256_castsi256_ps(k));
+}
+static inline void gcrt_nnv_storen(float *p, int64_t m, gcrt_nnv v) { _mm256_maskstore_ps(p, gcrt_nnv_mask(m), v); }
+static inline gcrt_nnv gcrt_nnv_keepn(gcrt_nnv v, int64_t m)
+{
+    return _mm256_and_ps(v, _mm256_castsi256_ps(gcrt_nnv_mask(m)));
+}
+static inline gcrt_nnv gcrt_nnv_add(gcrt_nnv a, gcrt_nnv b) { return _mm256_add_ps(a, b); }
+static inline gcrt_nnv gcrt_nnv_sub(gcrt_nnv a, gcrt_nnv b) { return _mm256_sub_ps(a, b); }
+static inline gcrt_nnv gcrt_nnv_mul(gcrt_nnv a, gcrt_nnv b) { return _mm256_mul_ps(a, b); }
+static inline gcrt_nnv gcrt_nnv_fma(gcrt_nnv a, gcrt_nnv b, gcrt_nnv c) { return _mm256_fmadd_ps(a, b, c); }
+static inline gcrt_nnv gcrt_nnv_fnma(gcrt_nnv a, gcrt_nnv b, gcrt_nnv c) { return _mm256_fnmadd_ps(a, b, c); }
+static inline gcrt_nnv gcrt_nnv_max(gcrt_nnv a, gcrt_nnv b) { return _mm256_max_ps(a, b); }
+static inline gcrt_nnv gcrt_nnv_min(gcrt_nnv a, gcrt_nnv b) { return _mm256_min_ps(a, b); }
+static inline gcrt_nnv gcrt_nnv_round(gcrt_nnv a)
+{
+    return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+static inline gcrt_nnv gcrt_nnv_scale2(gcrt_nnv p, gcrt_nnv kf)
+{
+    __m256i k = _mm256_cvtps_epi32(kf), k1 = _mm256_srai_epi32(k, 1), k2 = _mm256_sub_epi32(k, k1);
+    __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+static inline __m256 gcrt_nnv_fold_add(gcrt_nnv v) { return v; }
+static inline __m256 gcrt_nnv_fold_max(gcrt_nnv v) { return v; }
+
+#else /* portable C: one lane */
+
+#define GCRT_NNV_W 1
+typedef float gcrt_nnv;
+
+static inline gcrt_nnv gcrt_nnv_set1(float a) { return a; }
+static inline gcrt_nnv gcrt_nnv_load(const float *p) { return *p; }
+static inline void gcrt_nnv_store(float *p, gcrt_nnv v) { *p = v; }
+static inline gcrt_nnv gcrt_nnv_loadn(const float *p, int64_t m, float fill) { return m > 0 ? *p : fill; }
+static inline void gcrt_nnv_storen(float *p, int64_t m, gcrt_nnv v)
+{
+    if (m > 0) *p = v;
+}
+static inline gcrt_nnv gcrt_nnv_keepn(gcrt_nnv v, int64_t m) { return m > 0 ? v : 0.0f; }
+static inline gcrt_nnv gcrt_nnv_add(gcrt_nnv a, gcrt_nnv b) { return a + b; }
+static inline gcrt_nnv gcrt_nnv_sub(gcrt_nnv a, gcrt_nnv b) { return a - b; }
+static inline gcrt_nnv gcrt_nnv_mul(gcrt_nnv a, gcrt_nnv b) { return a * b; }
+static inline gcrt_nnv gcrt_nnv_fma(gcrt_nnv a, gcrt_nnv b, gcrt_nnv c) { return a * b + c; }
+/* The larger of a and b; b when either is NaN. */
+static inline gcrt_nnv gcrt_nnv_max(gcrt_nnv a, gcrt_nnv b) { return a > b ? a : b; }
+static inline gcrt_nnv gcrt_nnv_exp(gcrt_nnv a) { return expf(a); }
+static inline float gcrt_nnv_hsum(gcrt_nnv v) { return v; }
+static inline float gcrt_nnv_hmax(gcrt_nnv v) { return v; }
+
+#endif
+
+#if GCRT_NNV_W > 1
+/* e^x lane by lane, under 1 ulp on [-87, 88] (see the essay above). */
+static inline gcrt_nnv gcrt_nnv_exp(gcrt_nnv x)
+{
+    gcrt_nnv kf, r, p;
+    x = gcrt_nnv_min(gcrt_nnv_set1(GCRT_NNV_EXP_HI), gcrt_nnv_max(gcrt_nnv_set1(GCRT_NNV_EXP_LO), x));
+    kf = gcrt_nnv_round(gcrt_nnv_mul(x, gcrt_nnv_set1(GCRT_NNV_LOG2E)));
+    r = gcrt_nnv_fnma(kf, gcrt_nnv_set1(GCRT_NNV_LN2_HI), x);
+    r = gcrt_nnv_fnma(kf, gcrt_nnv_set1(GCRT_NNV_LN2_LO), r);
+    p = gcrt_nnv_fma(gcrt_nnv_set1(GCRT_NNV_C6), r, gcrt_nnv_set1(GCRT_NNV_C5));
+    p = gcrt_nnv_fma(p, r, gcrt_nnv_set1(GCRT_NNV_C4));
+    p = gcrt_nnv_fma(p, r, gcrt_nnv_set1(GCRT_NNV_C3));
+    p = gcrt_nnv_fma(p, r, gcrt_nnv_set1(GCRT_NNV_C2));
+    p = gcrt_nnv_fma(p, r, gcrt_nnv_set1(1.0f));
+    p = gcrt_nnv_fma(p, r, gcrt_nnv_set1(1.0f));
+    return gcrt_nnv_scale2(p, kf);
+}
+
+/* The lanes' sum: halves added lane by lane down to one (fixed order). */
+static inline float gcrt_nnv_hsum(gcrt_nnv v)
+{
+    __m256 a = gcrt_nnv_fold_add(v);
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    b = _mm_add_ss(b, _mm_shuffle_ps(b, b, 1));
+    return _mm_cvtss_f32(b);
+}
+
+/* The lanes' maximum (the lanes hold no NaN). */
+static inline float gcrt_nnv_hmax(gcrt_nnv v)
+{
+    __m256 a = gcrt_nnv_fold_max(v);
+    __m128 b = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    b = _mm_max_ps(b, _mm_movehl_ps(b, b));
+    b = _mm_max_ss(b, _mm_shuffle_ps(b, b, 1));
+    return _mm_cvtss_f32(b);
+}
+#endif
+
+/* Softmax (log_out == 0) or log-softmax of each row of X[outer, n]. */
+static void gcrt_softmax_last_any(int64_t outer, int64_t n, const float *X, float *Y, int log_out)
+{
+    const int64_t full = n - n % GCRT_NNV_W;
+    int64_t o, j;
+    for (o = 0; o < outer && n > 0; o++) {
+        const float *x = X + o * n;
+        float *y = Y + o * n;
+        gcrt_nnv acc = gcrt_nnv_set1(-INFINITY), vmx, e;
+        float sum;
+        /* the maximum: a NaN never replaces the accumulator */
+        for (j = 0; j < full; j += GCRT_NNV_W) acc = gcrt_nnv_max(gcrt_nnv_load(x + j), acc);
+        if (j < n) acc = gcrt_nnv_max(gcrt_nnv_loadn(x + j, n - j, -INFINITY), acc);
+        vmx = gcrt_nnv_set1(gcrt_nnv_hmax(acc));
+        /* the exponentials and their sum */
+        acc = gcrt_nnv_set1(0.0f);
+        for (j = 0; j < full; j += GCRT_NNV_W) {
+            e = gcrt_nnv_exp(gcrt_nnv_sub(gcrt_nnv_load(x + j), vmx));
+            if (!log_out) gcrt_nnv_store(y + j, e);
+            acc = gcrt_nnv_add(acc, e);
+        }
+        if (j < n) {
+            e = gcrt_nnv_keepn(gcrt_nnv_exp(gcrt_nnv_sub(gcrt_nnv_loadn(x + j, n - j, 0.0f), vmx)), n - j);
+            if (!log_out) gcrt_nnv_storen(y + j, n - j, e);
+            acc = gcrt_nnv_add(acc, e);
+        }
+        sum = gcrt_nnv_hsum(acc);
+        if (log_out) {
+            gcrt_nnv lse = gcrt_nnv_set1(logf(sum));
+            for (j = 0; j < full; j += GCRT_NNV_W)
+                gcrt_nnv_store(y + j, gcrt_nnv_sub(gcrt_nnv_sub(gcrt_nnv_load(x + j), vmx), lse));
+            if (j < n)
+                gcrt_nnv_storen(y + j, n - j, gcrt_nnv_sub(gcrt_nnv_sub(gcrt_nnv_loadn(x + j, n - j, 0.0f), vmx), lse));
+        } else {
+            gcrt_nnv inv = gcrt_nnv_set1(1.0f / sum);
+            for (j = 0; j < full; j += GCRT_NNV_W) gcrt_nnv_store(y + j, gcrt_nnv_mul(gcrt_nnv_load(y + j), inv));
+            if (j < n) gcrt_nnv_storen(y + j, n - j, gcrt_nnv_mul(gcrt_nnv_loadn(y + j, n - j, 0.0f), inv));
+        }
+    }
+}
+
+/* See gcrt_nn.h. */
+GCRT_FN void gcrt_softmax_last_f32(int64_t outer, int64_t n, const float *X, float *Y)
+{
+    gcrt_softmax_last_any(outer, n, X, Y, 0);
+}
+
+/* See gcrt_nn.h. */
+GCRT_FN void gcrt_logsoftmax_last_f32(int64_t outer, int64_t n, const float *X, float *Y)
+{
+    gcrt_softmax_last_any(outer, n, X, Y, 1);
+}
+
+/* See gcrt_nn.h. */
+GCRT_FN void gcrt_layernorm_last_f32(int64_t outer, int64_t n, const float *X, const float *scale,
+                                     const float *B, float eps, float *Y)
+{
+    const int64_t full = n - n % GCRT_NNV_W;
+    const gcrt_nnv zero = gcrt_nnv_set1(0.0f);
+    int64_t o, j;
+    for (o = 0; o < outer && n > 0; o++) {
+        const float *x = X + o * n;
+        float *y = Y + o * n;
+        gcrt_nnv acc = zero, vmu, vrs, d;
+        float mu, var;
+        for (j = 0; j < full; j += GCRT_NNV_W) acc = gcrt_nnv_add(acc, gcrt_nnv_load(x + j));
+        if (j < n) acc = gcrt_nnv_add(acc, gcrt_nnv_loadn(x + j, n - j, 0.0f));
+        mu = gcrt_nnv_hsum(acc) / (float)n;
+        vmu = gcrt_nnv_set1(mu);
+        acc = zero;
+        for (j = 0; j < full; j += GCRT_NNV_W) {
+            d = gcrt_nnv_sub(gcrt_nnv_load(x + j), vmu);
+            acc = gcrt_nnv_fma(d, d, acc);
+        }
+        if (j < n) {
+            d = gcrt_nnv_keepn(gcrt_nnv_sub(gcrt_nnv_loadn(x + j, n - j, 0.0f), vmu), n - j);
+            acc = gcrt_nnv_fma(d, d, acc);
+        }
+        var = gcrt_nnv_hsum(acc) / (float)n;
+        if (!isfinite(var)) { /* an inf or NaN input, or a float sum overflowed: the double kernel */
+            gcrt_layernorm_f32(1, n, x, scale, n, B, n, eps, y, 0, 0);
+            continue;
+        }
+        vrs = gcrt_nnv_set1(1.0f / sqrtf(var + eps));
+        for (j = 0; j < full; j += GCRT_NNV_W) {
+            d = gcrt_nnv_mul(gcrt_nnv_sub(gcrt_nnv_load(x + j), vmu), vrs);
+            gcrt_nnv_store(y + j, gcrt_nnv_fma(d, gcrt_nnv_load(scale + j), B ? gcrt_nnv_load(B + j) : zero));
+        }
+        if (j < n) {
+            int64_t m = n - j;
+            d = gcrt_nnv_mul(gcrt_nnv_sub(gcrt_nnv_loadn(x + j, m, 0.0f), vmu), vrs);
+            gcrt_nnv_storen(y + j, m,
+                            gcrt_nnv_fma(d, gcrt_nnv_loadn(scale + j, m, 0.0f), B ? gcrt_nnv_loadn(B + j, m, 0.0f) : zero));
+        }
+    }
+}
 
 #else /* GCRT_NN_TEMPLATE: the kernels for one element type */
 

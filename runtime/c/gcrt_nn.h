@@ -5,7 +5,9 @@
  * Tensors are row-major NC<spatial>. Spatial geometry is always given as
  * 3-element arrays (depth, height, width): 1-D and 2-D ops pass 1 for the
  * missing leading sizes/kernels/strides/dilations and 0 for their pads.
- * Each kernel exists for float (_f32) and double (_f64).
+ * Each kernel exists for float (_f32) and double (_f64); softmax,
+ * log-softmax and layer norm over the last axis also have a fast f32 form
+ * (_last_f32) that the emitter picks when the reduced axis is contiguous.
  */
 #ifndef GCRT_NN_H
 #define GCRT_NN_H
@@ -66,5 +68,18 @@ GCRT_FN void gcrt_conv_row_span(int64_t i0, int64_t step, int64_t n, int64_t run
 
 GCRT_NN_DECLARE(_f32, float)
 GCRT_NN_DECLARE(_f64, double)
+
+/* The fast f32 kernels for a reduction over the last, contiguous axis
+ * (gcrt_nn.c: AVX-512F, AVX2+FMA or portable C, float accumulation in a
+ * fixed order). Softmax / log-softmax of X viewed as [outer, n] along n: the
+ * inner == 1 case of gcrt_softmax_f32 / gcrt_logsoftmax_f32, the same
+ * NaN/inf behaviour. Y may be X. */
+GCRT_FN void gcrt_softmax_last_f32(int64_t outer, int64_t n, const float *X, float *Y);
+GCRT_FN void gcrt_logsoftmax_last_f32(int64_t outer, int64_t n, const float *X, float *Y);
+/* Layer norm of X viewed as [outer, n] over n with full-length scale[n] and
+ * B[n] (B may be 0) and no statistics outputs: gcrt_layernorm_f32 with
+ * scale_n == b_n == n and mean == invstd == 0. Y may be X. */
+GCRT_FN void gcrt_layernorm_last_f32(int64_t outer, int64_t n, const float *X, const float *scale,
+                                     const float *B, float eps, float *Y);
 
 #endif
