@@ -3,12 +3,13 @@
  * What: Y[n,c] = act(conv(X[n,c], Wt[c]) + bias[c] + res[n,c]) for every
  * image n and channel c, each (n, c) plane filtered by its own KHxKW taps.
  *
- * Why a kernel of its own: a depthwise layer does KH*KW multiply-adds per
- * output against one load and one store of every element, so it runs at
- * the speed of its memory traffic only if the arithmetic keeps out of the
- * way: no per-tap bounds checks, no gather, no second pass for the
- * epilogue. The generic conv's direct loops check every tap and run
- * scalar.
+ * Why a kernel of its own: a depthwise layer does only KH*KW multiply-adds
+ * per output against one load and one store of every element, so it runs
+ * at the speed of its memory traffic only if the arithmetic keeps out of
+ * the way: no per-tap bounds checks, no gather, no second pass for the
+ * epilogue, one vector FMA per tap and V outputs (with data in cache, the
+ * FMA rate is then the limit). The generic conv's direct loops check every
+ * tap and run scalar.
  *
  * Algorithm. The work is split into tiles: a tile is a block of output
  * rows of one plane (a whole plane when there are enough planes to go
@@ -19,27 +20,36 @@
  *     (top and bottom padding) are skipped as a whole;
  *   - the SIMD paths (AVX-512F, AVX2+FMA) cover the row in blocks of V
  *     output columns (V = 16 or 8) and keep the block's sum in one
- *     register, starting from the bias; the filter taps are broadcast
- *     into registers once per plane (3x3 and 5x5 are specialized so that
- *     the tap loops unroll). An interior block, every tap of which lies
- *     inside the row, does plain unaligned loads and FMAs. A border block
- *     (left/right padding, the row's last partial block, a row narrower
- *     than V) loads each tap under a lane mask of the columns inside the
- *     image, so padding reads as zero and nothing outside the row is
- *     touched (masked lanes never fault); its store is masked to the
- *     row. Stride 2 loads the 2V consecutive inputs of a tap as two
- *     vectors and picks the even ones with one in-lane shuffle; the
- *     shuffle leaves the lanes in a fixed permuted order that is the same
- *     for every tap, so the sum is put back in order once per block,
- *     before the epilogue (cheaper than a cross-lane permute per tap).
+ *     register, starting from the bias. 3x3 and 5x5 filters without
+ *     column dilation are specialized: their tap loops unroll and the
+ *     taps are broadcast into registers once per tile (rows that lose
+ *     filter rows to the top/bottom padding read the remaining taps from
+ *     memory instead).
+ *   - interior blocks, all of whose loads lie inside the row, form one run
+ *     in the middle of the row and take a tight loop of unaligned loads and
+ *     FMAs. With stride 1 the AVX-512 path loads V + KW - 1 columns per
+ *     filter row and shifts them into place per tap (valignd) instead of
+ *     loading every tap. Stride 2 loads the 2V consecutive inputs of a tap
+ *     as two vectors and picks the even ones (or, for the next tap, the
+ *     odd ones of the same two loads) with one in-lane shuffle; that
+ *     leaves the lanes in a fixed permuted order, the same for every tap,
+ *     so the sum is put back in order once per block (cheaper than a
+ *     cross-lane permute per tap).
+ *   - border blocks (left/right padding, the last partial block, rows
+ *     narrower than V) load each tap under the lane mask of its columns
+ *     inside the row, so padding reads as zero and nothing outside the row
+ *     is touched (masked lanes never fault), and store under the mask of
+ *     the row. The masks depend on the column only: they are computed
+ *     once per tile.
+ *   - the activation is a clamp to [lo, hi] ([-inf, inf] for none, [0,
+ *     inf] for ReLU), applied with the residual right after the block's
+ *     sum, before the store.
  *   - the portable path (no SIMD ISA, or a column stride other than 1
  *     and 2) starts the row at the bias and, tap by tap, adds the tap
  *     times the input over the span of output columns whose input lies in
  *     the row: plain loops without checks that compilers auto-vectorize
  *     (contiguous for stride 1, de-interleaving loads for stride 2).
- *   - the residual and the activation are applied to the block (SIMD) or
- *     the row (portable) right after its sum, while it is in registers or
- *     L1.
+ *     The residual and the activation follow on the row while it is in L1.
  * Taps are summed in filter order (row-major), starting from the bias;
  * the SIMD paths fuse each multiply-add (explicit FMA intrinsics, since
  * -std=c99 turns off contraction), the portable path rounds twice.
@@ -104,8 +114,8 @@ typedef struct GcrtDwPlane {
  * *lo == *hi); step >= 1. */
 GCRT_DW_INLINE void gcrt_dw_span(int64_t i0, int64_t step, int64_t n, int64_t n_out, int64_t *lo, int64_t *hi)
 {
-    int64_t a = i0 >= 0 ? 0 : (-i0 + step - 1) / step;
-    int64_t b = i0 >= n ? 0 : (n - 1 - i0) / step + 1;
+    int64_t a = i0 >= 0 ? 0 : step == 1 ? -i0 : (-i0 + step - 1) / step;
+    int64_t b = i0 >= n ? 0 : step == 1 ? n - i0 : (n - 1 - i0) / step + 1;
     if (b > n_out) b = n_out;
     if (a > b) a = b;
     *lo = a;
@@ -121,11 +131,13 @@ GCRT_DW_INLINE const float *gcrt_dw_at(const float *row, int64_t i)
 }
 
 /* Output rows [oh0, oh1) of one plane, portable C (see the file comment). */
-static void gcrt_dw_rows_c(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+GCRT_FN void gcrt_dw_rows_c(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
 {
     const int64_t W = a->W, OW = a->OW, KW = a->KW, sw = a->sw, dw = a->dw, pl = a->pl;
     const float lo = a->act == GCRT_ACT_RELU ? 0.0f : a->lo, hi = a->hi;
+    int64_t span[2 * 16]; /* the column span of each tap kw < 16: the same on every row */
     int64_t oh, kh, kw, j;
+    for (kw = 0; kw < KW && kw < 16; kw++) gcrt_dw_span(kw * dw - pl, sw, W, OW, &span[2 * kw], &span[2 * kw + 1]);
     for (oh = oh0; oh < oh1; oh++) {
         float *restrict yr = p->y + oh * OW;
         const int64_t ih0 = oh * a->sh - a->pt;
@@ -139,7 +151,12 @@ static void gcrt_dw_rows_c(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh
                 const float t = wr[kw];
                 const int64_t off = kw * dw - pl;
                 int64_t c0, c1;
-                gcrt_dw_span(off, sw, W, OW, &c0, &c1);
+                if (kw < 16) {
+                    c0 = span[2 * kw];
+                    c1 = span[2 * kw + 1];
+                } else {
+                    gcrt_dw_span(off, sw, W, OW, &c0, &c1);
+                }
                 if (sw == 1)
                     for (j = c0; j < c1; j++) yr[j] += t * xr[j + off];
                 else
@@ -150,11 +167,13 @@ static void gcrt_dw_rows_c(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh
             const float *restrict rr = p->res + oh * OW;
             for (j = 0; j < OW; j++) yr[j] += rr[j];
         }
-        if (a->act == GCRT_ACT_RELU || a->act == GCRT_ACT_CLIP)
+        if (a->act == GCRT_ACT_RELU)
+            for (j = 0; j < OW; j++) yr[j] = yr[j] < lo ? lo : yr[j];
+        else if (a->act == GCRT_ACT_CLIP)
             for (j = 0; j < OW; j++) {
                 float v = yr[j];
                 if (v < lo) v = lo;
-                if (a->act == GCRT_ACT_CLIP && v > hi) v = hi;
+                if (v > hi) v = hi;
                 yr[j] = v;
             }
     }
@@ -255,19 +274,23 @@ GCRT_DW_INLINE GcrtDwVec gcrt_dw_unshuffle(GcrtDwVec v)
 
 #endif
 
-/* The masks of one border block, precomputed per plane: for tap kw, lanes inside the row of its
- * load (stride 1) or of its two loads (stride 2: [kw*2], [kw*2 + 1]); then the store's lanes. */
+/* The masks of one border block, precomputed per tile: for tap kw, lanes inside the row of its
+ * load (stride 1: [kw]) or of its two loads (stride 2: [kw*2], [kw*2 + 1]); then [KW*SW] the
+ * store's lanes, [KW*SW + 1] and [KW*SW + 2] the lanes inside the row of the V columns from the
+ * block's first input column and of the V after them. At most GCRT_DW_NMASK masks per tile. */
 #define GCRT_DW_NMASK 96
 
-/* The border block of output columns [ow0, ow0 + V) of one row (see gcrt_dw_row_simd): every tap
- * loads under the mask of its columns inside the row; the store is masked to [0, OW). mk: the
- * block's precomputed masks, or NULL to compute them here (then taps wholly outside are skipped). */
+/* The border block of output columns [ow0, ow0 + V) of one row (see gcrt_dw_row_simd): loads
+ * are masked to the columns inside the row (the padding reads as zero), the store to [0, OW).
+ * mk: the block's precomputed masks; with them, loads are shared between taps as in the interior
+ * loop (DW1). mk NULL: the masks are computed here and taps wholly outside the row skipped. */
 GCRT_DW_INLINE void gcrt_dw_block_masked(const GcrtDwArgs *a, const float *xr, int64_t rs, int64_t nk,
                                          const GcrtDwVec *tv, const float *w, const GcrtDwVec *ep, int64_t ow0,
                                          const GcrtDwMask *mk, float *yr, const float *rr, const int NKc,
-                                         const int KWc, const int SW)
+                                         const int KWc, const int SW, const int DW1)
 {
-    const int64_t NK = NKc ? NKc : nk, KW = KWc ? KWc : a->KW, W = a->W, dw = a->dw, i0 = ow0 * SW - a->pl;
+    const int64_t NK = NKc ? NKc : nk, KW = KWc ? KWc : a->KW, W = a->W, dw = DW1 ? 1 : a->dw;
+    const int64_t i0 = ow0 * SW - a->pl;
     GcrtDwVec acc = ep[0];
     int64_t r, kw;
     int any;
@@ -275,14 +298,33 @@ GCRT_DW_INLINE void gcrt_dw_block_masked(const GcrtDwArgs *a, const float *xr, i
     GCRT_DW_UNROLL
     for (r = 0; r < NK; r++) {
         const float *xk = xr + r * rs;
+#ifdef GCRT_DW_HAVE_SHIFT
+        if (SW == 1 && DW1 && KWc > 1 && mk) {
+            const GcrtDwVec lo = gcrt_dw_mload(mk[KW + 1], gcrt_dw_at(xk, i0));
+            const GcrtDwVec hi = gcrt_dw_mload(mk[KW + 2], gcrt_dw_at(xk, i0 + GCRT_DW_V));
+            GCRT_DW_UNROLL
+            for (kw = 0; kw < KW; kw++) {
+                const GcrtDwVec t = NKc ? tv[r * KW + kw] : gcrt_dw_set1(w[r * KW + kw]);
+                acc = gcrt_dw_fma(t, gcrt_dw_shift(lo, hi, (int)kw), acc);
+            }
+            continue;
+        }
+#endif
         GCRT_DW_UNROLL
         for (kw = 0; kw < KW; kw++) {
             const GcrtDwVec t = NKc && KWc ? tv[r * KW + kw] : gcrt_dw_set1(w[r * KW + kw]);
             const int64_t i = i0 + kw * dw;
             GcrtDwVec v;
-            if (mk) {
-                v = gcrt_dw_mload(mk[kw * SW], gcrt_dw_at(xk, i));
-                if (SW == 2) v = gcrt_dw_evens(v, gcrt_dw_mload(mk[kw * SW + 1], gcrt_dw_at(xk, i + GCRT_DW_V)));
+            if (mk && SW == 1) {
+                v = gcrt_dw_mload(mk[kw], gcrt_dw_at(xk, i));
+            } else if (mk && DW1) { /* taps 2m and 2m + 1 load the same two vectors */
+                const int64_t b = kw & ~(int64_t)1;
+                const GcrtDwVec lo = gcrt_dw_mload(mk[b * 2], gcrt_dw_at(xk, i0 + b));
+                const GcrtDwVec hi = gcrt_dw_mload(mk[b * 2 + 1], gcrt_dw_at(xk, i0 + b + GCRT_DW_V));
+                v = kw & 1 ? gcrt_dw_odds(lo, hi) : gcrt_dw_evens(lo, hi);
+            } else if (mk) {
+                v = gcrt_dw_evens(gcrt_dw_mload(mk[kw * 2], gcrt_dw_at(xk, i)),
+                                  gcrt_dw_mload(mk[kw * 2 + 1], gcrt_dw_at(xk, i + GCRT_DW_V)));
             } else {
                 int any0, any1 = 0;
                 const GcrtDwMask m0 = gcrt_dw_lanes(i, W, &any0);
@@ -321,15 +363,16 @@ GCRT_DW_INLINE void gcrt_dw_row_simd(const GcrtDwArgs *a, const float *xr, int64
                                      const int NKc, const int KWc, const int SW, const int DW1)
 {
     const int64_t NK = NKc ? NKc : nk, KW = KWc ? KWc : a->KW, OW = a->OW, dw = DW1 ? 1 : a->dw;
-    int64_t ow0 = 0, j = 0, r, kw;
-    for (; j < nl; j++, ow0 += GCRT_DW_V)
-        gcrt_dw_block_masked(a, xr, rs, nk, tv, w, ep, ow0, mk ? mk + j * mstride : NULL, yr, rr, NKc, KWc, SW);
-    if (nc > 0) {
-        const float *xb = xr + ow0 * SW - a->pl;
-        float *yb = yr + ow0;
-        const float *rb = rr ? rr + ow0 : NULL;
-        int64_t i;
-        for (i = 0; i < nc; i++) {
+    int64_t ow0 = 0, j = 0, r, kw, i;
+    while (ow0 < OW) {
+        if (ow0 != nl * GCRT_DW_V || nc == 0) { /* one border block (the j-th) */
+            gcrt_dw_block_masked(a, xr, rs, nk, tv, w, ep, ow0, mk ? mk + j * mstride : NULL, yr, rr, NKc, KWc, SW, DW1);
+            j++;
+            ow0 += GCRT_DW_V;
+            continue;
+        }
+        for (i = 0; i < nc; i++, ow0 += GCRT_DW_V) { /* the interior run */
+            const float *xb = xr + ow0 * SW - a->pl;
             GcrtDwVec acc = ep[0];
             GCRT_DW_UNROLL
             for (r = 0; r < NK; r++) {
@@ -362,18 +405,10 @@ GCRT_DW_INLINE void gcrt_dw_row_simd(const GcrtDwArgs *a, const float *xr, int64
                 }
             }
             if (SW == 2) acc = gcrt_dw_unshuffle(acc);
-            if (rb) {
-                acc = gcrt_dw_add(acc, gcrt_dw_load(rb));
-                rb += GCRT_DW_V;
-            }
-            gcrt_dw_store(yb, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc)));
-            xb += GCRT_DW_V * SW;
-            yb += GCRT_DW_V;
+            if (rr) acc = gcrt_dw_add(acc, gcrt_dw_load(rr + ow0));
+            gcrt_dw_store(yr + ow0, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc)));
         }
-        ow0 += nc * GCRT_DW_V;
     }
-    for (; ow0 < OW; j++, ow0 += GCRT_DW_V)
-        gcrt_dw_block_masked(a, xr, rs, nk, tv, w, ep, ow0, mk ? mk + j * mstride : NULL, yr, rr, NKc, KWc, SW);
 }
 
 /* Output rows [oh0, oh1) of one plane, column stride SW (1 or 2); KHc/KWc: the filter size when
@@ -385,7 +420,7 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p,
                                       const int KHc, const int KWc, const int SW, const int DW1)
 {
     const int64_t KH = KHc ? KHc : a->KH, KW = KWc ? KWc : a->KW, W = a->W, OW = a->OW, dh = a->dh;
-    const int64_t nb = (OW + GCRT_DW_V - 1) / GCRT_DW_V, ms = KW * SW + 1;
+    const int64_t nb = (OW + GCRT_DW_V - 1) / GCRT_DW_V, ms = KW * SW + 3;
     /* interior blocks start at ow0 in [c_lo, c_hi]: all their loads lie inside the row */
     const int64_t c_lo = (a->pl + SW - 1) / SW;
     int64_t c_hi = W + a->pl - (KW - 1) * a->dw - GCRT_DW_V * SW, nl, nc, oh, t;
@@ -413,6 +448,8 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p,
                 for (h = 0; h < SW; h++)
                     mk[j * ms + kw * SW + h] = gcrt_dw_lanes(ow0 * SW - a->pl + kw * a->dw + h * GCRT_DW_V, W, &any);
             mk[j * ms + KW * SW] = gcrt_dw_lanes(0, OW - ow0, &any);
+            mk[j * ms + KW * SW + 1] = gcrt_dw_lanes(ow0 * SW - a->pl, W, &any);
+            mk[j * ms + KW * SW + 2] = gcrt_dw_lanes(ow0 * SW - a->pl + GCRT_DW_V, W, &any);
             j++;
         }
         mkp = mk;
@@ -433,14 +470,19 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p,
             gcrt_dw_row_simd(a, p->x + (ih0 + k0 * dh) * W, dh * W, k1 - k0, tv, p->w + k0 * KW, ep, nl, nc, mkp, ms,
                              yr, rr, 0, KWc, SW, DW1);
         else /* every tap in padding: the epilogue of the bias alone */
-            for (t = 0; t < OW; t += GCRT_DW_V)
-                gcrt_dw_block_masked(a, NULL, 0, 0, tv, p->w, ep, t, NULL, yr, rr, 0, KWc, SW);
+            for (t = 0; t < OW; t += GCRT_DW_V) {
+                int any;
+                const GcrtDwMask mo = gcrt_dw_lanes(0, OW - t, &any);
+                GcrtDwVec acc = ep[0];
+                if (rr) acc = gcrt_dw_add(acc, gcrt_dw_mload(mo, rr + t));
+                gcrt_dw_mstore(yr + t, mo, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc)));
+            }
     }
 }
 
 /* Rows of one plane: the SIMD specializations (3x3 and 5x5 without column dilation, any size;
  * stride 1 or 2), else portable C. */
-static void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
 {
     const int k3 = a->KH == 3 && a->KW == 3 && a->dw == 1, k5 = a->KH == 5 && a->KW == 5 && a->dw == 1;
     if (a->sw == 1) {
@@ -459,7 +501,7 @@ static void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0,
 #else
 
 /* Rows of one plane: portable C. */
-static void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
 {
     gcrt_dw_rows_c(a, p, oh0, oh1);
 }
@@ -467,21 +509,25 @@ static void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0,
 #endif
 
 /* Tiles [t0, t1) of the call described by arg (a GcrtDwArgs). */
-static void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
+GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
 {
     const GcrtDwArgs *a = (const GcrtDwArgs *)arg;
-    int64_t t;
+    int64_t t, q = t0 / a->blocks, b = t0 % a->blocks, c = q % a->C; /* plane, row block, channel */
     (void)slot;
     for (t = t0; t < t1; t++) {
-        const int64_t q = t / a->blocks, oh0 = t % a->blocks * a->rows;
-        const int64_t oh1 = oh0 + a->rows < a->OH ? oh0 + a->rows : a->OH;
+        const int64_t oh0 = b * a->rows, oh1 = oh0 + a->rows < a->OH ? oh0 + a->rows : a->OH;
         GcrtDwPlane p;
         p.x = a->H > 0 ? a->X + q * a->H * a->W : NULL;
-        p.w = a->Wt + q % a->C * a->KH * a->KW;
+        p.w = a->Wt + c * a->KH * a->KW;
         p.res = a->res ? a->res + q * a->OH * a->OW : NULL;
         p.y = a->Y + q * a->OH * a->OW;
-        p.bias = a->bias ? a->bias[q % a->C] : 0.0f;
+        p.bias = a->bias ? a->bias[c] : 0.0f;
         gcrt_dw_rows(a, &p, oh0, oh1);
+        if (++b == a->blocks) {
+            b = 0;
+            q++;
+            if (++c == a->C) c = 0;
+        }
     }
 }
 

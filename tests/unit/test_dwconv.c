@@ -7,7 +7,8 @@
  * (kernels 1..5 and 7, strides 1..3, dilations 1..2, pads 0..3 on every
  * side, images 1..40 and some wider, every epilogue combination, epi NULL)
  * plus the MobileNet-style shapes the kernel is specialized for and a few
- * degenerate ones (1x1 and 2x2 images, windows entirely in padding), and
+ * degenerate ones (1x1 and 2x2 images, windows entirely in padding, pads
+ * far wider than the image), and
  * checks each output within 1e-5 (absolute + relative) of the reference,
  * that nothing outside Y is written, and that the pool at 1, 2, 3 and 8
  * threads gives exactly the serial bits. Exits non-zero on any failure,
@@ -317,6 +318,13 @@ int main(void)
     square_case(&c, 1, 2, 3, 1, 1, 1, 3, 11);
     run_case(&c, 1);
     square_case(&c, 1, 70, 1, 3, 3, 2, 3, 2);
+    run_case(&c, 1);
+    /* pads much wider than the image: many border blocks (their masks precomputed, or not) */
+    square_case(&c, 1, 3, 20, 3, 1, 1, 100, 6);
+    run_case(&c, 1);
+    square_case(&c, 1, 3, 30, 7, 2, 1, 120, 9);
+    run_case(&c, 1);
+    square_case(&c, 1, 2, 9, 5, 2, 2, 40, 1);
     run_case(&c, 1);
 
     /* random geometries, images up to 40 */
