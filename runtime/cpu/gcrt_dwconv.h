@@ -9,8 +9,10 @@
  * the epilogue (bias, residual, activation) before the row leaves the
  * cache. See gcrt_dwconv.c for the algorithm.
  *
- * Tensors are NCHW f32. Y must not overlap X, Wt or epi->res. Bit-for-bit
- * the same result for any thread count.
+ * Tensors are NCHW f32. Kernel sizes, strides and dilations are >= 1, pads
+ * >= 0 (any size relative to the image), OH/OW >= 0. Y must not overlap X,
+ * Wt or epi->res. Bit-for-bit the same result for any thread count (not
+ * across ISAs: the SIMD paths fuse multiply-adds, portable C does not).
  */
 #ifndef GCRT_DWCONV_H
 #define GCRT_DWCONV_H
