@@ -1,0 +1,572 @@
+/* gcrt_dwconv.c — depthwise 2-D convolution, f32, NCHW (see gcrt_dwconv.h).
+ *
+ * What: Y[n,c] = act(conv(X[n,c], Wt[c]) + bias[c] + res[n,c]) for every
+ * image n and channel c, each (n, c) plane filtered by its own KHxKW taps.
+ *
+ * Why a kernel of its own: a depthwise layer does only KH*KW multiply-adds
+ * per output against one load and one store of every element, so it runs
+ * at the speed of its memory traffic only if the arithmetic keeps out of
+ * the way: no per-tap bounds checks, no gather, no second pass for the
+ * epilogue, one vector FMA per tap and V outputs (with data in cache, the
+ * FMA rate is then the limit). The generic conv's direct loops check every
+ * tap and run scalar.
+ *
+ * Algorithm. The work is split into tiles: a tile is a block of output
+ * rows of one plane (a whole plane when there are enough planes to go
+ * round; the split depends on the shape only, never on the thread count,
+ * and no output is summed across tiles, so every thread count gives the
+ * same bits). Per output row:
+ *   - the taps of the filter rows whose input row lies outside the image
+ *     (top and bottom padding) are skipped as a whole;
+ *   - the SIMD paths (AVX-512F, AVX2+FMA) cover the row in blocks of V
+ *     output columns (V = 16 or 8) and keep the block's sum in one
+ *     register, starting from the bias. 3x3 and 5x5 filters without
+ *     column dilation are specialized: their tap loops unroll and the
+ *     taps are broadcast into registers once per tile (rows that lose
+ *     filter rows to the top/bottom padding read the remaining taps from
+ *     memory instead).
+ *   - interior blocks, all of whose loads lie inside the row, form one run
+ *     in the middle of the row and take a tight loop of unaligned loads and
+ *     FMAs. With stride 1 the AVX-512 path loads V + KW - 1 columns per
+ *     filter row and shifts them into place per tap (valignd) instead of
+ *     loading every tap. Stride 2 loads the 2V consecutive inputs of a tap
+ *     as two vectors and picks the even ones (or, for the next tap, the
+ *     odd ones of the same two loads) with one in-lane shuffle; that
+ *     leaves the lanes in a fixed permuted order, the same for every tap,
+ *     so the sum is put back in order once per block (cheaper than a
+ *     cross-lane permute per tap).
+ *   - border blocks (left/right padding, the last partial block, rows
+ *     narrower than V) load each tap under the lane mask of its columns
+ *     inside the row, so padding reads as zero and nothing outside the row
+ *     is touched (masked lanes never fault), and store under the mask of
+ *     the row. The masks depend on the column only: they are computed
+ *     once per tile.
+ *   - the activation is a clamp to [lo, hi] ([-inf, inf] for none, [0,
+ *     inf] for ReLU), applied with the residual right after the block's
+ *     sum, before the store.
+ *   - the portable path (no SIMD ISA, or a column stride other than 1
+ *     and 2) starts the row at the bias and, tap by tap, adds the tap
+ *     times the input over the span of output columns whose input lies in
+ *     the row: plain loops without checks that compilers auto-vectorize
+ *     (contiguous for stride 1, de-interleaving loads for stride 2).
+ *     The residual and the activation follow on the row while it is in L1.
+ * Taps are summed in filter order (row-major), starting from the bias;
+ * the SIMD paths fuse each multiply-add (explicit FMA intrinsics, since
+ * -std=c99 turns off contraction), the portable path rounds twice.
+ * Padding taps contribute nothing (the SIMD paths add a multiply by zero
+ * or skip a tap whose lanes all fall outside the row).
+ *
+ * Plain C99 plus intrinsics under the ISA macros; single precision only;
+ * no allocation, no I/O, no global state; every function is GCRT_FN or
+ * static inline. Include after gcrt_cpu.c (gcrt_parallel).
+ */
+#include "gcrt_dwconv.h"
+
+#include <limits.h>
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GCRT_DW_INLINE static inline __attribute__((always_inline, unused))
+#else
+#define GCRT_DW_INLINE static inline
+#endif
+
+/* Fully unrolls the tap loops of the 3x3 and 5x5 specializations, so that
+ * their taps stay in registers (GCC's -O2 alone does not unroll them;
+ * clang unrolls such short constant loops by itself, and its unroll pragma
+ * warns on the loops whose trip count is a run-time value). */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#define GCRT_DW_UNROLL _Pragma("GCC unroll 5")
+#define GCRT_DW_UNROLL_TAPS _Pragma("GCC unroll 25")
+#else
+#define GCRT_DW_UNROLL
+#define GCRT_DW_UNROLL_TAPS
+#endif
+
+/* Tiles are whole planes unless there are fewer planes than this; then
+ * each plane is cut into row blocks so that about this many tiles exist. */
+#define GCRT_DW_MIN_TILES 64
+
+/* The call's geometry and tensors, shared by all tiles. */
+typedef struct GcrtDwArgs {
+    int64_t C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
+    int64_t rows;   /* output rows per tile */
+    int64_t blocks; /* tiles per plane */
+    const float *X, *Wt, *bias, *res;
+    float *Y;
+    int act;
+    float lo, hi;
+} GcrtDwArgs;
+
+/* One tile's plane. */
+typedef struct GcrtDwPlane {
+    const float *x;   /* input plane [H, W] (NULL when empty) */
+    const float *w;   /* filter [KH, KW] */
+    const float *res; /* residual plane [OH, OW] or NULL */
+    float *y;         /* output plane [OH, OW] */
+    float bias;
+} GcrtDwPlane;
+
+/* The r in [0, n_out) with 0 <= i0 + r*step < n form [*lo, *hi) (empty:
+ * *lo == *hi); step >= 1. */
+GCRT_DW_INLINE void gcrt_dw_span(int64_t i0, int64_t step, int64_t n, int64_t n_out, int64_t *lo, int64_t *hi)
+{
+    int64_t a = i0 >= 0 ? 0 : step == 1 ? -i0 : (-i0 + step - 1) / step;
+    int64_t b = i0 >= n ? 0 : step == 1 ? n - i0 : (n - 1 - i0) / step + 1;
+    if (b > n_out) b = n_out;
+    if (a > b) a = b;
+    *lo = a;
+    *hi = b;
+}
+
+/* &row[i] for an i that may lie outside the row: only masked loads, which
+ * never touch the lanes outside it, use the address, but computing it with
+ * pointer arithmetic would be undefined outside the array. */
+GCRT_DW_INLINE const float *gcrt_dw_at(const float *row, int64_t i)
+{
+    return (const float *)((uintptr_t)row + (uintptr_t)i * (uintptr_t)sizeof(float));
+}
+
+/* Output rows [oh0, oh1) of one plane, portable C (see the file comment). */
+GCRT_FN void gcrt_dw_rows_c(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+{
+    const int64_t W = a->W, OW = a->OW, KW = a->KW, sw = a->sw, dw = a->dw, pl = a->pl;
+    const float lo = a->act == GCRT_ACT_RELU ? 0.0f : a->lo, hi = a->hi;
+    int64_t span[2 * 16]; /* the column span of each tap kw < 16: the same on every row */
+    int64_t oh, kh, kw, j;
+    for (kw = 0; kw < KW && kw < 16; kw++) gcrt_dw_span(kw * dw - pl, sw, W, OW, &span[2 * kw], &span[2 * kw + 1]);
+    for (oh = oh0; oh < oh1; oh++) {
+        float *restrict yr = p->y + oh * OW;
+        const int64_t ih0 = oh * a->sh - a->pt;
+        int64_t k0, k1;
+        for (j = 0; j < OW; j++) yr[j] = p->bias;
+        gcrt_dw_span(ih0, a->dh, a->H, a->KH, &k0, &k1);
+        for (kh = k0; kh < k1; kh++) {
+            const float *restrict xr = p->x + (ih0 + kh * a->dh) * W;
+            const float *wr = p->w + kh * KW;
+            for (kw = 0; kw < KW; kw++) {
+                const float t = wr[kw];
+                const int64_t off = kw * dw - pl;
+                int64_t c0, c1;
+                if (kw < 16) {
+                    c0 = span[2 * kw];
+                    c1 = span[2 * kw + 1];
+                } else {
+                    gcrt_dw_span(off, sw, W, OW, &c0, &c1);
+                }
+                if (sw == 1)
+                    for (j = c0; j < c1; j++) yr[j] += t * xr[j + off];
+                else
+                    for (j = c0; j < c1; j++) yr[j] += t * xr[j * sw + off];
+            }
+        }
+        if (p->res) {
+            const float *restrict rr = p->res + oh * OW;
+            for (j = 0; j < OW; j++) yr[j] += rr[j];
+        }
+        if (a->act == GCRT_ACT_RELU)
+            for (j = 0; j < OW; j++) yr[j] = yr[j] < lo ? lo : yr[j];
+        else if (a->act == GCRT_ACT_CLIP)
+            for (j = 0; j < OW; j++) {
+                float v = yr[j];
+                if (v < lo) v = lo;
+                if (v > hi) v = hi;
+                yr[j] = v;
+            }
+    }
+}
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+
+/* ---- the vector primitives of the ISA; the row code below is written once against them ---- */
+#ifdef __AVX512F__
+
+#define GCRT_DW_V 16
+typedef __m512 GcrtDwVec;
+typedef __mmask16 GcrtDwMask;
+
+/* The lanes t in [0, V) with 0 <= i0 + t < n; *any: whether there is one. */
+GCRT_DW_INLINE GcrtDwMask gcrt_dw_lanes(int64_t i0, int64_t n, int *any)
+{
+    int64_t lo = i0 < 0 ? -i0 : 0, hi = n - i0;
+    if (hi > 16) hi = 16;
+    *any = hi > lo;
+    return hi > lo ? (GcrtDwMask)((0xffffu >> (16 - hi)) & (0xffffu << lo)) : (GcrtDwMask)0;
+}
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_set1(float v) { return _mm512_set1_ps(v); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_load(const float *p) { return _mm512_loadu_ps(p); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_mload(GcrtDwMask m, const float *p) { return _mm512_maskz_loadu_ps(m, p); }
+GCRT_DW_INLINE void gcrt_dw_store(float *p, GcrtDwVec v) { _mm512_storeu_ps(p, v); }
+GCRT_DW_INLINE void gcrt_dw_mstore(float *p, GcrtDwMask m, GcrtDwVec v) { _mm512_mask_storeu_ps(p, m, v); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_fma(GcrtDwVec a, GcrtDwVec b, GcrtDwVec c) { return _mm512_fmadd_ps(a, b, c); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_add(GcrtDwVec a, GcrtDwVec b) { return _mm512_add_ps(a, b); }
+/* max/min return their second operand when either is NaN: a NaN sum stays NaN */
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_max(GcrtDwVec a, GcrtDwVec b) { return _mm512_max_ps(a, b); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_min(GcrtDwVec a, GcrtDwVec b) { return _mm512_min_ps(a, b); }
+/* The even (odd) elements of the 2V floats lo:hi, in the lane order 0 1 8 9 | 2 3 10 11 | 4 5 12 13 |
+ * 6 7 14 15 (one in-lane shuffle); gcrt_dw_unshuffle puts a vector in that order back in order. */
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_evens(GcrtDwVec lo, GcrtDwVec hi) { return _mm512_shuffle_ps(lo, hi, 0x88); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_odds(GcrtDwVec lo, GcrtDwVec hi) { return _mm512_shuffle_ps(lo, hi, 0xdd); }
+/* p[0, n) in the low lanes, zeros above: only those n floats are read. */
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_tail(const float *p, int n) { return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p); }
+/* Elements s .. s + 15 of the 32 floats lo:hi, 0 <= s < 16 (valignd; s is a constant once the
+ * tap loops are unrolled). */
+#define GCRT_DW_HAVE_SHIFT 1
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_shift(GcrtDwVec lo, GcrtDwVec hi, int s)
+{
+    const __m512i a = _mm512_castps_si512(lo), b = _mm512_castps_si512(hi);
+    switch (s) {
+    case 0: return lo;
+    case 1: return _mm512_castsi512_ps(_mm512_alignr_epi32(b, a, 1));
+    case 2: return _mm512_castsi512_ps(_mm512_alignr_epi32(b, a, 2));
+    case 3: return _mm512_castsi512_ps(_mm512_alignr_epi32(b, a, 3));
+    case 4: return _mm512_castsi512_ps(_mm512_alignr_epi32(b, a, 4));
+    default:
+        return _mm512_permutex2var_ps(
+            lo, _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(s)),
+            hi);
+    }
+}
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_unshuffle(GcrtDwVec v)
+{
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15), v);
+}
+
+#else /* AVX2 + FMA */
+
+#define GCRT_DW_V 8
+typedef __m256 GcrtDwVec;
+typedef __m256i GcrtDwMask;
+
+/* The lanes t in [0, V) with 0 <= i0 + t < n; *any: whether there is one. */
+GCRT_DW_INLINE GcrtDwMask gcrt_dw_lanes(int64_t i0, int64_t n, int *any)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    int64_t lo = i0 < 0 ? -i0 : 0, hi = n - i0;
+    if (lo > 8) lo = 8;
+    if (hi > 8) hi = 8;
+    if (hi < 0) hi = 0;
+    *any = hi > lo;
+    return _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), iota),
+                            _mm256_cmpgt_epi32(iota, _mm256_set1_epi32((int)lo - 1)));
+}
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_set1(float v) { return _mm256_set1_ps(v); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_load(const float *p) { return _mm256_loadu_ps(p); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_mload(GcrtDwMask m, const float *p) { return _mm256_maskload_ps(p, m); }
+GCRT_DW_INLINE void gcrt_dw_store(float *p, GcrtDwVec v) { _mm256_storeu_ps(p, v); }
+GCRT_DW_INLINE void gcrt_dw_mstore(float *p, GcrtDwMask m, GcrtDwVec v) { _mm256_maskstore_ps(p, m, v); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_fma(GcrtDwVec a, GcrtDwVec b, GcrtDwVec c) { return _mm256_fmadd_ps(a, b, c); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_add(GcrtDwVec a, GcrtDwVec b) { return _mm256_add_ps(a, b); }
+/* max/min return their second operand when either is NaN: a NaN sum stays NaN */
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_max(GcrtDwVec a, GcrtDwVec b) { return _mm256_max_ps(a, b); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_min(GcrtDwVec a, GcrtDwVec b) { return _mm256_min_ps(a, b); }
+/* The even (odd) elements of the 2V floats lo:hi, in the lane order 0 1 4 5 | 2 3 6 7 (one in-lane
+ * shuffle); gcrt_dw_unshuffle puts a vector in that order back in order (swaps the middle pairs). */
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_evens(GcrtDwVec lo, GcrtDwVec hi) { return _mm256_shuffle_ps(lo, hi, 0x88); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_odds(GcrtDwVec lo, GcrtDwVec hi) { return _mm256_shuffle_ps(lo, hi, 0xdd); }
+GCRT_DW_INLINE GcrtDwVec gcrt_dw_unshuffle(GcrtDwVec v)
+{
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8));
+}
+
+#endif
+
+/* The masks of one border block, precomputed per tile: for tap kw, lanes inside the row of its
+ * load (stride 1: [kw]) or of its two loads (stride 2: [kw*2], [kw*2 + 1]); then [KW*SW] the
+ * store's lanes, [KW*SW + 1] and [KW*SW + 2] the lanes inside the row of the V columns from the
+ * block's first input column and of the V after them. At most GCRT_DW_NMASK masks per tile. */
+#define GCRT_DW_NMASK 96
+
+/* The border block of output columns [ow0, ow0 + V) of one row (see gcrt_dw_row_simd): loads
+ * are masked to the columns inside the row (the padding reads as zero), the store to [0, OW).
+ * mk: the block's precomputed masks; with them, loads are shared between taps as in the interior
+ * loop (DW1). mk NULL: the masks are computed here and taps wholly outside the row skipped. */
+GCRT_DW_INLINE void gcrt_dw_block_masked(const GcrtDwArgs *a, const float *xr, int64_t rs, int64_t nk,
+                                         const GcrtDwVec *tv, const float *w, const GcrtDwVec *ep, int64_t ow0,
+                                         const GcrtDwMask *mk, float *yr, const float *rr, const int NKc,
+                                         const int KWc, const int SW, const int DW1)
+{
+    const int64_t NK = NKc ? NKc : nk, KW = KWc ? KWc : a->KW, W = a->W, dw = DW1 ? 1 : a->dw;
+    const int64_t i0 = ow0 * SW - a->pl;
+    GcrtDwVec acc = ep[0];
+    int64_t r, kw;
+    int any;
+    GcrtDwMask mo;
+    GCRT_DW_UNROLL
+    for (r = 0; r < NK; r++) {
+        const float *xk = xr + r * rs;
+#ifdef GCRT_DW_HAVE_SHIFT
+        if (SW == 1 && DW1 && KWc > 1 && mk) {
+            const GcrtDwVec lo = gcrt_dw_mload(mk[KW + 1], gcrt_dw_at(xk, i0));
+            const GcrtDwVec hi = gcrt_dw_mload(mk[KW + 2], gcrt_dw_at(xk, i0 + GCRT_DW_V));
+            GCRT_DW_UNROLL
+            for (kw = 0; kw < KW; kw++) {
+                const GcrtDwVec t = NKc ? tv[r * KW + kw] : gcrt_dw_set1(w[r * KW + kw]);
+                acc = gcrt_dw_fma(t, gcrt_dw_shift(lo, hi, (int)kw), acc);
+            }
+            continue;
+        }
+#endif
+        GCRT_DW_UNROLL
+        for (kw = 0; kw < KW; kw++) {
+            const GcrtDwVec t = NKc && KWc ? tv[r * KW + kw] : gcrt_dw_set1(w[r * KW + kw]);
+            const int64_t i = i0 + kw * dw;
+            GcrtDwVec v;
+            if (mk && SW == 1) {
+                v = gcrt_dw_mload(mk[kw], gcrt_dw_at(xk, i));
+            } else if (mk && DW1) { /* taps 2m and 2m + 1 load the same two vectors */
+                const int64_t b = kw & ~(int64_t)1;
+                const GcrtDwVec lo = gcrt_dw_mload(mk[b * 2], gcrt_dw_at(xk, i0 + b));
+                const GcrtDwVec hi = gcrt_dw_mload(mk[b * 2 + 1], gcrt_dw_at(xk, i0 + b + GCRT_DW_V));
+                v = kw & 1 ? gcrt_dw_odds(lo, hi) : gcrt_dw_evens(lo, hi);
+            } else if (mk) {
+                v = gcrt_dw_evens(gcrt_dw_mload(mk[kw * 2], gcrt_dw_at(xk, i)),
+                                  gcrt_dw_mload(mk[kw * 2 + 1], gcrt_dw_at(xk, i + GCRT_DW_V)));
+            } else {
+                int any0, any1 = 0;
+                const GcrtDwMask m0 = gcrt_dw_lanes(i, W, &any0);
+                if (SW == 1) {
+                    if (!any0) continue;
+                    v = gcrt_dw_mload(m0, gcrt_dw_at(xk, i));
+                } else {
+                    const GcrtDwMask m1 = gcrt_dw_lanes(i + GCRT_DW_V, W, &any1);
+                    if (!any0 && !any1) continue;
+                    v = gcrt_dw_evens(gcrt_dw_mload(m0, gcrt_dw_at(xk, i)),
+                                      gcrt_dw_mload(m1, gcrt_dw_at(xk, i + GCRT_DW_V)));
+                }
+            }
+            acc = gcrt_dw_fma(t, v, acc);
+        }
+    }
+    if (SW == 2) acc = gcrt_dw_unshuffle(acc);
+    mo = mk ? mk[KW * SW] : gcrt_dw_lanes(0, a->OW - ow0, &any);
+    if (rr) acc = gcrt_dw_add(acc, gcrt_dw_mload(mo, rr + ow0));
+    acc = gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc));
+    gcrt_dw_mstore(yr + ow0, mo, acc);
+}
+
+/* One output row: yr[0, OW) from the nk filter rows whose input rows start at xr, xr + rs, ...
+ * (all inside the image). Taps: tv[r*KW + kw] (registers: NKc, KWc are compile-time sizes and
+ * nk == NKc) or w[r*KW + kw] (broadcast from memory: NKc == 0). ep: bias, clamp low, clamp high.
+ * SW: the column stride, 1 or 2; DW1: the column dilation is 1 (compile time). The blocks are nl
+ * border blocks, nc interior blocks (every load inside the row: unmasked), then border blocks
+ * to the end of the row; mk: the border blocks' masks (mstride apart), or NULL.
+ * Interior blocks with DW1 load less: stride 1 (AVX-512) loads V + KW - 1 columns per filter row
+ * and shifts them into place for each tap (valignd), stride 2 shares the two loads of taps 2m
+ * and 2m + 1 (their evens and odds). */
+GCRT_DW_INLINE void gcrt_dw_row_simd(const GcrtDwArgs *a, const float *xr, int64_t rs, int64_t nk, const GcrtDwVec *tv,
+                                     const float *w, const GcrtDwVec *ep, int64_t nl, int64_t nc,
+                                     const GcrtDwMask *mk, int64_t mstride, float *yr, const float *rr,
+                                     const int NKc, const int KWc, const int SW, const int DW1)
+{
+    const int64_t NK = NKc ? NKc : nk, KW = KWc ? KWc : a->KW, OW = a->OW, dw = DW1 ? 1 : a->dw;
+    int64_t ow0 = 0, j = 0, r, kw, i;
+    while (ow0 < OW) {
+        if (ow0 != nl * GCRT_DW_V || nc == 0) { /* one border block (the j-th) */
+            gcrt_dw_block_masked(a, xr, rs, nk, tv, w, ep, ow0, mk ? mk + j * mstride : NULL, yr, rr, NKc, KWc, SW, DW1);
+            j++;
+            ow0 += GCRT_DW_V;
+            continue;
+        }
+        for (i = 0; i < nc; i++, ow0 += GCRT_DW_V) { /* the interior run */
+            const float *xb = xr + ow0 * SW - a->pl;
+            GcrtDwVec acc = ep[0];
+            GCRT_DW_UNROLL
+            for (r = 0; r < NK; r++) {
+                const float *xk = xb + r * rs;
+#ifdef GCRT_DW_HAVE_SHIFT
+                if (SW == 1 && DW1 && KWc > 1) {
+                    const GcrtDwVec lo = gcrt_dw_load(xk), hi = gcrt_dw_tail(xk + GCRT_DW_V, KWc - 1);
+                    GCRT_DW_UNROLL
+                    for (kw = 0; kw < KW; kw++) {
+                        const GcrtDwVec t = NKc ? tv[r * KW + kw] : gcrt_dw_set1(w[r * KW + kw]);
+                        acc = gcrt_dw_fma(t, gcrt_dw_shift(lo, hi, (int)kw), acc);
+                    }
+                    continue;
+                }
+#endif
+                GCRT_DW_UNROLL
+                for (kw = 0; kw < KW; kw++) {
+                    const GcrtDwVec t = NKc && KWc ? tv[r * KW + kw] : gcrt_dw_set1(w[r * KW + kw]);
+                    GcrtDwVec v;
+                    if (SW == 1) {
+                        v = gcrt_dw_load(xk + kw * dw);
+                    } else if (DW1) { /* taps 2m and 2m + 1 load the same two vectors */
+                        const GcrtDwVec lo = gcrt_dw_load(xk + (kw & ~(int64_t)1));
+                        const GcrtDwVec hi = gcrt_dw_load(xk + (kw & ~(int64_t)1) + GCRT_DW_V);
+                        v = kw & 1 ? gcrt_dw_odds(lo, hi) : gcrt_dw_evens(lo, hi);
+                    } else {
+                        v = gcrt_dw_evens(gcrt_dw_load(xk + kw * dw), gcrt_dw_load(xk + kw * dw + GCRT_DW_V));
+                    }
+                    acc = gcrt_dw_fma(t, v, acc);
+                }
+            }
+            if (SW == 2) acc = gcrt_dw_unshuffle(acc);
+            if (rr) acc = gcrt_dw_add(acc, gcrt_dw_load(rr + ow0));
+            gcrt_dw_store(yr + ow0, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc)));
+        }
+    }
+}
+
+/* Output rows [oh0, oh1) of one plane, column stride SW (1 or 2); KHc/KWc: the filter size when
+ * known at compile time (its taps then live in registers), else 0; DW1: the column dilation is 1.
+ * Rows whose window lies wholly inside the image take the register taps; the others (top/bottom
+ * padding) take the taps of their valid filter rows from memory. The border blocks' masks are
+ * the same for every row: computed once here. */
+GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1,
+                                      const int KHc, const int KWc, const int SW, const int DW1)
+{
+    const int64_t KH = KHc ? KHc : a->KH, KW = KWc ? KWc : a->KW, W = a->W, OW = a->OW, dh = a->dh;
+    const int64_t nb = (OW + GCRT_DW_V - 1) / GCRT_DW_V, ms = KW * SW + 3;
+    /* interior blocks start at ow0 in [c_lo, c_hi]: all their loads lie inside the row */
+    const int64_t c_lo = (a->pl + SW - 1) / SW;
+    int64_t c_hi = W + a->pl - (KW - 1) * a->dw - GCRT_DW_V * SW, nl, nc, oh, t;
+    GcrtDwVec tv[25], ep[3];
+    GcrtDwMask mk[GCRT_DW_NMASK];
+    const GcrtDwMask *mkp = NULL;
+    ep[0] = gcrt_dw_set1(p->bias);
+    /* the activation as a clamp: [-inf, inf], [0, inf] or [lo, hi] */
+    ep[1] = gcrt_dw_set1(a->act == GCRT_ACT_RELU   ? 0.0f
+                         : a->act == GCRT_ACT_CLIP ? a->lo
+                                                   : gcrt_bits_f32(0xff800000u));
+    ep[2] = gcrt_dw_set1(a->act == GCRT_ACT_CLIP ? a->hi : gcrt_bits_f32(0x7f800000u));
+    c_hi = c_hi < 0 ? -1 : c_hi / SW;
+    if (c_hi > OW - GCRT_DW_V) c_hi = OW - GCRT_DW_V;
+    nl = (c_lo + GCRT_DW_V - 1) / GCRT_DW_V;
+    if (nl > nb) nl = nb;
+    nc = c_hi >= nl * GCRT_DW_V ? (c_hi - nl * GCRT_DW_V) / GCRT_DW_V + 1 : 0;
+    if ((nb - nc) * ms <= GCRT_DW_NMASK) {
+        int64_t j, b, kw, h;
+        int any;
+        for (j = 0, b = 0; b < nb; b++) {
+            const int64_t ow0 = b * GCRT_DW_V;
+            if (b >= nl && b < nl + nc) continue;
+            for (kw = 0; kw < KW; kw++)
+                for (h = 0; h < SW; h++)
+                    mk[j * ms + kw * SW + h] = gcrt_dw_lanes(ow0 * SW - a->pl + kw * a->dw + h * GCRT_DW_V, W, &any);
+            mk[j * ms + KW * SW] = gcrt_dw_lanes(0, OW - ow0, &any);
+            mk[j * ms + KW * SW + 1] = gcrt_dw_lanes(ow0 * SW - a->pl, W, &any);
+            mk[j * ms + KW * SW + 2] = gcrt_dw_lanes(ow0 * SW - a->pl + GCRT_DW_V, W, &any);
+            j++;
+        }
+        mkp = mk;
+    }
+    if (KHc && KWc) {
+        GCRT_DW_UNROLL_TAPS
+        for (t = 0; t < KHc * KWc; t++) tv[t] = gcrt_dw_set1(p->w[t]);
+    }
+    for (oh = oh0; oh < oh1; oh++) {
+        const int64_t ih0 = oh * a->sh - a->pt;
+        const float *rr = p->res ? p->res + oh * OW : NULL;
+        float *yr = p->y + oh * OW;
+        int64_t k0, k1;
+        gcrt_dw_span(ih0, dh, a->H, KH, &k0, &k1);
+        if (KHc && KWc && k0 == 0 && k1 == KHc)
+            gcrt_dw_row_simd(a, p->x + ih0 * W, dh * W, KHc, tv, p->w, ep, nl, nc, mkp, ms, yr, rr, KHc, KWc, SW, DW1);
+        else if (k0 < k1)
+            gcrt_dw_row_simd(a, p->x + (ih0 + k0 * dh) * W, dh * W, k1 - k0, tv, p->w + k0 * KW, ep, nl, nc, mkp, ms,
+                             yr, rr, 0, KWc, SW, DW1);
+        else /* every tap in padding: the epilogue of the bias alone */
+            for (t = 0; t < OW; t += GCRT_DW_V) {
+                int any;
+                const GcrtDwMask mo = gcrt_dw_lanes(0, OW - t, &any);
+                GcrtDwVec acc = ep[0];
+                if (rr) acc = gcrt_dw_add(acc, gcrt_dw_mload(mo, rr + t));
+                gcrt_dw_mstore(yr + t, mo, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc)));
+            }
+    }
+}
+
+/* Rows of one plane: the SIMD specializations (3x3 and 5x5 without column dilation, any size;
+ * stride 1 or 2), else portable C. */
+GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+{
+    const int k3 = a->KH == 3 && a->KW == 3 && a->dw == 1, k5 = a->KH == 5 && a->KW == 5 && a->dw == 1;
+    if (a->sw == 1) {
+        if (k3) gcrt_dw_rows_simd(a, p, oh0, oh1, 3, 3, 1, 1);
+        else if (k5) gcrt_dw_rows_simd(a, p, oh0, oh1, 5, 5, 1, 1);
+        else gcrt_dw_rows_simd(a, p, oh0, oh1, 0, 0, 1, 0);
+    } else if (a->sw == 2) {
+        if (k3) gcrt_dw_rows_simd(a, p, oh0, oh1, 3, 3, 2, 1);
+        else if (k5) gcrt_dw_rows_simd(a, p, oh0, oh1, 5, 5, 2, 1);
+        else gcrt_dw_rows_simd(a, p, oh0, oh1, 0, 0, 2, 0);
+    } else {
+        gcrt_dw_rows_c(a, p, oh0, oh1);
+    }
+}
+
+#else
+
+/* Rows of one plane: portable C. */
+GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+{
+    gcrt_dw_rows_c(a, p, oh0, oh1);
+}
+
+#endif
+
+/* Tiles [t0, t1) of the call described by arg (a GcrtDwArgs). */
+GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtDwArgs *a = (const GcrtDwArgs *)arg;
+    int64_t t, q = t0 / a->blocks, b = t0 % a->blocks, c = q % a->C; /* plane, row block, channel */
+    (void)slot;
+    for (t = t0; t < t1; t++) {
+        const int64_t oh0 = b * a->rows, oh1 = oh0 + a->rows < a->OH ? oh0 + a->rows : a->OH;
+        GcrtDwPlane p;
+        p.x = a->H > 0 ? a->X + q * a->H * a->W : NULL;
+        p.w = a->Wt + c * a->KH * a->KW;
+        p.res = a->res ? a->res + q * a->OH * a->OW : NULL;
+        p.y = a->Y + q * a->OH * a->OW;
+        p.bias = a->bias ? a->bias[c] : 0.0f;
+        gcrt_dw_rows(a, &p, oh0, oh1);
+        if (++b == a->blocks) {
+            b = 0;
+            q++;
+            if (++c == a->C) c = 0;
+        }
+    }
+}
+
+/* See gcrt_dwconv.h. */
+GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                               int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                               int64_t pt, int64_t pl, const float *X, const float *Wt, const GcrtEpi *epi,
+                               float *Y, const GcThreadPool *pool)
+{
+    GcrtDwArgs a;
+    const int64_t planes = N * C;
+    if (planes <= 0 || OH <= 0 || OW <= 0) return;
+    a.C = C;
+    a.H = W > 0 ? H : 0; /* an empty image: every tap is padding */
+    a.W = W;
+    a.OH = OH;
+    a.OW = OW;
+    a.KH = KH;
+    a.KW = KW;
+    a.sh = sh;
+    a.sw = sw;
+    a.dh = dh;
+    a.dw = dw;
+    a.pt = pt;
+    a.pl = pl;
+    a.X = X;
+    a.Wt = Wt;
+    a.Y = Y;
+    a.bias = epi ? epi->bias : NULL;
+    a.res = epi ? epi->res : NULL;
+    a.act = epi ? epi->act : GCRT_ACT_NONE;
+    a.lo = epi ? epi->lo : 0.0f;
+    a.hi = epi ? epi->hi : 0.0f;
+    a.blocks = 1;
+    if (planes < GCRT_DW_MIN_TILES) {
+        a.blocks = (GCRT_DW_MIN_TILES + planes - 1) / planes;
+        if (a.blocks > OH) a.blocks = OH;
+    }
+    a.rows = (OH + a.blocks - 1) / a.blocks;
+    a.blocks = (OH + a.rows - 1) / a.rows;
+    gcrt_parallel(pool, planes * a.blocks, INT_MAX, gcrt_dw_tiles, &a);
+}

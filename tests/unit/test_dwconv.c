@@ -1,0 +1,379 @@
+/* test_dwconv.c — the fast depthwise convolution (runtime/cpu/gcrt_dwconv.c)
+ * against a direct double-precision reference, and the bundled pthread pool
+ * (runtime/cpu/gc_thread_pool.c) through it.
+ *
+ * A plain C program (no framework): it includes the runtime sources the way
+ * generated code does, runs gcrt_dwconv2d_f32 over many random geometries
+ * (kernels 1..5 and 7, strides 1..3, dilations 1..2, pads 0..3 on every
+ * side, images 1..40 and some wider, every epilogue combination, epi NULL)
+ * plus the MobileNet-style shapes the kernel is specialized for and a few
+ * degenerate ones (1x1 and 2x2 images, windows entirely in padding, pads
+ * far wider than the image), and
+ * checks each output within 1e-5 (absolute + relative) of the reference,
+ * that nothing outside Y is written, and that the pool at 1, 2, 3 and 8
+ * threads gives exactly the serial bits. Exits non-zero on any failure,
+ * printing what failed.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "../../runtime/cpu/gc_thread_pool.c"
+#include "../../runtime/cpu/gcrt_cpu.c"
+#include "../../runtime/cpu/gcrt_dwconv.c"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD 40 /* floats of canary on each side of Y */
+
+typedef struct Case {
+    int64_t N, C, H, W, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr, OH, OW;
+    int epi_mode; /* 0: epi NULL; else 1 + bias(2) * res(2) * act(3) */
+} Case;
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static uint64_t rng_next(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1du;
+}
+
+/* Uniform in [lo, hi]. */
+static int64_t rng_int(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rng_next() % (uint64_t)(hi - lo + 1));
+}
+
+/* Uniform in [-1, 1). */
+static float rng_float(void)
+{
+    return (float)(rng_next() >> 40) / 8388608.0f - 1.0f;
+}
+
+static int n_fail;
+static int n_checked;
+
+static void fill(float *p, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < n; i++) p[i] = rng_float();
+}
+
+static void describe(const Case *c)
+{
+    fprintf(stderr,
+            "  case N=%lld C=%lld H=%lld W=%lld K=%lldx%lld s=%lld,%lld d=%lld,%lld pads t%lld l%lld b%lld r%lld"
+            " -> OH=%lld OW=%lld epi_mode=%d\n",
+            (long long)c->N, (long long)c->C, (long long)c->H, (long long)c->W, (long long)c->KH,
+            (long long)c->KW, (long long)c->sh, (long long)c->sw, (long long)c->dh, (long long)c->dw,
+            (long long)c->pt, (long long)c->pl, (long long)c->pb, (long long)c->pr, (long long)c->OH,
+            (long long)c->OW, c->epi_mode);
+}
+
+/* Direct reference in double: act(sum of taps inside the image + bias + res). */
+static void reference(const Case *c, const float *X, const float *Wt, const GcrtEpi *epi, double *R)
+{
+    int64_t n, ch, oh, ow, kh, kw;
+    for (n = 0; n < c->N; n++)
+        for (ch = 0; ch < c->C; ch++)
+            for (oh = 0; oh < c->OH; oh++)
+                for (ow = 0; ow < c->OW; ow++) {
+                    int64_t q = n * c->C + ch, o = (q * c->OH + oh) * c->OW + ow;
+                    double acc = 0.0;
+                    for (kh = 0; kh < c->KH; kh++)
+                        for (kw = 0; kw < c->KW; kw++) {
+                            int64_t ih = oh * c->sh - c->pt + kh * c->dh, iw = ow * c->sw - c->pl + kw * c->dw;
+                            if (ih < 0 || ih >= c->H || iw < 0 || iw >= c->W) continue;
+                            acc += (double)Wt[(ch * c->KH + kh) * c->KW + kw] * (double)X[(q * c->H + ih) * c->W + iw];
+                        }
+                    if (epi && epi->bias) acc += (double)epi->bias[ch];
+                    if (epi && epi->res) acc += (double)epi->res[o];
+                    if (epi && (epi->act == GCRT_ACT_RELU || epi->act == GCRT_ACT_CLIP)) {
+                        double lo = epi->act == GCRT_ACT_RELU ? 0.0 : (double)epi->lo;
+                        if (acc < lo) acc = lo;
+                        if (epi->act == GCRT_ACT_CLIP && acc > (double)epi->hi) acc = (double)epi->hi;
+                    }
+                    R[o] = acc;
+                }
+}
+
+static const uint32_t canary_bits = 0x7fc0beefu;
+
+static void set_canary(float *buf, int64_t n)
+{
+    int64_t i;
+    float v;
+    memcpy(&v, &canary_bits, sizeof v);
+    for (i = 0; i < GUARD; i++) buf[i] = buf[GUARD + n + i] = v;
+}
+
+static int canary_ok(const float *buf, int64_t n)
+{
+    int64_t i;
+    for (i = 0; i < GUARD; i++) {
+        uint32_t a, b;
+        memcpy(&a, &buf[i], sizeof a);
+        memcpy(&b, &buf[GUARD + n + i], sizeof b);
+        if (a != canary_bits || b != canary_bits) return 0;
+    }
+    return 1;
+}
+
+static GcPthreadPool *pools[4];
+static const int pool_threads[4] = {1, 2, 3, 8};
+
+/* Runs one case; check_threads: also compare the pools' results bit for bit. */
+static void run_case(const Case *c, int check_threads)
+{
+    int64_t nx = c->N * c->C * c->H * c->W, nw = c->C * c->KH * c->KW, ny = c->N * c->C * c->OH * c->OW, i;
+    float *X = (float *)malloc((size_t)(nx > 0 ? nx : 1) * sizeof(float));
+    float *Wt = (float *)malloc((size_t)nw * sizeof(float));
+    float *B = (float *)malloc((size_t)c->C * sizeof(float));
+    float *Res = (float *)malloc((size_t)ny * sizeof(float));
+    float *Y = (float *)malloc((size_t)(ny + 2 * GUARD) * sizeof(float));
+    float *Y2 = (float *)malloc((size_t)(ny + 2 * GUARD) * sizeof(float));
+    double *R = (double *)malloc((size_t)ny * sizeof(double));
+    GcrtEpi epi;
+    const GcrtEpi *ep = NULL;
+    int p, reported = 0;
+    if (!X || !Wt || !B || !Res || !Y || !Y2 || !R) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    fill(X, nx);
+    fill(Wt, nw);
+    fill(B, c->C);
+    fill(Res, ny);
+    if (c->epi_mode > 0) {
+        int m = c->epi_mode - 1;
+        epi.bias = (m & 1) ? B : NULL;
+        epi.res = (m & 2) ? Res : NULL;
+        epi.act = m / 4 == 0 ? GCRT_ACT_NONE : m / 4 == 1 ? GCRT_ACT_RELU : GCRT_ACT_CLIP;
+        epi.lo = -0.5f;
+        epi.hi = 0.75f;
+        if (epi.act == GCRT_ACT_RELU) epi.lo = epi.hi = 123.0f; /* relu ignores them */
+        ep = &epi;
+    }
+    reference(c, X, Wt, ep, R);
+    set_canary(Y, ny);
+    gcrt_dwconv2d_f32(c->N, c->C, c->H, c->W, c->OH, c->OW, c->KH, c->KW, c->sh, c->sw, c->dh, c->dw, c->pt,
+                      c->pl, X, Wt, ep, Y + GUARD, NULL);
+    n_checked++;
+    if (!canary_ok(Y, ny)) {
+        fprintf(stderr, "FAIL: wrote outside Y\n");
+        describe(c);
+        n_fail++;
+        reported = 1;
+    }
+    for (i = 0; i < ny && !reported; i++) {
+        double got = (double)Y[GUARD + i], want = R[i];
+        if (!(fabs(got - want) <= 1e-5 + 1e-5 * fabs(want))) {
+            int64_t ow = i % c->OW, oh = i / c->OW % c->OH, q = i / (c->OW * c->OH);
+            fprintf(stderr, "FAIL: Y[plane %lld, row %lld, col %lld] = %.9g, reference %.9g\n", (long long)q,
+                    (long long)oh, (long long)ow, got, want);
+            describe(c);
+            n_fail++;
+            reported = 1;
+        }
+    }
+    for (p = 0; p < 4 && check_threads && !reported; p++) {
+        GcThreadPool tp = gc_pthread_pool_get(pools[p]);
+        set_canary(Y2, ny);
+        gcrt_dwconv2d_f32(c->N, c->C, c->H, c->W, c->OH, c->OW, c->KH, c->KW, c->sh, c->sw, c->dh, c->dw,
+                          c->pt, c->pl, X, Wt, ep, Y2 + GUARD, &tp);
+        if (!canary_ok(Y2, ny) || memcmp(Y + GUARD, Y2 + GUARD, (size_t)ny * sizeof(float)) != 0) {
+            fprintf(stderr, "FAIL: %d threads differ from the serial result (or wrote outside Y)\n",
+                    pool_threads[p]);
+            describe(c);
+            n_fail++;
+            reported = 1;
+        }
+    }
+    free(X);
+    free(Wt);
+    free(B);
+    free(Res);
+    free(Y);
+    free(Y2);
+    free(R);
+}
+
+static void test_count_task(void *arg, int64_t t)
+{
+    ((int64_t *)arg)[t]++;
+}
+
+/* A task of the nested-call check: runs a job of 8 tasks on the same pool. */
+typedef struct Nested {
+    GcThreadPool tp;
+    int64_t hits[8][8];
+} Nested;
+
+static void test_nested_task(void *arg, int64_t t)
+{
+    Nested *n = (Nested *)arg;
+    n->tp.parallel_for(n->tp.ctx, 8, test_count_task, n->hits[t]);
+}
+
+/* Sets OH/OW from the pads; 0 when the output would be empty. */
+static int finish_case(Case *c)
+{
+    int64_t eh = c->H + c->pt + c->pb - c->dh * (c->KH - 1) - 1, ew = c->W + c->pl + c->pr - c->dw * (c->KW - 1) - 1;
+    if (eh < 0 || ew < 0) return 0;
+    c->OH = eh / c->sh + 1;
+    c->OW = ew / c->sw + 1;
+    return 1;
+}
+
+static int64_t rng_kernel(void)
+{
+    static const int64_t ks[6] = {1, 2, 3, 4, 5, 7};
+    return ks[rng_int(0, 5)];
+}
+
+static void random_case(Case *c, int64_t max_hw, int64_t max_c)
+{
+    do {
+        c->N = rng_int(1, 2);
+        c->C = rng_int(1, max_c);
+        c->H = rng_int(1, max_hw);
+        c->W = rng_int(1, max_hw);
+        c->KH = rng_kernel();
+        c->KW = rng_int(0, 2) ? c->KH : rng_kernel();
+        c->sh = rng_int(1, 3);
+        c->sw = rng_int(0, 2) ? c->sh : rng_int(1, 3);
+        c->dh = rng_int(1, 2);
+        c->dw = rng_int(0, 2) ? c->dh : rng_int(1, 2);
+        c->pt = rng_int(0, 3);
+        c->pl = rng_int(0, 3);
+        c->pb = rng_int(0, 3);
+        c->pr = rng_int(0, 3);
+        c->epi_mode = (int)rng_int(0, 12);
+    } while (!finish_case(c));
+}
+
+/* A square "same"-style case: K x K, pad p on every side. */
+static void square_case(Case *c, int64_t N, int64_t C, int64_t HW, int64_t K, int64_t s, int64_t d, int64_t p, int epi)
+{
+    c->N = N;
+    c->C = C;
+    c->H = c->W = HW;
+    c->KH = c->KW = K;
+    c->sh = c->sw = s;
+    c->dh = c->dw = d;
+    c->pt = c->pl = c->pb = c->pr = p;
+    c->epi_mode = epi;
+    if (!finish_case(c)) {
+        fprintf(stderr, "bad fixed case\n");
+        exit(2);
+    }
+}
+
+int main(void)
+{
+    static const int64_t sizes[] = {112, 56, 28, 14, 7};
+    Case c;
+    int i, p, si, k, s, epi = 0;
+    for (p = 0; p < 4; p++) {
+        pools[p] = gc_pthread_pool_start(pool_threads[p]);
+        if (!pools[p]) {
+            fprintf(stderr, "FAIL: gc_pthread_pool_start(%d) returned NULL\n", pool_threads[p]);
+            return 1;
+        }
+    }
+    if (gc_pthread_pool_start(0) || gc_pthread_pool_start(GC_PTHREAD_POOL_MAX + 1)) {
+        fprintf(stderr, "FAIL: gc_pthread_pool_start accepted an out-of-range thread count\n");
+        n_fail++;
+    }
+    gc_pthread_pool_stop(NULL);
+
+    /* the shapes the kernel is specialized for: 3x3 / 5x5, stride 1 / 2, pad 1 / 2 */
+    for (si = 0; si < 5; si++)
+        for (k = 3; k <= 5; k += 2)
+            for (s = 1; s <= 2; s++) {
+                square_case(&c, 1, 3, sizes[si], k, s, 1, k / 2, epi % 13);
+                run_case(&c, 1);
+                epi += 5;
+            }
+    /* dilated, and the epilogue combinations on one MobileNet-like shape */
+    square_case(&c, 2, 5, 30, 3, 1, 2, 2, 4);
+    run_case(&c, 1);
+    for (epi = 0; epi < 13; epi++) {
+        square_case(&c, 1, 2, 37, 3, 2, 1, 1, epi);
+        run_case(&c, 1);
+    }
+    /* degenerate: 1x1 and 2x2 images, windows all in padding, kernels wider than the image */
+    square_case(&c, 2, 3, 1, 3, 1, 1, 1, 3);
+    run_case(&c, 1);
+    square_case(&c, 1, 4, 2, 3, 2, 1, 1, 12);
+    run_case(&c, 1);
+    square_case(&c, 1, 2, 2, 7, 1, 1, 3, 7);
+    run_case(&c, 1);
+    square_case(&c, 1, 2, 3, 1, 1, 1, 3, 11);
+    run_case(&c, 1);
+    square_case(&c, 1, 70, 1, 3, 3, 2, 3, 2);
+    run_case(&c, 1);
+    /* pads much wider than the image: many border blocks (their masks precomputed, or not) */
+    square_case(&c, 1, 3, 20, 3, 1, 1, 100, 6);
+    run_case(&c, 1);
+    square_case(&c, 1, 3, 30, 7, 2, 1, 120, 9);
+    run_case(&c, 1);
+    square_case(&c, 1, 2, 9, 5, 2, 2, 40, 1);
+    run_case(&c, 1);
+
+    /* random geometries, images up to 40 */
+    for (i = 0; i < 1500; i++) {
+        random_case(&c, 40, 40);
+        run_case(&c, i % 3 == 0);
+    }
+    /* wider images with few channels: the interior (unmasked) blocks, both strides */
+    for (i = 0; i < 60; i++) {
+        random_case(&c, 140, 3);
+        run_case(&c, i % 3 == 0);
+    }
+
+    /* the pool on its own: many short jobs, and a nested call */
+    for (p = 0; p < 4; p++) {
+        GcThreadPool tp = gc_pthread_pool_get(pools[p]);
+        int64_t hits[64];
+        int rep;
+        for (rep = 0; rep < 2000; rep++) {
+            int64_t n = 1 + rep % 64, t;
+            memset(hits, 0, sizeof hits);
+            tp.parallel_for(tp.ctx, n, test_count_task, hits);
+            for (t = 0; t < 64; t++)
+                if (hits[t] != (t < n)) {
+                    fprintf(stderr, "FAIL: pool of %d: job %d of %lld tasks ran task %lld %lld times\n",
+                            pool_threads[p], rep, (long long)n, (long long)t, (long long)hits[t]);
+                    n_fail++;
+                    rep = 1 << 30;
+                    break;
+                }
+        }
+    }
+    for (p = 0; p < 4; p++) {
+        Nested nest;
+        int a, b;
+        memset(&nest, 0, sizeof nest);
+        nest.tp = gc_pthread_pool_get(pools[p]);
+        nest.tp.parallel_for(nest.tp.ctx, 8, test_nested_task, &nest);
+        for (a = 0; a < 8; a++)
+            for (b = 0; b < 8; b++)
+                if (nest.hits[a][b] != 1) {
+                    fprintf(stderr, "FAIL: pool of %d: nested job %d ran task %d %lld times\n", pool_threads[p], a,
+                            b, (long long)nest.hits[a][b]);
+                    n_fail++;
+                    a = b = 8;
+                }
+    }
+    for (p = 0; p < 4; p++) gc_pthread_pool_stop(pools[p]);
+
+    printf("%d passed, %d failed\n", n_checked - n_fail, n_fail);
+    return n_fail ? 1 : 0;
+}
