@@ -40,7 +40,7 @@
 #include "../../ir/ops/nn_attrs.h"
 
 /* Kernels that are wired in (the dwconv and winograd units). */
-#define CGEN_HAVE_DWCONV 0
+#define CGEN_HAVE_DWCONV 1
 #define CGEN_HAVE_WINOGRAD 0
 
 /* The layouts of runtime/cpu/gcrt_cpu.h. */

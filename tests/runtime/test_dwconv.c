@@ -18,9 +18,9 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
-#include "../../runtime/cpu/gc_thread_pool.c"
-#include "../../runtime/cpu/gcrt_cpu.c"
-#include "../../runtime/cpu/gcrt_dwconv.c"
+#include "gc_thread_pool.c"
+#include "gcrt_cpu.c"
+#include "gcrt_dwconv.c"
 
 #include <math.h>
 #include <stdio.h>
