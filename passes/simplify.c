@@ -6,7 +6,9 @@
  *   Unsqueeze) whose output has its input's shape; Dropout in inference
  *   (training_mode absent or a false constant) whose mask output nobody
  *   reads; a Cast whose output has its input's dtype; a Transpose with the
- *   identity perm. The output is forwarded to the input (rw_forward).
+ *   identity perm; a Pad whose pads are all constant zeros (PyTorch's
+ *   AvgPool2d export adds one). The output is forwarded to the input
+ *   (rw_forward).
  * - reshape chains: a view of a view reads the first one's input. A
  *   Reshape whose shape operand has no 0 (0 copies an input dim) keeps its
  *   operand; any other reshape becomes a Reshape to a new constant holding
@@ -162,6 +164,14 @@ static Value *noop_source(const Sweep *s, const Node *n)
         int perm[IR_MAX_RANK];
         ir_transpose_perm(n, perm);
         return is_identity_perm(perm, x->shape.rank) ? x : NULL;
+    }
+    if (n->op == OP_Pad && n->n_in > 1 && n->in[1]) { /* every pad a constant 0 (any mode) */
+        int64_t pads[2 * IR_MAX_RANK];
+        int k = ir_const_ints(n->in[1], pads, 2 * IR_MAX_RANK);
+        if (k <= 0) return NULL;
+        for (int i = 0; i < k; i++)
+            if (pads[i] != 0) return NULL;
+        return x;
     }
     return NULL;
 }
