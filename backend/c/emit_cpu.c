@@ -51,7 +51,8 @@
 
 typedef enum CpuKind { CPUK_NONE, CPUK_CONV_GEMM, CPUK_DWCONV, CPUK_WINO, CPUK_GEMM } CpuKind;
 
-/* act(y + bias + res) as the kernels apply it. */
+/* act(y + bias + res) as the kernels apply it; act 0 none, 1 Relu, 2 Clip,
+ * 3 Tanh, 4 Sigmoid (GCRT_ACT_*). */
 typedef struct CpuEpi {
     int ok; /* the node's whole epilogue (if any) maps onto the kernel's */
     const Value *bias, *res;
@@ -97,8 +98,9 @@ static int per_axis(const Shape *s, const Shape *out, int axis)
 }
 
 /* Maps n's epilogue onto bias (per axis `axis` of Y; allowed only when the
- * op has no bias of its own) + residual + Relu/Clip. */
-static void match_epilogue(const Node *n, int axis, int has_own_bias, CpuEpi *e)
+ * op has no bias of its own) + residual + Relu/Clip (and Tanh/Sigmoid
+ * unless no_exp: the depthwise kernel has no exp). */
+static void match_epilogue(const Node *n, int axis, int has_own_bias, int no_exp, CpuEpi *e)
 {
     memset(e, 0, sizeof *e);
     const char *epi = ir_epilogue(n);
@@ -140,6 +142,8 @@ static void match_epilogue(const Node *n, int axis, int has_own_bias, CpuEpi *e)
             else ok = 0;
         } else if (mb->op == OP_Relu && chain_at == 0 && last) {
             e->act = 1;
+        } else if ((mb->op == OP_Tanh || mb->op == OP_Sigmoid) && chain_at == 0 && last && !no_exp) {
+            e->act = mb->op == OP_Tanh ? 3 : 4;
         } else if (mb->op == OP_Clip && chain_at == 0 && last) {
             double lo = -INFINITY, hi = INFINITY;
             for (int j = 1; j < mb->n_in && ok; j++) {
@@ -197,7 +201,7 @@ static int plan_conv(const Node *n, CpuPlan *p)
         p->kind = CPUK_WINO;
     else p->kind = CPUK_CONV_GEMM;
     if (p->kind == CPUK_DWCONV && !CGEN_HAVE_DWCONV) p->kind = CPUK_CONV_GEMM;
-    match_epilogue(n, 1, B != NULL, &p->epi);
+    match_epilogue(n, 1, B != NULL, p->kind == CPUK_DWCONV, &p->epi);
     return 1;
 }
 
@@ -219,7 +223,7 @@ static int plan_gemm(const Node *n, CpuPlan *p)
     p->packed = B->kind == VK_CONST && B->data != NULL;
     if (!p->packed && p->trans_b) return 0;
     p->kind = CPUK_GEMM;
-    match_epilogue(n, 1, C != NULL, &p->epi);
+    match_epilogue(n, 1, C != NULL, 0, &p->epi);
     return 1;
 }
 
@@ -246,7 +250,7 @@ static int plan_matmul(const Node *n, CpuPlan *p)
         return 0;
     }
     p->kind = CPUK_GEMM;
-    match_epilogue(n, Y->shape.rank - 1, 0, &p->epi);
+    match_epilogue(n, Y->shape.rank - 1, 0, 0, &p->epi);
     return 1;
 }
 
@@ -352,8 +356,9 @@ static void emit_epi_fields(Cgen *c, Writer *w, const CpuPlan *p, const char *bi
     char lo[48], hi[48];
     emit_float_lit(lo, sizeof lo, p->epi.act == 2 ? p->epi.lo : 0.0, DT_F32);
     emit_float_lit(hi, sizeof hi, p->epi.act == 2 ? p->epi.hi : 0.0, DT_F32);
-    w_printf(w, ".act = %s, .lo = %s, .hi = %s",
-             p->epi.act == 1 ? "GCRT_ACT_RELU" : p->epi.act == 2 ? "GCRT_ACT_CLIP" : "GCRT_ACT_NONE", lo, hi);
+    static const char *const acts[] = {"GCRT_ACT_NONE", "GCRT_ACT_RELU", "GCRT_ACT_CLIP", "GCRT_ACT_TANH",
+                                       "GCRT_ACT_SIGMOID"};
+    w_printf(w, ".act = %s, .lo = %s, .hi = %s", acts[p->epi.act], lo, hi);
 }
 
 static const char *packed_weights(Cgen *c, const CpuPlan *p, const char *tag)
@@ -475,7 +480,8 @@ int cgen_cpu_kernel_note(const Node *n, char *buf, size_t cap)
     char epi[96] = "";
     if (p.own_bias || p.epi.bias || p.epi.res || p.epi.act)
         snprintf(epi, sizeof epi, ", on the tile:%s%s%s", p.own_bias || p.epi.bias ? " bias" : "",
-                 p.epi.res ? " residual" : "", p.epi.act == 1 ? " relu" : p.epi.act == 2 ? " clip" : "");
+                 p.epi.res ? " residual" : "",
+                 (const char *const[]){"", " relu", " clip", " tanh", " sigmoid"}[p.epi.act]);
     int k = snprintf(buf, cap, "%s%s (%s%s)%s%s", what, dims,
                      p.kind == CPUK_DWCONV ? "W as stored"
                      : p.packed ? (p.kind == CPUK_GEMM ? "B packed in 32-column panels"

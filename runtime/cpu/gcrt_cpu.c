@@ -2,6 +2,8 @@
  * a kernel's tiles over a thread pool (see gcrt_cpu.h). */
 #include "gcrt_cpu.h"
 
+#include <math.h>
+
 typedef struct GcrtSplit {
     GcrtRangeFn fn;
     void *arg;
@@ -64,6 +66,46 @@ typedef struct GcrtTile {
 #include <immintrin.h>
 #define GCRT_MR 8
 
+/* e^x: x = k ln2 + r (two-constant ln2), e^r by its Taylor polynomial to
+ * r^7 (|r| <= ln2/2: truncation under 1e-8 relative), times 2^k by
+ * vscalefps (exact, with overflow to inf and gradual underflow). NaN in,
+ * NaN out. */
+static inline __m512 gcrt_exp512(__m512 x)
+{
+    x = _mm512_min_ps(_mm512_set1_ps(88.8f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), x);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, k);
+}
+
+/* tanh: the odd Taylor polynomial to x^11 below |x| = 0.25 (no
+ * cancellation near 0), (1 - t) / (1 + t) with t = e^-2|x| above; the
+ * sign of x restored. */
+static inline __m512 gcrt_tanh512(__m512 v)
+{
+    const __m512 sign = _mm512_set1_ps(-0.0f);
+    __m512 a = _mm512_andnot_ps(sign, v), a2 = _mm512_mul_ps(a, a);
+    __m512 p = _mm512_set1_ps(-1382.0f / 155925.0f);
+    p = _mm512_fmadd_ps(p, a2, _mm512_set1_ps(62.0f / 2835.0f));
+    p = _mm512_fmadd_ps(p, a2, _mm512_set1_ps(-17.0f / 315.0f));
+    p = _mm512_fmadd_ps(p, a2, _mm512_set1_ps(2.0f / 15.0f));
+    p = _mm512_fmadd_ps(p, a2, _mm512_set1_ps(-1.0f / 3.0f));
+    p = _mm512_fmadd_ps(_mm512_mul_ps(p, a2), a, a);
+    __m512 t = gcrt_exp512(_mm512_mul_ps(a, _mm512_set1_ps(-2.0f)));
+    __m512 q = _mm512_div_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), t), _mm512_add_ps(_mm512_set1_ps(1.0f), t));
+    __m512 y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(0.25f), _CMP_LT_OQ), q, p);
+    return _mm512_or_ps(y, _mm512_and_ps(v, sign));
+}
+
 static inline __m512 gcrt_epi512(__m512 v, const GcrtTile *t, const float *c, int r, int j, __mmask16 m)
 {
     if (t->acc) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, c));
@@ -75,6 +117,9 @@ static inline __m512 gcrt_epi512(__m512 v, const GcrtTile *t, const float *c, in
     if (t->act == GCRT_ACT_RELU) v = _mm512_max_ps(_mm512_setzero_ps(), v);
     else if (t->act == GCRT_ACT_CLIP)
         v = _mm512_min_ps(_mm512_set1_ps(t->hi), _mm512_max_ps(_mm512_set1_ps(t->lo), v));
+    else if (t->act == GCRT_ACT_TANH) v = gcrt_tanh512(v);
+    else if (t->act == GCRT_ACT_SIGMOID)
+        v = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), gcrt_exp512(_mm512_sub_ps(_mm512_setzero_ps(), v))));
     return v;
 }
 
@@ -177,6 +222,12 @@ static inline __m256 gcrt_epi256(__m256 v, const GcrtTile *t, const float *c, in
     if (t->act == GCRT_ACT_RELU) v = _mm256_max_ps(_mm256_setzero_ps(), v);
     else if (t->act == GCRT_ACT_CLIP)
         v = _mm256_min_ps(_mm256_set1_ps(t->hi), _mm256_max_ps(_mm256_set1_ps(t->lo), v));
+    else if (t->act == GCRT_ACT_TANH || t->act == GCRT_ACT_SIGMOID) {
+        float l[8];
+        _mm256_storeu_ps(l, v);
+        for (int i = 0; i < 8; i++) l[i] = t->act == GCRT_ACT_TANH ? tanhf(l[i]) : 1.0f / (1.0f + expf(-l[i]));
+        v = _mm256_loadu_ps(l);
+    }
     return v;
 }
 
@@ -265,6 +316,8 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
                 v = v < t->lo ? t->lo : v;
                 v = v > t->hi ? t->hi : v;
             }
+            else if (t->act == GCRT_ACT_TANH) v = tanhf(v);
+            else if (t->act == GCRT_ACT_SIGMOID) v = 1.0f / (1.0f + expf(-v));
             c[j] = v;
         }
     }

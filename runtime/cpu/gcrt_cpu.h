@@ -40,10 +40,12 @@
  * bias: NULL, or one value per output channel (Conv: per row of Y = W*X;
  * the depthwise kernel: per channel) or per column (Gemm/MatMul: Y = X*W),
  * as the kernel's contract says; res: NULL or a tensor of Y's shape and
- * layout (the residual); act: GCRT_ACT_*; lo/hi the clip bounds
+ * layout (the residual); act: GCRT_ACT_* (Tanh and Sigmoid through a
+ * vector exp within 2 ulp; the depthwise kernel takes NONE, RELU, CLIP);
+ * lo/hi the clip bounds
  * (min(max(y, lo), hi): hi when lo > hi). NaN propagates through both, as
  * the ops' reference evaluation says. */
-enum { GCRT_ACT_NONE, GCRT_ACT_RELU, GCRT_ACT_CLIP };
+enum { GCRT_ACT_NONE, GCRT_ACT_RELU, GCRT_ACT_CLIP, GCRT_ACT_TANH, GCRT_ACT_SIGMOID };
 typedef struct GcrtEpi {
     const float *bias;
     const float *res;
