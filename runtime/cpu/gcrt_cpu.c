@@ -132,25 +132,32 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
     for (int r = 0; r < GCRT_MR; r++) o[r] = (r < mr ? r : mr - 1) * a_rs;
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
            c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
-    const int64_t o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3], o4 = o[4], o5 = o[5], o6 = o[6], o7 = o[7];
-    for (int64_t k = 0; k < K; k++) {
-        __m512 b0 = _mm512_maskz_loadu_ps(m0, B), b1 = _mm512_maskz_loadu_ps(m1, B + 16), a;
 #define GCRT_ROW(cA, cB, off)                                                                             \
     a = _mm512_set1_ps(A[off]);                                                                       \
     cA = _mm512_fmadd_ps(a, b0, cA);                                                                  \
     cB = _mm512_fmadd_ps(a, b1, cB);
-        GCRT_ROW(c00, c01, o0)
-        GCRT_ROW(c10, c11, o1)
-        GCRT_ROW(c20, c21, o2)
-        GCRT_ROW(c30, c31, o3)
-        GCRT_ROW(c40, c41, o4)
-        GCRT_ROW(c50, c51, o5)
-        GCRT_ROW(c60, c61, o6)
-        GCRT_ROW(c70, c71, o7)
-#undef GCRT_ROW
-        A += a_ks;
-        B += b_ks;
+#define GCRT_LOOP(O0, O1, O2, O3, O4, O5, O6, O7)                                                         \
+    for (int64_t k = 0; k < K; k++) {                                                                 \
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, B), b1 = _mm512_maskz_loadu_ps(m1, B + 16), a;          \
+        GCRT_ROW(c00, c01, O0)                                                                        \
+        GCRT_ROW(c10, c11, O1)                                                                        \
+        GCRT_ROW(c20, c21, O2)                                                                        \
+        GCRT_ROW(c30, c31, O3)                                                                        \
+        GCRT_ROW(c40, c41, O4)                                                                        \
+        GCRT_ROW(c50, c51, O5)                                                                        \
+        GCRT_ROW(c60, c61, O6)                                                                        \
+        GCRT_ROW(c70, c71, O7)                                                                        \
+        A += a_ks;                                                                                    \
+        B += b_ks;                                                                                    \
     }
+    if (a_rs == 1 && a_ks == GCRT_PACK_MR && mr == GCRT_MR) { /* a full packed panel: offsets are constants */
+        GCRT_LOOP(0, 1, 2, 3, 4, 5, 6, 7)
+    } else {
+        const int64_t o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3], o4 = o[4], o5 = o[5], o6 = o[6], o7 = o[7];
+        GCRT_LOOP(o0, o1, o2, o3, o4, o5, o6, o7)
+    }
+#undef GCRT_LOOP
+#undef GCRT_ROW
     __m512 acc[GCRT_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
                               {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
     for (int r = 0; r < mr; r++) {
