@@ -48,7 +48,8 @@ static void layer(const char *name, int64_t N, int64_t C, int64_t M, int64_t HW,
     const int64_t mp = (M + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR;
     float *Wp = calloc((size_t)(mp * K), sizeof *Wp);
     for (int64_t m = 0; m < M; m++)
-        for (int64_t k = 0; k < K; k++) Wp[m / GCRT_PACK_MR * GCRT_PACK_MR * K + k * GCRT_PACK_MR + m % GCRT_PACK_MR] = W[m * K + k];
+        for (int64_t k = 0; k < K; k++)
+            Wp[m / GCRT_PACK_MR * GCRT_PACK_MR * K + k * GCRT_PACK_MR + m % GCRT_PACK_MR] = W[m * K + k];
     float *cws = malloc(sizeof(float) * (size_t)GCRT_CONV_SLOT_FLOATS(C, 3, 3));
     float *Yd = malloc(sizeof(float) * (size_t)ny), *Yw = malloc(sizeof(float) * (size_t)ny);
     GcrtConv cv;
@@ -94,7 +95,8 @@ static void layer(const char *name, int64_t N, int64_t C, int64_t M, int64_t HW,
 int main(int argc, char **argv)
 {
     const int reps = argc > 1 ? atoi(argv[1]) : 7;
-    printf("| layer        | N |    C |    M | HxW     | direct ms | GFLOP/s | wino ms | GFLOP/s | speedup | max diff/rms |\n");
+    printf("| layer        | N |    C |    M | HxW     | direct ms | GFLOP/s | wino ms | GFLOP/s | speedup "
+           "| max diff/rms |\n");
     printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     layer("resnet conv2", 1, 64, 64, 56, reps);
     layer("resnet conv3", 1, 128, 128, 28, reps);

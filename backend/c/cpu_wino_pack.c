@@ -15,7 +15,12 @@
 
 #include <string.h>
 
-#define CGEN_WINO_MR 8 /* GCRT_PACK_MR of runtime/cpu/gcrt_cpu.h */
+/* The constants of runtime/cpu/gcrt_cpu.h and gcrt_winograd.h. */
+#define CGEN_WINO_MR 8    /* GCRT_PACK_MR */
+#define CGEN_WINO_NB 32   /* GCRT_WINO_NB */
+#define CGEN_WINO_KC 64   /* GCRT_WINO_KC */
+#define CGEN_WINO_MB 128  /* GCRT_WINO_MB */
+#define CGEN_WINO_SKEW 16 /* GCRT_WINO_SKEW */
 
 /* out[k*os] = (24G a)[k] for a = (a0, a1, a2). */
 static void wino_g24(double a0, double a1, double a2, double *out, int os)
@@ -32,6 +37,23 @@ static void wino_g24(double a0, double a1, double a2, double *out, int os)
 int64_t cgen_wino_packed_floats(int64_t M, int64_t C)
 {
     return 36 * ((M + CGEN_WINO_MR - 1) / CGEN_WINO_MR * CGEN_WINO_MR) * C;
+}
+
+int64_t cgen_wino_slot_floats(int64_t M, int64_t C)
+{
+    const int64_t Mp = (M + CGEN_WINO_MR - 1) / CGEN_WINO_MR * CGEN_WINO_MR;
+    return 36 * (CGEN_WINO_NB * ((C < CGEN_WINO_KC ? C : CGEN_WINO_KC) + (Mp < CGEN_WINO_MB ? Mp : CGEN_WINO_MB)) +
+                 2 * CGEN_WINO_SKEW);
+}
+
+size_t cgen_cpu_wino_workspace(int64_t N, int64_t C, int64_t M, int64_t OH, int64_t OW, int max_threads)
+{
+    const int64_t Mp = (M + CGEN_WINO_MR - 1) / CGEN_WINO_MR * CGEN_WINO_MR, mb = Mp < CGEN_WINO_MB ? Mp : CGEN_WINO_MB;
+    const int64_t tiles = N * ((OH + 3) / 4) * ((OW + 3) / 4);
+    if (mb <= 0 || OH <= 0 || OW <= 0 || tiles <= 0) return 0;
+    int64_t items = (tiles + CGEN_WINO_NB - 1) / CGEN_WINO_NB * ((M + mb - 1) / mb);
+    if (items > max_threads) items = max_threads;
+    return (size_t)(items * cgen_wino_slot_floats(M, C)) * sizeof(float);
 }
 
 void cgen_wino_pack(int64_t M, int64_t C, const float *W, float *U)

@@ -24,7 +24,7 @@
  * interleaves its 4x4 results back into spans and stores each run with
  * masked stores (reading the residual the same way). Without AVX-512 the
  * patches are staged with scalar copies and only the arithmetic runs on
- * GCRT_WV-lane vectors.
+ * GCRT_WINO_WV-lane vectors.
  *
  * The 36 products per channel block: gcrt_ukernel (gcrt_cpu.c, which the
  * generated code includes first) on U's A panels and V's 32-tile B panel,
@@ -36,6 +36,7 @@
  */
 #include "gcrt_winograd.h"
 
+#include <math.h>
 #include <string.h>
 
 /* The transforms' helpers must inline for their arrays to stay in registers. */
@@ -86,7 +87,8 @@ GCRT_FN void gcrt_wino_transform_weights(int64_t M, int64_t C, const float *W, f
             memset(u, 0, sizeof u);
             if (m < M) {
                 const float *g = W + (m * C + c) * 9;
-                for (int l = 0; l < 3; l++) gcrt_wino_g24((double)g[l], (double)g[3 + l], (double)g[6 + l], &t[0][l], 3);
+                for (int l = 0; l < 3; l++)
+                    gcrt_wino_g24((double)g[l], (double)g[3 + l], (double)g[6 + l], &t[0][l], 3);
                 for (int q = 0; q < 6; q++) gcrt_wino_g24(t[q][0], t[q][1], t[q][2], u[q], 1);
             }
             for (int xi = 0; xi < 36; xi++)
@@ -98,86 +100,93 @@ GCRT_FN void gcrt_wino_transform_weights(int64_t M, int64_t C, const float *W, f
 /* ---- vectors of tiles -------------------------------------------------------- */
 
 #if defined(__AVX512F__)
-#define GCRT_WV 16
-typedef __m512 GcrtWv;
-static inline GcrtWv gcrt_wv_ld(const float *p) { return _mm512_loadu_ps(p); }
-static inline void gcrt_wv_st(float *p, GcrtWv v) { _mm512_storeu_ps(p, v); }
-static inline GcrtWv gcrt_wv_add(GcrtWv a, GcrtWv b) { return _mm512_add_ps(a, b); }
-static inline GcrtWv gcrt_wv_sub(GcrtWv a, GcrtWv b) { return _mm512_sub_ps(a, b); }
-static inline GcrtWv gcrt_wv_set1(float k) { return _mm512_set1_ps(k); }
+#define GCRT_WINO_WV 16
+typedef __m512 GcrtWinoVec;
+static inline GcrtWinoVec gcrt_wino_vld(const float *p) { return _mm512_loadu_ps(p); }
+static inline void gcrt_wino_vst(float *p, GcrtWinoVec v) { _mm512_storeu_ps(p, v); }
+static inline GcrtWinoVec gcrt_wino_vadd(GcrtWinoVec a, GcrtWinoVec b) { return _mm512_add_ps(a, b); }
+static inline GcrtWinoVec gcrt_wino_vsub(GcrtWinoVec a, GcrtWinoVec b) { return _mm512_sub_ps(a, b); }
+static inline GcrtWinoVec gcrt_wino_vset1(float k) { return _mm512_set1_ps(k); }
 /* a*k + c */
-static inline GcrtWv gcrt_wv_fma(GcrtWv a, float k, GcrtWv c) { return _mm512_fmadd_ps(a, _mm512_set1_ps(k), c); }
+static inline GcrtWinoVec gcrt_wino_vfma(GcrtWinoVec a, float k, GcrtWinoVec c)
+{
+    return _mm512_fmadd_ps(a, _mm512_set1_ps(k), c);
+}
 #elif defined(__AVX2__) && defined(__FMA__)
-#define GCRT_WV 8
-typedef __m256 GcrtWv;
-static inline GcrtWv gcrt_wv_ld(const float *p) { return _mm256_loadu_ps(p); }
-static inline void gcrt_wv_st(float *p, GcrtWv v) { _mm256_storeu_ps(p, v); }
-static inline GcrtWv gcrt_wv_add(GcrtWv a, GcrtWv b) { return _mm256_add_ps(a, b); }
-static inline GcrtWv gcrt_wv_sub(GcrtWv a, GcrtWv b) { return _mm256_sub_ps(a, b); }
-static inline GcrtWv gcrt_wv_set1(float k) { return _mm256_set1_ps(k); }
-static inline GcrtWv gcrt_wv_fma(GcrtWv a, float k, GcrtWv c) { return _mm256_fmadd_ps(a, _mm256_set1_ps(k), c); }
+#define GCRT_WINO_WV 8
+typedef __m256 GcrtWinoVec;
+static inline GcrtWinoVec gcrt_wino_vld(const float *p) { return _mm256_loadu_ps(p); }
+static inline void gcrt_wino_vst(float *p, GcrtWinoVec v) { _mm256_storeu_ps(p, v); }
+static inline GcrtWinoVec gcrt_wino_vadd(GcrtWinoVec a, GcrtWinoVec b) { return _mm256_add_ps(a, b); }
+static inline GcrtWinoVec gcrt_wino_vsub(GcrtWinoVec a, GcrtWinoVec b) { return _mm256_sub_ps(a, b); }
+static inline GcrtWinoVec gcrt_wino_vset1(float k) { return _mm256_set1_ps(k); }
+static inline GcrtWinoVec gcrt_wino_vfma(GcrtWinoVec a, float k, GcrtWinoVec c)
+{
+    return _mm256_fmadd_ps(a, _mm256_set1_ps(k), c);
+}
 #else
-#define GCRT_WV 4
-typedef struct GcrtWv {
-    float v[GCRT_WV];
-} GcrtWv;
-static inline GcrtWv gcrt_wv_ld(const float *p)
+#define GCRT_WINO_WV 4
+typedef struct GcrtWinoVec {
+    float v[GCRT_WINO_WV];
+} GcrtWinoVec;
+static inline GcrtWinoVec gcrt_wino_vld(const float *p)
 {
-    GcrtWv r;
-    for (int i = 0; i < GCRT_WV; i++) r.v[i] = p[i];
+    GcrtWinoVec r;
+    for (int i = 0; i < GCRT_WINO_WV; i++) r.v[i] = p[i];
     return r;
 }
-static inline void gcrt_wv_st(float *p, GcrtWv v)
+static inline void gcrt_wino_vst(float *p, GcrtWinoVec v)
 {
-    for (int i = 0; i < GCRT_WV; i++) p[i] = v.v[i];
+    for (int i = 0; i < GCRT_WINO_WV; i++) p[i] = v.v[i];
 }
-static inline GcrtWv gcrt_wv_add(GcrtWv a, GcrtWv b)
+static inline GcrtWinoVec gcrt_wino_vadd(GcrtWinoVec a, GcrtWinoVec b)
 {
-    for (int i = 0; i < GCRT_WV; i++) a.v[i] += b.v[i];
+    for (int i = 0; i < GCRT_WINO_WV; i++) a.v[i] += b.v[i];
     return a;
 }
-static inline GcrtWv gcrt_wv_sub(GcrtWv a, GcrtWv b)
+static inline GcrtWinoVec gcrt_wino_vsub(GcrtWinoVec a, GcrtWinoVec b)
 {
-    for (int i = 0; i < GCRT_WV; i++) a.v[i] -= b.v[i];
+    for (int i = 0; i < GCRT_WINO_WV; i++) a.v[i] -= b.v[i];
     return a;
 }
-static inline GcrtWv gcrt_wv_set1(float k)
+static inline GcrtWinoVec gcrt_wino_vset1(float k)
 {
-    GcrtWv r;
-    for (int i = 0; i < GCRT_WV; i++) r.v[i] = k;
+    GcrtWinoVec r;
+    for (int i = 0; i < GCRT_WINO_WV; i++) r.v[i] = k;
     return r;
 }
-static inline GcrtWv gcrt_wv_fma(GcrtWv a, float k, GcrtWv c)
+static inline GcrtWinoVec gcrt_wino_vfma(GcrtWinoVec a, float k, GcrtWinoVec c)
 {
-    for (int i = 0; i < GCRT_WV; i++) c.v[i] += a.v[i] * k;
+    for (int i = 0; i < GCRT_WINO_WV; i++) c.v[i] += a.v[i] * k;
     return c;
 }
 #endif
 
 /* out[k*os] = (B^T d)[k], d[k] = in[k*is]. */
-GCRT_WINO_INLINE void gcrt_wino_bt(const GcrtWv *in, int is, GcrtWv *out, int os)
+GCRT_WINO_INLINE void gcrt_wino_bt(const GcrtWinoVec *in, int is, GcrtWinoVec *out, int os)
 {
-    const GcrtWv d0 = in[0], d1 = in[is], d2 = in[2 * is], d3 = in[3 * is], d4 = in[4 * is], d5 = in[5 * is];
-    const GcrtWv s12 = gcrt_wv_add(d1, d2), s34 = gcrt_wv_add(d3, d4);
-    const GcrtWv d12 = gcrt_wv_sub(d1, d2), d43 = gcrt_wv_sub(d4, d3);
-    const GcrtWv d42 = gcrt_wv_sub(d4, d2), d31 = gcrt_wv_sub(d3, d1);
-    out[0] = gcrt_wv_fma(d0, 4.0f, gcrt_wv_fma(d2, -5.0f, d4));
-    out[os] = gcrt_wv_fma(s12, -4.0f, s34);
-    out[2 * os] = gcrt_wv_fma(d12, 4.0f, d43);
-    out[3 * os] = gcrt_wv_fma(d31, 2.0f, d42);
-    out[4 * os] = gcrt_wv_fma(d31, -2.0f, d42);
-    out[5 * os] = gcrt_wv_fma(d1, 4.0f, gcrt_wv_fma(d3, -5.0f, d5));
+    const GcrtWinoVec d0 = in[0], d1 = in[is], d2 = in[2 * is], d3 = in[3 * is], d4 = in[4 * is], d5 = in[5 * is];
+    const GcrtWinoVec s12 = gcrt_wino_vadd(d1, d2), s34 = gcrt_wino_vadd(d3, d4);
+    const GcrtWinoVec d12 = gcrt_wino_vsub(d1, d2), d43 = gcrt_wino_vsub(d4, d3);
+    const GcrtWinoVec d42 = gcrt_wino_vsub(d4, d2), d31 = gcrt_wino_vsub(d3, d1);
+    out[0] = gcrt_wino_vfma(d0, 4.0f, gcrt_wino_vfma(d2, -5.0f, d4));
+    out[os] = gcrt_wino_vfma(s12, -4.0f, s34);
+    out[2 * os] = gcrt_wino_vfma(d12, 4.0f, d43);
+    out[3 * os] = gcrt_wino_vfma(d31, 2.0f, d42);
+    out[4 * os] = gcrt_wino_vfma(d31, -2.0f, d42);
+    out[5 * os] = gcrt_wino_vfma(d1, 4.0f, gcrt_wino_vfma(d3, -5.0f, d5));
 }
 
 /* out[k*os] = (A^T m)[k], k < 4, m[k] = in[k*is]. */
-GCRT_WINO_INLINE void gcrt_wino_at(const GcrtWv *in, int is, GcrtWv *out, int os)
+GCRT_WINO_INLINE void gcrt_wino_at(const GcrtWinoVec *in, int is, GcrtWinoVec *out, int os)
 {
-    const GcrtWv m0 = in[0], m1 = in[is], m2 = in[2 * is], m3 = in[3 * is], m4 = in[4 * is], m5 = in[5 * is];
-    const GcrtWv a = gcrt_wv_add(m1, m2), b = gcrt_wv_sub(m1, m2), c = gcrt_wv_add(m3, m4), d = gcrt_wv_sub(m3, m4);
-    out[0] = gcrt_wv_add(gcrt_wv_add(m0, a), c);
-    out[os] = gcrt_wv_fma(d, 2.0f, b);
-    out[2 * os] = gcrt_wv_fma(c, 4.0f, a);
-    out[3 * os] = gcrt_wv_add(gcrt_wv_fma(d, 8.0f, b), m5);
+    const GcrtWinoVec m0 = in[0], m1 = in[is], m2 = in[2 * is], m3 = in[3 * is], m4 = in[4 * is], m5 = in[5 * is];
+    const GcrtWinoVec a = gcrt_wino_vadd(m1, m2), b = gcrt_wino_vsub(m1, m2);
+    const GcrtWinoVec c = gcrt_wino_vadd(m3, m4), d = gcrt_wino_vsub(m3, m4);
+    out[0] = gcrt_wino_vadd(gcrt_wino_vadd(m0, a), c);
+    out[os] = gcrt_wino_vfma(d, 2.0f, b);
+    out[2 * os] = gcrt_wino_vfma(c, 4.0f, a);
+    out[3 * os] = gcrt_wino_vadd(gcrt_wino_vfma(d, 8.0f, b), m5);
 }
 
 /* ---- geometry ------------------------------------------------------------------ */
@@ -275,7 +284,11 @@ typedef struct GcrtWinoSpan {
     int64_t e4;
     int64_t off[6];          /* offset of the span of patch row r in channel c0, from X */
     unsigned char rv[6];     /* patch row r inside the image */
+    int64_t f0, f1;          /* the floats [f0, f1) of the span it reads (for prefetching) */
 } GcrtWinoSpan;
+
+/* Channels ahead whose input spans the input transform prefetches. */
+#define GCRT_WINO_PFC 2
 
 /* Patch row r of the group's 16 tiles (channel offset co): the runs' spans
  * merged through their masks and deinterleaved into columns 0..3; columns
@@ -320,6 +333,9 @@ static void gcrt_wino_input(const GcrtWinoPlan *pl, const GcrtWinoRuns *rs, int6
         sp[k].m4 = (__mmask16)(c4 >= 0 && c4 < w->W ? 1u << (b - 1) : 0u);
         sp[k].m5 = (__mmask16)(c4 + 1 >= 0 && c4 + 1 < w->W ? 1u << (b - 1) : 0u);
         sp[k].e4 = (int64_t)sizeof(float) * (4 * b - (b - 1));
+        sp[k].f0 = 4 * a > -iw0 ? 4 * a : -iw0;
+        sp[k].f1 = 4 * b + 2 < w->W - iw0 ? 4 * b + 2 : w->W - iw0;
+        if (sp[k].f1 <= sp[k].f0) sp[k].f0 = sp[k].f1 = 0;
         ends |= 1u << (b - 1);
         for (int r = 0; r < 6; r++) {
             const int64_t ih = 4 * rs->ty[k] - w->pt + r;
@@ -330,6 +346,15 @@ static void gcrt_wino_input(const GcrtWinoPlan *pl, const GcrtWinoRuns *rs, int6
     for (int64_t c = 0; c < kcb; c++) {
         const int64_t co = c * HW;
         __m512 e[36], v[6];
+        if (c + GCRT_WINO_PFC < kcb) /* the spans of a later channel: X is read in short pieces */
+            for (int k = 0; k < rs->nr; k++)
+                for (int r = 0; r < 6; r++)
+                    if (sp[k].rv[r]) {
+                        const uintptr_t p = gcrt_wino_addr(w->X, sp[k].off[r] + co + GCRT_WINO_PFC * HW);
+                        for (int64_t f = sp[k].f0; f < sp[k].f1; f += 16)
+                            _mm_prefetch((const char *)(p + (uintptr_t)f * 4), _MM_HINT_T0);
+                        _mm_prefetch((const char *)(p + (uintptr_t)sp[k].f1 * 4 - 4), _MM_HINT_T0);
+                    }
         /* rows, unrolled so that e stays in registers */
         gcrt_wino_row(w->X, rs->nr, sp, (__mmask16)ends, 0, co, e);
         gcrt_wino_row(w->X, rs->nr, sp, (__mmask16)ends, 1, co, e + 6);
@@ -364,8 +389,8 @@ typedef struct GcrtWinoOspan {
 
 /* Output row i of the group's tiles (o: its 4 columns, 16 tiles each)
  * interleaved into each run's span, plus the residual, activated, stored. */
-GCRT_WINO_INLINE void gcrt_wino_orow(const GcrtWino *w, int nr, const GcrtWinoOspan *sp, int i, int64_t mo_,
-                                     const __m512 *o)
+GCRT_WINO_INLINE void gcrt_wino_orow(const GcrtWino *w, const GcrtTile *act, int nr, const GcrtWinoOspan *sp, int i,
+                                     int64_t mo_, const __m512 *o)
 {
     __m512 z[4];
     gcrt_wino_inter(o[0], o[1], o[2], o[3], z);
@@ -382,15 +407,9 @@ GCRT_WINO_INLINE void gcrt_wino_orow(const GcrtWino *w, int nr, const GcrtWinoOs
         z[0] = _mm512_add_ps(z[0], r0), z[1] = _mm512_add_ps(z[1], r1);
         z[2] = _mm512_add_ps(z[2], r2), z[3] = _mm512_add_ps(z[3], r3);
     }
-    if (w->act != GCRT_ACT_NONE) {
-        const __m512 lo = w->act == GCRT_ACT_CLIP ? _mm512_set1_ps(w->lo) : _mm512_setzero_ps();
-        z[0] = _mm512_max_ps(z[0], lo), z[1] = _mm512_max_ps(z[1], lo);
-        z[2] = _mm512_max_ps(z[2], lo), z[3] = _mm512_max_ps(z[3], lo);
-        if (w->act == GCRT_ACT_CLIP) {
-            const __m512 hi = _mm512_set1_ps(w->hi);
-            z[0] = _mm512_min_ps(z[0], hi), z[1] = _mm512_min_ps(z[1], hi);
-            z[2] = _mm512_min_ps(z[2], hi), z[3] = _mm512_min_ps(z[3], hi);
-        }
+    if (act->act != GCRT_ACT_NONE) { /* gcrt_cpu.c's epilogue, reduced to the activation */
+        z[0] = gcrt_epi512(z[0], act, 0, 0, 0, 0xffff), z[1] = gcrt_epi512(z[1], act, 0, 0, 0, 0xffff);
+        z[2] = gcrt_epi512(z[2], act, 0, 0, 0, 0xffff), z[3] = gcrt_epi512(z[3], act, 0, 0, 0, 0xffff);
     }
     for (int k = 0; k < nr; k++) {
         if (!sp[k].rv[i]) continue;
@@ -409,7 +428,10 @@ static void gcrt_wino_output(const GcrtWinoPlan *pl, const GcrtWinoRuns *rs, int
     const GcrtWino *w = pl->w;
     const int64_t OHW = w->OH * w->OW, pxs = pl->pxs;
     GcrtWinoOspan sp[GCRT_WINO_GL];
+    GcrtTile act;
     if (rs->nr == 0) return;
+    memset(&act, 0, sizeof act);
+    act.last = 1, act.act = w->act, act.lo = w->lo, act.hi = w->hi;
     for (int k = 0; k < rs->nr; k++) {
         const int64_t ow0 = 4 * rs->tx[k] - 4 * rs->a[k];
         const uint64_t bo = gcrt_wino_bits(4 * rs->a[k], 4 * rs->b[k]) & gcrt_wino_bits(-ow0, w->OW - ow0);
@@ -445,10 +467,10 @@ static void gcrt_wino_output(const GcrtWinoPlan *pl, const GcrtWinoRuns *rs, int
             for (int i = 0; i < 16; i++) o[i] = _mm512_add_ps(o[i], b);
         }
         const int64_t mo_ = m * OHW;
-        gcrt_wino_orow(w, rs->nr, sp, 0, mo_, o);
-        gcrt_wino_orow(w, rs->nr, sp, 1, mo_, o + 4);
-        gcrt_wino_orow(w, rs->nr, sp, 2, mo_, o + 8);
-        gcrt_wino_orow(w, rs->nr, sp, 3, mo_, o + 12);
+        gcrt_wino_orow(w, &act, rs->nr, sp, 0, mo_, o);
+        gcrt_wino_orow(w, &act, rs->nr, sp, 1, mo_, o + 4);
+        gcrt_wino_orow(w, &act, rs->nr, sp, 2, mo_, o + 8);
+        gcrt_wino_orow(w, &act, rs->nr, sp, 3, mo_, o + 12);
     }
 }
 
@@ -483,16 +505,32 @@ static void gcrt_wino_input(const GcrtWinoPlan *pl, const GcrtWinoRuns *rs, int6
             } else {
                 for (int r = 0; r < 6; r++)
                     for (int s = 0; s < 6; s++)
-                        st[(r * 6 + s) * GCRT_WINO_GL + l] = (rows[l] >> r & cols[l] >> s & 1u) ? w->X[b + r * w->W + s] : 0.0f;
+                        st[(r * 6 + s) * GCRT_WINO_GL + l] =
+                            (rows[l] >> r & cols[l] >> s & 1u) ? w->X[b + r * w->W + s] : 0.0f;
             }
         }
-        for (int l0 = 0; l0 < GCRT_WINO_GL; l0 += GCRT_WV) {
-            GcrtWv d[36], e[36];
-            for (int i = 0; i < 36; i++) d[i] = gcrt_wv_ld(st + i * GCRT_WINO_GL + l0);
+        for (int l0 = 0; l0 < GCRT_WINO_GL; l0 += GCRT_WINO_WV) {
+            GcrtWinoVec d[36], e[36];
+            for (int i = 0; i < 36; i++) d[i] = gcrt_wino_vld(st + i * GCRT_WINO_GL + l0);
             for (int r = 0; r < 6; r++) gcrt_wino_bt(d + 6 * r, 1, e + 6 * r, 1);
             for (int s = 0; s < 6; s++) gcrt_wino_bt(e + s, 6, d + s, 6);
-            for (int i = 0; i < 36; i++) gcrt_wv_st(V + i * vxs + c * GCRT_WINO_NB + l0, d[i]);
+            for (int i = 0; i < 36; i++) gcrt_wino_vst(V + i * vxs + c * GCRT_WINO_NB + l0, d[i]);
         }
+    }
+}
+
+/* The activation as gcrt_cpu.c's kernels apply it (NaN propagates
+ * through Relu and Clip; Clip gives hi when lo > hi). */
+static inline float gcrt_wino_act(float v, const GcrtWino *w)
+{
+    switch (w->act) {
+    case GCRT_ACT_RELU: return v < 0.0f ? 0.0f : v;
+    case GCRT_ACT_CLIP:
+        v = v < w->lo ? w->lo : v;
+        return v > w->hi ? w->hi : v;
+    case GCRT_ACT_TANH: return tanhf(v);
+    case GCRT_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    default: return v;
     }
 }
 
@@ -503,16 +541,16 @@ static void gcrt_wino_output(const GcrtWinoPlan *pl, const GcrtWinoRuns *rs, int
     const int64_t OHW = w->OH * w->OW, pxs = pl->pxs;
     float ob[16 * GCRT_WINO_GL];
     for (int64_t m = 0; m < mlen; m++) {
-        for (int l0 = 0; l0 < GCRT_WINO_GL; l0 += GCRT_WV) {
-            GcrtWv p[36], f[24], o[16];
-            for (int i = 0; i < 36; i++) p[i] = gcrt_wv_ld(P + i * pxs + m * GCRT_WINO_NB + l0);
+        for (int l0 = 0; l0 < GCRT_WINO_GL; l0 += GCRT_WINO_WV) {
+            GcrtWinoVec p[36], f[24], o[16];
+            for (int i = 0; i < 36; i++) p[i] = gcrt_wino_vld(P + i * pxs + m * GCRT_WINO_NB + l0);
             for (int q = 0; q < 6; q++) gcrt_wino_at(p + 6 * q, 1, f + 4 * q, 1);
             for (int j = 0; j < 4; j++) gcrt_wino_at(f + j, 4, o + j, 4);
             if (w->bias) {
-                const GcrtWv b = gcrt_wv_set1(w->bias[m0 + m]);
-                for (int i = 0; i < 16; i++) o[i] = gcrt_wv_add(o[i], b);
+                const GcrtWinoVec b = gcrt_wino_vset1(w->bias[m0 + m]);
+                for (int i = 0; i < 16; i++) o[i] = gcrt_wino_vadd(o[i], b);
             }
-            for (int i = 0; i < 16; i++) gcrt_wv_st(ob + i * GCRT_WINO_GL + l0, o[i]);
+            for (int i = 0; i < 16; i++) gcrt_wino_vst(ob + i * GCRT_WINO_GL + l0, o[i]);
         }
         for (int k = 0; k < rs->nr; k++)
             for (int l = rs->a[k]; l < rs->b[k]; l++) {
@@ -523,9 +561,7 @@ static void gcrt_wino_output(const GcrtWinoPlan *pl, const GcrtWinoRuns *rs, int
                         const int64_t y = yo + i * w->OW + j;
                         float v = ob[(i * 4 + j) * GCRT_WINO_GL + l];
                         if (w->res) v += w->res[y];
-                        if (w->act == GCRT_ACT_RELU) v = v > 0.0f ? v : 0.0f;
-                        else if (w->act == GCRT_ACT_CLIP) v = v < w->lo ? w->lo : v > w->hi ? w->hi : v;
-                        w->Y[y] = v;
+                        w->Y[y] = gcrt_wino_act(v, w);
                     }
             }
     }
