@@ -21,6 +21,7 @@
 #define CGEN_WINO_KC 64   /* GCRT_WINO_KC */
 #define CGEN_WINO_MB 128  /* GCRT_WINO_MB */
 #define CGEN_WINO_SKEW 16 /* GCRT_WINO_SKEW */
+#define CGEN_WINO_MIN_ITEMS 4 /* GCRT_WINO_MIN_ITEMS */
 
 /* out[k*os] = (24G a)[k] for a = (a0, a1, a2). */
 static void wino_g24(double a0, double a1, double a2, double *out, int os)
@@ -48,10 +49,12 @@ int64_t cgen_wino_slot_floats(int64_t M, int64_t C)
 
 size_t cgen_cpu_wino_workspace(int64_t N, int64_t C, int64_t M, int64_t OH, int64_t OW, int max_threads)
 {
-    const int64_t Mp = (M + CGEN_WINO_MR - 1) / CGEN_WINO_MR * CGEN_WINO_MR, mb = Mp < CGEN_WINO_MB ? Mp : CGEN_WINO_MB;
-    const int64_t tiles = N * ((OH + 3) / 4) * ((OW + 3) / 4);
+    const int64_t Mp = (M + CGEN_WINO_MR - 1) / CGEN_WINO_MR * CGEN_WINO_MR;
+    const int64_t tiles = N * ((OH + 3) / 4) * ((OW + 3) / 4), blocks = (tiles + CGEN_WINO_NB - 1) / CGEN_WINO_NB;
+    int64_t mb = Mp < CGEN_WINO_MB ? Mp : CGEN_WINO_MB; /* GCRT_WINO_ITEM_M */
+    if (mb == CGEN_WINO_MB && blocks * ((M + mb - 1) / mb) < CGEN_WINO_MIN_ITEMS) mb /= 2;
     if (mb <= 0 || OH <= 0 || OW <= 0 || tiles <= 0) return 0;
-    int64_t items = (tiles + CGEN_WINO_NB - 1) / CGEN_WINO_NB * ((M + mb - 1) / mb);
+    int64_t items = blocks * ((M + mb - 1) / mb);
     if (items > max_threads) items = max_threads;
     return (size_t)(items * cgen_wino_slot_floats(M, C)) * sizeof(float);
 }

@@ -51,7 +51,7 @@
 #ifndef GCRT_MR
 #error "gcrt_winograd.c needs gcrt_cpu.c included before it (gcrt_ukernel)"
 #endif
-#if GCRT_PACK_NR != GCRT_WINO_NB || GCRT_WINO_MB % GCRT_PACK_MR != 0 || GCRT_PACK_MR % GCRT_MR != 0
+#if GCRT_PACK_NR != GCRT_WINO_NB || GCRT_WINO_MB % (2 * GCRT_PACK_MR) != 0 || GCRT_PACK_MR % GCRT_MR != 0
 #error "gcrt_winograd: a block of tiles is one B panel; channel blocks are whole A panels"
 #endif
 
@@ -887,7 +887,7 @@ GCRT_FN void gcrt_wino_conv_f32(const GcrtWino *w, const GcThreadPool *pool)
     pl.TW = (w->OW + 3) / 4;
     pl.T = w->N * pl.TH * pl.TW;
     pl.Mp = GCRT_WINO_MPAD(w->M);
-    pl.mb = pl.Mp < GCRT_WINO_MB ? pl.Mp : GCRT_WINO_MB;
+    pl.mb = GCRT_WINO_ITEM_M(w->N, w->M, w->OH, w->OW);
     pl.nmb = pl.mb ? (w->M + pl.mb - 1) / pl.mb : 0;
     pl.kc = w->C < GCRT_WINO_KC ? w->C : GCRT_WINO_KC;
     pl.slot = GCRT_WINO_SLOT_FLOATS(w->M, w->C);

@@ -52,11 +52,24 @@
 #define GCRT_WINO_NB 32
 /* Input channels transformed at a time (the K block of the products). */
 #define GCRT_WINO_KC 64
-/* Output channels per work item (a multiple of GCRT_PACK_MR). */
+/* Output channels per work item (a multiple of 2 * GCRT_PACK_MR). */
 #define GCRT_WINO_MB 128
 
 /* Output channels padded to whole GCRT_PACK_MR-row panels. */
 #define GCRT_WINO_MPAD(M) (((M) + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR)
+
+/* Output channels per work item: MB (at most MPAD(M)), or MB/2 when that
+ * leaves the layer fewer than GCRT_WINO_MIN_ITEMS items (threads would
+ * idle); and the items: blocks of tiles times blocks of channels. Both
+ * depend on the shapes only. */
+#define GCRT_WINO_MIN_ITEMS 4
+#define GCRT_WINO_BLOCKS(N, OH, OW) (((N) * (((OH) + 3) / 4) * (((OW) + 3) / 4) + GCRT_WINO_NB - 1) / GCRT_WINO_NB)
+#define GCRT_WINO_MB1(M) (GCRT_WINO_MPAD(M) < GCRT_WINO_MB ? GCRT_WINO_MPAD(M) : GCRT_WINO_MB)
+#define GCRT_WINO_ITEM_M(N, M, OH, OW)                                                                 \
+    (GCRT_WINO_MB1(M) == GCRT_WINO_MB &&                                                               \
+             GCRT_WINO_BLOCKS(N, OH, OW) * (((M) + GCRT_WINO_MB - 1) / GCRT_WINO_MB) < GCRT_WINO_MIN_ITEMS \
+         ? GCRT_WINO_MB / 2                                                                            \
+         : GCRT_WINO_MB1(M))
 
 /* Floats of the transformed filter U for M output and C input channels:
  * 36 matrices of [MPAD(M), C] in the packed A-panel layout of gcrt_cpu.h,
