@@ -24,7 +24,7 @@
  * Items are fixed by the shapes alone and never split a sum, so Y is
  * bit-for-bit the same for every thread count.
  *
- * Speed (one Zen 4 core, AVX-512; bench/wino_bench.c): 2.4-3.3x the
+ * Speed (one Zen 4 core, AVX-512; bench/wino_bench.c): 2.2-3.3x the
  * conv-gemm kernel on ResNet and VGG layers from 224x224 down to 14x14
  * (effective 200-300 GFLOP/s counting the direct conv's flops, against
  * ~80). With very few tiles (a 7x7 image: 4 tiles) the products stream
