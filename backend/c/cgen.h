@@ -41,7 +41,8 @@ typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
     X(shape, 0)                 \
     X(signal, 0)                \
     X(text, 0)                  \
-    X(vision, 0)
+    X(vision, 0)                \
+    X(winograd, CGEN_RT_cpu)
 
 enum {
 #define X(name, deps) CGEN_RT_BIT_##name,

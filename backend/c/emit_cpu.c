@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "cgen.h"
+#include "cpu_wino_pack.h"
 #include "emit_common.h"
 #include "../../ir/fused.h"
 #include "../../ir/ops/linalg_attrs.h"
@@ -41,7 +42,7 @@
 
 /* Kernels that are wired in (the dwconv and winograd units). */
 #define CGEN_HAVE_DWCONV 1
-#define CGEN_HAVE_WINOGRAD 0
+#define CGEN_HAVE_WINOGRAD 1
 
 /* The layouts of runtime/cpu/gcrt_cpu.h. */
 #define CPU_PACK_MR 8
