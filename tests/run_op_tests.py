@@ -49,7 +49,23 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-STRICT_CFLAGS = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic"
+# The instruction set the generated C is built for, as the generated Makefile picks it:
+# -march=native where the compiler takes it (the AVX-512 / AVX2 kernels of runtime/cpu),
+# unless GRAPHC_CPU_FLAGS says otherwise ("" builds the portable C kernels; the -O0 ctests
+# set it so that both kernel paths run through the suite).
+def _cpu_flags():
+    if "GRAPHC_CPU_FLAGS" in os.environ:
+        return os.environ["GRAPHC_CPU_FLAGS"].split()
+    try:
+        r = subprocess.run([os.environ.get("CC", "cc"), "-march=native", "-E", "-x", "c", "/dev/null"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return ["-march=native"] if r.returncode == 0 else []
+
+
+CPU_FLAGS = _cpu_flags()
+STRICT_CFLAGS = " ".join(["-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"] + CPU_FLAGS)
 SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all"
 TIMEOUT = 300  # seconds for any one command
 
@@ -228,7 +244,7 @@ def check_run(args, f, text, work):
     # Half of the tests (by seed) build the portable kernels, the rest let the
     # Makefile use OpenBLAS where present, so both paths of the runtime run.
     blas = "0" if seed & 1 else "auto"
-    make_vars = [f"CFLAGS={cflags}", f"LDFLAGS={ldflags}", f"BLAS={blas}"]
+    make_vars = [f"CFLAGS={cflags}", f"LDFLAGS={ldflags}", f"BLAS={blas}", "CPU_FLAGS=" + " ".join(CPU_FLAGS)]
     p = run(["make", "-s", "-C", str(cdir)] + make_vars + [f"{cname}_main"])
     if p.returncode != 0:
         return f"make BLAS={blas} failed, {describe(p)}"
