@@ -83,6 +83,7 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
     g->workspace = job_backend(job)->workspace;
     g->kernel_note = job_backend(job)->kernel_note;
     g->plan_keep_forward = job->plan_keep_forward;
+    g->max_threads = job->max_threads;
     PipelineOptions po = {0};
     po.print_after = job->print_after;
     po.print_before = job->print_before;

@@ -31,6 +31,7 @@ typedef struct CompileJob {
      * inference pass. NULL otherwise. */
     Graph *infer_graph;
     int plan_keep_forward; /* Graph.plan_keep_forward (--plan-keep-forward) */
+    int max_threads;       /* Graph.max_threads (--max-threads; 0: the target's default) */
 } CompileJob;
 
 /* Training requests (--grad, --train and their options; api/train.c). */

@@ -53,10 +53,10 @@ typedef struct Backend {
      * 'Foo'", or a dtype it lacks). */
     int (*supports)(const Node *n, Diag *d);
     /* Scratch bytes the backend's kernel for node n needs (0: none). */
-    size_t (*workspace)(const Node *n);
+    size_t (*workspace)(const Graph *g, const Node *n);
     /* Optional (NULL: none). The kernel the backend picks for node n, as a
      * short note (Graph.kernel_note: --print-after shows it per node). */
-    int (*kernel_note)(const Node *n, char *buf, size_t cap);
+    int (*kernel_note)(const Graph *g, const Node *n, char *buf, size_t cap);
     /* 0 when `name` can name the model in this backend's output, else -1
      * with a diagnostic saying why. */
     int (*check_name)(const char *name, Diag *d);

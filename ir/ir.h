@@ -235,12 +235,16 @@ typedef struct Graph {
     int opt_level; /* 0 (-O0: only what correctness needs) or 2 (-O2, default) */
     /* option: the target's scratch bytes for node n's kernel (the backend's
      * workspace policy, set by the compile driver); NULL: no workspaces. */
-    size_t (*workspace)(const struct Node *n);
+    size_t (*workspace)(const struct Graph *g, const struct Node *n);
+    /* option: the most tasks the target's parallel kernels split into, i.e.
+     * the per-task scratch their workspaces hold (compile --max-threads);
+     * 0: the target's default. */
+    int max_threads;
     /* option: the target's note on the kernel it picks for node n (written
      * into buf, a comment line's worth; returns its length, 0 for none),
      * printed after the node by ir_print as `# kernel: ...` (the parser
      * skips comments); set by the compile driver; NULL: no notes. */
-    int (*kernel_note)(const struct Node *n, char *buf, size_t cap);
+    int (*kernel_note)(const struct Graph *g, const struct Node *n, char *buf, size_t cap);
     /* Memory-plan figures set by plan-memory (bytes): the live-set lower
      * bound (largest sum of live buffer bytes at any step) and the no-reuse
      * sum (every buffer its own storage). */

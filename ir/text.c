@@ -349,7 +349,7 @@ void ir_print(const Graph *g, Writer *w, int elide)
             print_attrs(w, n, defs[n->op], elide);
         }
         char note[256];
-        if (g->kernel_note && g->kernel_note(n, note, sizeof note) > 0) {
+        if (g->kernel_note && g->kernel_note(g, n, note, sizeof note) > 0) {
             w_puts(w, "  # kernel: ");
             w_puts(w, note);
         }

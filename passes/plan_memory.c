@@ -167,7 +167,7 @@ int pass_plan_memory(Graph *g, Diag *d)
     for (int s = 0; s < g->n_nodes; s++) {
         Node *n = g->nodes[s];
         n->ws_offset = -1;
-        n->ws_bytes = g->workspace ? g->workspace(n) : 0;
+        n->ws_bytes = g->workspace ? g->workspace(g, n) : 0;
     }
     if (g->opt_level >= 2) make_views(g);
 

@@ -318,6 +318,9 @@ static const char compile_help[] =
     "  --train              generate a training step: NAME_init_state, NAME_train_step\n"
     "                       (forward, backward and optimizer update in place in a\n"
     "                       caller-provided state region) and NAME_infer_v\n"
+    "  --max-threads=N      the most threads NAME_run_parallel splits a kernel over\n"
+    "                       (1 to 64, default 4): the per-task scratch the arena\n"
+    "                       holds for them (1: the smallest arena, serial code)\n"
     "  --plan-keep-forward  (measurement) plan memory as if every forward value of a\n"
     "                       --grad/--train model were kept alive to the end of the\n"
     "                       step: the arena without backward dependencies\n"
@@ -352,7 +355,7 @@ static void print_help(const char *text)
 typedef struct CompileArgs {
     const char *model, *dir, *name, *weights, *target;
     const char *print_after, *print_before;
-    int emit_main, verbose, report, opt_level, plan_keep_forward;
+    int emit_main, verbose, report, opt_level, plan_keep_forward, max_threads;
     TrainRequest train;
 } CompileArgs;
 
@@ -411,6 +414,12 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
             ca->emit_main = 1;
         } else if (strcmp(a, "--plan-keep-forward") == 0) {
             ca->plan_keep_forward = 1;
+        } else if (opt_value(argc, argv, &i, "--max-threads", &v)) {
+            char *end = NULL;
+            long t = v ? strtol(v, &end, 10) : 0;
+            if (!v || !*v || *end || t < 1 || t > 64)
+                return fail("compile: --max-threads needs a whole number from 1 to 64, got '%s'", v ? v : "");
+            ca->max_threads = (int)t;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             ca->verbose = 1;
         } else if (a[0] == '-' && a[1] != 0) {
@@ -473,6 +482,7 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     job.dump = &dump;
     job.report = ca->report ? &report : NULL;
     job.plan_keep_forward = ca->plan_keep_forward;
+    job.max_threads = ca->max_threads;
     int rc = api_compile_graph(g, ca->dir, &job, &d);
     if (dump.len) fwrite(dump.buf, 1, dump.len, stderr);
     w_free(&dump);

@@ -171,6 +171,10 @@ struct Cgen {
 
 Writer *cgen_w(Cgen *c) { return &c->body; }
 
+const Graph *cgen_graph(Cgen *c) { return c->g; }
+
+int cgen_max_threads(const Graph *g) { return g->max_threads > 0 ? g->max_threads : CGEN_MAX_THREADS; }
+
 void cgen_use_runtime(Cgen *c, unsigned units) { c->m->runtime |= units; }
 
 /* A unique identifier from `base` (already sanitized): base, base_2, ... */
@@ -902,7 +906,7 @@ static void gen_header(const CgenModel *m, Writer *w)
                 " * each kernel splits its output tiles over pool->n_threads tasks, at most\n"
                 " * %s_MAX_THREADS, and the results are bit-for-bit those of %s_run. */\n"
                 "#define %s_HAS_RUN_PARALLEL 1\n#define %s_MAX_THREADS %d\nint %s_run_parallel(",
-             N, N, N, N, CGEN_MAX_THREADS, N);
+             N, N, N, N, cgen_max_threads(g), N);
     api_params(m, w);
     w_printf(w, ", const GcThreadPool *pool);\n"
                 "int %s_run_v_parallel(const void *weights, void *arena, const void *const *inputs, void *const *outputs,\n"
@@ -1134,10 +1138,13 @@ static int cgen_render(const Graph *g, const BackendOptions *o, Writer *out, Dia
     return rc;
 }
 
-/* The C backend's workspace policy: what the op's emitter entry asks for
+/* The C backend's workspace policy: the fast CPU kernels' task slots
+ * (emit_cpu.c) where they apply, else what the op's emitter entry asks for
  * (im2col tiles, TopK keys, LU factors, RNN gates, quantized operands). */
-static size_t cgen_workspace_bytes(const Node *n)
+static size_t cgen_workspace_bytes(const Graph *g, const Node *n)
 {
+    size_t b;
+    if (cgen_cpu_workspace(n, cgen_max_threads(g), &b)) return b;
     CgenEntry e = cgen_entry(n->op);
     return e.workspace ? e.workspace(n) : 0;
 }

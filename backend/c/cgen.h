@@ -17,8 +17,11 @@
 typedef struct Cgen Cgen;
 
 /* The most tasks a kernel of the parallel entry runs at once: the per-task
- * scratch slots its workspace holds (NAME_MAX_THREADS). */
-#define CGEN_MAX_THREADS 8
+ * scratch slots its workspace holds (NAME_MAX_THREADS), unless
+ * Graph.max_threads (compile --max-threads) says otherwise. */
+#define CGEN_MAX_THREADS 4
+#define CGEN_MAX_THREADS_LIMIT 64
+int cgen_max_threads(const Graph *g);
 
 typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
 
@@ -86,6 +89,8 @@ int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d);
 /* The writer for the body of the run function (statements; indentation is
  * managed by the core: emitters may use `w->indent++` inside blocks they open). */
 Writer *cgen_w(Cgen *c);
+/* The graph being written. */
+const Graph *cgen_graph(Cgen *c);
 /* A C identifier for a pointer to v's first element, typed as
  * `cgen_ctype(v->dtype) *` (`const` for inputs and constants). */
 const char *cgen_ptr(Cgen *c, const Value *v);
@@ -98,8 +103,8 @@ void cgen_use_runtime(Cgen *c, unsigned units);
  * cgen_cpu_workspace sets *bytes and returns 1 when they apply;
  * cgen_cpu_kernel_note describes the choice (Backend.kernel_note). */
 int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d);
-int cgen_cpu_workspace(const Node *n, size_t *bytes);
-int cgen_cpu_kernel_note(const Node *n, char *buf, size_t cap);
+int cgen_cpu_workspace(const Node *n, int max_threads, size_t *bytes);
+int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap);
 /* The identifier of a constant derived at compile time from model constant
  * src (packed or transformed weights, f32): `data` (nbytes, malloc'd; the
  * context takes it) goes into the weights blob, declared as a

@@ -283,25 +283,25 @@ static int conv_direct(const CpuPlan *p)
 }
 
 /* Task slots of a conv-gemm node and floats per slot (0 when direct). */
-static int64_t conv_slots(const CpuPlan *p, int64_t *slot_floats)
+static int64_t conv_slots(const CpuPlan *p, int max_threads, int64_t *slot_floats)
 {
     int64_t K = p->C / p->G * p->KH * p->KW;
     *slot_floats = conv_direct(p) ? 0 : (K < CPU_CONV_KC ? K : CPU_CONV_KC) * CPU_PACK_NR;
     int64_t t = conv_tiles(p);
-    return t < CGEN_MAX_THREADS ? t : CGEN_MAX_THREADS;
+    return t < max_threads ? t : max_threads;
 }
 
-int cgen_cpu_workspace(const Node *n, size_t *bytes)
+int cgen_cpu_workspace(const Node *n, int max_threads, size_t *bytes)
 {
     CpuPlan p;
     if (!cpu_plan(n, &p)) return 0;
     *bytes = 0;
     if (p.kind == CPUK_CONV_GEMM) {
-        int64_t sf, slots = conv_slots(&p, &sf);
+        int64_t sf, slots = conv_slots(&p, max_threads, &sf);
         *bytes = (size_t)(slots * sf) * sizeof(float);
     }
 #if CGEN_HAVE_WINOGRAD
-    if (p.kind == CPUK_WINO) *bytes = cgen_cpu_wino_workspace(p.N, p.C, p.M, p.OH, p.OW, CGEN_MAX_THREADS);
+    if (p.kind == CPUK_WINO) *bytes = cgen_cpu_wino_workspace(p.N, p.C, p.M, p.OH, p.OW, max_threads);
 #endif
     return 1;
 }
@@ -398,7 +398,7 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
     const char *py = cgen_ptr(c, n->out[0]);
     if (p.kind == CPUK_CONV_GEMM) {
         const char *pw = p.packed ? packed_weights(c, &p, "apanels") : cgen_ptr(c, p.W);
-        int64_t sf, slots = conv_slots(&p, &sf);
+        int64_t sf, slots = conv_slots(&p, cgen_max_threads(cgen_graph(c)), &sf);
         w_line(w, "const GcrtConv cv = {");
         w->indent++;
         emit_conv_fields(c, w, n, &p);
@@ -434,7 +434,7 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
         w->indent++;
         emit_conv_fields(c, w, n, &p);
         w_printf(w, ".U = %s, .ws = (float *)(void *)%s, .max_slots = %d,\n", pw, cgen_workspace(c, n),
-                 CGEN_MAX_THREADS);
+                 cgen_max_threads(cgen_graph(c)));
         emit_epi_fields(c, w, &p, "bias");
         w_printf(w, ", .Y = %s};\n", py);
         w->indent--;
@@ -462,7 +462,7 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
 
 /* ---- the note --dump/--print-after shows ---- */
 
-int cgen_cpu_kernel_note(const Node *n, char *buf, size_t cap)
+int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
 {
     CpuPlan p;
     if (!cpu_plan(n, &p)) return 0;
@@ -470,7 +470,7 @@ int cgen_cpu_kernel_note(const Node *n, char *buf, size_t cap)
                      : p.kind == CPUK_DWCONV ? "depthwise direct" : "conv-gemm";
     char detail[128] = "";
     if (p.kind == CPUK_CONV_GEMM) {
-        int64_t sf, slots = conv_slots(&p, &sf);
+        int64_t sf, slots = conv_slots(&p, cgen_max_threads(g), &sf);
         if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / CPU_PACK_NR), (long long)slots);
         else snprintf(detail, sizeof detail, ", X read in place");
     }

@@ -93,12 +93,7 @@ int emit_conv_call(Cgen *c, const Node *n, DType t, const char *px, const char *
 }
 
 /* Conv's scratch: one im2col tile in X's dtype. */
-static size_t conv_workspace(const Node *n)
-{
-    size_t b;
-    if (cgen_cpu_workspace(n, &b)) return b;
-    return emit_conv_im2col_bytes(n, ir_dtype_size(n->in[0]->dtype));
-}
+static size_t conv_workspace(const Node *n) { return emit_conv_im2col_bytes(n, ir_dtype_size(n->in[0]->dtype)); }
 
 static int emit_conv(Cgen *c, const Node *n, Diag *d)
 {
