@@ -4,6 +4,14 @@
 
 #include <math.h>
 
+/* The tile epilogue runs once per vector of the tile: inlined, its tests of
+ * the tile's options hoist out of the store loop. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GCRT_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define GCRT_ALWAYS_INLINE static inline
+#endif
+
 typedef struct GcrtSplit {
     GcrtRangeFn fn;
     void *arg;
@@ -106,7 +114,7 @@ static inline __m512 gcrt_tanh512(__m512 v)
     return _mm512_or_ps(y, _mm512_and_ps(v, sign));
 }
 
-static inline __m512 gcrt_epi512(__m512 v, const GcrtTile *t, const float *c, int r, int j, __mmask16 m)
+GCRT_ALWAYS_INLINE __m512 gcrt_epi512(__m512 v, const GcrtTile *t, const float *c, int r, int j, __mmask16 m)
 {
     if (t->acc) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, c));
     if (!t->last) return v;
@@ -219,7 +227,7 @@ static inline __m256i gcrt_mask8(int n)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), v);
 }
 
-static inline __m256 gcrt_epi256(__m256 v, const GcrtTile *t, const float *c, int r, int j, __m256i m)
+GCRT_ALWAYS_INLINE __m256 gcrt_epi256(__m256 v, const GcrtTile *t, const float *c, int r, int j, __m256i m)
 {
     if (t->acc) v = _mm256_add_ps(v, _mm256_maskload_ps(c, m));
     if (!t->last) return v;
