@@ -243,7 +243,8 @@ typedef struct Graph {
     /* option: the target's note on the kernel it picks for node n (written
      * into buf, a comment line's worth; returns its length, 0 for none),
      * printed after the node by ir_print as `# kernel: ...` (the parser
-     * skips comments); set by the compile driver; NULL: no notes. */
+     * skips comments; the pipeline shows notes in the dump after its last
+     * pass only); set by the compile driver; NULL: no notes. */
     int (*kernel_note)(const struct Graph *g, const struct Node *n, char *buf, size_t cap);
     /* Memory-plan figures set by plan-memory (bytes): the live-set lower
      * bound (largest sum of live buffer bytes at any step) and the no-reuse

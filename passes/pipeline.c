@@ -65,6 +65,17 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* A dump of g into w. Kernel notes (Graph.kernel_note) describe the
+ * backend's final choice, made on the planned graph: only the dump after the
+ * last pass shows them. */
+static void dump_graph(Graph *g, Writer *w, int last)
+{
+    int (*note)(const Graph *, const Node *, char *, size_t) = g->kernel_note;
+    if (!last) g->kernel_note = NULL;
+    ir_print(g, w, 1);
+    g->kernel_note = note;
+}
+
 int pass_run_pipeline(Graph *g, const PipelineOptions *o, Diag *d)
 {
     static const PipelineOptions none = {0};
@@ -77,7 +88,7 @@ int pass_run_pipeline(Graph *g, const PipelineOptions *o, Diag *d)
         if (g->opt_level < p->min_level) continue;
         if (o->dump && wants(o->print_before, p->name)) {
             w_line(o->dump, "# before %s", p->name);
-            ir_print(g, o->dump, 1);
+            dump_graph(g, o->dump, 0);
         }
         double t0 = now_ms();
         if (p->fn(g, d)) return -1;
@@ -86,7 +97,7 @@ int pass_run_pipeline(Graph *g, const PipelineOptions *o, Diag *d)
         if (o->report) w_line(o->report, "pass %s: %d nodes, %.1f ms", p->name, g->n_nodes, t1 - t0);
         if (o->dump && wants(o->print_after, p->name)) {
             w_line(o->dump, "# after %s", p->name);
-            ir_print(g, o->dump, 1);
+            dump_graph(g, o->dump, p[1].name == NULL);
         }
     }
     return 0;

@@ -75,6 +75,7 @@ static int emit_matmul(Cgen *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     int fast = cgen_cpu_emit(c, n, d);
     if (fast) return fast < 0 ? -1 : 0;
+    cgen_use_runtime(c, CGEN_RT_linalg);
     IrMatMulGeom g;
     GC_ASSERT(ir_matmul_geometry(n, 0, 1, &g, NULL) == 0);
     const char *pa = cgen_ptr(c, A), *pb = cgen_ptr(c, B), *py = cgen_ptr(c, Y);
@@ -92,6 +93,7 @@ static int emit_gemm(Cgen *c, const Node *n, Diag *d)
     if (M * N == 0) return 0;
     int fast = cgen_cpu_emit(c, n, d);
     if (fast) return fast < 0 ? -1 : 0;
+    cgen_use_runtime(c, CGEN_RT_linalg);
     int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
     int64_t K = A->shape.dims[ta ? 0 : 1];
     char alpha[48], beta[48], zero[32], one[32];
@@ -145,7 +147,8 @@ static size_t det_workspace(const Node *n)
 
 const CgenEntry cgen_linalg_entries[] = {
     {OP_Det, emit_det, CGEN_RT_linalg, det_workspace},
-    {OP_MatMul, emit_matmul, CGEN_RT_linalg, NULL},
-    {OP_Gemm, emit_gemm, CGEN_RT_linalg, NULL},
+    /* the runtime unit follows the kernel picked: cpu (emit_cpu.c) or linalg */
+    {OP_MatMul, emit_matmul, 0, NULL},
+    {OP_Gemm, emit_gemm, 0, NULL},
     {-1, NULL, 0, NULL},
 };

@@ -104,6 +104,7 @@ static int emit_conv(Cgen *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     int fast = cgen_cpu_emit(c, n, d);
     if (fast) return fast < 0 ? -1 : 0;
+    cgen_use_runtime(c, CGEN_RT_nn);
     if (emit_conv_call(c, n, Y->dtype, cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0", cgen_ptr(c, Y),
                        n->ws_bytes ? cgen_workspace(c, n) : NULL, d))
         return -1;
@@ -298,7 +299,7 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_nn_entries[] = {
-    {OP_Conv, emit_conv, CGEN_RT_nn, conv_workspace},
+    {OP_Conv, emit_conv, 0, conv_workspace}, /* cpu, dwconv, winograd or nn: emit_conv says */
     {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL},
     {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL},
     {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL},
