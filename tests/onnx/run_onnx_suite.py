@@ -68,22 +68,9 @@ from onnx import TensorProto, numpy_helper
 ROOT = Path(__file__).resolve().parent.parent.parent
 GEN_SCRIPT = ROOT.parent / "shared" / "tools" / "gen_onnx_node_suite.py"
 CC = os.environ.get("CC", "cc")
-# The instruction set the generated C is built for, as the generated Makefile picks it:
-# -march=native where the compiler takes it (the AVX-512 / AVX2 kernels of runtime/cpu),
-# unless GRAPHC_CPU_FLAGS says otherwise ("" builds the portable C kernels; the -O0 ctests
-# set it so that both kernel paths run through the suite).
-def _cpu_flags():
-    if "GRAPHC_CPU_FLAGS" in os.environ:
-        return os.environ["GRAPHC_CPU_FLAGS"].split()
-    try:
-        r = subprocess.run([os.environ.get("CC", "cc"), "-march=native", "-E", "-x", "c", "/dev/null"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return ["-march=native"] if r.returncode == 0 else []
-
-
-CPU_FLAGS = _cpu_flags()
+# CPU_FLAGS: the instruction set the generated C is built for (tests/run_op_tests.py says how).
+sys.path.insert(0, str(ROOT / "tests"))
+from run_op_tests import CPU_FLAGS  # noqa: E402
 CFLAGS = ["-O1", "-std=c99", "-w"] + CPU_FLAGS
 ATOL, RTOL = 1e-5, 1e-3
 TIMEOUT = 120  # seconds for any one command
