@@ -362,8 +362,15 @@ static void emit_epi_fields(Cgen *c, Writer *w, const CpuPlan *p, const char *bi
     w_printf(w, ".act = %s, .lo = %s, .hi = %s", acts[p->epi.act], lo, hi);
 }
 
-static const char *packed_weights(Cgen *c, const CpuPlan *p, const char *tag)
+/* The packed form of p's weights as a derived constant, named by its layout
+ * (one weight used by two nodes that pack it alike is packed once). */
+static const char *packed_weights(Cgen *c, const CpuPlan *p)
 {
+    char tag[32];
+    if (p->kind == CPUK_GEMM) snprintf(tag, sizeof tag, "%s", p->trans_b ? "bpanels_t" : "bpanels");
+    else if (p->kind == CPUK_WINO) snprintf(tag, sizeof tag, "winograd");
+    else if (p->G > 1) snprintf(tag, sizeof tag, "apanels_g%lld", (long long)p->G);
+    else snprintf(tag, sizeof tag, "apanels");
     float *w = weights_f32(p->W);
     size_t nb = 0;
     float *pk;
@@ -397,7 +404,7 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const char *py = cgen_ptr(c, n->out[0]);
     if (p.kind == CPUK_CONV_GEMM) {
-        const char *pw = p.packed ? packed_weights(c, &p, "apanels") : cgen_ptr(c, p.W);
+        const char *pw = p.packed ? packed_weights(c, &p) : cgen_ptr(c, p.W);
         int64_t sf, slots = conv_slots(&p, cgen_max_threads(cgen_graph(c)), &sf);
         w_line(w, "const GcrtConv cv = {");
         w->indent++;
@@ -429,7 +436,7 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
 #endif
 #if CGEN_HAVE_WINOGRAD
     } else if (p.kind == CPUK_WINO) {
-        const char *pw = packed_weights(c, &p, "winograd");
+        const char *pw = packed_weights(c, &p);
         w_line(w, "const GcrtWino cv = {");
         w->indent++;
         emit_conv_fields(c, w, n, &p);
@@ -442,7 +449,7 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
         cgen_use_runtime(c, CGEN_RT_winograd);
 #endif
     } else {
-        const char *pb = p.packed ? packed_weights(c, &p, "bpanels") : cgen_ptr(c, p.W);
+        const char *pb = p.packed ? packed_weights(c, &p) : cgen_ptr(c, p.W);
         w_line(w, "const GcrtGemm gm = {");
         w->indent++;
         w_printf(w, ".batch = %lld, .a_bs = %lld, .b_bs = %lld, .c_bs = %lld, .M = %lld, .N = %lld, .K = %lld,\n",
