@@ -20,7 +20,6 @@ typedef struct Cgen Cgen;
  * scratch slots its workspace holds (NAME_MAX_THREADS), unless
  * Graph.max_threads (compile --max-threads) says otherwise. */
 #define CGEN_MAX_THREADS 4
-#define CGEN_MAX_THREADS_LIMIT 64
 int cgen_max_threads(const Graph *g);
 
 typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);

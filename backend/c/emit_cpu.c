@@ -40,10 +40,6 @@
 #include "../../ir/ops/linalg_attrs.h"
 #include "../../ir/ops/nn_attrs.h"
 
-/* Kernels that are wired in (the dwconv and winograd units). */
-#define CGEN_HAVE_DWCONV 1
-#define CGEN_HAVE_WINOGRAD 1
-
 /* The layouts of runtime/cpu/gcrt_cpu.h. */
 #define CPU_PACK_MR 8
 #define CPU_PACK_NR 32
@@ -198,10 +194,9 @@ static int plan_conv(const Node *n, CpuPlan *p)
     int64_t Cg = p->C / p->G, Mg = p->M / p->G;
     if (Cg == 1 && Mg == 1) p->kind = CPUK_DWCONV;
     else if (p->G == 1 && p->packed && p->KH == 3 && p->KW == 3 && p->sh == 1 && p->sw == 1 && p->dh == 1 &&
-             p->dw == 1 && p->C >= 32 && p->M >= 32 && p->OH >= 8 && p->OW >= 8 && CGEN_HAVE_WINOGRAD)
+             p->dw == 1 && p->C >= 32 && p->M >= 32 && p->OH >= 8 && p->OW >= 8)
         p->kind = CPUK_WINO;
     else p->kind = CPUK_CONV_GEMM;
-    if (p->kind == CPUK_DWCONV && !CGEN_HAVE_DWCONV) p->kind = CPUK_CONV_GEMM;
     match_epilogue(n, 1, B != NULL, p->kind == CPUK_DWCONV, &p->epi);
     return 1;
 }
@@ -300,9 +295,7 @@ int cgen_cpu_workspace(const Node *n, int max_threads, size_t *bytes)
         int64_t sf, slots = conv_slots(&p, max_threads, &sf);
         *bytes = (size_t)(slots * sf) * sizeof(float);
     }
-#if CGEN_HAVE_WINOGRAD
     if (p.kind == CPUK_WINO) *bytes = cgen_cpu_wino_workspace(p.N, p.C, p.M, p.OH, p.OW, max_threads);
-#endif
     return 1;
 }
 
@@ -376,13 +369,11 @@ static const char *packed_weights(Cgen *c, const CpuPlan *p)
     float *pk;
     if (p->kind == CPUK_GEMM) {
         pk = pack_b_panels(w, p->Kk, p->Nn, (int)p->trans_b, &nb);
-#if CGEN_HAVE_WINOGRAD
     } else if (p->kind == CPUK_WINO) {
         nb = (size_t)cgen_wino_packed_floats(p->M, p->C) * sizeof(float);
         pk = malloc(nb);
         GC_ASSERT(pk);
         cgen_wino_pack(p->M, p->C, w, pk);
-#endif
     } else {
         pk = pack_a_panels(w, p->G, p->M / p->G, p->C / p->G * p->KH * p->KW, &nb);
     }
@@ -420,7 +411,6 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
         w->indent--;
         w_line(w, "gcrt_conv_gemm_f32(&cv, pool);");
         cgen_use_runtime(c, CGEN_RT_cpu);
-#if CGEN_HAVE_DWCONV
     } else if (p.kind == CPUK_DWCONV) {
         w_line(w, "const GcrtEpi epi = {");
         w->indent++;
@@ -433,8 +423,6 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
                (long long)p.pt, (long long)p.pl);
         w_line(w, "    %s, %s, &epi, %s, pool);", cgen_ptr(c, n->in[0]), cgen_ptr(c, p.W), py);
         cgen_use_runtime(c, CGEN_RT_dwconv);
-#endif
-#if CGEN_HAVE_WINOGRAD
     } else if (p.kind == CPUK_WINO) {
         const char *pw = packed_weights(c, &p);
         w_line(w, "const GcrtWino cv = {");
@@ -447,7 +435,6 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
         w->indent--;
         w_line(w, "gcrt_wino_conv_f32(&cv, pool);");
         cgen_use_runtime(c, CGEN_RT_winograd);
-#endif
     } else {
         const char *pb = p.packed ? packed_weights(c, &p) : cgen_ptr(c, p.W);
         w_line(w, "const GcrtGemm gm = {");
