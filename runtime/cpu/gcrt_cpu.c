@@ -12,17 +12,53 @@
 #define GCRT_ALWAYS_INLINE static inline
 #endif
 
+/* More tasks than threads lets the pool's threads balance the work (a core
+ * slowed by another process, or tiles of unequal cost, no longer holds the
+ * others at the end of every kernel). It needs atomics to hand out the
+ * scratch slots, so only GCC and Clang split finer. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GCRT_TASKS_PER_THREAD 4
+#else
+#define GCRT_TASKS_PER_THREAD 1
+#endif
+
 typedef struct GcrtSplit {
     GcrtRangeFn fn;
     void *arg;
     int64_t n_tiles, n_tasks;
+    int claim;      /* tasks take a free slot (else task j has slot j) */
+    uint64_t slots; /* bit s set: slot s is in use (atomic) */
 } GcrtSplit;
+
+#if GCRT_TASKS_PER_THREAD > 1
+/* A free slot, marked in use; waits while every slot is in use (only a
+ * pool that runs more than n_threads tasks at once gets there). */
+static int gcrt_slot_claim(uint64_t *mask)
+{
+    for (;;) {
+        uint64_t m = __atomic_load_n(mask, __ATOMIC_RELAXED);
+        if (~m == 0) continue;
+        const int s = __builtin_ctzll(~m);
+        if (__atomic_compare_exchange_n(mask, &m, m | (uint64_t)1 << s, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return s;
+    }
+}
+#endif
 
 static void gcrt_split_task(void *arg, int64_t j)
 {
-    const GcrtSplit *s = (const GcrtSplit *)arg;
+    GcrtSplit *s = (GcrtSplit *)arg;
     int64_t t0 = j * s->n_tiles / s->n_tasks, t1 = (j + 1) * s->n_tiles / s->n_tasks;
-    if (t0 < t1) s->fn(s->arg, t0, t1, (int)j);
+    if (t0 >= t1) return;
+#if GCRT_TASKS_PER_THREAD > 1
+    if (s->claim) {
+        const int slot = gcrt_slot_claim(&s->slots);
+        s->fn(s->arg, t0, t1, slot);
+        __atomic_fetch_and(&s->slots, ~((uint64_t)1 << slot), __ATOMIC_RELEASE);
+        return;
+    }
+#endif
+    s->fn(s->arg, t0, t1, (int)j);
 }
 
 /* See gcrt_cpu.h. */
@@ -41,7 +77,16 @@ GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_sl
     s.arg = arg;
     s.n_tiles = n_tiles;
     s.n_tasks = k;
-    pool->parallel_for(pool->ctx, k, gcrt_split_task, &s);
+    s.claim = 0;
+    s.slots = 0;
+    /* Finer tasks only when every thread of the pool can hold a slot at
+     * once (k == n_threads <= 64); the slots past k are marked in use. */
+    if (GCRT_TASKS_PER_THREAD > 1 && k == pool->n_threads && k <= 64) {
+        s.n_tasks = k * GCRT_TASKS_PER_THREAD < n_tiles ? k * GCRT_TASKS_PER_THREAD : n_tiles;
+        s.claim = 1;
+        s.slots = k == 64 ? 0 : ~(((uint64_t)1 << k) - 1);
+    }
+    pool->parallel_for(pool->ctx, s.n_tasks, gcrt_split_task, &s);
 }
 
 /* ---- the micro-kernel -----------------------------------------------------

@@ -2,10 +2,12 @@
  * against naive double-precision references: packed and strided A, packed and
  * row-major B, batches, every epilogue, tails in M, N and K, conv geometries
  * with groups, strides, dilations and pads; and the same bits for every
- * thread count (a serial run against pools of 2, 3 and 5 tasks that run the
- * tasks in reverse order on one thread, so the test needs no threads).
+ * thread count (a serial run against pools of 2 to 5 tasks that run the
+ * tasks in reverse order on one thread, and for conv against the bundled
+ * pthread pool of 3 threads, whose tasks claim the scratch slots at once).
  * The packed layouts are written here from their definition in gcrt_cpu.h,
  * independently of the compiler's packer. Exit status 0 when all pass. */
+#include "gc_thread_pool.c"
 #include "gcrt_cpu.c"
 
 #include <math.h>
@@ -21,6 +23,8 @@ static float frand(void)
     return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 static int64_t irand(int64_t lo, int64_t hi) { return lo + (int64_t)((frand() + 1.0f) * 0.5f * (float)(hi - lo + 1)) % (hi - lo + 1); }
+
+static GcPthreadPool *threads3;
 
 /* A pool that runs the tasks in reverse order on the calling thread. */
 static void rev_for(void *ctx, int64_t n, GcTaskFn fn, void *arg)
@@ -189,12 +193,12 @@ static void test_conv(int iter)
     float *ws = malloc(sizeof(float) * (size_t)(slots * GCRT_CONV_SLOT_FLOATS(Cg, cv.KH, cv.KW)));
     cv.X = X, cv.Wt = pk ? Wp : W, cv.w_packed = pk, cv.bias = hb ? bias : 0, cv.res = hr ? R : 0;
     cv.act = act, cv.lo = -0.5f, cv.hi = 0.75f, cv.ws = ws, cv.max_slots = slots;
-    float *Y[2];
-    for (int run = 0; run < 2; run++) {
+    float *Y[3];
+    for (int run = 0; run < 3; run++) {
         Y[run] = malloc(sizeof(float) * (size_t)ny);
         cv.Y = Y[run];
-        GcThreadPool pool = {(int)(2 + iter % 4), rev_for, 0};
-        gcrt_conv_gemm_f32(&cv, run ? &pool : NULL);
+        GcThreadPool pool = {(int)(2 + iter % 4), rev_for, 0}, real = gc_pthread_pool_get(threads3);
+        gcrt_conv_gemm_f32(&cv, run == 0 ? NULL : run == 1 ? &pool : &real);
     }
     char what[200];
     snprintf(what, sizeof what, "conv N%lld C%lld M%lld G%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld pk%d",
@@ -202,11 +206,56 @@ static void test_conv(int iter)
              (long long)cv.KH, (long long)cv.KW, (long long)cv.sh, (long long)cv.sw, (long long)cv.dh,
              (long long)cv.dw, (long long)cv.pt, (long long)cv.pl, pk);
     check(what, Y[0], want, ny, K);
-    if (memcmp(Y[0], Y[1], sizeof(float) * (size_t)ny)) {
-        printf("FAIL %s: threaded result differs\n", what);
-        failures++;
+    for (int run = 1; run < 3; run++)
+        if (memcmp(Y[0], Y[run], sizeof(float) * (size_t)ny)) {
+            printf("FAIL %s: %s result differs\n", what, run == 1 ? "task-split" : "3-thread");
+            failures++;
+        }
+    free(X), free(W), free(bias), free(R), free(want), free(Wp), free(ws), free(Y[0]), free(Y[1]), free(Y[2]);
+}
+
+/* gcrt_parallel itself, on the 3-thread pool: every tile runs exactly once,
+ * every slot is below max_slots, and no two tasks that run at once hold the
+ * same slot (each task keeps its slot busy for a while, so they overlap). */
+typedef struct SlotCheck {
+    int busy[8];
+    int64_t hits[200];
+    int max_slots, errors;
+} SlotCheck;
+
+static void slot_range(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    SlotCheck *c = (SlotCheck *)arg;
+    if (slot < 0 || slot >= c->max_slots || __atomic_exchange_n(&c->busy[slot], 1, __ATOMIC_SEQ_CST)) {
+        __atomic_add_fetch(&c->errors, 1, __ATOMIC_SEQ_CST);
+        return;
     }
-    free(X), free(W), free(bias), free(R), free(want), free(Wp), free(ws), free(Y[0]), free(Y[1]);
+    for (volatile int spin = 0; spin < 20000; spin++) {
+    }
+    for (int64_t t = t0; t < t1; t++) __atomic_add_fetch(&c->hits[t], 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->busy[slot], 0, __ATOMIC_SEQ_CST);
+}
+
+static void test_parallel(void)
+{
+    const int64_t tiles[] = {1, 2, 3, 7, 12, 13, 200};
+    for (int ms = 1; ms <= 4; ms++)
+        for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++)
+            for (int rep = 0; rep < 20; rep++) {
+                SlotCheck c;
+                memset(&c, 0, sizeof c);
+                c.max_slots = ms;
+                GcThreadPool real = gc_pthread_pool_get(threads3);
+                gcrt_parallel(&real, tiles[i], ms, slot_range, &c);
+                int64_t bad = 0;
+                for (int64_t t = 0; t < tiles[i]; t++) bad += c.hits[t] != 1;
+                if (c.errors || bad) {
+                    printf("FAIL gcrt_parallel tiles %lld max_slots %d: %d slot clashes, %lld tiles not run once\n",
+                           (long long)tiles[i], ms, c.errors, (long long)bad);
+                    failures++;
+                    return;
+                }
+            }
 }
 
 /* The vector activations against libm's double tanh/exp over [-30, 30]
@@ -240,9 +289,16 @@ static void test_activations(void)
 
 int main(void)
 {
+    threads3 = gc_pthread_pool_start(3);
+    if (!threads3) {
+        printf("FAIL: no pthread pool\n");
+        return 1;
+    }
+    test_parallel();
     test_activations();
     for (int i = 0; i < 400; i++) test_gemm(i);
     for (int i = 0; i < 600; i++) test_conv(i);
+    gc_pthread_pool_stop(threads3);
     printf("%s (%d failures; micro-kernel %d x %d)\n", failures ? "FAILED" : "ok", failures, GCRT_MR, GCRT_PACK_NR);
     return failures != 0;
 }
