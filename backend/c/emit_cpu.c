@@ -7,7 +7,10 @@
  *
  *   conv-gemm   Conv with 1 or 2 spatial dims (any groups, strides,
  *               dilations, pads): Y = W * im2col(X) per image and group on
- *               the packed micro-kernel; 32 output positions per panel.
+ *               the packed micro-kernel; 32 output positions per panel,
+ *               8 channels x 32 positions per tile, or (small maps, many
+ *               channels: conv_positions_as_rows) 8 positions x 32
+ *               channels with W^T packed.
  *   depthwise   Conv with one input and one output channel per group
  *               (MobileNet's 3x3/5x5): a direct kernel (gcrt_dwconv.c).
  *   winograd    Conv 3x3, stride 1, dilation 1, group 1 with enough
@@ -61,6 +64,7 @@ typedef struct CpuPlan {
     CpuKind kind;
     const Value *W; /* the weights operand (Conv W, Gemm/MatMul B) */
     int packed;     /* W is packed at compile time */
+    int w_trans;    /* conv-gemm: W^T in 32-column panels, positions as the tile's rows */
     /* conv */
     int64_t N, C, H, Wd, M, G, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
     /* gemm: Y[b] (Mm x Nn) = A[b] (Mm x Kk) * B[b] */
@@ -163,6 +167,31 @@ static void match_epilogue(const Node *n, int axis, int has_own_bias, int no_exp
     if (!ok) e->bias = e->res = NULL, e->act = 0;
 }
 
+/* Micro-tile rows for n rows of 8-row tiles: a tail of 4 rows or fewer
+ * runs the kernel's 4-row loop at half the cost. */
+static double tile_rows8(int64_t n)
+{
+    return (double)(n / CPU_PACK_MR) + (n % CPU_PACK_MR == 0 ? 0.0 : n % CPU_PACK_MR <= 4 ? 0.5 : 1.0);
+}
+
+/* The cost model of a conv-gemm's tile orientation, in k steps of the
+ * micro-kernel (8 rows x 2 vectors of 16, as on AVX-512; the orientation
+ * is chosen for every ISA alike). Channels as rows: ceil(P/32) panels of
+ * 8-channel tiles, lanes idle past the last position. Positions as rows
+ * (w_trans): ceil(M/32) panels of 8-position tiles in 32-position panels,
+ * each tile paying its transposed store (about 20 steps against 4). It
+ * wins on 7x7 and 14x14 maps with many channels and a long K (measured on
+ * ResNet-50's and MobileNetV2's layers: 8% to 24% faster). */
+static int conv_positions_as_rows(const CpuPlan *p)
+{
+    if (p->G != 1 || !p->packed) return 0;
+    const int64_t P = p->OH * p->OW, K = p->C * p->KH * p->KW;
+    const double rows_n = (double)((P + CPU_PACK_NR - 1) / CPU_PACK_NR) * tile_rows8(p->M);
+    const double rows_t = (double)((p->M + CPU_PACK_NR - 1) / CPU_PACK_NR) *
+                          ((double)(P / CPU_PACK_NR) * (CPU_PACK_NR / CPU_PACK_MR) + tile_rows8(P % CPU_PACK_NR));
+    return rows_t * (double)(K + 20) < 0.93 * rows_n * (double)(K + 4);
+}
+
 static int plan_conv(const Node *n, CpuPlan *p)
 {
     const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
@@ -197,6 +226,7 @@ static int plan_conv(const Node *n, CpuPlan *p)
              p->dw == 1 && p->C >= 32 && p->M >= 32 && p->OH >= 8 && p->OW >= 8)
         p->kind = CPUK_WINO;
     else p->kind = CPUK_CONV_GEMM;
+    p->w_trans = p->kind == CPUK_CONV_GEMM && conv_positions_as_rows(p);
     match_epilogue(n, 1, B != NULL, p->kind == CPUK_DWCONV, &p->epi);
     return 1;
 }
@@ -362,6 +392,7 @@ static const char *packed_weights(Cgen *c, const CpuPlan *p)
     char tag[32];
     if (p->kind == CPUK_GEMM) snprintf(tag, sizeof tag, "%s", p->trans_b ? "bpanels_t" : "bpanels");
     else if (p->kind == CPUK_WINO) snprintf(tag, sizeof tag, "winograd");
+    else if (p->w_trans) snprintf(tag, sizeof tag, "bpanels_t");
     else if (p->G > 1) snprintf(tag, sizeof tag, "apanels_g%lld", (long long)p->G);
     else snprintf(tag, sizeof tag, "apanels");
     float *w = weights_f32(p->W);
@@ -374,6 +405,8 @@ static const char *packed_weights(Cgen *c, const CpuPlan *p)
         pk = malloc(nb);
         GC_ASSERT(pk);
         cgen_wino_pack(p->M, p->C, w, pk);
+    } else if (p->w_trans) {
+        pk = pack_b_panels(w, p->C * p->KH * p->KW, p->M, 1, &nb);
     } else {
         pk = pack_a_panels(w, p->G, p->M / p->G, p->C / p->G * p->KH * p->KW, &nb);
     }
@@ -404,6 +437,7 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
         w_printf(w, ".KH = %lld, .KW = %lld, .sh = %lld, .sw = %lld, .dh = %lld, .dw = %lld,\n", (long long)p.KH,
                  (long long)p.KW, (long long)p.sh, (long long)p.sw, (long long)p.dh, (long long)p.dw);
         w_printf(w, ".G = %lld, .w_packed = %d, ", (long long)p.G, p.packed);
+        if (p.w_trans) w_puts(w, ".w_trans = 1, ");
         if (sf) w_printf(w, ".ws = (float *)(void *)%s, .max_slots = %lld,\n", cgen_workspace(c, n), (long long)slots);
         else w_puts(w, ".ws = 0, .max_slots = 1,\n");
         emit_epi_fields(c, w, &p, "bias");
@@ -480,7 +514,9 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
     int k = snprintf(buf, cap, "%s%s (%s%s)%s%s", what, dims,
                      p.kind == CPUK_DWCONV ? "W as stored"
                      : p.packed ? (p.kind == CPUK_GEMM ? "B packed in 32-column panels"
-                                  : p.kind == CPUK_WINO ? "W transformed" : "W packed in 8-row panels")
+                                  : p.kind == CPUK_WINO ? "W transformed"
+                                  : p.w_trans ? "W^T packed in 32-column panels, positions as the tile's rows"
+                                              : "W packed in 8-row panels")
                      : p.kind == CPUK_GEMM ? "B read in place" : "W read in place",
                      detail, epi, p.epi.ok ? "" : ", epilogue as a loop");
     return k < 0 ? 0 : k;

@@ -203,12 +203,26 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
         A += a_ks;                                                                                    \
         B += b_ks;                                                                                    \
     }
+#define GCRT_LOOP4(O0, O1, O2, O3)                                                                        \
+    for (int64_t k = 0; k < K; k++) {                                                                 \
+        __m512 b0 = _mm512_maskz_loadu_ps(m0, B), b1 = _mm512_maskz_loadu_ps(m1, B + 16), a;          \
+        GCRT_ROW(c00, c01, O0)                                                                        \
+        GCRT_ROW(c10, c11, O1)                                                                        \
+        GCRT_ROW(c20, c21, O2)                                                                        \
+        GCRT_ROW(c30, c31, O3)                                                                        \
+        A += a_ks;                                                                                    \
+        B += b_ks;                                                                                    \
+    }
     if (a_rs == 1 && a_ks == GCRT_PACK_MR && mr == GCRT_MR) { /* a full packed panel: offsets are constants */
         GCRT_LOOP(0, 1, 2, 3, 4, 5, 6, 7)
+    } else if (mr <= 4) { /* a short tail: half the work */
+        const int64_t o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3];
+        GCRT_LOOP4(o0, o1, o2, o3)
     } else {
         const int64_t o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3], o4 = o[4], o5 = o[5], o6 = o[6], o7 = o[7];
         GCRT_LOOP(o0, o1, o2, o3, o4, o5, o6, o7)
     }
+#undef GCRT_LOOP4
 #undef GCRT_LOOP
 #undef GCRT_ROW
     __m512 acc[GCRT_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
@@ -217,6 +231,21 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
         float *c = C + r * ldc;
         _mm512_mask_storeu_ps(c, m0, gcrt_epi512(acc[r][0], t, c, r, 0, m0));
         if (m1) _mm512_mask_storeu_ps(c + 16, m1, gcrt_epi512(acc[r][1], t, c + 16, r, 16, m1));
+    }
+}
+
+/* The transposed store of a raw mr x nr tile buf (row stride
+ * GCRT_PACK_NR): element (r, j) goes to C[j*ldc + r] through the epilogue,
+ * one column j (8 lanes gathered) at a time; see gcrt_ukernel_t. */
+static void gcrt_store_t(const float *buf, int mr, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    const __m256i idx = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
+    const __mmask16 m = (__mmask16)((1u << mr) - 1u);
+    const __m256 lanes = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(mr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    for (int j = 0; j < nr; j++) {
+        const __m256 col = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), buf + j, idx, lanes, 4);
+        const __m512 v = _mm512_maskz_mov_ps(0xff, _mm512_castps256_ps512(col));
+        _mm512_mask_storeu_ps(C + j * ldc, m, gcrt_epi512(v, t, C + j * ldc, j, 0, m));
     }
 }
 
@@ -328,8 +357,36 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
             _mm256_maskstore_ps(C + r * ldc + 8 * v, m[v], gcrt_epi256(acc[r][v], t, C + r * ldc + 8 * v, r, 8 * v, m[v]));
 }
 
+/* See the AVX-512 gcrt_store_t. */
+static void gcrt_store_t(const float *buf, int mr, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    const __m256i idx = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224), m = gcrt_mask8(mr);
+    for (int j = 0; j < nr; j++) {
+        const __m256 v = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), buf + j, idx, _mm256_castsi256_ps(m), 4);
+        _mm256_maskstore_ps(C + j * ldc, m, gcrt_epi256(v, t, C + j * ldc, j, 0, m));
+    }
+}
+
 #else
 #define GCRT_MR 2
+
+/* The epilogue of element (r, j) of a tile, c its place in C. */
+static inline float gcrt_epi1(float v, const GcrtTile *t, const float *c, int r, int j)
+{
+    if (t->acc) v += *c;
+    if (!t->last) return v;
+    if (t->bias_row) v += t->bias_row[r];
+    if (t->bias_col) v += t->bias_col[j];
+    if (t->res) v += t->res[r * t->ldr + j];
+    if (t->act == GCRT_ACT_RELU) v = v < 0.0f ? 0.0f : v; /* NaN propagates */
+    else if (t->act == GCRT_ACT_CLIP) {
+        v = v < t->lo ? t->lo : v;
+        v = v > t->hi ? t->hi : v;
+    }
+    else if (t->act == GCRT_ACT_TANH) v = tanhf(v);
+    else if (t->act == GCRT_ACT_SIGMOID) v = 1.0f / (1.0f + expf(-v));
+    return v;
+}
 
 static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
                          int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
@@ -361,28 +418,33 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
     }
     for (int r = 0; r < mr; r++) {
         float *acc = r ? c1 : c0, *c = C + r * ldc;
-        for (j = 0; j < nr; j++) {
-            float v = acc[j];
-            if (t->acc) v += c[j];
-            if (!t->last) {
-                c[j] = v;
-                continue;
-            }
-            if (t->bias_row) v += t->bias_row[r];
-            if (t->bias_col) v += t->bias_col[j];
-            if (t->res) v += t->res[r * t->ldr + j];
-            if (t->act == GCRT_ACT_RELU) v = v < 0.0f ? 0.0f : v; /* NaN propagates */
-            else if (t->act == GCRT_ACT_CLIP) {
-                v = v < t->lo ? t->lo : v;
-                v = v > t->hi ? t->hi : v;
-            }
-            else if (t->act == GCRT_ACT_TANH) v = tanhf(v);
-            else if (t->act == GCRT_ACT_SIGMOID) v = 1.0f / (1.0f + expf(-v));
-            c[j] = v;
-        }
+        for (j = 0; j < nr; j++) c[j] = gcrt_epi1(acc[j], t, c + j, r, j);
     }
 }
+
+/* See the AVX-512 gcrt_store_t. */
+static void gcrt_store_t(const float *buf, int mr, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    for (int j = 0; j < nr; j++)
+        for (int r = 0; r < mr; r++) C[j * ldc + r] = gcrt_epi1(buf[r * GCRT_PACK_NR + j], t, C + j * ldc + r, j, r);
+}
 #endif
+
+/* The tile with its rows and columns swapped in C: the mr x nr tile of
+ * A*B, as gcrt_ukernel computes it, stored with element (r, j) at
+ * C[j*ldc + r]; the epilogue's bias_row is indexed by j and res by
+ * res[j*ldr + r]. The conv with output positions as the tile's rows uses
+ * it (32 output channels per vector, so a 7x7 or 14x14 map wastes no
+ * lanes). The raw tile goes through a stack buffer. */
+static void gcrt_ukernel_t(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
+                           int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    float buf[GCRT_MR * GCRT_PACK_NR];
+    GcrtTile raw;
+    memset(&raw, 0, sizeof raw);
+    gcrt_ukernel(K, A, a_rs, a_ks, mr, B, b_ks, nr, buf, GCRT_PACK_NR, &raw);
+    gcrt_store_t(buf, mr, nr, C, ldc, t);
+}
 
 /* Copies n floats / zeroes n floats (the im2col's runs; -O2 builds do not
  * vectorize loops of unknown trip count by themselves). */
@@ -587,6 +649,28 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
                 gcrt_im2col32(cv, X, k0, k0 + kc, p0, nr, panel);
                 B = panel;
                 b_ks = GCRT_PACK_NR;
+            }
+            if (cv->w_trans) { /* positions are the tile's rows, 32 channels its columns */
+                for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_PACK_NR) {
+                    const int nc = (int)(m_end - m0 < GCRT_PACK_NR ? m_end - m0 : GCRT_PACK_NR);
+                    const int64_t yo = (n * cv->M + m0) * P + p0;
+                    GcrtTile tile;
+                    tile.acc = k0 > 0;
+                    tile.last = k0 + kc == K;
+                    tile.bias_row = cv->bias ? cv->bias + m0 : 0;
+                    tile.bias_col = 0;
+                    tile.ldr = P;
+                    tile.act = cv->act;
+                    tile.lo = cv->lo;
+                    tile.hi = cv->hi;
+                    for (int r0 = 0; r0 < nr; r0 += GCRT_MR) {
+                        const int mr = nr - r0 < GCRT_MR ? nr - r0 : GCRT_MR;
+                        tile.res = cv->res ? cv->res + yo + r0 : 0;
+                        gcrt_ukernel_t(kc, B + r0, 1, b_ks, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR, nc,
+                                       cv->Y + yo + r0, P, &tile);
+                    }
+                }
+                continue;
             }
             for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_MR) {
                 /* a micro-tile never straddles a channel block */

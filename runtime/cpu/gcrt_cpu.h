@@ -107,6 +107,11 @@ typedef struct GcrtConv {
     int64_t N, C, H, W, M, G, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
     const float *X, *Wt;
     int w_packed;
+    /* w_trans (G == 1): Wt is the packed B panels of the [K, M] matrix W^T
+     * (GCRT_PACK_NR output channels per panel), and the micro-tiles take
+     * output positions as rows and 32 channels as columns, stored
+     * transposed: no lanes idle past the last position (7x7, 14x14 maps). */
+    int w_trans;
     const float *bias, *res;
     int act;
     float lo, hi;

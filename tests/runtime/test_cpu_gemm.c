@@ -145,6 +145,8 @@ static void test_conv(int iter)
     cv.dh = irand(1, 2), cv.dw = irand(1, 2), cv.pt = irand(0, 2), cv.pl = irand(0, 2);
     int64_t pb = irand(0, 2), pr = irand(0, 2);
     if (iter % 3 == 0) cv.KH = cv.KW = 1, cv.sh = cv.sw = 1, cv.pt = cv.pl = pb = pr = 0;
+    const int tr = iter % 4 == 3; /* W^T panels, output positions as the tile's rows (G == 1) */
+    if (tr) cv.G = 1, cv.C = irand(1, 40), cv.M = irand(1, 100);
     if (iter % 10 == 1) cv.G = 1, cv.C = irand(57, 130), cv.KH = cv.KW = 3, cv.H = cv.W = irand(3, 9); /* K > GCRT_CONV_KC */
     if (iter % 10 == 2) cv.H = irand(1, 5), cv.W = irand(33, 80), cv.sw = 2; /* long stride-2 rows */
     int64_t eh = (cv.KH - 1) * cv.dh + 1, ew = (cv.KW - 1) * cv.dw + 1;
@@ -180,7 +182,14 @@ static void test_conv(int iter)
                     want[yi] = epi(s, act, -0.5f, 0.75f);
                 }
     float *Wp = NULL;
-    if (pk) {
+    if (tr) {
+        float *Wt = malloc(sizeof(float) * (size_t)(cv.M * K + 1));
+        for (int64_t m = 0; m < cv.M; m++)
+            for (int64_t k = 0; k < K; k++) Wt[k * cv.M + m] = W[m * K + k];
+        Wp = pack_b(Wt, K, cv.M);
+        free(Wt);
+        pk = 1;
+    } else if (pk) {
         int64_t mp = (Mg + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR;
         Wp = calloc((size_t)(cv.G * mp * K), sizeof *Wp);
         for (int64_t g = 0; g < cv.G; g++) {
@@ -191,7 +200,7 @@ static void test_conv(int iter)
     }
     int slots = 3;
     float *ws = malloc(sizeof(float) * (size_t)(slots * GCRT_CONV_SLOT_FLOATS(Cg, cv.KH, cv.KW)));
-    cv.X = X, cv.Wt = pk ? Wp : W, cv.w_packed = pk, cv.bias = hb ? bias : 0, cv.res = hr ? R : 0;
+    cv.X = X, cv.Wt = pk ? Wp : W, cv.w_packed = pk, cv.w_trans = tr, cv.bias = hb ? bias : 0, cv.res = hr ? R : 0;
     cv.act = act, cv.lo = -0.5f, cv.hi = 0.75f, cv.ws = ws, cv.max_slots = slots;
     float *Y[3];
     for (int run = 0; run < 3; run++) {
@@ -201,10 +210,10 @@ static void test_conv(int iter)
         gcrt_conv_gemm_f32(&cv, run == 0 ? NULL : run == 1 ? &pool : &real);
     }
     char what[200];
-    snprintf(what, sizeof what, "conv N%lld C%lld M%lld G%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld pk%d",
+    snprintf(what, sizeof what, "conv N%lld C%lld M%lld G%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld pk%d tr%d",
              (long long)cv.N, (long long)cv.C, (long long)cv.M, (long long)cv.G, (long long)cv.H, (long long)cv.W,
              (long long)cv.KH, (long long)cv.KW, (long long)cv.sh, (long long)cv.sw, (long long)cv.dh,
-             (long long)cv.dw, (long long)cv.pt, (long long)cv.pl, pk);
+             (long long)cv.dw, (long long)cv.pt, (long long)cv.pl, pk, tr);
     check(what, Y[0], want, ny, K);
     for (int run = 1; run < 3; run++)
         if (memcmp(Y[0], Y[run], sizeof(float) * (size_t)ny)) {
