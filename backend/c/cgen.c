@@ -805,7 +805,9 @@ static void gen_train_header(const CgenModel *m, Writer *w)
                 " * optimizer slot in the state region. Functions return 0, or -1 when a\n"
                 " * region is NULL or misaligned.\n",
              N, N, N, N, N, N, N);
-    w_puts(w, " * Tensors are dense, row-major, little-endian.\n */\n");
+    w_puts(w, " * Tensors are dense, row-major, little-endian.\n");
+    cgen_write_build_note(m, w);
+    w_puts(w, " */\n");
     w_printf(w, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n", guard, guard);
     w_puts(w, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
     int64_t ta = g->arena_bytes, ia = ig->arena_bytes;
@@ -879,7 +881,9 @@ static void gen_header(const CgenModel *m, Writer *w)
     w_printf(w, " * Tensors are dense, row-major, little-endian; f16 and bf16 elements are\n"
                 " * uint16_t bit patterns, bool elements are uint8_t 0/1.\n"
                 " * The run functions return 0, or -1 when the arena (or the weights) is\n"
-                " * NULL or misaligned.\n */\n");
+                " * NULL or misaligned.\n");
+    cgen_write_build_note(m, w);
+    w_puts(w, " */\n");
     w_printf(w, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n#include \"gc_thread_pool.h\"\n\n",
              guard, guard);
     w_puts(w, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
@@ -1004,7 +1008,7 @@ static void cgen_fini(Cgen *c, Cgen *ci, CgenModel *m)
 
 int cgen_check_name(const char *name, Diag *d)
 {
-    static const char *const suffix[] = {".h", ".c", "_main.c", "_weights.c", "_weights.S", "_weights.bin", ".weights"};
+    static const char *const suffix[] = {".h", ".c", "_main.c", "_weights.c", "_weights.S", "_weights.bin", ".weights", ".pc", ".cmake"};
     char san[64];
     if (!name || !*name) return diag_error(d, "the model needs a name");
     sanitize_ident(name, san);
@@ -1022,10 +1026,11 @@ int cgen_check_name(const char *name, Diag *d)
 
 /* The texts of one output folder, rendered in memory. */
 typedef struct CgenTexts {
-    Writer src, hdr, mk, main;
+    Writer src, hdr, mk, main, pc, cmake;
 } CgenTexts;
 
-/* Renders NAME.c, NAME.h, the Makefile and (emit_main) NAME_main.c of g into
+/* Renders NAME.c, NAME.h, the Makefile, NAME.pc, NAME.cmake and (emit_main)
+ * NAME_main.c of g into
  * t, and lays out the weights in m; c and m are initialized here and t is
  * always initialized (the caller frees all three). 0, or -1 with a diagnostic. */
 static int render(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *ci, CgenModel *m, CgenTexts *t, Diag *d)
@@ -1035,6 +1040,8 @@ static int render(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *ci, Cg
     w_init(&t->hdr);
     w_init(&t->mk);
     w_init(&t->main);
+    w_init(&t->pc);
+    w_init(&t->cmake);
     *m = (CgenModel){.g = g, .o = o, .name = o->name};
     const Graph *ig = o->infer_graph;
     memset(ci, 0, sizeof *ci);
@@ -1068,6 +1075,8 @@ static int render(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *ci, Cg
     gen_source(c, ig ? ci : NULL, &t->src);
     gen_header(m, &t->hdr);
     cgen_write_makefile(m, &t->mk);
+    cgen_write_pkgconfig(m, &t->pc);
+    cgen_write_cmake(m, &t->cmake);
     if (o->emit_main) cgen_write_main(m, &t->main);
     return 0;
 }
@@ -1078,6 +1087,8 @@ static void texts_free(CgenTexts *t)
     w_free(&t->hdr);
     w_free(&t->mk);
     w_free(&t->main);
+    w_free(&t->pc);
+    w_free(&t->cmake);
 }
 
 int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d)
@@ -1102,6 +1113,14 @@ int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d
         rc = cgen_save(&t.hdr, tmp, fname, d);
     }
     if (!rc) rc = cgen_save(&t.mk, tmp, "Makefile", d);
+    if (!rc) {
+        snprintf(fname, sizeof fname, "%s.pc", name);
+        rc = cgen_save(&t.pc, tmp, fname, d);
+    }
+    if (!rc) {
+        snprintf(fname, sizeof fname, "%s.cmake", name);
+        rc = cgen_save(&t.cmake, tmp, fname, d);
+    }
     if (!rc && o->emit_main) {
         snprintf(fname, sizeof fname, "%s_main.c", name);
         rc = cgen_save(&t.main, tmp, fname, d);
@@ -1125,9 +1144,9 @@ static int cgen_render(const Graph *g, const BackendOptions *o, Writer *out, Dia
     CgenTexts t;
     int rc = render(g, o, &c, &ci, &m, &t, d);
     if (!rc) {
-        const Writer *parts[] = {&t.hdr, &t.src, &t.mk, &t.main};
-        const char *suffix[] = {".h", ".c", NULL, "_main.c"};
-        for (int k = 0; k < (o->emit_main ? 4 : 3); k++) {
+        const Writer *parts[] = {&t.hdr, &t.src, &t.mk, &t.pc, &t.cmake, &t.main};
+        const char *suffix[] = {".h", ".c", NULL, ".pc", ".cmake", "_main.c"};
+        for (int k = 0; k < (o->emit_main ? 6 : 5); k++) {
             if (suffix[k]) w_printf(out, "/* ==> %s%s <== */\n", o->name, suffix[k]);
             else w_puts(out, "/* ==> Makefile <== */\n");
             if (parts[k]->len) w_printf(out, "%.*s", (int)parts[k]->len, parts[k]->buf);

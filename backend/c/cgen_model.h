@@ -3,8 +3,8 @@
  * backend only through its Backend description `backend_c` (backend/backend.h).
  *
  * cgen_write() turns a shape-inferred, memory-planned graph into a folder of
- * C sources (NAME.h, NAME.c, weights, the runtime units it calls, a Makefile
- * and optionally NAME_main.c). The folder appears complete or not at all:
+ * C sources (NAME.h, NAME.c, weights, the runtime units it calls, a Makefile,
+ * NAME.pc, NAME.cmake and optionally NAME_main.c). The folder appears complete or not at all:
  * everything is written into a temporary sibling folder that replaces DIR at
  * the end.
  */
@@ -107,6 +107,12 @@ const char *cgen_runtime_unit_name(int u);
 /* units with every unit they depend on, transitively. */
 unsigned cgen_runtime_closure(unsigned units);
 void cgen_write_makefile(const CgenModel *m, Writer *w);
+/* The "Building:" paragraph of NAME.h's opening comment (sources, -I, link line). */
+void cgen_write_build_note(const CgenModel *m, Writer *w);
+/* NAME.pc: pkg-config flags for the libNAME.a the Makefile builds. */
+void cgen_write_pkgconfig(const CgenModel *m, Writer *w);
+/* NAME.cmake: a CMake snippet defining the static library target NAME. */
+void cgen_write_cmake(const CgenModel *m, Writer *w);
 
 /* cgen_main.c: NAME_main.c (npy in, npy out). */
 void cgen_write_main(const CgenModel *m, Writer *w);

@@ -2,7 +2,7 @@
  * API composes ops (inputs, constants, ops with key=value attributes,
  * outputs), then check, interpret, print or compile it in-process.
  *
- * This header is all a program needs (link libgraphc_core.a and -lm): the
+ * This header is all a program needs (link libgraphc.a and -lm): the
  * graph and value types are opaque, GcDiag is complete. Every function that
  * can fail takes a GcDiag and returns NULL / -1 with the message in
  * diag->msg ("node 'fc1' (Gemm): ..."); a GcDiag may be reused, the first
