@@ -10,8 +10,8 @@
 #                                           ${CMAKE_CURRENT_BINARY_DIR}/graphc_models/<target>)
 #                    [OPTIONS <option>...]  more `graphc compile` options: -O0,
 #                                           --max-threads=1, --weights=c-array, --train, ...
-#                    [DEPENDS <file>...]    more files the compile reads (--ops sources,
-#                                           ONNX external data), so that it reruns on them
+#                    [DEPENDS <file>...]    more files the compile reads (ONNX external
+#                                           data), so that it reruns on them
 #                    [CPU_FLAGS <flag>...]  instruction-set flags for the fast kernels
 #                                           (default: -march=native when not cross-compiling
 #                                           and the compiler takes it; CPU_FLAGS with no
