@@ -46,7 +46,7 @@ OPENBLAS_NUM_THREADS = T; OPENBLAS_CORETYPE is taken from the environment for bo
 
 Prints, per thread count, a table: model, graphc median ms, PyTorch median ms, graphc / PyTorch,
 and for T > 1 the speedup of graphc (and of PyTorch) over its own 1-thread median, plus the
-correctness guard's max abs diff. Then for resnet18 and resnet50 the compute rate: 2 x MACs of
+correctness guard's max abs diff. Then for resnet18, mobilenet_v2 and resnet50 the compute rate: 2 x MACs of
 every Conv, Gemm and MatMul of the ONNX graph (shapes from onnx.shape_inference, counted here in
 Python) divided by each side's median, and the fraction of the peak, T x the single-thread peak
 measured by bench/fma_peak.c (compiled here with -O2 -march=native: 12 independent AVX-512 or
@@ -73,7 +73,7 @@ import torch_models  # noqa: E402
 
 SEED = 0
 ATOL, RTOL = 1e-5, 1e-3  # max abs diff <= ATOL + RTOL * max|PyTorch output|
-FLOP_MODELS = ("resnet18", "resnet50")
+FLOP_MODELS = ("resnet18", "mobilenet_v2", "resnet50")
 EXPORT_VERSION = 1  # part of the export cache key: bump when a model definition changes
 
 
