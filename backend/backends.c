@@ -4,9 +4,10 @@
 
 #include <string.h>
 
-extern const Backend backend_c; /* backend/c/cgen.c */
+extern const Backend backend_c;    /* backend/c/cgen.c */
+extern const Backend backend_cuda; /* backend/cuda/cuda_backend.c */
 
-const Backend *const backend_list[] = {&backend_c, NULL};
+const Backend *const backend_list[] = {&backend_c, &backend_cuda, NULL};
 
 const Backend *backend_find(const char *name)
 {

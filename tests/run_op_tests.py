@@ -30,6 +30,19 @@ tolerances (default 1e-5 1e-5).
 stays `graphc run` without -O (the graph as loaded), so at -O2 the
 optimizing passes are checked against it too.
 
+`--target cuda` compiles with `--target=cuda` instead and builds the runner
+with `make emu`: the generated CUDA sources as C99 on graphc's CPU emulation
+of CUDA and cuBLAS (runtime/cuda/gc_cuda_emu.h; no GPU needed), compared with
+the interpreter the same way. A test whose graph the CUDA backend refuses
+("the CUDA backend ...", exit 1, no folder) is counted as refused, not as
+passed; `--max-refused N` fails the run when more than N are refused, so the
+backend's coverage cannot shrink unnoticed. Error tests run as with C.
+`--nvcc-every K` also compiles the NAME.cu of every K-th passing test (in
+file order) with nvcc (`make NAME.o`; CUDA_HOME, default /usr/local/cuda):
+valid CUDA, checked without a GPU. Without nvcc the run exits with status 77
+(ctest's "skipped") before testing anything. nvcc runs with --Werror all-warnings and
+the host compiler's -Wall -Wextra.
+
 Unless --no-coverage, the driver also checks that every op listed in
 ir/ops.def has at least one positive and one `_err_` test. It prints one line
 per failure and closes with "N passed, M failed"; the exit status is non-zero
@@ -234,9 +247,37 @@ def check_run(args, f, text, work):
     if not re.match(r"[A-Za-z_]", cname):
         cname = "t_" + cname
     cname = cname[:40].rstrip("_")  # graphc's limit for model names
-    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname, f"-O{args.opt}"] + fold)
+    target = [] if args.target == "c" else [f"--target={args.target}"]
+    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname, f"-O{args.opt}"] + fold + target)
+    if p.returncode == 1 and args.target == "cuda" and "the CUDA backend" in p.stderr and not cdir.exists():
+        return REFUSED
     if p.returncode != 0:
         return f"graphc compile failed, {describe(p)}"
+    if args.target == "cuda":
+        cflags = " ".join(["-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+        if os.environ.get("GRAPHC_SANITIZE") == "1":
+            cflags += " " + SAN_FLAGS
+        p = run(["make", "-s", "-C", str(cdir), f"CFLAGS={cflags}", "emu"])
+        if p.returncode != 0:
+            return f"make emu failed, {describe(p)}"
+        exe = cdir / f"{cname}_main_emu"
+        p = run([str(exe), str(out_c)] + in_files)
+        if p.returncode != 0:
+            return f"{exe.name} failed, {describe(p)}"
+        ref, got = read_outputs(out_ref), read_outputs(out_c)
+        if not ref or sorted(ref) != sorted(got):
+            return f"output files differ: interpreter wrote {sorted(ref)}, emulated CUDA wrote {sorted(got)}"
+        for name in ref:
+            why = compare(got[name], ref[name], atol, rtol, "bf16" in text)
+            if why:
+                return f"output {name} (CUDA, emulated): {why}"
+        if args.nvcc_every and args.file_index[f] % args.nvcc_every == 0:
+            p = run(["make", "-s", "-C", str(cdir), f"NVCC={args.nvcc}",
+                     "NVCCFLAGS=-O2 --Werror all-warnings -Xcompiler -Wall,-Wextra", f"{cname}.o"])
+            if p.returncode != 0:
+                return f"nvcc failed, {describe(p)}"
+            args.nvcc_done.append(f)
+        return None
     cflags, ldflags = STRICT_CFLAGS, ""
     if os.environ.get("GRAPHC_SANITIZE") == "1":
         cflags += " " + SAN_FLAGS
@@ -267,6 +308,9 @@ def check_run(args, f, text, work):
     return None
 
 
+REFUSED = "refused by the CUDA backend"
+
+
 def run_one(args, f, root_work):
     """Runs test file f; returns None (pass) or the failure reason."""
     text = Path(f).read_text()
@@ -280,7 +324,7 @@ def run_one(args, f, root_work):
         why = check_error(args, f, text, work, m.group(1)) if m else check_run(args, f, text, work)
     except Exception as e:  # a driver bug or unreadable output must fail the test, not the run
         why = f"driver error: {type(e).__name__}: {e}"
-    if not why and not args.keep:
+    if (not why or why == REFUSED) and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return why
 
@@ -320,11 +364,28 @@ def main():
     ap.add_argument("--no-coverage", action="store_true", help="skip the per-op coverage check")
     ap.add_argument("--opt", choices=("0", "2"), default="2", help="compile at -O0 or -O2 (default 2)")
     ap.add_argument("--coverage-only", action="store_true", help="only run the per-op coverage check")
+    ap.add_argument("--target", choices=("c", "cuda"), default="c",
+                    help="backend (default c); cuda runs the generated CUDA on the CPU emulation")
+    ap.add_argument("--every", type=int, default=1,
+                    help="run only every K-th test in file order (a sample; the sanitizer build's CUDA run)")
+    ap.add_argument("--nvcc-every", type=int, default=0,
+                    help="with --target cuda: also compile every K-th passing test's .cu with nvcc")
+    ap.add_argument("--max-refused", type=int, default=-1,
+                    help="with --target cuda: fail when more tests than this are refused (default: no limit)")
     args = ap.parse_args()
     args.graphc = os.path.abspath(args.graphc)
 
     files = sorted(str(p) for p in Path(args.dir).rglob("*.gir"))
-    failures, passed = [], 0
+    failures, passed, refused = [], 0, []
+    args.file_index = {f: i for i, f in enumerate(files)}
+    args.nvcc_done = []
+    if args.nvcc_every:
+        cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+        args.nvcc = shutil.which("nvcc") or (cuda_home + "/bin/nvcc" if os.access(cuda_home + "/bin/nvcc", os.X_OK) else None)
+        if not args.nvcc:
+            print(f"SKIPPED: no nvcc on PATH or in {cuda_home}/bin (the CUDA toolkit is not installed); "
+                  "the generated CUDA was not compiled with nvcc")
+            return 77
     if not args.no_coverage and not args.filter:
         cov = coverage_failures(files, args.ops_def)
         failures += cov
@@ -332,12 +393,16 @@ def main():
     if not args.coverage_only:
         if args.filter:
             files = [f for f in files if args.filter in f]
+        if args.every > 1:
+            files = [f for f in files if args.file_index[f] % args.every == 0]
         root_work = Path(args.work or tempfile.mkdtemp(prefix="graphc-optests-")).resolve()
         root_work.mkdir(parents=True, exist_ok=True)
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
             results = pool.map(lambda f: (f, run_one(args, f, root_work)), files)
             for f, why in results:
-                if why:
+                if why == REFUSED:
+                    refused.append(f)
+                elif why:
                     failures.append(f"FAIL {f}: {why}")
                     print(failures[-1], flush=True)
                 else:
@@ -347,6 +412,14 @@ def main():
     for line in failures:
         if not line.startswith("FAIL"):
             print(line)
+    if args.target == "cuda":
+        if args.nvcc_every:
+            print(f"nvcc compiled the CUDA of {len(args.nvcc_done)} tests ({args.nvcc})")
+        print(f"{passed} passed, {len(failures)} failed, {len(refused)} refused by the CUDA backend")
+        if args.max_refused >= 0 and len(refused) > args.max_refused:
+            print(f"FAIL: {len(refused)} tests refused, more than --max-refused {args.max_refused}")
+            return 1
+        return 1 if failures else 0
     print(f"{passed} passed, {len(failures)} failed")
     return 1 if failures else 0
 

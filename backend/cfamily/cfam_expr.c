@@ -62,6 +62,7 @@ static const CfamFnName c99_fn[SX_FN_COUNT] = {
 };
 
 const CfamDialect cfam_c99 = {"C99", c99_fn};
+const CfamDialect cfam_cuda = {"CUDA C", c99_fn};
 
 /* ---- types and literals ------------------------------------------------- */
 

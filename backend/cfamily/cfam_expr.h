@@ -26,6 +26,8 @@ typedef struct CfamDialect {
 
 /* C99 with <math.h>: exp / expf, ... */
 extern const CfamDialect cfam_c99;
+/* CUDA C device code: the same names (CUDA's math library has every one). */
+extern const CfamDialect cfam_cuda;
 
 /* C storage type of a dtype: float, double, uint16_t (f16, bf16), int8_t,
  * uint8_t (also bool), int16_t, int32_t, int64_t, uint16_t, uint32_t,

@@ -339,9 +339,36 @@ class Targets(unittest.TestCase):
     def test_unknown_target(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
-            p = graphc("compile", self.MLP, "-o", out, "--target=cuda", check=False)
+            p = graphc("compile", self.MLP, "-o", out, "--target=tpu", check=False)
             self.assertEqual((p.returncode, p.stderr),
-                             (1, "graphc: error: compile: unknown --target 'cuda' (expected c)\n"))
+                             (1, "graphc: error: compile: unknown --target 'tpu' (expected c or cuda)\n"))
+            self.assertFalse(os.path.exists(out))
+
+    def test_cuda_folder(self):
+        """--target=cuda writes the CUDA folder, byte-identical for two compiles."""
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+            graphc("compile", self.MLP, "-o", a, "--target=cuda", "--emit-main")
+            graphc("compile", self.MLP, "-o", b, "--target=cuda", "--emit-main")
+            self.assertEqual(sorted(os.listdir(a)),
+                             ["Makefile", "gc_cuda.h", "gc_cuda_emu.h", "mlp.cu", "mlp.h", "mlp_main.c", "mlp_weights.c"])
+            for f in os.listdir(a):
+                with open(os.path.join(a, f), "rb") as fa, open(os.path.join(b, f), "rb") as fb:
+                    self.assertEqual(fa.read(), fb.read(), f)
+            with open(os.path.join(a, "mlp.cu")) as f:
+                cu = f.read()
+            self.assertIn("cublasSgemmStridedBatched(blas, CUBLAS_OP_T, CUBLAS_OP_N, 64, 1, 784", cu)
+            self.assertIn("/* Softmax 'softmax': f32[1,10] <- f32[1,10] */", cu)
+
+    def test_cuda_refuses_an_op_it_lacks(self):
+        """An op the CUDA backend has no kernel for: one line naming node, op and backend; no folder."""
+        conv = os.path.join(HERE, "..", "ops", "nn", "conv_1d.gir")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            p = graphc("compile", conv, "-o", out, "--target=cuda", check=False)
+            self.assertEqual(p.returncode, 1)
+            self.assertRegex(p.stderr, r"^graphc: error: .*conv_1d.gir: node '[^']*' \(Conv\): "
+                                       r"the CUDA backend has no kernel for op 'Conv' yet\n$")
             self.assertFalse(os.path.exists(out))
 
     def test_help_lists_targets(self):

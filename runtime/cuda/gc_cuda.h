@@ -1,0 +1,49 @@
+/* gc_cuda.h — what the CUDA code graphc generates needs from its platform:
+ * the CUDA runtime and cuBLAS under nvcc, or graphc's CPU emulation of the
+ * same calls (gc_cuda_emu.h) when compiled as C99 with -DGC_CUDA_EMULATE.
+ *
+ * The generated NAME.cu is written in the common subset of CUDA C++ and
+ * C99, with the few CUDA-only constructs behind these macros:
+ *   GC_KERNEL            a kernel definition (static __global__ void)
+ *   GC_FOR_EACH(i, n)    the loop of one kernel over its n elements: a
+ *                        grid-stride loop on the device, a plain loop in
+ *                        the emulation
+ *   GC_LAUNCH(k, n, s, (args))  launches kernel k over n elements on
+ *                        stream s (GC_THREADS per block, at most
+ *                        GC_MAX_BLOCKS blocks), or calls it
+ * so the emulation runs every generated kernel and the host code around it
+ * on the CPU: a machine without a GPU (and CI) tests what the generated code
+ * computes, and nvcc checks that it is valid CUDA.
+ */
+#ifndef GC_CUDA_H
+#define GC_CUDA_H
+
+#include <stdint.h>
+
+#define GC_THREADS 256
+#define GC_MAX_BLOCKS 4096
+
+#ifdef GC_CUDA_EMULATE
+#include "gc_cuda_emu.h"
+#define GC_KERNEL static void
+#define GC_FOR_EACH(i, n) for (int64_t i = 0; i < (int64_t)(n); i++)
+#define GC_LAUNCH(k, n, s, args) ((void)(s), k args)
+#else
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#define GC_KERNEL static __global__ void
+#define GC_FOR_EACH(i, n)                                                                                        \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (int64_t)(n);                          \
+         i += (int64_t)gridDim.x * blockDim.x)
+#define GC_LAUNCH(k, n, s, args) k<<<gc_blocks(n), GC_THREADS, 0, (s)>>> args
+#endif
+
+/* Blocks for n elements: enough for one element per thread, at most
+ * GC_MAX_BLOCKS (the grid-stride loop covers the rest). */
+static inline unsigned gc_blocks(int64_t n)
+{
+    int64_t b = (n + GC_THREADS - 1) / GC_THREADS;
+    return (unsigned)(b < 1 ? 1 : b > GC_MAX_BLOCKS ? GC_MAX_BLOCKS : b);
+}
+
+#endif
