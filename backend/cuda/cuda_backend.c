@@ -52,6 +52,35 @@ static int matmul_plan(const Node *n, IrMatMulGeom *g)
     return 0;
 }
 
+/* Conv (cuDNN: f32, 1 or 2 spatial dims, the same pad at both ends),
+ * MaxPool without Indices, AveragePool and GlobalAveragePool (generated
+ * kernels, float types, 1 to 3 spatial dims). */
+static int window_supported(const Node *n, Diag *d)
+{
+    const char *op = ir_op(n->op)->name;
+    const Value *X = n->in[0];
+    if (X->dtype != DT_F32 && X->dtype != DT_F64)
+        return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only, got %s", op,
+                               ir_dtype_name(X->dtype));
+    if (n->op == OP_GlobalAveragePool) return 0;
+    if (n->op == OP_MaxPool && n->n_out > 1 && n->out[1])
+        return diag_node_error(d, n, "the CUDA backend has no MaxPool with the Indices output yet");
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend takes 1 to 3 spatial dims for op '%s'", op);
+    if (n->op != OP_Conv) return 0;
+    if (X->dtype != DT_F32) return diag_node_error(d, n, "the CUDA backend computes Conv in f32 only (cuDNN)");
+    if (sr > 2) return diag_node_error(d, n, "the CUDA backend has no 3-D Conv yet");
+    for (int i = 0; i < sr; i++)
+        if (pb[i] != pe[i])
+            return diag_node_error(d, n, "the CUDA backend's Conv (cuDNN) takes the same pad at both ends, got %lld and %lld",
+                                   (long long)pb[i], (long long)pe[i]);
+    for (int i = 0; i < X->shape.rank; i++)
+        if (X->shape.dims[i] > INT32_MAX || n->out[0]->shape.dims[i] > INT32_MAX)
+            return diag_node_error(d, n, "the CUDA backend's Conv takes dims below 2^31");
+    return 0;
+}
+
 static int cuda_supports(const Node *n, Diag *d)
 {
     const OpDesc *od = ir_op(n->op);
@@ -62,6 +91,8 @@ static int cuda_supports(const Node *n, Diag *d)
                                    od->name);
     }
     if (od->view || od->scalar_expr || n->op == OP_Fused || n->op == OP_Softmax || n->op == OP_LogSoftmax) return 0;
+    if (n->op == OP_Conv || n->op == OP_MaxPool || n->op == OP_AveragePool || n->op == OP_GlobalAveragePool)
+        return window_supported(n, d);
     if (n->op == OP_Gemm || n->op == OP_MatMul) {
         for (int i = 0; i < n->n_in; i++)
             if (n->in[i] && n->in[i]->dtype != DT_F32)
@@ -90,6 +121,8 @@ typedef struct Cu {
     Writer kern, body;
     int nk;           /* kernels written */
     int uses_blas;
+    int nconv;        /* Conv nodes: cuDNN descriptors m->cx[i], cw, cc, cy, algo */
+    Writer init, fini; /* their set-up in NAME_init and release in NAME_free */
 } Cu;
 
 static int64_t value_bytes(const Value *v) { return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype); }
@@ -434,6 +467,190 @@ static int emit_softmax(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- Conv (cuDNN), pooling ------------------------------------------------------------ */
+
+/* The workspace a Conv may use for its cuDNN algorithm: what an im2col
+ * GEMM needs, at most 64 MiB (implicit GEMM needs none). */
+static size_t conv_ws_bytes(const Node *n)
+{
+    const Value *W = n->in[1], *Y = n->out[0];
+    int64_t per_out = 1;
+    for (int i = 1; i < W->shape.rank; i++) per_out *= W->shape.dims[i];
+    int64_t positions = ir_numel(&Y->shape) / (Y->shape.dims[1] ? Y->shape.dims[1] : 1);
+    int64_t b = per_out * positions * 4;
+    return (size_t)(b < ((int64_t)64 << 20) ? b : ((int64_t)64 << 20));
+}
+
+static size_t cuda_workspace(const Graph *g, const Node *n)
+{
+    (void)g;
+    return n->op == OP_Conv && n->n_in >= 2 && n->out[0]->shape_known ? conv_ws_bytes(n) : 0;
+}
+
+/* y[n, c, ...] += b[c] (a per-channel bias after cuDNN). */
+static void emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
+{
+    const int64_t total = ir_numel(&Y->shape), M = Y->shape.dims[1], npos = total / (Y->shape.dims[0] * M);
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_puts(k, "/* its bias, one value per channel */\n");
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *b)\n{\n", kn, T, T);
+    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        y[i] += b[i / %lld %% %lld];\n    }\n}\n\n", (long long)total,
+             (long long)npos, (long long)M);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, P(c, Y), P(c, B));
+}
+
+static int emit_conv(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const int two = sr == 2, i = c->nconv++;
+    const int64_t G = n->attrs[CONV_GROUP].i;
+    const long long xn = X->shape.dims[0], xc = X->shape.dims[1], xh = two ? X->shape.dims[2] : 1,
+                    xw = X->shape.dims[1 + sr], ym = Y->shape.dims[1], yh = two ? Y->shape.dims[2] : 1,
+                    yw = Y->shape.dims[1 + sr];
+    Writer *in = &c->init;
+    w_printf(in, "    /* Conv %d: ", i);
+    comment_text(in, n->name ? n->name : "");
+    w_puts(in, " */\n");
+    w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cx[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cx[%d], CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, xn, xc, xh, xw);
+    w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cy[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cy[%d], CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, xn, ym, yh, yw);
+    w_printf(in, "    ok = ok && cudnnCreateFilterDescriptor(&m->cw[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+    w_printf(in, "         cudnnSetFilter4dDescriptor(m->cw[%d], CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, (long long)W->shape.dims[0], (long long)W->shape.dims[1], (long long)(two ? k[0] : 1),
+             (long long)k[sr - 1]);
+    w_printf(in, "    ok = ok && cudnnCreateConvolutionDescriptor(&m->cc[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+    w_printf(in, "         cudnnSetConvolution2dDescriptor(m->cc[%d], %lld, %lld, %lld, %lld, %lld, %lld, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&\n",
+             i, (long long)(two ? pb[0] : 0), (long long)pb[sr - 1], (long long)(two ? st[0] : 1), (long long)st[sr - 1],
+             (long long)(two ? dl[0] : 1), (long long)dl[sr - 1]);
+    w_printf(in, "         cudnnSetConvolutionGroupCount(m->cc[%d], %lld) == CUDNN_STATUS_SUCCESS &&\n", i, (long long)G);
+    w_printf(in, "         cudnnSetConvolutionMathType(m->cc[%d], CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS; /* fp32, no TF32 */\n", i);
+    w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, &m->algo[%d]) == 0;\n", i,
+             i, i, i, (long long)n->ws_bytes, i);
+    Writer *f = &c->fini;
+    w_printf(f, "    if (m->cx[%d]) cudnnDestroyTensorDescriptor(m->cx[%d]);\n", i, i);
+    w_printf(f, "    if (m->cy[%d]) cudnnDestroyTensorDescriptor(m->cy[%d]);\n", i, i);
+    w_printf(f, "    if (m->cw[%d]) cudnnDestroyFilterDescriptor(m->cw[%d]);\n", i, i);
+    w_printf(f, "    if (m->cc[%d]) cudnnDestroyConvolutionDescriptor(m->cc[%d]);\n", i, i);
+
+    char ws[64];
+    if (n->ws_bytes) {
+        GC_ASSERT(n->ws_offset >= 0);
+        snprintf(ws, sizeof ws, "arena + %lld", (long long)n->ws_offset);
+    } else {
+        snprintf(ws, sizeof ws, "NULL");
+    }
+    Writer *b = &c->body;
+    w_puts(b, "    {\n        const float one = 1.0f, zero = 0.0f;\n");
+    w_printf(b, "        if (cudnnConvolutionForward(m->dnn, &one, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d], m->algo[%d],\n", i,
+             P(c, X), i, P(c, W), i, i);
+    w_printf(b, "                                    %s, %lld, &zero, m->cy[%d], %s) != CUDNN_STATUS_SUCCESS)\n", ws,
+             (long long)n->ws_bytes, i, P(c, Y));
+    w_puts(b, "            return -1;\n    }\n");
+    if (B) emit_channel_bias(c, n, Y, B);
+    return emit_epilogue(c, n, d);
+}
+
+/* MaxPool / AveragePool: one thread per output element over the window
+ * (the C runtime's rules: padding never wins a max; the average's count
+ * includes the pads within the padded input when count_include_pad). */
+static int emit_pool(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (sr < 1) return diag_node_error(d, n, "invalid pooling geometry");
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    /* three spatial dims, leading ones of size 1 */
+    int64_t in3[3], out3[3], k3[3], s3[3], d3[3], p3[3], e3[3];
+    for (int i = 0; i < 3; i++) {
+        int j = i - (3 - sr);
+        in3[i] = j < 0 ? 1 : X->shape.dims[2 + j];
+        out3[i] = j < 0 ? 1 : Y->shape.dims[2 + j];
+        k3[i] = j < 0 ? 1 : k[j];
+        s3[i] = j < 0 ? 1 : st[j];
+        d3[i] = j < 0 ? 1 : dl[j];
+        p3[i] = j < 0 ? 0 : pb[j];
+        e3[i] = j < 0 ? 0 : pe[j];
+    }
+    const int is_max = n->op == OP_MaxPool;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *kw = &c->kern;
+    const int kn = c->nk++;
+    node_comment(kw, n);
+    w_printf(kw, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
+    w_printf(kw, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    w_printf(kw, "        const int64_t o2 = i %% %lld, o1 = i / %lld %% %lld, o0 = i / %lld %% %lld, q = i / %lld;\n",
+             (long long)out3[2], (long long)out3[2], (long long)out3[1], (long long)(out3[2] * out3[1]), (long long)out3[0],
+             (long long)(out3[0] * out3[1] * out3[2]));
+    w_printf(kw, "        const %s *xq = x + q * %lld;\n", T, (long long)(in3[0] * in3[1] * in3[2]));
+    if (is_max) {
+        w_printf(kw, "        %s best = -INFINITY;\n", T);
+        w_printf(kw, "        for (int64_t a = 0; a < %lld; a++) {\n", (long long)k3[0]);
+        w_printf(kw, "            const int64_t i0 = o0 * %lld - %lld + a * %lld;\n", (long long)s3[0], (long long)p3[0], (long long)d3[0]);
+        w_printf(kw, "            if (i0 < 0 || i0 >= %lld) continue;\n", (long long)in3[0]);
+        w_printf(kw, "            for (int64_t b = 0; b < %lld; b++) {\n", (long long)k3[1]);
+        w_printf(kw, "                const int64_t i1 = o1 * %lld - %lld + b * %lld;\n", (long long)s3[1], (long long)p3[1], (long long)d3[1]);
+        w_printf(kw, "                if (i1 < 0 || i1 >= %lld) continue;\n", (long long)in3[1]);
+        w_printf(kw, "                for (int64_t e = 0; e < %lld; e++) {\n", (long long)k3[2]);
+        w_printf(kw, "                    const int64_t i2 = o2 * %lld - %lld + e * %lld;\n", (long long)s3[2], (long long)p3[2], (long long)d3[2]);
+        w_printf(kw, "                    if (i2 >= 0 && i2 < %lld && xq[(i0 * %lld + i1) * %lld + i2] > best) best = xq[(i0 * %lld + i1) * %lld + i2];\n",
+                 (long long)in3[2], (long long)in3[1], (long long)in3[2], (long long)in3[1], (long long)in3[2]);
+        w_puts(kw, "                }\n            }\n        }\n        y[i] = best;\n");
+    } else {
+        const int cip = n->attrs[AVGPOOL_COUNT_INCLUDE_PAD].i != 0;
+        w_puts(kw, "        int64_t lo[3], hi[3], cnt = 1;\n        const int64_t o[3] = {o0, o1, o2};\n");
+        w_printf(kw, "        const int64_t in[3] = {%lld, %lld, %lld}, st[3] = {%lld, %lld, %lld}, pb[3] = {%lld, %lld, %lld},\n",
+                 (long long)in3[0], (long long)in3[1], (long long)in3[2], (long long)s3[0], (long long)s3[1], (long long)s3[2],
+                 (long long)p3[0], (long long)p3[1], (long long)p3[2]);
+        if (cip)
+            w_printf(kw, "                      pe[3] = {%lld, %lld, %lld}, kk[3] = {%lld, %lld, %lld};\n", (long long)e3[0],
+                     (long long)e3[1], (long long)e3[2], (long long)k3[0], (long long)k3[1], (long long)k3[2]);
+        else
+            w_printf(kw, "                      kk[3] = {%lld, %lld, %lld};\n", (long long)k3[0], (long long)k3[1], (long long)k3[2]);
+        w_puts(kw, "        for (int j = 0; j < 3; j++) {\n");
+        w_puts(kw, "            const int64_t s = o[j] * st[j] - pb[j], e = s + kk[j];\n");
+        w_puts(kw, "            lo[j] = s < 0 ? 0 : s;\n            hi[j] = e < in[j] ? e : in[j];\n");
+        if (cip) w_puts(kw, "            cnt *= (e < in[j] + pe[j] ? e : in[j] + pe[j]) - s; /* pads inside the padded input count */\n        }\n");
+        else w_puts(kw, "            cnt *= hi[j] - lo[j];\n        }\n");
+        w_puts(kw, "        double acc = 0;\n");
+        w_puts(kw, "        for (int64_t a = lo[0]; a < hi[0]; a++)\n            for (int64_t b = lo[1]; b < hi[1]; b++)\n");
+        w_printf(kw, "                for (int64_t e = lo[2]; e < hi[2]; e++) acc += xq[(a * %lld + b) * %lld + e];\n",
+                 (long long)in3[1], (long long)in3[2]);
+        w_printf(kw, "        y[i] = (%s)(acc / (double)cnt);\n", T);
+    }
+    w_puts(kw, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, P(c, Y), P(c, X));
+    return 0;
+}
+
+/* GlobalAveragePool: one thread per (image, channel), the sum in double. */
+static int emit_gap(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int64_t NC = X->shape.dims[0] * X->shape.dims[1], Sz = NC ? ir_numel(&X->shape) / NC : 0;
+    if (NC == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
+    w_printf(k, "    GC_FOR_EACH(q, %lld) {\n        double acc = 0;\n", (long long)NC);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) acc += x[q * %lld + j];\n", (long long)Sz, (long long)Sz);
+    w_printf(k, "        y[q] = (%s)(acc / %lld.0);\n    }\n}\n\n", T, (long long)(Sz ? Sz : 1));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)NC, P(c, Y), P(c, X));
+    return 0;
+}
+
 /* ---- the model source ------------------------------------------------------------------ */
 
 static void sanitize(const char *s, char *buf, size_t cap)
@@ -474,6 +691,8 @@ static void cu_init(Cu *c, const Graph *g, const char *name)
     }
     w_init(&c->kern);
     w_init(&c->body);
+    w_init(&c->init);
+    w_init(&c->fini);
 }
 
 static void cu_fini(Cu *c)
@@ -485,6 +704,8 @@ static void cu_fini(Cu *c)
     free(c->used);
     w_free(&c->kern);
     w_free(&c->body);
+    w_free(&c->init);
+    w_free(&c->fini);
 }
 
 /* Every node into kernels (c->kern) and host statements (c->body). */
@@ -513,6 +734,9 @@ static int gen_nodes(Cu *c, Diag *d)
         if (n->op == OP_Gemm) rc = emit_gemm(c, n, d);
         else if (n->op == OP_MatMul) rc = emit_matmul(c, n, d);
         else if (n->op == OP_Softmax || n->op == OP_LogSoftmax) rc = emit_softmax(c, n, d);
+        else if (n->op == OP_Conv) rc = emit_conv(c, n, d);
+        else if (n->op == OP_MaxPool || n->op == OP_AveragePool) rc = emit_pool(c, n, d);
+        else if (n->op == OP_GlobalAveragePool) rc = emit_gap(c, n);
         else if (n->op == OP_Fused) {
             FusedExpr fx;
             if (ir_fused_parse_node(n, &fx, d)) return -1;
@@ -641,7 +865,13 @@ static void gen_source(Cu *c, Writer *w)
     w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n");
     w_printf(w, "struct %s_Model {\n", N);
     w_puts(w, "    cudaStream_t stream;\n    cublasHandle_t blas;\n    unsigned char *arena, *weights;\n");
-    w_printf(w, "    void *in[%d], *out[%d];\n};\n\n", ni, no);
+    w_printf(w, "    void *in[%d], *out[%d];\n", ni, no);
+    if (c->nconv) {
+        w_puts(w, "    cudnnHandle_t dnn;\n");
+        w_printf(w, "    cudnnTensorDescriptor_t cx[%d], cy[%d];\n    cudnnFilterDescriptor_t cw[%d];\n", c->nconv, c->nconv, c->nconv);
+        w_printf(w, "    cudnnConvolutionDescriptor_t cc[%d];\n    cudnnConvolutionFwdAlgo_t algo[%d];\n", c->nconv, c->nconv);
+    }
+    w_puts(w, "};\n\n");
     w_puts(w, wtext(&c->kern));
     w_printf(w, "static int %s_schedule(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
     w_puts(w, "    unsigned char *const arena = m->arena;\n");
@@ -658,6 +888,8 @@ static void gen_source(Cu *c, Writer *w)
     w_puts(w, "    if (!m) return;\n");
     w_printf(w, "    for (int i = 0; i < %d; i++) cudaFree(m->in[i]);\n", ni);
     w_printf(w, "    for (int i = 0; i < %d; i++) cudaFree(m->out[i]);\n", no);
+    w_puts(w, wtext(&c->fini));
+    if (c->nconv) w_puts(w, "    if (m->dnn) cudnnDestroy(m->dnn);\n");
     w_puts(w, "    cudaFree(m->arena);\n    cudaFree(m->weights);\n");
     w_puts(w, "    if (m->blas) cublasDestroy(m->blas);\n    free(m);\n}\n\n");
 
@@ -676,6 +908,10 @@ static void gen_source(Cu *c, Writer *w)
     w_puts(w, "             cublasCreate(&m->blas) == CUBLAS_STATUS_SUCCESS && cublasSetStream(m->blas, m->stream) == CUBLAS_STATUS_SUCCESS;\n");
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMalloc(&m->in[i], in_bytes[i] ? in_bytes[i] : 1) == cudaSuccess;\n", ni);
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMalloc(&m->out[i], out_bytes[i] ? out_bytes[i] : 1) == cudaSuccess;\n", no);
+    if (c->nconv) {
+        w_puts(w, "    ok = ok && cudnnCreate(&m->dnn) == CUDNN_STATUS_SUCCESS && cudnnSetStream(m->dnn, m->stream) == CUDNN_STATUS_SUCCESS;\n");
+        w_puts(w, wtext(&c->init));
+    }
     w_printf(w, "    if (!ok) {\n        %s_free(m);\n        cudaGetLastError();\n        return -1;\n    }\n", N);
     w_puts(w, "    *model = m;\n    return 0;\n}\n\n");
 
@@ -734,7 +970,7 @@ static void gen_makefile(Cu *c, Writer *w, int emit_main)
     w_printf(w, "lib%s.a: %s.o %s_weights.o\n\t$(AR) rcs $@ %s.o %s_weights.o\n\n", N, N, N, N, N);
     if (emit_main) {
         w_printf(w, "%s_main: %s_main.c %s.h lib%s.a\n", N, N, N, N);
-        w_printf(w, "\t$(NVCC) $(NVCCFLAGS) -o $@ %s_main.c lib%s.a -lcublas\n\n", N, N);
+        w_printf(w, "\t$(NVCC) $(NVCCFLAGS) -o $@ %s_main.c lib%s.a -lcublas%s\n\n", N, N, c->nconv ? " -lcudnn" : "");
         w_printf(w, "emu: %s_main_emu\n\n", N);
         w_printf(w, "%s_main_emu: %s.cu %s.h %s_main.c %s_weights.c gc_cuda.h gc_cuda_emu.h\n", N, N, N, N, N);
         w_printf(w, "\t$(CC) $(CFLAGS) -DGC_CUDA_EMULATE -o $@ -x c %s.cu -x none %s_main.c %s_weights.c -lm\n\n", N, N, N);
@@ -961,6 +1197,8 @@ static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap
     if (n->op == OP_Gemm || n->op == OP_MatMul) what = ir_epilogue(n) ? "cuBLAS sgemm, then a generated epilogue kernel" : "cuBLAS sgemm";
     else if (n->op == OP_Fused || ir_op(n->op)->scalar_expr) what = "a generated elementwise kernel";
     else if (n->op == OP_Softmax || n->op == OP_LogSoftmax) what = "a generated kernel, one thread per row";
+    else if (n->op == OP_Conv) what = "cuDNN convolution forward (algorithm chosen at init within the workspace), then generated bias/epilogue kernels";
+    else if (n->op == OP_MaxPool || n->op == OP_AveragePool || n->op == OP_GlobalAveragePool) what = "a generated kernel, one thread per output";
     if (!what) return 0;
     int k = snprintf(buf, cap, "%s", what);
     return k < 0 ? 0 : k;
@@ -968,9 +1206,9 @@ static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap
 
 const Backend backend_cuda = {
     .name = "cuda",
-    .summary = "CUDA C for NVIDIA GPUs (first stage: elementwise, Fused, Gemm, MatMul, Softmax, views)",
+    .summary = "CUDA C for NVIDIA GPUs (first stage: elementwise, Fused, Gemm, MatMul, Conv, pooling, Softmax, views)",
     .supports = cuda_supports,
-    .workspace = NULL,
+    .workspace = cuda_workspace,
     .kernel_note = cuda_kernel_note,
     .check_name = cgen_check_name,
     .write = cuda_write,

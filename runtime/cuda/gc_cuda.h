@@ -31,12 +31,36 @@
 #else
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cudnn.h>
 #define GC_KERNEL static __global__ void
 #define GC_FOR_EACH(i, n)                                                                                        \
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (int64_t)(n);                          \
          i += (int64_t)gridDim.x * blockDim.x)
 #define GC_LAUNCH(k, n, s, args) k<<<gc_blocks(n), GC_THREADS, 0, (s)>>> args
 #endif
+
+/* The fastest deterministic cuDNN forward algorithm for the descriptors
+ * whose workspace fits `budget` bytes (the node's workspace in the arena);
+ * implicit GEMM, which needs none, when no other does. 0, or -1 when cuDNN
+ * rejects the descriptors. */
+static inline int gc_cudnn_pick(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                                cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t y, size_t budget,
+                                cudnnConvolutionFwdAlgo_t *algo)
+{
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int got = 0;
+    *algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    if (cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf) !=
+        CUDNN_STATUS_SUCCESS)
+        return -1;
+    for (int i = 0; i < got; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= budget &&
+            perf[i].determinism == CUDNN_DETERMINISTIC) {
+            *algo = perf[i].algo;
+            break;
+        }
+    return 0;
+}
 
 /* Blocks for n elements: enough for one element per thread, at most
  * GC_MAX_BLOCKS (the grid-stride loop covers the rest). */

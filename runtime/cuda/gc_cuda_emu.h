@@ -11,6 +11,11 @@
  * cuBLAS call on a host pointer, fails with an error code and a message on
  * stderr, as the real calls fail.
  *
+ * cuDNN: the legacy convolution API for NCHW f32 tensors (descriptors,
+ * cudnnGetConvolutionForwardAlgorithm_v7, cudnnConvolutionForward); the
+ * algorithm list it returns starts with one whose workspace no budget holds,
+ * so generated code that ignores its workspace budget fails here.
+ *
  * cuBLAS is column-major: cublasSgemm computes C = alpha op(A) op(B) +
  * beta C with op(A) m x k, op(B) k x n, C m x n, element (i, j) of a matrix
  * X with leading dimension ldX at X[i + j * ldX].
@@ -191,6 +196,209 @@ static inline cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
                                   const float *beta, float *C, int ldc)
 {
     return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+
+
+/* ---- cuDNN: the convolution forward of NCHW float tensors ---- */
+
+typedef int cudnnStatus_t;
+enum { CUDNN_STATUS_SUCCESS = 0, CUDNN_STATUS_BAD_PARAM = 3, CUDNN_STATUS_NOT_SUPPORTED = 9 };
+typedef enum cudnnTensorFormat_t { CUDNN_TENSOR_NCHW = 0 } cudnnTensorFormat_t;
+typedef enum cudnnDataType_t { CUDNN_DATA_FLOAT = 0 } cudnnDataType_t;
+typedef enum cudnnConvolutionMode_t { CUDNN_CONVOLUTION = 0, CUDNN_CROSS_CORRELATION = 1 } cudnnConvolutionMode_t;
+typedef enum cudnnMathType_t { CUDNN_DEFAULT_MATH = 0, CUDNN_TENSOR_OP_MATH = 1, CUDNN_FMA_MATH = 3 } cudnnMathType_t;
+typedef enum cudnnDeterminism_t { CUDNN_NON_DETERMINISTIC = 0, CUDNN_DETERMINISTIC = 1 } cudnnDeterminism_t;
+typedef enum cudnnConvolutionFwdAlgo_t {
+    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM = 0,
+    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM = 1,
+    CUDNN_CONVOLUTION_FWD_ALGO_GEMM = 2,
+    CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED = 7,
+    CUDNN_CONVOLUTION_FWD_ALGO_COUNT = 8
+} cudnnConvolutionFwdAlgo_t;
+typedef struct cudnnConvolutionFwdAlgoPerf_t {
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnStatus_t status;
+    float time;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t mathType;
+    int reserved[3];
+} cudnnConvolutionFwdAlgoPerf_t;
+typedef struct gc_emu_dnn {
+    cudaStream_t stream;
+} *cudnnHandle_t;
+typedef struct gc_emu_td {
+    int n, c, h, w;
+} *cudnnTensorDescriptor_t;
+typedef struct gc_emu_fd {
+    int k, c, h, w;
+} *cudnnFilterDescriptor_t;
+typedef struct gc_emu_cd {
+    int ph, pw, sh, sw, dh, dw, groups, mode;
+} *cudnnConvolutionDescriptor_t;
+
+/* What the emulated algorithms need as workspace: the first a size no
+ * budget holds (so the chooser must skip it), the second none. */
+#define GC_EMU_HUGE_WS ((size_t)1 << 60)
+
+static inline cudnnStatus_t gc_emu_dnn_fail(const char *what)
+{
+    gc_emu_fail(cudaErrorInvalidValue, what);
+    return CUDNN_STATUS_BAD_PARAM;
+}
+
+static inline cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
+{
+    *h = (cudnnHandle_t)calloc(1, sizeof **h);
+    return *h ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+}
+static inline cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
+{
+    free(h);
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s)
+{
+    h->stream = s;
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d)
+{
+    *d = (cudnnTensorDescriptor_t)calloc(1, sizeof **d);
+    return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+}
+static inline cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
+{
+    free(d);
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
+                                                       cudnnDataType_t t, int n, int c, int h, int w)
+{
+    if (f != CUDNN_TENSOR_NCHW || t != CUDNN_DATA_FLOAT || n < 1 || c < 1 || h < 1 || w < 1)
+        return gc_emu_dnn_fail("cudnnSetTensor4dDescriptor: bad parameters");
+    d->n = n, d->c = c, d->h = h, d->w = w;
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d)
+{
+    *d = (cudnnFilterDescriptor_t)calloc(1, sizeof **d);
+    return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+}
+static inline cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
+{
+    free(d);
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t t,
+                                                       cudnnTensorFormat_t f, int k, int c, int h, int w)
+{
+    if (f != CUDNN_TENSOR_NCHW || t != CUDNN_DATA_FLOAT || k < 1 || c < 1 || h < 1 || w < 1)
+        return gc_emu_dnn_fail("cudnnSetFilter4dDescriptor: bad parameters");
+    d->k = k, d->c = c, d->h = h, d->w = w;
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d)
+{
+    *d = (cudnnConvolutionDescriptor_t)calloc(1, sizeof **d);
+    if (*d) (*d)->groups = 1;
+    return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+}
+static inline cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d)
+{
+    free(d);
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int ph, int pw, int u,
+                                                            int v, int dh, int dw, cudnnConvolutionMode_t mode,
+                                                            cudnnDataType_t t)
+{
+    if (ph < 0 || pw < 0 || u < 1 || v < 1 || dh < 1 || dw < 1 || t != CUDNN_DATA_FLOAT)
+        return gc_emu_dnn_fail("cudnnSetConvolution2dDescriptor: bad parameters");
+    d->ph = ph, d->pw = pw, d->sh = u, d->sw = v, d->dh = dh, d->dw = dw, d->mode = (int)mode;
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int g)
+{
+    if (g < 1) return gc_emu_dnn_fail("cudnnSetConvolutionGroupCount: bad count");
+    d->groups = g;
+    return CUDNN_STATUS_SUCCESS;
+}
+static inline cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t m)
+{
+    (void)d, (void)m;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Whether the four descriptors describe one valid convolution. */
+static inline int gc_emu_conv_ok(cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c,
+                                 cudnnTensorDescriptor_t y)
+{
+    int eh = (w->h - 1) * c->dh + 1, ew = (w->w - 1) * c->dw + 1;
+    return x->c == w->c * c->groups && w->k % c->groups == 0 && y->n == x->n && y->c == w->k &&
+           x->h + 2 * c->ph >= eh && x->w + 2 * c->pw >= ew && y->h == (x->h + 2 * c->ph - eh) / c->sh + 1 &&
+           y->w == (x->w + 2 * c->pw - ew) / c->sw + 1;
+}
+
+static inline cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t h, cudnnTensorDescriptor_t x,
+                                                                   cudnnFilterDescriptor_t w,
+                                                                   cudnnConvolutionDescriptor_t c,
+                                                                   cudnnTensorDescriptor_t y, int requested,
+                                                                   int *returned, cudnnConvolutionFwdAlgoPerf_t *perf)
+{
+    (void)h;
+    if (!gc_emu_conv_ok(x, w, c, y) || requested < 1) return gc_emu_dnn_fail("cudnnGetConvolutionForwardAlgorithm_v7: bad descriptors");
+    memset(perf, 0, sizeof *perf * (size_t)(requested < 2 ? requested : 2));
+    perf[0].algo = CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+    perf[0].memory = GC_EMU_HUGE_WS;
+    perf[0].determinism = CUDNN_DETERMINISTIC;
+    if (requested > 1) {
+        perf[1].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+        perf[1].determinism = CUDNN_DETERMINISTIC;
+    }
+    *returned = requested < 2 ? requested : 2;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd,
+                                                    const void *x, cudnnFilterDescriptor_t wd, const void *w,
+                                                    cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo,
+                                                    void *ws, size_t ws_bytes, const void *beta,
+                                                    cudnnTensorDescriptor_t yd, void *y)
+{
+    (void)h;
+    if (!gc_emu_conv_ok(xd, wd, cd, yd)) return gc_emu_dnn_fail("cudnnConvolutionForward: bad descriptors");
+    if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && ws_bytes < GC_EMU_HUGE_WS)
+        return gc_emu_dnn_fail("cudnnConvolutionForward: the algorithm needs more workspace");
+    (void)ws;
+    const float *X = (const float *)x, *W = (const float *)w;
+    float *Y = (float *)y;
+    const float a = *(const float *)alpha, b = *(const float *)beta;
+    size_t nx = (size_t)xd->n * xd->c * xd->h * xd->w, nw = (size_t)wd->k * wd->c * wd->h * wd->w,
+           ny = (size_t)yd->n * yd->c * yd->h * yd->w;
+    if (!gc_emu_is_device(X, nx * 4) || !gc_emu_is_device(W, nw * 4) || !gc_emu_is_device(Y, ny * 4))
+        return gc_emu_dnn_fail("cudnnConvolutionForward: a host pointer or a tensor past its allocation");
+    const int G = cd->groups, Mg = wd->k / G, Cg = wd->c;
+    for (int n = 0; n < yd->n; n++)
+        for (int m = 0; m < yd->c; m++)
+            for (int oh = 0; oh < yd->h; oh++)
+                for (int ow = 0; ow < yd->w; ow++) {
+                    double s = 0;
+                    const int g = m / Mg;
+                    for (int c = 0; c < Cg; c++)
+                        for (int kh = 0; kh < wd->h; kh++)
+                            for (int kw = 0; kw < wd->w; kw++) {
+                                int fh = cd->mode == CUDNN_CONVOLUTION ? wd->h - 1 - kh : kh;
+                                int fw = cd->mode == CUDNN_CONVOLUTION ? wd->w - 1 - kw : kw;
+                                int ih = oh * cd->sh - cd->ph + kh * cd->dh, iw = ow * cd->sw - cd->pw + kw * cd->dw;
+                                if (ih < 0 || ih >= xd->h || iw < 0 || iw >= xd->w) continue;
+                                s += (double)X[(((size_t)n * xd->c + (size_t)g * Cg + c) * xd->h + ih) * xd->w + iw] *
+                                     W[(((size_t)m * Cg + c) * wd->h + fh) * wd->w + fw];
+                            }
+                    float *o = &Y[(((size_t)n * yd->c + m) * yd->h + oh) * yd->w + ow];
+                    *o = (float)((double)a * s + (b == 0.0f ? 0.0 : (double)b * (double)*o));
+                }
+    return CUDNN_STATUS_SUCCESS;
 }
 
 #endif
