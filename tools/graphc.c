@@ -174,6 +174,12 @@ static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions
         o->binds[o->n_binds++] = v;
         return 1;
     }
+    if (opt_value(argc, argv, i, "--ops", &v)) {
+        if (!v || !*v) { fail("%s: --ops needs a FILE.c", cmd); return -1; }
+        Diag d = {0};
+        if (api_load_ops(v, &d)) { fail_diag(&d); return -1; }
+        return 1;
+    }
     if (opt_value(argc, argv, i, "--max-tensor-bytes", &v)) {
         const char *why = v ? parse_bytes_opt(v, &o->max_tensor_bytes) : "expected a byte count such as 64M";
         if (why) { fail("%s: bad --max-tensor-bytes '%s': %s", cmd, v ? v : "", why); return -1; }
@@ -233,6 +239,9 @@ static int opt_level_opt(const char *a, const char *cmd, int *level)
     "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"              \
     "                       constant with FILE's value (dtype and shape must match);\n"       \
     "                       it is no longer an input of the model; may be repeated\n"         \
+    "  --ops FILE.c         user operators: the GRAPHC_OP / GRAPHC_GRAD annotated\n"     \
+    "                       functions of FILE.c (graphc/custom_op.h) become ops of\n"    \
+    "                       their domain; elementwise form only; may be repeated\n"      \
     "  --max-tensor-bytes=N  the size policy: refuse a model in which one tensor\n"           \
     "                       (input, constant, folded value, intermediate, output)\n"          \
     "                       or the memory arena would take more than N bytes\n"               \
