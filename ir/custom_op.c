@@ -828,3 +828,11 @@ int ir_custom_lookup_domain(const char *domain, const char *name)
         if (!strcmp(ops[k]->domain, domain) && !strcmp(ops[k]->desc.name, name)) return OP_COUNT + k;
     return -1;
 }
+
+OpKind ir_custom_grad_kind(OpKind k)
+{
+    GC_ASSERT(k >= OP_COUNT && k < OP_COUNT + n_ops);
+    for (int q = 0; q < n_ops; q++)
+        if (ops[q]->grad_kind == k) return -2;
+    return ops[k - OP_COUNT]->grad_kind;
+}

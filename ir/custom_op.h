@@ -47,6 +47,9 @@ const OpDesc *ir_custom_desc(OpKind k);     /* k in [OP_COUNT, ir_op_count()) */
 int ir_custom_lookup(const char *name);     /* kind, or -1 */
 /* Whether some loaded file declares ops of ONNX domain `domain`. */
 int ir_custom_has_domain(const char *domain);
+/* For a forward user op: the kind of its NAMEGrad op, or -1 when it has no
+ * gradient function; -2 when k is itself a NAMEGrad op. */
+OpKind ir_custom_grad_kind(OpKind k);
 /* The kind of op `name` of `domain`, or -1. */
 int ir_custom_lookup_domain(const char *domain, const char *name);
 

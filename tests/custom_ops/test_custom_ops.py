@@ -21,6 +21,9 @@ and the files beside this script:
   leaves alpha out of its formula.
 * `dump --ops` prints ScaledTanh in the text IR; that text runs again with
   --ops and gives the same output.
+* `graphc check-op FILE.c` passes on scaled_tanh.c (one line) and fails on
+  the wrong gradient (exit 1, one line naming ScaledTanh, the input and the
+  worst element).
 * Reader errors are one line `FILE:LINE: ...` with exit status 1: a gradient
   missing a parameter, a pointer type that does not match the dtype, a const
   output gradient, an attribute the op lacks, a typedef'd type (needs
@@ -135,6 +138,16 @@ def main():
           and "2 parameters failed the gradient check" in p.stderr,
           "gradcheck fails when the gradient leaves alpha out:\n" + p.stdout + p.stderr)
 
+    # check-op
+    p = run([g, "check-op", ops], env)
+    check(p.returncode == 0 and re.fullmatch(r"ScaledTanh: gradient ok on \[7\] and \[3,5\] \(.*\)\n", p.stdout) is not None,
+          "check-op passes with one line for ScaledTanh: " + p.stdout + p.stderr)
+    p = run([g, "check-op", os.path.join(HERE, "scaled_tanh_wrong_grad.c")], env)
+    check(one_line_error(p) and re.match(r"graphc: error: check-op: ScaledTanh: the gradient of input x f32\[7\]: "
+                                         r"\d+ of \d+ checked elements FAIL; worst at element \d+: analytic [-\d.e]+, "
+                                         r"numeric [-\d.e]+$", p.stderr.strip()) is not None,
+          "check-op fails on the wrong gradient, naming ScaledTanh, the input and the worst error: " + p.stderr.strip())
+
     # text IR round trip
     p = run([g, "dump", model, "--ops", ops], env)
     check(p.returncode == 0 and re.search(r"%t = ScaledTanh\(%h\) \{alpha=0\.69999998", p.stdout) is not None,
@@ -175,6 +188,8 @@ def main():
           "a body that does not compile: one-line error naming the file and line: " + p.stderr.strip())
     check(os.listdir(tmpdir) == [], "a failed compile leaves no temporary folder")
 
+    p = run([g, "check-op", "--help"])
+    check(p.returncode == 0 and "usage: graphc check-op FILE.c" in p.stdout, "check-op --help")
     for cmd in ("compile", "run", "dump", "gradcheck"):
         p = run([g, cmd, "--help"])
         check(p.returncode == 0 and "--ops FILE.c" in p.stdout, cmd + " --help documents --ops")
