@@ -62,6 +62,7 @@ typedef struct CustomOp {
     IrCustomCall call;
     char *domain;
     OpKind grad_kind; /* forward ops with a gradient function; -1 otherwise */
+    int owns_attrs;   /* forward ops; a NAMEGrad op shares its forward op's schema */
 } CustomOp;
 
 static CustomFile files[CUSTOM_MAX_FILES];
@@ -578,6 +579,7 @@ static int build_op(Reader *r, const Func *f, int file, CustomOp **out)
     GC_ASSERT(attrs);
     o->desc.attrs = attrs;
     o->desc.n_attrs = na;
+    o->owns_attrs = 1;
     *out = o;
     return attr_params(r, f, 1 + nin + nout, o, attrs, na, 1, f->op);
 }
@@ -661,8 +663,14 @@ static void free_op(CustomOp *o)
     free((char *)o->call.func);
     free((int *)o->call.attr_idx);
     free((char *)o->call.attr_ctype);
-    /* names and schemas are small and may be shared with the forward op:
-     * a failed load keeps them (it ends the process in practice) */
+    for (int i = 0; o->desc.in_names && i < o->desc.max_in; i++) free((char *)o->desc.in_names[i]);
+    for (int i = 0; o->desc.out_names && i < o->desc.max_out; i++) free((char *)o->desc.out_names[i]);
+    free((char **)o->desc.in_names);
+    free((char **)o->desc.out_names);
+    if (o->owns_attrs) {
+        for (int k = 0; k < o->desc.n_attrs; k++) free((char *)o->desc.attrs[k].name);
+        free((AttrSpec *)o->desc.attrs);
+    }
     free(o);
 }
 
