@@ -13,6 +13,8 @@ and the files beside this script:
   NAME.c calls scaled_tanh with alpha as a float literal; the folder builds
   with -Wall -Wextra -Werror -pedantic and NAME_main's output matches numpy;
   two compiles give identical folders.
+* graphc_add_model(... OPS scaled_tanh.c) in a small CMake project builds
+  the model library; its output matches numpy.
 * `compile --grad --loss=mse:y`: the compiled gradients (through the
   ScaledTanhGrad node that calls scaled_tanh_grad) match PyTorch autograd of
   the same function written as an autograd.Function.
@@ -124,6 +126,20 @@ def main():
                 y = np.load(os.path.join(work, "o2", "output_0.npy"))
                 err = float(np.abs(y - ref).max())
                 check(err < 1e-5, "the compiled model matches numpy (max error %.3g)" % err)
+
+    # graphc_add_model(... OPS ...) in a CMake project
+    cm = os.path.join(work, "cmake_build")
+    p = run(["cmake", "-S", os.path.join(HERE, "cmake"), "-B", cm, "-DGRAPHC_EXE=" + g, "-DGRAPHC_SOURCE=" + ROOT,
+             "-DMODEL=" + model, "-DOPS_FILE=" + ops], env)
+    if p.returncode == 0:
+        p = run(["cmake", "--build", cm], env)
+    check(p.returncode == 0, "graphc_add_model(... OPS scaled_tanh.c) configures and builds " + p.stdout[-2000:] + p.stderr[-2000:])
+    if p.returncode == 0:
+        x.tofile(os.path.join(work, "x.raw"))
+        p = run([os.path.join(cm, "run_custom"), os.path.join(work, "x.raw"), os.path.join(work, "y.raw")])
+        y = np.fromfile(os.path.join(work, "y.raw"), np.float32).reshape(2, 3) if p.returncode == 0 else None
+        check(y is not None and float(np.abs(y - ref).max()) < 1e-5,
+              "the CMake-built model matches numpy (rc %d)" % p.returncode)
 
     # compiled gradients against PyTorch
     check_grad_vs_torch(g, env, work, model, ops, x, W, b)
