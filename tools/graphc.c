@@ -5,6 +5,11 @@
  *   graphc dump MODEL ...             model → text IR, Graphviz digraph
  *                                     (ir/dot.c) or memory plan picture
  *                                     (passes/plan_svg.c) on stdout
+ *   graphc check-op FILE.c            user operators (ir/custom_op.c): run
+ *                                     them, gradient vs finite differences
+ *
+ * Every command that reads a MODEL takes --ops FILE.c (user operators,
+ * registered before the model loads).
  *
  * Like QBE's main.c, the driver is only glue: it parses flags and calls the
  * compile layer (api/compile.c: load by extension, --bind, the pass
