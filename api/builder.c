@@ -54,6 +54,13 @@ GcGraph *gc_load(const char *path, GcDiag *gd)
 
 void gc_graph_free(GcGraph *g) { ir_graph_free(g); }
 
+int gc_load_ops(const char *path, GcDiag *gd)
+{
+    Diag d = {0};
+    int rc = path ? api_load_ops(path, &d) : diag_error(&d, "gc_load_ops: path is NULL");
+    return export_diag(gd, &d, rc);
+}
+
 /* Checks the parts shared by inputs and constants; fills *t and *s. */
 static int check_tensor(GcGraph *g, const char *what, const char *name, const char *dtype, int rank,
                         const int64_t *dims, DType *t, Shape *s, Diag *d)

@@ -16,7 +16,9 @@
  */
 #include "compile.h"
 
+#include "../backend/c/cgen_model.h"
 #include "../frontend/npy.h"
+#include "../ir/custom_op.h"
 #include "../passes/passes.h"
 
 #include <stdlib.h>
@@ -147,4 +149,13 @@ int api_compile_graph(Graph *g, const char *dir, const CompileJob *job, Diag *d)
                (long long)g->arena_bytes, (long long)g->plan_lower_bound, (long long)g->plan_no_reuse);
     }
     return 0;
+}
+
+int api_load_ops(const char *path, Diag *d)
+{
+    for (size_t i = 0; i < gc_runtime_files_count; i++)
+        if (strcmp(gc_runtime_files[i].name, "custom_op.h") == 0)
+            return ir_custom_load(path, (const char *)gc_runtime_files[i].data, gc_runtime_files[i].size, d);
+    GC_ASSERT(!"graphc/custom_op.h missing from the embedded files");
+    return -1;
 }

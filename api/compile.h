@@ -34,6 +34,13 @@ typedef struct CompileJob {
     int max_threads;       /* Graph.max_threads (--max-threads; 0: the target's default) */
 } CompileJob;
 
+/* Registers the user operators of FILE.c (graphc --ops; ir/custom_op.h):
+ * the reader checks every annotated function; its ops then load from ONNX
+ * (their domain) and the text IR like built-in ones, and the C backend
+ * copies the file into the output folder. 0, or -1 with a one-line
+ * "FILE:LINE: ..." diagnostic. */
+int api_load_ops(const char *path, Diag *d);
+
 /* Training requests (--grad, --train and their options; api/train.c). */
 typedef enum TrainRequestMode { TRAIN_REQ_NONE, TRAIN_REQ_GRAD, TRAIN_REQ_TRAIN } TrainRequestMode;
 typedef struct TrainRequest {

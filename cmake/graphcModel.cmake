@@ -10,6 +10,10 @@
 #                                           ${CMAKE_CURRENT_BINARY_DIR}/graphc_models/<target>)
 #                    [OPTIONS <option>...]  more `graphc compile` options: -O0,
 #                                           --max-threads=1, --weights=c-array, --train, ...
+#                    [OPS <file.c>...]      user operators (graphc --ops, see the README's
+#                                           "Custom operators"): passed as --ops in order;
+#                                           the compile reruns when one changes, and the
+#                                           library compiles the copies graphc writes
 #                    [DEPENDS <file>...]    more files the compile reads (ONNX external
 #                                           data), so that it reruns on them
 #                    [CPU_FLAGS <flag>...]  instruction-set flags for the fast kernels
@@ -41,7 +45,7 @@ include_guard(GLOBAL)
 include(CheckCCompilerFlag)
 
 function(graphc_add_model target model)
-  cmake_parse_arguments(PARSE_ARGV 2 GM "THREAD_POOL;BLAS" "NAME;OUTPUT_DIR" "OPTIONS;DEPENDS;CPU_FLAGS")
+  cmake_parse_arguments(PARSE_ARGV 2 GM "THREAD_POOL;BLAS" "NAME;OUTPUT_DIR" "OPTIONS;OPS;DEPENDS;CPU_FLAGS")
   if(GM_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "graphc_add_model(${target}): unexpected arguments: ${GM_UNPARSED_ARGUMENTS}")
   endif()
@@ -112,12 +116,20 @@ function(graphc_add_model target model)
     list(APPEND sources "${dir}/gc_thread_pool.c")
   endif()
 
+  set(ops_args "")
+  set(ops_files "")
+  foreach(f IN LISTS GM_OPS)
+    get_filename_component(f "${f}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND ops_args --ops "${f}")
+    list(APPEND ops_files "${f}")
+  endforeach()
+
   # graphc replaces the folder as a whole (the Makefile it writes marks it as
   # graphc's, and is left out of the outputs so that `clean` keeps it).
   add_custom_command(
     OUTPUT ${outputs}
-    COMMAND $<TARGET_FILE:graphc::compiler> compile "${model}" -o "${dir}" --name "${name}" ${GM_OPTIONS}
-    DEPENDS "${model}" graphc::compiler ${GM_DEPENDS}
+    COMMAND $<TARGET_FILE:graphc::compiler> compile "${model}" -o "${dir}" --name "${name}" ${ops_args} ${GM_OPTIONS}
+    DEPENDS "${model}" graphc::compiler ${ops_files} ${GM_DEPENDS}
     COMMENT "graphc: compiling ${model} into ${dir}"
     VERBATIM)
 

@@ -32,6 +32,7 @@
  */
 #define _DEFAULT_SOURCE /* realpath */
 #include "onnx_import.h"
+#include "../ir/custom_op.h"
 #include "../ir/op.h"
 #include "onnx_pb.h"
 
@@ -607,8 +608,14 @@ static int check_node_domain(OnnxImp *im, const OnnxNode *on, const ImpNode *n)
                                   on->op_type, on->domain);
         return 0;
     }
-    if (on->domain[0] && strcmp(on->domain, "ai.onnx") != 0)
-        return imp_node_error(im, n, "domain '%s' is not supported (only the default ONNX domain)", on->domain);
+    if (on->domain[0] && strcmp(on->domain, "ai.onnx") != 0) {
+        if (ir_custom_lookup_domain(on->domain, on->op_type) >= 0) return 0; /* a user operator (--ops) */
+        if (ir_custom_has_domain(on->domain))
+            return imp_node_error(im, n, "op '%s' of domain '%s' is not declared by the --ops files", on->op_type,
+                                  on->domain);
+        return imp_node_error(im, n, "domain '%s' is not supported (only the default ONNX domain; user operators "
+                                     "need --ops FILE.c)", on->domain);
+    }
     if (!im->opset) return imp_node_error(im, n, "the model does not import the default ONNX domain");
     return 0;
 }

@@ -361,6 +361,7 @@ void ir_fused_printer_free(FusedPrinter *fp)
 
 int ir_fused_print_head(FusedPrinter *fp, Writer *w, const Node *m)
 {
+    GC_ASSERT(m->op >= 0 && m->op < OP_COUNT); /* members have scalar expressions: built-in ops */
     if (!fp->def[m->op]) fp->def[m->op] = ir_add_node(fp->scratch, m->op, "default", NULL, 0, 1, NULL);
     w_puts(w, ir_op(m->op)->name);
     return print_attrs(w, m, fp->def[m->op]);

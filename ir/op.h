@@ -136,13 +136,22 @@ typedef struct OpDesc {
      * make the output an alias of the input and the backend then emits no
      * kernel for the node. */
     int view;
+    /* User operators only (--ops FILE.c, ir/custom_op.h): the user's C
+     * function a node of this op calls, fn(count, inputs..., outputs...,
+     * attributes...). NULL for built-in ops. */
+    const struct IrCustomCall *custom;
 } OpDesc;
 
 const OpDesc *ir_op(OpKind k);
 /* The family ops.def files op k under ("nn", "elementwise", ...). */
 const char *ir_op_family(OpKind k);
-/* OpKind for an ONNX op type, -1 if unknown. */
+/* OpKind for an ONNX op type (a built-in op, or a user operator loaded
+ * with ir_custom_load), -1 if unknown. */
 int ir_op_lookup(const char *name);
+/* One past the largest OpKind: OP_COUNT plus the user operators loaded so
+ * far (their kinds follow the built-in ones). Size tables indexed by OpKind
+ * with this, never with OP_COUNT alone. */
+int ir_op_count(void);
 
 #define OP(name, family) extern const OpDesc op_##name;
 #include "ops.def"

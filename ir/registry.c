@@ -1,8 +1,12 @@
 /* registry.c — the operator table generated from ops.def, lookup by ONNX
  * name, facet values many ops share (the input-0/output-0 in-place pair),
  * and the shared reference evaluation of elementwise ops (numpy
- * broadcasting over scalar_ref). */
+ * broadcasting over scalar_ref). User operators (ir/custom_op.c) take the
+ * kinds after the built-in ones: ir_op, ir_op_lookup and ir_op_count answer
+ * for both. */
 #include "op.h"
+
+#include "custom_op.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +27,18 @@ _Static_assert(sizeof op_family / sizeof op_family[0] == OP_COUNT, "family table
 
 const char *ir_op_family(OpKind k)
 {
-    GC_ASSERT(k >= 0 && k < OP_COUNT);
+    if (k >= OP_COUNT) {
+        GC_ASSERT(k < ir_op_count());
+        return "custom";
+    }
+    GC_ASSERT(k >= 0);
     return op_family[k];
 }
 
 const OpDesc *ir_op(OpKind k)
 {
-    GC_ASSERT(k >= 0 && k < OP_COUNT);
+    if (k >= OP_COUNT) return ir_custom_desc(k);
+    GC_ASSERT(k >= 0);
     return op_table[k];
 }
 
@@ -37,8 +46,10 @@ int ir_op_lookup(const char *name)
 {
     for (int k = 0; k < OP_COUNT; k++)
         if (strcmp(op_table[k]->name, name) == 0) return k;
-    return -1;
+    return ir_custom_lookup(name);
 }
+
+int ir_op_count(void) { return OP_COUNT + ir_custom_count(); }
 
 const InplacePair ir_inplace_00[1] = {{0, 0}};
 

@@ -297,7 +297,7 @@ void ir_print(const Graph *g, Writer *w, int elide)
 {
     /* Scratch nodes hold each op's defaults, for "differs from default". */
     Graph *scratch = ir_graph_new("defaults");
-    Node **defs = calloc(OP_COUNT, sizeof *defs);
+    Node **defs = calloc((size_t)ir_op_count(), sizeof *defs);
     GC_ASSERT(defs);
 
     w_puts(w, "graph ");

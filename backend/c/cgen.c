@@ -27,6 +27,8 @@
  * cgen_files.c and cgen_main.c; cgen_write() orchestrates.
  */
 #include "cgen_model.h"
+
+#include "../../ir/custom_op.h"
 #include "../cfamily/cfam_expr.h"
 
 #include <ctype.h>
@@ -651,6 +653,14 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     if (m->runtime) w_puts(w, "/* the runtime kernels this model calls, private to it (static) */\n");
     for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
         if (m->runtime & (1u << u)) w_printf(w, "#include \"gcrt_%s.c\"\n", cgen_runtime_unit_name(u));
+    if (m->ops_files) {
+        w_puts(w, "/* the user operators this model calls (graphc --ops), copied from their files */\n"
+                  "#if defined(__GNUC__)\n#pragma GCC diagnostic push\n"
+                  "#pragma GCC diagnostic ignored \"-Wunused-parameter\"\n#endif\n");
+        for (int k = 0; k < 32; k++)
+            if (m->ops_files & (1u << k)) w_printf(w, "#include \"%s_ops_%d.c\"\n", N, k);
+        w_puts(w, "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n");
+    }
     w_printf(w, "#include \"%s.h\"\n\n", N);
     if (ci) {
         gen_train_source(c, ci, w);
@@ -1016,6 +1026,7 @@ int cgen_check_name(const char *name, Diag *d)
         return diag_error(d, "model name '%s' is not a C identifier of at most 40 characters (try '%s')", name, san);
     for (size_t f = 0; f < gc_runtime_files_count; f++)
         for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++) {
+            if (strcmp(gc_runtime_files[f].name, "custom_op.h") == 0) continue; /* written as graphc/custom_op.h */
             char buf[128];
             snprintf(buf, sizeof buf, "%s%s", name, suffix[k]);
             if (strcmp(buf, gc_runtime_files[f].name) == 0)
@@ -1028,6 +1039,9 @@ int cgen_check_name(const char *name, Diag *d)
 typedef struct CgenTexts {
     Writer src, hdr, mk, main, pc, cmake;
 } CgenTexts;
+
+static int render_with(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *ci, CgenModel *m, CgenTexts *t,
+                       const CgenEntry *table, Diag *d);
 
 /* Renders NAME.c, NAME.h, the Makefile, NAME.pc, NAME.cmake and (emit_main)
  * NAME_main.c of g into
@@ -1047,12 +1061,25 @@ static int render(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *ci, Cg
     memset(ci, 0, sizeof *ci);
     cgen_init(c, g, m, ig ? 1 : 0);
     if (ig) cgen_ctx_init(ci, ig, m, 2);
-    CgenEntry table[OP_COUNT + 1];
+    CgenEntry *table = calloc((size_t)ir_op_count() + 1, sizeof *table);
+    GC_ASSERT(table);
     cgen_build_table(table);
+    int rc = render_with(g, o, c, ci, m, t, table, d);
+    free(table);
+    return rc;
+}
+
+static int render_with(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *ci, CgenModel *m, CgenTexts *t,
+                       const CgenEntry *table, Diag *d)
+{
+    const Graph *ig = o->infer_graph;
     for (int k = 0; k < (ig ? 2 : 1); k++) {
         const Graph *gg = k ? ig : g;
-        for (int i = 0; i < gg->n_nodes; i++)
+        for (int i = 0; i < gg->n_nodes; i++) {
+            const OpDesc *od = ir_op(gg->nodes[i]->op);
             if (!table[gg->nodes[i]->op].emit) return cgen_supports(gg->nodes[i], d);
+            if (od->custom) m->ops_files |= 1u << od->custom->file;
+        }
         if (gg->arena_bytes < 0) return diag_error(d, "the graph is not memory-planned");
     }
     if (cgen_check_name(o->name, d)) return -1;

@@ -81,6 +81,10 @@ CGEN_FAMILIES(CGEN_FAMILY)
  * nest with numpy broadcasting (backend/c/emit_elementwise.c). The table
  * uses it for such ops unless a family registers its own emitter. */
 int cgen_emit_elementwise(Cgen *c, const Node *n, Diag *d);
+/* The emitter of user operators (--ops; backend/c/emit_custom.c): a call
+ * of the user's function. The table uses it for every op with a `custom`
+ * facet. */
+int cgen_emit_custom(Cgen *c, const Node *n, Diag *d);
 /* Applies n's `epilogue` attribute (Conv/Gemm/MatMul; nothing when absent)
  * to its output in one loop right after the op's kernel (emit_elementwise.c). */
 int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d);

@@ -31,6 +31,8 @@
  */
 #include "cgen_model.h"
 
+#include "../../ir/custom_op.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -351,21 +353,49 @@ unsigned cgen_runtime_closure(unsigned units)
     return units;
 }
 
-static int write_embedded(const char *dir, const char *name, Diag *d)
+/* Writes size bytes of data as DIR/NAME. */
+static int write_bytes(const char *dir, const char *name, const void *data, size_t size, Diag *d)
+{
+    char *p = path_join(dir, name);
+    FILE *f = fopen(p, "wb");
+    int bad = !f;
+    if (f) {
+        bad |= size && fwrite(data, 1, size, f) != size;
+        bad |= fclose(f) != 0;
+    }
+    int rc = bad ? diag_error(d, "cannot write '%s': %s", p, strerror(errno)) : 0;
+    free(p);
+    return rc;
+}
+
+static int write_embedded_as(const char *dir, const char *name, const char *as, Diag *d)
 {
     const GcEmbeddedFile *e = NULL;
     for (size_t i = 0; i < gc_runtime_files_count && !e; i++)
         if (strcmp(gc_runtime_files[i].name, name) == 0) e = &gc_runtime_files[i];
     GC_ASSERT(e && "runtime file missing from the embedded runtime");
-    char *p = path_join(dir, name);
-    FILE *f = fopen(p, "wb");
-    int bad = !f;
-    if (f) {
-        bad |= e->size && fwrite(e->data, 1, e->size, f) != e->size;
-        bad |= fclose(f) != 0;
+    return write_bytes(dir, as, e->data, e->size, d);
+}
+
+static int write_embedded(const char *dir, const char *name, Diag *d) { return write_embedded_as(dir, name, name, d); }
+
+/* The user operators' files (NAME_ops_K.c) and graphc/custom_op.h, which
+ * they include. */
+static int write_user_ops(const CgenModel *m, const char *dir, Diag *d)
+{
+    if (!m->ops_files) return 0;
+    char *sub = path_join(dir, "graphc");
+    int rc = mkdir(sub, 0777) && errno != EEXIST ? diag_error(d, "cannot create '%s': %s", sub, strerror(errno)) : 0;
+    free(sub);
+    if (!rc) rc = write_embedded_as(dir, "custom_op.h", "graphc/custom_op.h", d);
+    for (int k = 0; k < 32 && !rc; k++) {
+        if (!(m->ops_files & (1u << k))) continue;
+        char file[96];
+        size_t len;
+        const char *text = ir_custom_file_text(k, &len);
+        snprintf(file, sizeof file, "%s_ops_%d.c", m->name, k);
+        rc = write_bytes(dir, file, text, len, d);
     }
-    int rc = bad ? diag_error(d, "cannot write '%s': %s", p, strerror(errno)) : 0;
-    free(p);
     return rc;
 }
 
@@ -382,7 +412,7 @@ int cgen_write_runtime(const CgenModel *m, const char *dir, Diag *d)
             if (write_embedded(dir, file, d)) return -1;
         }
     }
-    return 0;
+    return write_user_ops(m, dir, d);
 }
 
 /* ---- build descriptions: NAME.h's note, NAME.pc, NAME.cmake ----------------- */
@@ -515,6 +545,9 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
     for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
         if (m->runtime & (1u << u))
             w_printf(w, " \\\n       gcrt_%s.h gcrt_%s.c", cgen_runtime_units[u].name, cgen_runtime_units[u].name);
+    if (m->ops_files) w_puts(w, " \\\n       graphc/custom_op.h");
+    for (int k = 0; k < 32; k++)
+        if (m->ops_files & (1u << k)) w_printf(w, " %s_ops_%d.c", N, k);
     w_printf(w, "\n\nall: lib%s.a lib%s.so%s%s%s\n\n", N, N, m->o->emit_main ? " " : "", m->o->emit_main ? N : "",
              m->o->emit_main ? "_main" : "");
     w_printf(w, "lib%s.a: $(OBJS)\n\trm -f $@\n\t$(AR) rcs $@ $(OBJS)\n\n", N);

@@ -42,7 +42,7 @@ extern const size_t gc_runtime_files_count;
 
 /* ---- backend internals (emit_table.c) ---------------------------------- */
 
-/* Fills table[OP_COUNT] from the family registration arrays; a duplicate
+/* Fills table[ir_op_count()] from the family registration arrays; a duplicate
  * registration is a broken invariant (GC_ASSERT). */
 void cgen_build_table(CgenEntry *table);
 /* The entry of op k (emit NULL when the C backend has none). */
@@ -67,6 +67,9 @@ typedef struct CgenModel {
     int64_t *const_off; /* 64-aligned offset of consts[i] in the blob */
     int64_t weights_bytes;
     unsigned runtime;  /* CGEN_RT_* units NAME.c includes (closed over their dependencies) */
+    /* bit K: the model calls a user operator of --ops file K, copied as
+     * NAME_ops_K.c and included by NAME.c (with graphc/custom_op.h) */
+    uint32_t ops_files;
     /* Training (o->infer_graph set): the state region, the training graph's
      * state values in value-id order at 64-aligned offsets. */
     int n_state;

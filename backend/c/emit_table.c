@@ -5,7 +5,8 @@
  * arrays of the C backend's families into one table. The table is built on the caller's
  * stack per compile (no global state). Ops that a family does not register
  * but whose description has a scalar expression get the generic elementwise
- * emitter. Each entry also lists the runtime units its code calls (cgen.h),
+ * emitter, and user operators (kinds from OP_COUNT on, ir_op_count()) the
+ * emitter that calls the user's function. Each entry also lists the runtime units its code calls (cgen.h),
  * from which the output folder's runtime is chosen. A missing emitter is a
  * user-facing error naming the node, the op and the backend; two
  * registrations of one op are a bug in the backend and abort.
@@ -22,7 +23,8 @@ static const CgenEntry *const cgen_families[] = {
 
 CgenEntry cgen_entry(int k)
 {
-    GC_ASSERT(k >= 0 && k < OP_COUNT);
+    GC_ASSERT(k >= 0 && k < ir_op_count());
+    if (ir_op(k)->custom) return (CgenEntry){k, cgen_emit_custom, 0, NULL};
     for (size_t f = 0; f < sizeof cgen_families / sizeof cgen_families[0]; f++)
         for (const CgenEntry *e = cgen_families[f]; e->op != -1; e++)
             if (e->op == k) return *e;
@@ -32,14 +34,14 @@ CgenEntry cgen_entry(int k)
 
 void cgen_build_table(CgenEntry *table)
 {
-    memset(table, 0, sizeof(CgenEntry) * (size_t)OP_COUNT);
+    memset(table, 0, sizeof(CgenEntry) * (size_t)ir_op_count());
     for (size_t f = 0; f < sizeof cgen_families / sizeof cgen_families[0]; f++)
         for (const CgenEntry *e = cgen_families[f]; e->op != -1; e++) {
             GC_ASSERT(e->op >= 0 && e->op < OP_COUNT && e->emit);
             GC_ASSERT(!table[e->op].emit && "op registered twice in the C emitter table");
             table[e->op] = *e;
         }
-    for (int k = 0; k < OP_COUNT; k++)
+    for (int k = 0; k < ir_op_count(); k++)
         if (!table[k].emit) table[k] = cgen_entry(k);
 }
 

@@ -71,6 +71,11 @@ GcGraph *gc_graph_new(const char *name);
  * compile does; NULL with the reason in d. */
 GcGraph *gc_load(const char *path, GcDiag *d);
 void gc_graph_free(GcGraph *g);
+/* Registers the user operators of an annotated C file (graphc --ops FILE.c;
+ * see graphc/custom_op.h): afterwards gc_load and gc_op know them by name,
+ * and gc_compile copies the file into output folders that use them. The
+ * registry is process-wide; 0, or -1 with "FILE:LINE: ..." in d. */
+int gc_load_ops(const char *path, GcDiag *d);
 /* dtype: "f32", "f64", "f16", "bf16", "i8", "u8", "i16", "i32", "i64", "bool" */
 GcValue *gc_input(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims, GcDiag *d);
 /* data (row-major, little-endian, of the given dtype) is copied. */

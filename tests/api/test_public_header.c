@@ -8,7 +8,8 @@
  * with the values worked out by hand, checks that errors arrive as one
  * message in GcDiag (unknown op, bad dtype, unknown target, a model name
  * that is not a C identifier, a tensor over max_tensor_bytes), and compiles
- * the graph into a folder.
+ * the graph into a folder. A user operator file registered with
+ * gc_load_ops gives an op that gc_op and gc_interpret know.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,6 +99,29 @@ static void test_errors(void **state)
     gc_graph_free(g);
 }
 
+/* A user operator registered through gc_load_ops, used by name in gc_op
+ * and interpreted (the interpreter compiles the file). */
+static void test_user_op(void **state)
+{
+    (void)state;
+    GcDiag d;
+    assert_int_equal(gc_load_ops(GRAPHC_SOURCE_DIR "/tests/custom_ops/no_such_file.c", &d), -1);
+    assert_non_null(strstr(d.msg, "no_such_file.c: cannot open"));
+    if (gc_load_ops(GRAPHC_SOURCE_DIR "/tests/custom_ops/scaled_tanh.c", &d)) fail_msg("gc_load_ops: %s", d.msg);
+    static const int64_t dims[1] = {3};
+    GcGraph *g = gc_graph_new("user_op");
+    GcValue *x = gc_input(g, "x", "f32", 1, dims, &d);
+    GcValue *y = gc_op(g, "ScaledTanh", "st", &x, 1, "alpha=0.5", &d);
+    assert_non_null(y);
+    gc_output(g, y);
+    float in[3] = {-1.0f, 0.0f, 2.0f}, out[3];
+    const void *ins[1] = {in};
+    void *outs[1] = {out};
+    if (gc_interpret(g, ins, outs, &d)) fail_msg("gc_interpret: %s", d.msg);
+    for (int i = 0; i < 3; i++) assert_true(fabsf(out[i] - tanhf(0.5f * in[i])) <= 1e-7f);
+    gc_graph_free(g);
+}
+
 static void test_compile(void **state)
 {
     (void)state;
@@ -117,6 +142,7 @@ int main(void)
         cmocka_unit_test(test_interpret),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_compile),
+        cmocka_unit_test(test_user_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

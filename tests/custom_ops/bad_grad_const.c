@@ -1,0 +1,11 @@
+/* Error case: the gradient's dx is const (it must be written). */
+#include <stdint.h>
+#include <graphc/custom_op.h>
+
+GRAPHC_OP("com.example", "ScaledTanh", GRAPHC_ELEMENTWISE)
+void scaled_tanh(int64_t n, const float *x, float *y, float alpha)
+{ for (int64_t i = 0; i < n; i++) y[i] = tanhf(alpha * x[i]); }
+
+GRAPHC_GRAD("com.example", "ScaledTanh")
+void scaled_tanh_grad(int64_t n, const float *x, const float *y, const float *dy, const float *dx, float alpha)
+{ (void)n; (void)x; (void)y; (void)dy; (void)dx; (void)alpha; }
