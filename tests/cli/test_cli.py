@@ -362,13 +362,19 @@ class Targets(unittest.TestCase):
 
     def test_cuda_refuses_an_op_it_lacks(self):
         """An op the CUDA backend has no kernel for: one line naming node, op and backend; no folder."""
-        conv = os.path.join(HERE, "..", "ops", "nn", "conv_1d.gir")
+        concat = os.path.join(HERE, "..", "ops", "shape", "concat_axis0_i32.gir")
+        conv = os.path.join(HERE, "..", "ops", "nn", "conv_1d.gir")  # pads 1 and 2: cuDNN takes one
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
-            p = graphc("compile", conv, "-o", out, "--target=cuda", check=False)
+            p = graphc("compile", concat, "-o", out, "--target=cuda", check=False)
             self.assertEqual(p.returncode, 1)
-            self.assertRegex(p.stderr, r"^graphc: error: .*conv_1d.gir: node '[^']*' \(Conv\): "
-                                       r"the CUDA backend has no kernel for op 'Conv' yet\n$")
+            self.assertRegex(p.stderr, r"^graphc: error: .*concat_axis0_i32.gir: node '[^']*' \(Concat\): "
+                                       r"the CUDA backend has no kernel for op 'Concat' yet\n$")
+            self.assertFalse(os.path.exists(out))
+            p = graphc("compile", conv, "-o", out, "--target=cuda", "--no-fold", check=False)
+            self.assertEqual(p.returncode, 1)
+            self.assertRegex(p.stderr, r"^graphc: error: .*conv_1d.gir: node '[^']*' \(Conv\): the CUDA backend's "
+                                       r"Conv \(cuDNN\) takes the same pad at both ends, got 1 and 2\n$")
             self.assertFalse(os.path.exists(out))
 
     def test_help_lists_targets(self):

@@ -219,22 +219,29 @@ def check(args, folder, expected, times, blas, atol):
     cdir = folder / "c"
     shutil.rmtree(cdir, ignore_errors=True)
     t = time.time()
+    target = [] if args.target == "c" else [f"--target={args.target}"]
     p = run([args.graphc, "compile", str(folder / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m",
-             f"-O{args.opt}"])
+             f"-O{args.opt}"] + target)
     times["compile"] = time.time() - t
     if p.returncode != 0:
         return f"graphc compile (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
     t = time.time()
-    cflags, libs = blas
-    p = run([CC] + CFLAGS + cflags + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S"]
-            + libs + SAN_FLAGS + ["-lm"], cwd=cdir)
+    if args.target == "cuda":  # the generated CUDA as C99 on the CPU emulation (make emu)
+        exe = "m_main_emu"
+        p = run(["make", "-s", "emu", "CFLAGS=" + " ".join(["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"] + SAN_FLAGS)],
+                cwd=cdir)
+    else:
+        exe = "m_main"
+        cflags, libs = blas
+        p = run([CC] + CFLAGS + cflags + ["-I.", "-o", "m_main", "m.c", "m_main.c", "m_weights.S"]
+                + libs + SAN_FLAGS + ["-lm"], cwd=cdir)
     times["build"] = time.time() - t
     if p.returncode != 0:
-        return f"cc failed (exit {p.returncode}): {one_line(p.stderr)}"
+        return f"build failed (exit {p.returncode}): {one_line(p.stderr)}"
     out = folder / "out"
     shutil.rmtree(out, ignore_errors=True)
     t = time.time()
-    p = run([str(cdir / "m_main"), str(out), str(folder / "in0.npy")])
+    p = run([str(cdir / exe), str(out), str(folder / "in0.npy")])
     times["run"] = time.time() - t
     if p.returncode != 0:
         return f"m_main failed (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
@@ -283,6 +290,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the work folders of passing models")
     ap.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
     ap.add_argument("--opt", choices=("0", "2"), default="2", help="compile at -O0 or -O2 (default 2)")
+    ap.add_argument("--target", choices=("c", "cuda"), default="c",
+                    help="backend (default c); cuda builds the generated CUDA for graphc's CPU emulation "
+                         "(make emu: no GPU needed) and compares it with PyTorch the same way")
     ap.add_argument("--export-only", action="store_true",
                     help="only export the models (needs --work; prints WORK/<model>_op<N> per model)")
     args = ap.parse_args()
