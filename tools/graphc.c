@@ -941,6 +941,7 @@ static void main_help(FILE *f)
     fputs("usage: graphc COMMAND [options]   (graphc COMMAND --help for details)\n\ncommands:\n", f);
     for (const Command *c = commands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
     fprintf(f, "  %-10s %s\n", "help", "show a command's help (graphc help COMMAND)");
+    fprintf(f, "  %-10s %s\n", "version", "print graphc's version (also graphc --version)");
     fputs("\nModels are graphc text IR files (.gir) or ONNX files (.onnx). Errors print\n"
           "one line 'graphc: error: ...' on stderr and exit with status 1.\n",
           f);
@@ -958,6 +959,11 @@ int main(int argc, char **argv)
     if (argc < 2) return fail("missing command (compile, run, gradcheck, ops or dump; see graphc --help)");
     const char *cmd = argv[1];
     if (is_help(cmd)) { main_help(stdout); return 0; }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        if (argc > 2) return fail("%s takes no arguments", cmd);
+        printf("graphc %s\n", GRAPHC_VERSION);
+        return fflush(stdout) ? fail("cannot write to stdout: %s", strerror(errno)) : 0;
+    }
     if (strcmp(cmd, "help") == 0) {
         if (argc < 3) { main_help(stdout); return 0; }
         const Command *c = find_command(argv[2]);
