@@ -1203,7 +1203,7 @@ int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d
     }
     if (!rc) rc = cgen_write_weights(&m, tmp, d);
     if (!rc) rc = cgen_write_runtime(&m, tmp, d);
-    if (!rc) rc = cgen_dir_commit(tmp, dir, d);
+    if (!rc) rc = cgen_dir_commit(tmp, dir, name, d);
     else if (tmp) cgen_rmtree(tmp);
     free(tmp);
     texts_free(&t);

@@ -7,6 +7,10 @@
  * previous good output survives a failed one. An existing DIR is replaced
  * only when it is empty or was written by graphc (its Makefile starts with
  * the graphc banner): pointing the compiler at a home folder must not wipe it.
+ * Files graphc did not write there (own_file: its file names for the model
+ * the old Makefile names) move into the new folder before the swap, so a
+ * recompile keeps the user's own sources; one whose name the new output
+ * takes is an error instead.
  *
  * The runtime is copied by unit: gcrt_base.h always, and the header and
  * source of each unit the model's nodes call (CgenModel.runtime); NAME.c
@@ -155,11 +159,101 @@ static int replaceable(const char *dir)
     return n == sizeof head - 1 && strcmp(head, CGEN_BANNER) == 0;
 }
 
-int cgen_dir_commit(const char *tmp, const char *dir, Diag *d)
+/* The model name in the banner of dir's Makefile ("... for model 'NAME';"),
+ * into buf; 0, or -1 when there is none. */
+static int banner_name(const char *dir, char *buf, size_t cap)
+{
+    char *mk = path_join(dir, "Makefile");
+    FILE *f = fopen(mk, "rb");
+    free(mk);
+    if (!f) return -1;
+    char line[256] = "";
+    char *got = fgets(line, sizeof line, f);
+    fclose(f);
+    static const char pre[] = CGEN_BANNER " for model '";
+    if (!got || strncmp(line, pre, sizeof pre - 1) != 0) return -1;
+    const char *a = line + sizeof pre - 1, *q = strchr(a, '\'');
+    if (!q || q == a || (size_t)(q - a) >= cap) return -1;
+    memcpy(buf, a, (size_t)(q - a));
+    buf[q - a] = 0;
+    return 0;
+}
+
+/* Whether `file` is one graphc writes into the folder of model `name`, or
+ * one its Makefile builds there: the Makefile, the runtime files, NAME.h,
+ * NAME.c, NAME_main.c, the weights files (NAME_weights.{c,S,bin},
+ * NAME_weights_<k>.inc, NAME.weights), the objects NAME.o, NAME_weights.o,
+ * NAME_main.o and the products libNAME.a, libNAME.so, NAME_main. */
+static int own_file(const char *file, const char *name)
+{
+    static const char *const suffix[] = {".h", ".c", "_main.c", "_weights.c", "_weights.S", "_weights.bin", ".weights",
+                                         ".o", "_weights.o", "_main.o", "_main"};
+    if (strcmp(file, "Makefile") == 0) return 1;
+    for (size_t i = 0; i < gc_runtime_files_count; i++)
+        if (strcmp(file, gc_runtime_files[i].name) == 0) return 1;
+    size_t n = strlen(name);
+    if (strncmp(file, "lib", 3) == 0 && strncmp(file + 3, name, n) == 0 &&
+        (strcmp(file + 3 + n, ".a") == 0 || strcmp(file + 3 + n, ".so") == 0))
+        return 1;
+    if (strncmp(file, name, n) != 0) return 0;
+    const char *rest = file + n;
+    for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++)
+        if (strcmp(rest, suffix[k]) == 0) return 1;
+    if (strncmp(rest, "_weights_", 9) != 0) return 0;
+    const char *p = rest + 9;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    return strcmp(p, ".inc") == 0;
+}
+
+/* The entries of graphc folder dir that graphc did not write (own_file of
+ * the model its Makefile names, or of `name` when it names none), as a
+ * malloc'd array of malloc'd names; NULL with *n = 0 when there are none. */
+static char **user_files(const char *dir, const char *name, int *n)
+{
+    char old[128];
+    if (banner_name(dir, old, sizeof old)) snprintf(old, sizeof old, "%s", name);
+    char **out = NULL;
+    int cap = 0;
+    *n = 0;
+    DIR *dp = opendir(dir);
+    if (!dp) return NULL;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || own_file(e->d_name, old)) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            out = realloc(out, sizeof *out * (size_t)cap);
+            GC_ASSERT(out);
+        }
+        out[*n] = malloc(strlen(e->d_name) + 1);
+        GC_ASSERT(out[*n]);
+        strcpy(out[(*n)++], e->d_name);
+    }
+    closedir(dp);
+    return out;
+}
+
+/* Renames each of files from folder `from` into folder `to`; stops at the
+ * first failure. The number moved. */
+static int move_files(char **files, int n, const char *from, const char *to)
+{
+    for (int i = 0; i < n; i++) {
+        char *a = path_join(from, files[i]), *b = path_join(to, files[i]);
+        int bad = rename(a, b) != 0;
+        free(a);
+        free(b);
+        if (bad) return i;
+    }
+    return n;
+}
+
+int cgen_dir_commit(const char *tmp, const char *dir, const char *name, Diag *d)
 {
     char *target = trim_dir(dir);
     struct stat st;
-    int rc = 0;
+    int rc = 0, n_user = 0;
+    char **user = NULL;
     if (lstat(target, &st) != 0) {
         if (rename(tmp, target) != 0) rc = diag_error(d, "cannot create output folder '%s': %s", dir, strerror(errno));
     } else if (!S_ISDIR(st.st_mode)) {
@@ -167,18 +261,34 @@ int cgen_dir_commit(const char *tmp, const char *dir, Diag *d)
     } else if (!replaceable(target)) {
         rc = diag_error(d, "output folder '%s' exists and is not a graphc output folder; refusing to replace it", dir);
     } else {
-        char *old = make_sibling(target, ".old.");
-        if (!old || rename(target, old) != 0) {
+        /* the user's own files in the old folder move into the new one */
+        user = user_files(target, name, &n_user);
+        for (int i = 0; i < n_user && !rc; i++) {
+            char *p = path_join(tmp, user[i]);
+            if (lstat(p, &st) == 0)
+                rc = diag_error(d, "output folder '%s' holds '%s', which graphc did not write and would now overwrite; "
+                                   "move it away (or choose another --name)", dir, user[i]);
+            free(p);
+        }
+        int moved = rc ? 0 : move_files(user, n_user, target, tmp);
+        if (!rc && moved < n_user)
+            rc = diag_error(d, "cannot keep '%s' of output folder '%s': %s", user[moved], dir, strerror(errno));
+        char *old = rc ? NULL : make_sibling(target, ".old.");
+        if (!rc && (!old || rename(target, old) != 0)) {
             rc = diag_error(d, "cannot replace output folder '%s': %s", dir, strerror(errno));
             if (old) rmdir(old);
-        } else if (rename(tmp, target) != 0) {
+        } else if (!rc && rename(tmp, target) != 0) {
             rc = diag_error(d, "cannot replace output folder '%s': %s", dir, strerror(errno));
             rename(old, target);
-        } else {
+        } else if (!rc) {
             cgen_rmtree(old);
+            moved = 0; /* they are in place */
         }
+        if (rc) move_files(user, moved, tmp, target); /* put them back */
         free(old);
     }
+    for (int i = 0; i < n_user; i++) free(user[i]);
+    free(user);
     if (rc) cgen_rmtree(tmp);
     free(target);
     return rc;

@@ -111,8 +111,9 @@ void cgen_weights_hash(CgenModel *m);
 /* Creates an empty temporary sibling folder of dir; returns its malloc'd path. */
 char *cgen_dir_begin(const char *dir, Diag *d);
 /* Replaces dir by tmp (dir may exist if it is empty or a previous graphc
- * output); on failure tmp is removed. */
-int cgen_dir_commit(const char *tmp, const char *dir, Diag *d);
+ * output, whose files graphc did not write move into the new folder; name
+ * is the new model's); on failure tmp is removed and dir is unchanged. */
+int cgen_dir_commit(const char *tmp, const char *dir, const char *name, Diag *d);
 /* Removes a folder tree (best effort). */
 void cgen_rmtree(const char *path);
 /* Writes text to DIR/NAME. */
