@@ -40,15 +40,30 @@
 
 /* ---- errors and flags ---- */
 
+/* Prints "graphc: error: LINE" for each line of the message (a diagnostic
+ * that lists several problems, such as every unsupported op of a model,
+ * has one line per problem). Returns 1, the exit status. */
 __attribute__((format(printf, 1, 2)))
 static int fail(const char *fmt, ...)
 {
+    char small[1024], *msg = small;
     va_list ap;
     va_start(ap, fmt);
-    fputs("graphc: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!msg) msg = small;
+    for (const char *p = msg;;) {
+        const char *nl = strchr(p, '\n');
+        fprintf(stderr, "graphc: error: %.*s\n", (int)(nl ? nl - p : (long)strlen(p)), p);
+        if (!nl) break;
+        p = nl + 1;
+    }
+    if (msg != small) free(msg);
     return 1;
 }
 
@@ -779,7 +794,8 @@ static const char dump_help[] =
     "usage: graphc dump MODEL [options]\n"
     "\n"
     "Prints MODEL on stdout. By default that is its text IR as loaded (no passes\n"
-    "run). --print-after/--print-before run the compile pipeline and print the IR\n"
+    "run), constants over 64 elements elided (--full prints them). --print-after/\n"
+    "--print-before run the compile pipeline and print the IR\n"
     "around the named passes instead; --format=dot and --memory-plan run the whole\n"
     "pipeline of the -O level and draw its result.\n"
     "\n"
@@ -803,14 +819,16 @@ static const char dump_help[] =
     "                       graphc compile --help): e.g. --grad --print-after=autodiff,\n"
     "                       or --train --memory-plan=svg for the training step's plan\n"
     HELP_LOAD
-    "  --elide              with the text IR as loaded: print constants over 64\n"
-    "                       elements as <elided N bytes> (readable, but the parser\n"
-    "                       refuses it)\n"
+    "  --full               with the text IR as loaded: print every constant's data\n"
+    "                       (a file the parser reads back); by default constants\n"
+    "                       over 64 elements print as <elided N bytes>, which keeps\n"
+    "                       the dump readable (the parser refuses it)\n"
+    "  --elide              the default, kept for scripts: elide large constants\n"
     "  -h, --help           this help\n";
 
 typedef struct DumpArgs {
     const char *model, *print_after, *print_before, *format, *memory_plan;
-    int elide, opt_level;
+    int full, opt_level;
     TrainRequest train;
 } DumpArgs;
 
@@ -828,8 +846,8 @@ static int dump_check(const DumpArgs *da)
     if (da->memory_plan && (is_dot || prints))
         return fail("dump: --memory-plan cannot be combined with --format=dot, --print-after or --print-before");
     if (is_dot && prints) return fail("dump: --format=dot cannot be combined with --print-after or --print-before");
-    if (da->elide && (is_dot || prints || da->memory_plan))
-        return fail("dump: --elide applies to the text IR as loaded only");
+    if (da->full && (is_dot || prints || da->memory_plan))
+        return fail("dump: --full applies to the text IR as loaded only");
     return 0;
 }
 
@@ -865,8 +883,10 @@ static int cmd_dump(int argc, char **argv)
         } else if (opt_value(argc, argv, &i, "--memory-plan", &v)) {
             if (!v || !*v) rc = fail("dump: --memory-plan needs a value (svg or text)");
             else da.memory_plan = v;
+        } else if (strcmp(a, "--full") == 0) {
+            da.full = 1;
         } else if (strcmp(a, "--elide") == 0) {
-            da.elide = 1;
+            da.full = 0;
         } else if (a[0] == '-' && a[1] != 0) {
             rc = fail("dump: unknown option '%s' (see graphc dump --help)", a);
         } else if (!da.model) {
@@ -909,7 +929,7 @@ static int dump_model(const DumpArgs *da, const LoadOptions *lo)
         else if (rc == 0 && strcmp(da->memory_plan, "svg") == 0) pass_plan_svg(g, &w);
         else if (rc == 0) pass_plan_text(g, &w);
     } else {
-        ir_print(g, &w, da->elide);
+        ir_print(g, &w, !da->full);
     }
     if (w.len) fwrite(w.buf, 1, w.len, stdout);
     w_free(&w);
