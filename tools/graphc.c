@@ -2,6 +2,8 @@
  *
  *   graphc compile MODEL -o DIR ...   model → passes → C sources in DIR
  *   graphc run MODEL OUTDIR IN.npy..  model → reference interpreter → .npy
+ *   graphc verify MODEL [IN.npy..]    compile, make, run, compare with the
+ *                                     f64 interpreter (tools/verify.c)
  *   graphc dump MODEL ...             model → text IR, Graphviz digraph
  *                                     (ir/dot.c) or memory plan picture
  *                                     (passes/plan_svg.c) on stdout
@@ -17,6 +19,8 @@
  * written atomically (temp file + rename, and the backend replaces its
  * output folder as a whole), so an error never leaves a half-written file.
  */
+#include "tools/cli.h"
+
 #include "api/compile.h"
 #include "backend/backend.h"
 #include "frontend/load.h"
@@ -43,8 +47,7 @@
 /* Prints "graphc: error: LINE" for each line of the message (a diagnostic
  * that lists several problems, such as every unsupported op of a model,
  * has one line per problem). Returns 1, the exit status. */
-__attribute__((format(printf, 1, 2)))
-static int fail(const char *fmt, ...)
+int fail(const char *fmt, ...)
 {
     char small[1024], *msg = small;
     va_list ap;
@@ -67,12 +70,12 @@ static int fail(const char *fmt, ...)
     return 1;
 }
 
-static int fail_diag(const Diag *d) { return fail("%s", d->n_errors ? d->msg : "unknown failure"); }
+int fail_diag(const Diag *d) { return fail("%s", d->n_errors ? d->msg : "unknown failure"); }
 
 /* Matches option `name` at argv[*i] in the forms "NAME=VALUE" and "NAME VALUE"
  * (the latter consumes the next argument). Returns 1 on a match (with *val
  * set, or NULL when the value is missing), 0 otherwise. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
 {
     size_t n = strlen(name);
     const char *a = argv[*i];
@@ -86,14 +89,14 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
     return 1;
 }
 
-static int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
 static int is_ident_char(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
 /* The model file's stem ("nets/resnet-18.gir" → "resnet_18"): every
  * character outside [A-Za-z0-9_] becomes '_'. NULL, or why there is none;
  * the backend then judges whether the stem can name the model. */
-static const char *stem_name(const char *path, char *out, size_t cap)
+const char *stem_name(const char *path, char *out, size_t cap)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -176,7 +179,7 @@ static const char *parse_bytes_opt(const char *text, int64_t *out)
 
 /* Handles one --shape option at argv[*i]: 1 consumed, 0 not --shape, -1
  * error (printed). */
-static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, InputShape *store)
+int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, InputShape *store)
 {
     const char *v;
     if (strcmp(argv[*i], "--no-fold") == 0) {
@@ -205,7 +208,7 @@ static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions
     return 1;
 }
 
-static void free_shapes(LoadOptions *o, InputShape *store)
+void free_shapes(LoadOptions *o, InputShape *store)
 {
     for (int k = 0; k < o->n_shapes; k++) free((char *)store[k].name);
     free(store);
@@ -224,7 +227,7 @@ static Graph *load(const char *path, const LoadOptions *opts, Diag *d, int verbo
 
 /* Handles an -O option at argv[i]: 1 (*level set), 0 not an -O option,
  * -1 error (printed). */
-static int opt_level_opt(const char *a, const char *cmd, int *level)
+int opt_level_opt(const char *a, const char *cmd, int *level)
 {
     if (strncmp(a, "-O", 2) != 0) return 0;
     if (strcmp(a, "-O0") == 0) *level = 0;
@@ -233,26 +236,6 @@ static int opt_level_opt(const char *a, const char *cmd, int *level)
     return 1;
 }
 
-#define HELP_OPT_LEVEL                                                                        \
-    "  -O0, -O2             optimization level (default -O2): -O0 runs only the passes\n"     \
-    "                       correctness needs (infer-shapes, fold-constants,\n"               \
-    "                       plan-memory, the latter without in-place reuse); -O2 also\n"      \
-    "                       simplifies, folds batch norms, fuses layer norms,\n"              \
-    "                       elementwise chains and Conv/Gemm/MatMul epilogues\n"
-/* The loading options every subcommand takes (api_load). */
-#define HELP_LOAD                                                                             \
-    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"           \
-    "                       leaves symbolic (ONNX dim_param); may be repeated\n"              \
-    "  --no-fold            fold nothing at compile time: nodes with constant\n"              \
-    "                       inputs stay nodes (shape operands must be constants)\n"           \
-    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"              \
-    "                       constant with FILE's value (dtype and shape must match);\n"       \
-    "                       it is no longer an input of the model; may be repeated\n"         \
-    "  --max-tensor-bytes=N  the size policy: refuse a model in which one tensor\n"           \
-    "                       (input, constant, folded value, intermediate, output)\n"          \
-    "                       or the memory arena would take more than N bytes\n"               \
-    "                       (default 16G; N is a byte count, optionally with a\n"             \
-    "                       suffix K, M, G or T for powers of 1024)\n"
 #define HELP_PRINT                                                                            \
     "  --print-after=PASS   print the text IR after pass PASS, or after every pass\n"         \
     "                       with 'all' (constants over 64 elements elided)\n"                 \
@@ -296,7 +279,7 @@ static int train_opt(int argc, char **argv, int *i, const char *cmd, int allow_t
 /* ---- compile ---- */
 
 /* The backends' names into buf ("expected c" or "expected c or cuda"). */
-static const char *target_names(char *buf, size_t cap)
+const char *target_names(char *buf, size_t cap)
 {
     size_t n = (size_t)snprintf(buf, cap, "expected");
     for (int i = 0; backend_list[i] && n < cap; i++)
@@ -517,7 +500,7 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
  * each with exactly the input's dtype and shape, into arrs (ptrs[i]: the
  * data). 0, or 1 with the error printed (the arrays read so far stay in
  * arrs for the caller to free). */
-static int read_inputs(const char *model, const Graph *g, const char *const *files, int n, NpyArray *arrs,
+int read_inputs(const char *model, const Graph *g, const char *const *files, int n, NpyArray *arrs,
                        const void **ptrs)
 {
     if (n != g->n_inputs) {
@@ -950,6 +933,7 @@ typedef struct Command {
 static const Command commands[] = {
     {"compile", cmd_compile, "compile a model to C sources"},
     {"run", cmd_run, "run a model in the reference interpreter on .npy inputs"},
+    {"verify", cmd_verify, "compile, build and run a model; compare with the interpreter (f64)"},
     {"ops", cmd_ops, "list the operators and their facets (which can be differentiated)"},
     {"gradcheck", cmd_gradcheck, "check a model's gradients against finite differences (interpreter, f64)"},
     {"dump", cmd_dump, "print a model's text IR (around passes), Graphviz graph or memory plan"},
@@ -967,6 +951,16 @@ static void main_help(FILE *f)
           f);
 }
 
+/* "compile, run, verify, ..., dump": the command names, for errors. */
+static const char *command_names(char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (const Command *c = commands; c->name && n < cap; c++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", c == commands ? "" : ", ", c->name);
+    return buf;
+}
+
 static const Command *find_command(const char *name)
 {
     for (const Command *c = commands; c->name; c++)
@@ -976,7 +970,8 @@ static const Command *find_command(const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) return fail("missing command (compile, run, gradcheck, ops or dump; see graphc --help)");
+    char names[256];
+    if (argc < 2) return fail("missing command (%s; see graphc --help)", command_names(names, sizeof names));
     const char *cmd = argv[1];
     if (is_help(cmd)) { main_help(stdout); return 0; }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
@@ -987,7 +982,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0) {
         if (argc < 3) { main_help(stdout); return 0; }
         const Command *c = find_command(argv[2]);
-        if (!c) return fail("unknown command '%s' (commands: compile, run, gradcheck, ops, dump)", argv[2]);
+        if (!c) return fail("unknown command '%s' (commands: %s)", argv[2], command_names(names, sizeof names));
         char help[] = "--help";
         char *hargv[] = {help, NULL};
         return c->fn(1, hargv);
@@ -995,7 +990,7 @@ int main(int argc, char **argv)
     const Command *c = find_command(cmd);
     if (!c) {
         if (cmd[0] == '-') return fail("unknown option '%s' (see graphc --help)", cmd);
-        return fail("unknown command '%s' (commands: compile, run, gradcheck, ops, dump)", cmd);
+        return fail("unknown command '%s' (commands: %s)", cmd, command_names(names, sizeof names));
     }
     return c->fn(argc - 2, argv + 2);
 }
