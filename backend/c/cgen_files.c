@@ -28,9 +28,9 @@
  * 2.7 characters a byte) in part files of 16 MiB of blob that NAME_weights.c
  * includes: GCC lexes that at tens of MB/s and holds about 9 bytes of memory
  * per blob byte, where a "0xNN," element per byte cost it 130 (ResNet-18's
- * 75 MB blob: 7 s and 0.7 GB instead of 164 s and 9.9 GB); or a NAME.weights
- * file that the caller loads: a 64-byte header (magic, format version, blob
- * bytes, model hash, model name) and the raw blob. The model hash is 64-bit
+ * 75 MB blob: 8 to 12 s and 0.7 GB instead of 164 s and 9.9 GB); or a
+ * NAME.weights file that the caller loads: a 64-byte header (magic, format
+ * version, blob bytes, model hash, model name) and the raw blob. The model hash is 64-bit
  * FNV-1a over the model's identity (ports, the blob's layout) and the
  * blob's bytes; the generated NAME_check_weights recomputes it.
  */
