@@ -76,8 +76,9 @@ static const char verify_help[] =
     HELP_OPT_LEVEL
     "  --weights=MODE       the weights form to build: incbin (default), c-array or file\n"
     HELP_LOAD
-    "  --keep               keep the temporary folder (its path is printed):\n"
-    "                       the sources, build.log, the inputs and the outputs\n"
+    "  --keep               keep the temporary folder (made in $TMPDIR, else /tmp;\n"
+    "                       its path is printed): the sources, build.log, the\n"
+    "                       inputs and the outputs\n"
     "  -v, --verbose        progress lines on stderr\n"
     "  -h, --help           this help\n";
 
