@@ -34,6 +34,7 @@
 #include "onnx_import.h"
 #include "../ir/custom_op.h"
 #include "../ir/op.h"
+#include "../ir/writer.h"
 #include "onnx_pb.h"
 
 #include <errno.h>
@@ -620,6 +621,55 @@ static int check_node_domain(OnnxImp *im, const OnnxNode *on, const ImpNode *n)
     return 0;
 }
 
+/* Why graphc cannot import node `on` of the main graph (its domain, or an
+ * op type it has no description of), written into buf; NULL when it can.
+ * Control-flow bodies are checked when they are unrolled. */
+static const char *unsupported_op(const OnnxImp *im, const OnnxNode *on, char *buf, size_t cap)
+{
+    const char *t = on->op_type;
+    if (!strcmp(on->domain, ONNX_TRAINING_DOMAIN)) {
+        if (is_training_op(t) && im->training) return NULL;
+        snprintf(buf, cap, "unsupported op '%s' (domain '%s': graphc implements only Adagrad, Adam and Momentum%s)", t,
+                 on->domain, im->training ? "" : ", and the model does not import the domain");
+        return buf;
+    }
+    if (on->domain[0] && strcmp(on->domain, "ai.onnx") != 0) {
+        snprintf(buf, cap, "unsupported op '%s' (domain '%s': only the default ONNX domain is supported)", t, on->domain);
+        return buf;
+    }
+    if (!strcmp(t, "Constant") || !strcmp(t, "Scan") || !strcmp(t, "Loop") || !strcmp(t, "If") ||
+        ir_op_lookup(t) >= 0 || onnx_upgrade_renames(t, im->opset))
+        return NULL;
+    snprintf(buf, cap, "unsupported op '%s' (domain ai.onnx, opset %d)", t, im->opset);
+    return buf;
+}
+
+/* Reports every node of the main graph whose op graphc cannot import, one
+ * line each ("node 'NAME' (Op): unsupported op ..."; lines after the
+ * first repeat the file name), so that a user sees the whole list at once.
+ * 0 when there is none. */
+static int check_ops(OnnxImp *im, const OnnxGraph *og, const ImpNode *nodes)
+{
+    Writer w;
+    w_init(&w);
+    int n_bad = 0, n_listed = 0;
+    const char *file = im->d ? im->d->file : NULL;
+    for (int i = 0; i < og->n_nodes; i++) {
+        char why[600];
+        if (!unsupported_op(im, &og->nodes[i], why, sizeof why)) continue;
+        n_bad++;
+        if (w.len > 1500) continue; /* Diag holds 2 KB: the rest is counted */
+        if (n_listed++) w_printf(&w, "\n%s%s", file ? file : "", file ? ": " : "");
+        w_printf(&w, "node '%s' (%s): %s", nodes[i].name, nodes[i].op_type, why);
+    }
+    if (n_bad > n_listed)
+        w_printf(&w, "\n%s%sand %d more unsupported node%s", file ? file : "", file ? ": " : "", n_bad - n_listed,
+                 n_bad - n_listed == 1 ? "" : "s");
+    int rc = n_bad ? diag_error(im->d, "%s", w.buf) : 0;
+    w_free(&w);
+    return rc;
+}
+
 static int import_graph(OnnxImp *im, const OnnxModel *m, const LoadOptions *o)
 {
     const OnnxGraph *og = &m->graph;
@@ -656,8 +706,10 @@ static int import_graph(OnnxImp *im, const OnnxModel *m, const LoadOptions *o)
     for (int i = 0; i < og->n_nodes; i++) {
         const OnnxNode *on = &og->nodes[i];
         if (imp_from_onnx(im, on, i, &nodes[i])) return -1;
-        if (check_node_domain(im, on, &nodes[i])) return -1;
     }
+    if (check_ops(im, og, nodes)) return -1;
+    for (int i = 0; i < og->n_nodes; i++)
+        if (check_node_domain(im, &og->nodes[i], &nodes[i])) return -1;
     if (reserve_outputs(im, nodes, og->n_nodes)) return -1;
     Built *built = arena_alloc(&im->tmp, sizeof(Built) * (size_t)(og->n_nodes + 1));
     int n_built = 0, cap_built = og->n_nodes + 1;

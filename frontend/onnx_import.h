@@ -86,5 +86,8 @@ int onnx_control_node(OnnxImp *im, ImpNode *n, int opset);
 /* Old-opset upgrade of node n (onnx_upgrade.c) for default-domain opset
  * `opset`. 0, or -1 with a diagnostic. */
 int onnx_upgrade_node(OnnxImp *im, ImpNode *n, int opset);
+/* 1 when an upgrade of onnx_upgrade.c handles op_type at `opset` (it may
+ * turn an op graphc has no description of, e.g. Scatter, into one it has). */
+int onnx_upgrade_renames(const char *op_type, int opset);
 
 #endif

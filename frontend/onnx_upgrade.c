@@ -354,6 +354,13 @@ static const Upgrade upgrades[] = {
     {NULL, 0, NULL},
 };
 
+int onnx_upgrade_renames(const char *op_type, int opset)
+{
+    for (const Upgrade *u = upgrades; u->op_type; u++)
+        if (opset < u->new_form && strcmp(u->op_type, op_type) == 0) return 1;
+    return 0;
+}
+
 int onnx_upgrade_node(OnnxImp *im, ImpNode *n, int opset)
 {
     for (const Upgrade *u = upgrades; u->op_type; u++)

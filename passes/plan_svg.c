@@ -7,7 +7,11 @@
  * [offset, offset+size); two rectangles overlap exactly when the plan gives
  * the same bytes to two buffers that are live at the same time, so a
  * correct plan is a picture without overlaps. A dashed line marks the arena
- * size, a dotted one the live-set lower bound.
+ * size, a dotted one the live-set lower bound. The SVG_KEYS largest
+ * buffers carry a number in their rectangle and a row in the legend under
+ * the plot (name, size, steps, offset): names rarely fit in rectangles a
+ * few steps wide, and the largest buffers are the ones a reader looks for.
+ * Other rectangles show their name where it fits; all have it as tooltip.
  *
  * Coordinates are computed in integer thousandths of a pixel from the byte
  * and step numbers, so shared edges of neighbouring rectangles are the same
@@ -23,6 +27,8 @@
 #include <string.h>
 
 enum { SVG_LEFT = 110, SVG_TOP = 40, SVG_PW = 720, SVG_PH = 480, SVG_RIGHT = 190, SVG_BOTTOM = 60 };
+/* The legend under the plot: the SVG_KEYS largest buffers, one row each. */
+enum { SVG_KEYS = 10, SVG_KEY_ROW = 16, SVG_KEY_HEAD = 24 };
 
 typedef struct PlanFrame {
     int64_t steps, bytes; /* the axes' extents */
@@ -60,7 +66,9 @@ static void w_xml(Writer *w, const char *s)
     }
 }
 
-static void hline(Writer *w, const PlanFrame *f, int64_t bytes, const char *style, const char *text)
+/* A horizontal line at `bytes` with its text at the right, `dy` thousandths
+ * of a pixel below the line (to keep two close lines' texts apart). */
+static void hline(Writer *w, const PlanFrame *f, int64_t bytes, const char *style, const char *text, int64_t dy)
 {
     int64_t y = px_byte(f, bytes);
     w_printf(w, "<line x1=\"%d\" x2=\"%d\" y1=\"", SVG_LEFT, SVG_LEFT + SVG_PW + 10);
@@ -69,8 +77,42 @@ static void hline(Writer *w, const PlanFrame *f, int64_t bytes, const char *styl
     w_milli(w, y);
     w_printf(w, "\" %s/>\n", style);
     w_printf(w, "<text x=\"%d\" y=\"", SVG_LEFT + SVG_PW + 14);
-    w_milli(w, y + 4000);
+    w_milli(w, y + 4000 + dy);
     w_printf(w, "\" font-size=\"11\">%s</text>\n", text);
+}
+
+/* n bytes for people: "512 B", "1.5 KiB", "3.06 MiB", "1.25 GiB". */
+static void human_bytes(int64_t n, char *buf, size_t cap)
+{
+    static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (n < 1024) {
+        snprintf(buf, cap, "%" PRId64 " B", n);
+        return;
+    }
+    double v = (double)n / 1024;
+    int u = 0;
+    while (v >= 1024 && u < 3) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, cap, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, unit[u]);
+}
+
+/* The indices of the SVG_KEYS largest value buffers (workspaces aside; by
+ * size, then plan order) into keys; returns their number. */
+static int largest(const PlanEntry *e, int n, int *keys)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (e[i].size <= 0 || e[i].is_workspace) continue;
+        int at = k < SVG_KEYS ? k++ : SVG_KEYS;
+        while (at > 0 && e[keys[at - 1]].size < e[i].size) {
+            if (at < SVG_KEYS) keys[at] = keys[at - 1];
+            at--;
+        }
+        if (at < SVG_KEYS) keys[at] = i;
+    }
+    return k;
 }
 
 static void axes(Writer *w, const PlanFrame *f)
@@ -126,7 +168,17 @@ void pass_plan_svg(const Graph *g, Writer *w)
     }
     if (f.steps < 1) f.steps = 1;
     if (f.bytes < 1) f.bytes = 1;
-    int width = SVG_LEFT + SVG_PW + SVG_RIGHT, height = SVG_TOP + SVG_PH + SVG_BOTTOM;
+    int keys[SVG_KEYS], n_ws = 0, big_ws = -1;
+    int n_keys = largest(e, n, keys);
+    for (int i = 0; i < n; i++)
+        if (e[i].is_workspace) {
+            n_ws++;
+            if (big_ws < 0 || e[i].size > e[big_ws].size) big_ws = i;
+        }
+    int legend_rows = n_keys + (n_ws > 0);
+    int legend_top = SVG_TOP + SVG_PH + SVG_BOTTOM;
+    int width = SVG_LEFT + SVG_PW + SVG_RIGHT;
+    int height = legend_top + (legend_rows ? SVG_KEY_HEAD + legend_rows * SVG_KEY_ROW + 8 : 0);
     w_puts(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     w_printf(w,
              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -164,6 +216,20 @@ void pass_plan_svg(const Graph *g, Writer *w)
         w_xml(w, p->name);
         w_printf(w, ": bytes [%" PRId64 ", %" PRId64 ") (%" PRId64 " bytes), steps %d..%d</title></rect>\n",
                  p->offset, p->offset + p->size, p->size, p->first, p->last);
+        int key = 0;
+        for (int k = 0; k < n_keys && !key; k++)
+            if (keys[k] == i) key = k + 1;
+        /* one of the largest: its legend number, haloed so that it reads on
+         * any fill and over neighbours when the rectangle is narrow */
+        if (key) {
+            w_printf(w, "<text class=\"key\" x=\"");
+            w_milli(w, (x0 + x1) / 2);
+            w_puts(w, "\" y=\"");
+            w_milli(w, (y0 + y1) / 2 + 4000);
+            w_printf(w, "\" font-size=\"11\" font-weight=\"bold\" text-anchor=\"middle\" stroke=\"#fff\" "
+                        "stroke-width=\"3\" paint-order=\"stroke\">%d</text>\n", key);
+            continue;
+        }
         /* a label when it fits: ~6.5 px per character at font-size 10 */
         size_t len = strlen(p->name);
         if ((double)(x1 - x0) >= (6.5 * (double)len + 4) * 1000 && y1 - y0 >= 12000) {
@@ -183,11 +249,44 @@ void pass_plan_svg(const Graph *g, Writer *w)
     char text[96];
     snprintf(text, sizeof text, "arena %" PRId64 " bytes", g->arena_bytes);
     hline(w, &f, g->arena_bytes, "class=\"arena\" stroke=\"#c00\" stroke-width=\"1.5\" stroke-dasharray=\"6,3\"",
-          text);
+          text, 0);
     if (g->plan_lower_bound > 0 && g->plan_lower_bound < g->arena_bytes) {
         snprintf(text, sizeof text, "lower bound %" PRId64 " bytes", g->plan_lower_bound);
+        int64_t gap = px_byte(&f, g->plan_lower_bound) - px_byte(&f, g->arena_bytes); /* > 0: below */
         hline(w, &f, g->plan_lower_bound,
-              "class=\"lower-bound\" stroke=\"#555\" stroke-width=\"1\" stroke-dasharray=\"2,2\"", text);
+              "class=\"lower-bound\" stroke=\"#555\" stroke-width=\"1\" stroke-dasharray=\"2,2\"", text,
+              gap < 13000 ? 13000 - gap : 0);
+    }
+    if (legend_rows) {
+        w_printf(w, "<g class=\"legend\" font-size=\"11\">\n<text x=\"%d\" y=\"%d\" font-size=\"12\">",
+                 SVG_LEFT, legend_top + 12);
+        if (n_keys) w_printf(w, "the %d largest buffer%s:</text>\n", n_keys, n_keys == 1 ? "" : "s");
+        else w_puts(w, "no tensor buffers:</text>\n");
+        for (int k = 0; k < n_keys; k++) {
+            const PlanEntry *p = &e[keys[k]];
+            int y = legend_top + SVG_KEY_HEAD + k * SVG_KEY_ROW;
+            char size[32];
+            human_bytes(p->size, size, sizeof size);
+            w_printf(w, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"11\" stroke=\"#333\" stroke-width=\"0.5\" fill=\"%s\"/>\n",
+                     SVG_LEFT, y - 9, p->is_workspace ? "#d9d9d9" : fills[keys[k] % 8]);
+            w_printf(w, "<text class=\"legend-entry\" x=\"%d\" y=\"%d\">%d. ", SVG_LEFT + 18, y, k + 1);
+            w_xml(w, p->name);
+            w_printf(w, ": %s (%" PRId64 " bytes), steps %d..%d, offset %" PRId64 "</text>\n", size, p->size, p->first,
+                     p->last, p->offset);
+        }
+        if (n_ws) {
+            const PlanEntry *p = &e[big_ws];
+            int y = legend_top + SVG_KEY_HEAD + n_keys * SVG_KEY_ROW;
+            char size[32];
+            human_bytes(p->size, size, sizeof size);
+            w_printf(w, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"11\" stroke=\"#333\" stroke-width=\"0.5\" "
+                        "fill=\"#d9d9d9\" stroke-dasharray=\"3,2\"/>\n", SVG_LEFT, y - 9);
+            w_printf(w, "<text class=\"legend-workspaces\" x=\"%d\" y=\"%d\">%d node workspace%s (dashed grey), the "
+                        "largest ", SVG_LEFT + 18, y, n_ws, n_ws == 1 ? "" : "s");
+            w_xml(w, p->name);
+            w_printf(w, ": %s (%" PRId64 " bytes)</text>\n", size, p->size);
+        }
+        w_puts(w, "</g>\n");
     }
     w_puts(w, "</svg>\n");
     free(e);

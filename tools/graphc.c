@@ -2,6 +2,8 @@
  *
  *   graphc compile MODEL -o DIR ...   model → passes → C sources in DIR
  *   graphc run MODEL OUTDIR IN.npy..  model → reference interpreter → .npy
+ *   graphc verify MODEL [IN.npy..]    compile, make, run, compare with the
+ *                                     f64 interpreter (tools/verify.c)
  *   graphc dump MODEL ...             model → text IR, Graphviz digraph
  *                                     (ir/dot.c) or memory plan picture
  *                                     (passes/plan_svg.c) on stdout
@@ -22,6 +24,8 @@
  * written atomically (temp file + rename, and the backend replaces its
  * output folder as a whole), so an error never leaves a half-written file.
  */
+#include "tools/cli.h"
+
 #include "api/compile.h"
 #include "backend/backend.h"
 #include "frontend/load.h"
@@ -47,24 +51,38 @@
 
 /* ---- errors and flags ---- */
 
-__attribute__((format(printf, 1, 2)))
-static int fail(const char *fmt, ...)
+/* Prints "graphc: error: LINE" for each line of the message (a diagnostic
+ * that lists several problems, such as every unsupported op of a model,
+ * has one line per problem). Returns 1, the exit status. */
+int fail(const char *fmt, ...)
 {
+    char small[1024], *msg = small;
     va_list ap;
     va_start(ap, fmt);
-    fputs("graphc: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!msg) msg = small;
+    for (const char *p = msg;;) {
+        const char *nl = strchr(p, '\n');
+        fprintf(stderr, "graphc: error: %.*s\n", (int)(nl ? nl - p : (long)strlen(p)), p);
+        if (!nl) break;
+        p = nl + 1;
+    }
+    if (msg != small) free(msg);
     return 1;
 }
 
-static int fail_diag(const Diag *d) { return fail("%s", d->n_errors ? d->msg : "unknown failure"); }
+int fail_diag(const Diag *d) { return fail("%s", d->n_errors ? d->msg : "unknown failure"); }
 
 /* Matches option `name` at argv[*i] in the forms "NAME=VALUE" and "NAME VALUE"
  * (the latter consumes the next argument). Returns 1 on a match (with *val
  * set, or NULL when the value is missing), 0 otherwise. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
 {
     size_t n = strlen(name);
     const char *a = argv[*i];
@@ -78,14 +96,14 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
     return 1;
 }
 
-static int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
 static int is_ident_char(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
 /* The model file's stem ("nets/resnet-18.gir" → "resnet_18"): every
  * character outside [A-Za-z0-9_] becomes '_'. NULL, or why there is none;
  * the backend then judges whether the stem can name the model. */
-static const char *stem_name(const char *path, char *out, size_t cap)
+const char *stem_name(const char *path, char *out, size_t cap)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -168,7 +186,7 @@ static const char *parse_bytes_opt(const char *text, int64_t *out)
 
 /* Handles one --shape option at argv[*i]: 1 consumed, 0 not --shape, -1
  * error (printed). */
-static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, InputShape *store)
+int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, InputShape *store)
 {
     const char *v;
     if (strcmp(argv[*i], "--no-fold") == 0) {
@@ -203,7 +221,7 @@ static int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions
     return 1;
 }
 
-static void free_shapes(LoadOptions *o, InputShape *store)
+void free_shapes(LoadOptions *o, InputShape *store)
 {
     for (int k = 0; k < o->n_shapes; k++) free((char *)store[k].name);
     free(store);
@@ -222,7 +240,7 @@ static Graph *load(const char *path, const LoadOptions *opts, Diag *d, int verbo
 
 /* Handles an -O option at argv[i]: 1 (*level set), 0 not an -O option,
  * -1 error (printed). */
-static int opt_level_opt(const char *a, const char *cmd, int *level)
+int opt_level_opt(const char *a, const char *cmd, int *level)
 {
     if (strncmp(a, "-O", 2) != 0) return 0;
     if (strcmp(a, "-O0") == 0) *level = 0;
@@ -231,29 +249,6 @@ static int opt_level_opt(const char *a, const char *cmd, int *level)
     return 1;
 }
 
-#define HELP_OPT_LEVEL                                                                        \
-    "  -O0, -O2             optimization level (default -O2): -O0 runs only the passes\n"     \
-    "                       correctness needs (infer-shapes, fold-constants,\n"               \
-    "                       plan-memory, the latter without in-place reuse); -O2 also\n"      \
-    "                       simplifies, folds batch norms, fuses layer norms,\n"              \
-    "                       elementwise chains and Conv/Gemm/MatMul epilogues\n"
-/* The loading options every subcommand takes (api_load). */
-#define HELP_LOAD                                                                             \
-    "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"           \
-    "                       leaves symbolic (ONNX dim_param); may be repeated\n"              \
-    "  --no-fold            fold nothing at compile time: nodes with constant\n"              \
-    "                       inputs stay nodes (shape operands must be constants)\n"           \
-    "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"              \
-    "                       constant with FILE's value (dtype and shape must match);\n"       \
-    "                       it is no longer an input of the model; may be repeated\n"         \
-    "  --ops FILE.c         user operators: the GRAPHC_OP / GRAPHC_GRAD annotated\n"     \
-    "                       functions of FILE.c (graphc/custom_op.h) become ops of\n"    \
-    "                       their domain; elementwise form only; may be repeated\n"      \
-    "  --max-tensor-bytes=N  the size policy: refuse a model in which one tensor\n"           \
-    "                       (input, constant, folded value, intermediate, output)\n"          \
-    "                       or the memory arena would take more than N bytes\n"               \
-    "                       (default 16G; N is a byte count, optionally with a\n"             \
-    "                       suffix K, M, G or T for powers of 1024)\n"
 #define HELP_PRINT                                                                            \
     "  --print-after=PASS   print the text IR after pass PASS, or after every pass\n"         \
     "                       with 'all' (constants over 64 elements elided)\n"                 \
@@ -297,7 +292,7 @@ static int train_opt(int argc, char **argv, int *i, const char *cmd, int allow_t
 /* ---- compile ---- */
 
 /* The backends' names into buf ("expected c" or "expected c or cuda"). */
-static const char *target_names(char *buf, size_t cap)
+const char *target_names(char *buf, size_t cap)
 {
     size_t n = (size_t)snprintf(buf, cap, "expected");
     for (int i = 0; backend_list[i] && n < cap; i++)
@@ -314,7 +309,10 @@ static const char compile_help[] =
     "target writes its sources. The C backend (--target=c, the default) writes\n"
     "standalone C99: the model's header and source, its weights, the runtime kernels\n"
     "the model calls (included by the model's source, private to it) and a Makefile.\n"
-    "DIR is written atomically: after an error nothing is left behind.\n"
+    "DIR is written atomically: after an error nothing is left behind. An\n"
+    "existing DIR must be empty or a graphc output folder; files there that\n"
+    "graphc did not write are kept (one that the new output would overwrite is\n"
+    "an error).\n"
     "\n"
     "options:\n"
     "  -o DIR               output folder (required)\n"
@@ -328,8 +326,11 @@ static const char compile_help[] =
     "                       from .npy files and writes output_<i>.npy files\n"
     "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
     "                       file pulled in with the assembler's .incbin), c-array\n"
-    "                       (a portable const C array) or file (NAME.weights,\n"
-    "                       loaded by the caller and passed to NAME_run)\n"
+    "                       (a const C array initialized by string literals, in\n"
+    "                       NAME_weights.c and the NAME_weights_<k>.inc it includes)\n"
+    "                       or file (NAME.weights: a 64-byte header with the model\n"
+    "                       hash, then the blob; the caller loads it, checks it\n"
+    "                       with NAME_check_weights and passes it to NAME_run)\n"
     HELP_GRAD
     "  --train              generate a training step: NAME_init_state, NAME_train_step\n"
     "                       (forward, backward and optimizer update in place in a\n"
@@ -518,7 +519,7 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
  * each with exactly the input's dtype and shape, into arrs (ptrs[i]: the
  * data). 0, or 1 with the error printed (the arrays read so far stay in
  * arrs for the caller to free). */
-static int read_inputs(const char *model, const Graph *g, const char *const *files, int n, NpyArray *arrs,
+int read_inputs(const char *model, const Graph *g, const char *const *files, int n, NpyArray *arrs,
                        const void **ptrs)
 {
     if (n != g->n_inputs) {
@@ -949,7 +950,8 @@ static const char dump_help[] =
     "usage: graphc dump MODEL [options]\n"
     "\n"
     "Prints MODEL on stdout. By default that is its text IR as loaded (no passes\n"
-    "run). --print-after/--print-before run the compile pipeline and print the IR\n"
+    "run), constants over 64 elements elided (--full prints them). --print-after/\n"
+    "--print-before run the compile pipeline and print the IR\n"
     "around the named passes instead; --format=dot and --memory-plan run the whole\n"
     "pipeline of the -O level and draw its result.\n"
     "\n"
@@ -973,14 +975,16 @@ static const char dump_help[] =
     "                       graphc compile --help): e.g. --grad --print-after=autodiff,\n"
     "                       or --train --memory-plan=svg for the training step's plan\n"
     HELP_LOAD
-    "  --elide              with the text IR as loaded: print constants over 64\n"
-    "                       elements as <elided N bytes> (readable, but the parser\n"
-    "                       refuses it)\n"
+    "  --full               with the text IR as loaded: print every constant's data\n"
+    "                       (a file the parser reads back); by default constants\n"
+    "                       over 64 elements print as <elided N bytes>, which keeps\n"
+    "                       the dump readable (the parser refuses it)\n"
+    "  --elide              the default, kept for scripts: elide large constants\n"
     "  -h, --help           this help\n";
 
 typedef struct DumpArgs {
     const char *model, *print_after, *print_before, *format, *memory_plan;
-    int elide, opt_level;
+    int full, opt_level;
     TrainRequest train;
 } DumpArgs;
 
@@ -998,8 +1002,8 @@ static int dump_check(const DumpArgs *da)
     if (da->memory_plan && (is_dot || prints))
         return fail("dump: --memory-plan cannot be combined with --format=dot, --print-after or --print-before");
     if (is_dot && prints) return fail("dump: --format=dot cannot be combined with --print-after or --print-before");
-    if (da->elide && (is_dot || prints || da->memory_plan))
-        return fail("dump: --elide applies to the text IR as loaded only");
+    if (da->full && (is_dot || prints || da->memory_plan))
+        return fail("dump: --full applies to the text IR as loaded only");
     return 0;
 }
 
@@ -1035,8 +1039,10 @@ static int cmd_dump(int argc, char **argv)
         } else if (opt_value(argc, argv, &i, "--memory-plan", &v)) {
             if (!v || !*v) rc = fail("dump: --memory-plan needs a value (svg or text)");
             else da.memory_plan = v;
+        } else if (strcmp(a, "--full") == 0) {
+            da.full = 1;
         } else if (strcmp(a, "--elide") == 0) {
-            da.elide = 1;
+            da.full = 0;
         } else if (a[0] == '-' && a[1] != 0) {
             rc = fail("dump: unknown option '%s' (see graphc dump --help)", a);
         } else if (!da.model) {
@@ -1079,7 +1085,7 @@ static int dump_model(const DumpArgs *da, const LoadOptions *lo)
         else if (rc == 0 && strcmp(da->memory_plan, "svg") == 0) pass_plan_svg(g, &w);
         else if (rc == 0) pass_plan_text(g, &w);
     } else {
-        ir_print(g, &w, da->elide);
+        ir_print(g, &w, !da->full);
     }
     if (w.len) fwrite(w.buf, 1, w.len, stdout);
     w_free(&w);
@@ -1100,6 +1106,7 @@ typedef struct Command {
 static const Command commands[] = {
     {"compile", cmd_compile, "compile a model to C sources"},
     {"run", cmd_run, "run a model in the reference interpreter on .npy inputs"},
+    {"verify", cmd_verify, "compile, build and run a model; compare with the interpreter (f64)"},
     {"ops", cmd_ops, "list the operators and their facets (which can be differentiated)"},
     {"gradcheck", cmd_gradcheck, "check a model's gradients against finite differences (interpreter, f64)"},
     {"check-op", cmd_check_op, "check the user operators of FILE.c: they run, and their gradients against finite differences"},
@@ -1112,9 +1119,20 @@ static void main_help(FILE *f)
     fputs("usage: graphc COMMAND [options]   (graphc COMMAND --help for details)\n\ncommands:\n", f);
     for (const Command *c = commands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
     fprintf(f, "  %-10s %s\n", "help", "show a command's help (graphc help COMMAND)");
+    fprintf(f, "  %-10s %s\n", "version", "print graphc's version (also graphc --version)");
     fputs("\nModels are graphc text IR files (.gir) or ONNX files (.onnx). Errors print\n"
           "one line 'graphc: error: ...' on stderr and exit with status 1.\n",
           f);
+}
+
+/* "compile, run, verify, ..., dump": the command names, for errors. */
+static const char *command_names(char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (const Command *c = commands; c->name && n < cap; c++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", c == commands ? "" : ", ", c->name);
+    return buf;
 }
 
 static const Command *find_command(const char *name)
@@ -1126,13 +1144,19 @@ static const Command *find_command(const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) return fail("missing command (compile, run, gradcheck, check-op, ops or dump; see graphc --help)");
+    char names[256];
+    if (argc < 2) return fail("missing command (%s; see graphc --help)", command_names(names, sizeof names));
     const char *cmd = argv[1];
     if (is_help(cmd)) { main_help(stdout); return 0; }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        if (argc > 2) return fail("%s takes no arguments", cmd);
+        printf("graphc %s\n", GRAPHC_VERSION);
+        return fflush(stdout) ? fail("cannot write to stdout: %s", strerror(errno)) : 0;
+    }
     if (strcmp(cmd, "help") == 0) {
         if (argc < 3) { main_help(stdout); return 0; }
         const Command *c = find_command(argv[2]);
-        if (!c) return fail("unknown command '%s' (commands: compile, run, gradcheck, check-op, ops, dump)", argv[2]);
+        if (!c) return fail("unknown command '%s' (commands: %s)", argv[2], command_names(names, sizeof names));
         char help[] = "--help";
         char *hargv[] = {help, NULL};
         return c->fn(1, hargv);
@@ -1140,7 +1164,7 @@ int main(int argc, char **argv)
     const Command *c = find_command(cmd);
     if (!c) {
         if (cmd[0] == '-') return fail("unknown option '%s' (see graphc --help)", cmd);
-        return fail("unknown command '%s' (commands: compile, run, gradcheck, check-op, ops, dump)", cmd);
+        return fail("unknown command '%s' (commands: %s)", cmd, command_names(names, sizeof names));
     }
     return c->fn(argc - 2, argv + 2);
 }

@@ -637,6 +637,62 @@ static void gen_schedule(Cgen *c, Writer *w, const char *fn)
 
 static void gen_train_source(Cgen *c, Cgen *ci, Writer *w);
 
+/* --weights=file: the header check every API function runs (NAME_blob),
+ * and NAME_check_weights, which reads the whole file (cgen_model.h and
+ * cgen_files.c describe the header and the hash). */
+static void gen_weights_check(const CgenModel *m, Writer *w)
+{
+    const char *N = m->name;
+    w_printf(w, "/* The FNV-1a state after this model's identity (its ports and the blob's\n"
+                " * layout); the blob's bytes continue it to %s_WEIGHTS_HASH. */\n"
+                "static const uint64_t %s_weights_seed = UINT64_C(0x%016llx);\n\n",
+             N, N, (unsigned long long)m->weights_seed);
+    w_printf(w, "static uint64_t %s_le(const unsigned char *p, int n)\n{\n"
+                "    uint64_t v = 0;\n"
+                "    while (n-- > 0) v = v << 8 | p[n];\n"
+                "    return v;\n}\n\n", N);
+    w_printf(w, "/* The blob of a loaded weights file whose header is this model's (magic,\n"
+                " * version, blob bytes and model hash; the blob itself is not read), else\n"
+                " * NULL; also NULL when weights is NULL or not 8-byte aligned. */\n"
+                "static const unsigned char *%s_blob(const void *weights)\n{\n"
+                "    const unsigned char *p = (const unsigned char *)weights;\n"
+                "    if (p == NULL || ((uintptr_t)p & 7u) != 0) return NULL;\n"
+                "    if (memcmp(p, \"%s\", 8) != 0 || %s_le(p + 8, 4) != %s_WEIGHTS_FORMAT_VERSION ||\n"
+                "        %s_le(p + 12, 4) != %s_WEIGHTS_HEADER_BYTES || %s_le(p + 16, 8) != (uint64_t)%s_WEIGHTS_BYTES ||\n"
+                "        %s_le(p + 24, 8) != %s_WEIGHTS_HASH)\n"
+                "        return NULL;\n"
+                "    return p + %s_WEIGHTS_HEADER_BYTES;\n}\n\n",
+             N, CGEN_WEIGHTS_MAGIC, N, N, N, N, N, N, N, N, N);
+    w_printf(w, "int %s_check_weights(const void *data, size_t size)\n{\n"
+                "    const unsigned char *p = (const unsigned char *)data;\n"
+                "    uint64_t h = %s_weights_seed;\n"
+                "    size_t i;\n"
+                "    if (p == NULL || ((uintptr_t)p & 7u) != 0) return %s_WEIGHTS_ERR_POINTER;\n"
+                "    if (memcmp(p, \"%s\", size < 8 ? size : 8) != 0) return %s_WEIGHTS_ERR_MAGIC;\n"
+                "    if (size < %s_WEIGHTS_HEADER_BYTES) return %s_WEIGHTS_ERR_SIZE;\n"
+                "    if (%s_le(p + 8, 4) != %s_WEIGHTS_FORMAT_VERSION || %s_le(p + 12, 4) != %s_WEIGHTS_HEADER_BYTES)\n"
+                "        return %s_WEIGHTS_ERR_VERSION;\n"
+                "    if (%s_le(p + 24, 8) != %s_WEIGHTS_HASH || %s_le(p + 16, 8) != (uint64_t)%s_WEIGHTS_BYTES)\n"
+                "        return %s_WEIGHTS_ERR_MODEL;\n"
+                "    if (size != (size_t)%s_WEIGHTS_FILE_BYTES) return %s_WEIGHTS_ERR_SIZE;\n"
+                "    for (i = %s_WEIGHTS_HEADER_BYTES; i < size; i++) {\n"
+                "        h ^= p[i];\n"
+                "        h *= UINT64_C(0x%llx);\n"
+                "    }\n"
+                "    return h == %s_WEIGHTS_HASH ? %s_WEIGHTS_OK : %s_WEIGHTS_ERR_CORRUPT;\n}\n\n",
+             N, N, N, CGEN_WEIGHTS_MAGIC, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+             (unsigned long long)CGEN_FNV_PRIME, N, N, N);
+}
+
+/* The prologue of an API function that takes a weights file: `blob` points
+ * at its blob (NULL may stand for a model without weights). */
+static void gen_blob_prologue(const CgenModel *m, Writer *w)
+{
+    const char *N = m->name;
+    w_printf(w, "    const unsigned char *blob = %s_blob(weights);\n"
+                "    if (blob == NULL && (%s_WEIGHTS_BYTES > 0 || weights != NULL)) return -1;\n", N, N);
+}
+
 static void gen_source(Cgen *c, Cgen *ci, Writer *w)
 {
     const CgenModel *m = c->m;
@@ -662,6 +718,7 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
         w_puts(w, "#if defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n");
     }
     w_printf(w, "#include \"%s.h\"\n\n", N);
+    if (file) gen_weights_check(m, w);
     if (ci) {
         gen_train_source(c, ci, w);
         return;
@@ -675,14 +732,14 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     w_printf(w, "int %s_run_v_parallel(const void *weights, void *arena, const void *const *inputs, void *const *outputs,\n"
                 "    const GcThreadPool *pool)\n{\n", N);
     if (file) {
-        w_printf(w, "    if (%s_WEIGHTS_BYTES > 0 && (weights == NULL || ((uintptr_t)weights & 7u) != 0)) return -1;\n", N);
+        gen_blob_prologue(m, w);
     } else {
-        w_printf(w, "    if (weights == NULL) weights = %s_weights;\n", N);
-        w_printf(w, "    if (((uintptr_t)weights & 7u) != 0) return -1;\n");
+        w_printf(w, "    const unsigned char *blob = (const unsigned char *)(weights != NULL ? weights : %s_weights);\n", N);
+        w_printf(w, "    if (((uintptr_t)blob & 7u) != 0) return -1;\n");
     }
     if (g->arena_bytes > 0)
         w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
-    w_printf(w, "    return %s_schedule((const unsigned char *)weights, (unsigned char *)arena, inputs, outputs, pool);\n}\n\n", N);
+    w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool);\n}\n\n", N);
     w_printf(w, "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs)\n{\n"
                 "    return %s_run_v_parallel(weights, arena, inputs, outputs, NULL);\n}\n\n", N, N);
 
@@ -704,14 +761,12 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
 
 /* ---- training: NAME_init_state, NAME_train_step, NAME_infer_v ----------- */
 
-/* The weights-pointer prologue shared by the training API functions. */
+/* The weights-pointer prologue shared by the training API functions: it
+ * declares `blob`. */
 static void train_weights_check(const CgenModel *m, Writer *w)
 {
-    const char *N = m->name;
-    if (m->o->weights == BACKEND_WEIGHTS_FILE)
-        w_printf(w, "    if (%s_WEIGHTS_BYTES > 0 && (weights == NULL || ((uintptr_t)weights & 7u) != 0)) return -1;\n", N);
-    else
-        w_printf(w, "    const void *weights = %s_weights;\n", N);
+    if (m->o->weights == BACKEND_WEIGHTS_FILE) gen_blob_prologue(m, w);
+    else w_printf(w, "    const unsigned char *blob = %s_weights;\n", m->name);
 }
 
 /* The training model's source after the includes: both schedules and the API. */
@@ -738,14 +793,14 @@ static void gen_train_source(Cgen *c, Cgen *ci, Writer *w)
         w_puts(w, "    /* ");
         comment_text(w, v->name);
         if (wo >= 0) {
-            w_printf(w, ": the model's value */\n    memcpy(s + %lld, (const unsigned char *)weights + %lld, %lld);\n",
+            w_printf(w, ": the model's value */\n    memcpy(s + %lld, blob + %lld, %lld);\n",
                      (long long)m->state_off[i], (long long)wo, (long long)nb);
             reads_weights = 1;
         } else {
             w_printf(w, ": zeros */\n    memset(s + %lld, 0, %lld);\n", (long long)m->state_off[i], (long long)nb);
         }
     }
-    if (!reads_weights) w_puts(w, "    (void)weights;\n");
+    if (!reads_weights) w_puts(w, "    (void)blob;\n");
     w_puts(w, "    return 0;\n}\n\n");
 
     const Graph *pass[2] = {c->g, ci->g};
@@ -760,7 +815,7 @@ static void gen_train_source(Cgen *c, Cgen *ci, Writer *w)
         train_weights_check(m, w);
         w_puts(w, "    if (state == NULL || ((uintptr_t)state & 63u) != 0) return -1;\n");
         if (pass[k]->arena_bytes > 0) w_puts(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
-        w_printf(w, "    return %s_%s_schedule((const unsigned char *)weights, (%sunsigned char *)state, (unsigned char *)arena,\n"
+        w_printf(w, "    return %s_%s_schedule(blob, (%sunsigned char *)state, (unsigned char *)arena,\n"
                     "        inputs, outputs, NULL);\n}\n%s",
                  N, what[k], k ? "const " : "", k ? "" : "\n");
     }
@@ -785,6 +840,38 @@ static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const
     w_printf(w, "%s}\n", v->shape.rank ? "" : "1 /* rank 0: placeholder, no dims */");
     w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, KIND, i, (long long)ir_numel(&v->shape));
     w_printf(w, "#define %s_%s_%d_BYTES %lld\n\n", N, KIND, i, (long long)value_bytes(v));
+}
+
+/* --weights=file: the file's layout, the model hash and NAME_check_weights. */
+static void gen_weights_file_defs(const CgenModel *m, Writer *w)
+{
+    const char *N = m->name;
+    w_printf(w, "/* %s.weights, as the caller loads it: a %d-byte header, then the\n"
+                " * %s_WEIGHTS_BYTES-byte blob. The header (little-endian): the magic\n"
+                " * \"%s\" (8 bytes), the format version (u32), the header bytes (u32),\n"
+                " * the blob bytes (u64), the model hash (u64: 64-bit FNV-1a over the\n"
+                " * model's ports, the blob's layout and its bytes) and the model name (32\n"
+                " * bytes, NUL-padded). Load the whole file into a buffer aligned to 64\n"
+                " * bytes (8 at least: the blob is then 64-byte aligned too), check it once\n"
+                " * with %s_check_weights, then pass it to the run functions, which\n"
+                " * return -1 unless its header is this model's. */\n",
+             N, CGEN_WEIGHTS_HEADER_BYTES, N, CGEN_WEIGHTS_MAGIC, N);
+    w_printf(w, "#define %s_WEIGHTS_HEADER_BYTES %d\n", N, CGEN_WEIGHTS_HEADER_BYTES);
+    w_printf(w, "#define %s_WEIGHTS_FILE_BYTES %lld\n", N, (long long)m->weights_bytes + CGEN_WEIGHTS_HEADER_BYTES);
+    w_printf(w, "#define %s_WEIGHTS_FORMAT_VERSION %d\n", N, CGEN_WEIGHTS_FORMAT);
+    w_printf(w, "#define %s_WEIGHTS_HASH UINT64_C(0x%016llx)\n\n", N, (unsigned long long)m->weights_hash);
+    w_printf(w, "/* Checks a loaded weights file (size bytes at data) against this model:\n"
+                " * %s_WEIGHTS_OK (0), or the first of these that applies. It reads every\n"
+                " * byte (the blob must hash to %s_WEIGHTS_HASH). */\n"
+                "#define %s_WEIGHTS_OK 0\n"
+                "#define %s_WEIGHTS_ERR_POINTER 1 /* data is NULL or not 8-byte aligned */\n"
+                "#define %s_WEIGHTS_ERR_MAGIC 2   /* not a graphc weights file */\n"
+                "#define %s_WEIGHTS_ERR_SIZE 3    /* size is not %s_WEIGHTS_FILE_BYTES (truncated, or bytes after the blob) */\n"
+                "#define %s_WEIGHTS_ERR_VERSION 4 /* another format version of the file */\n"
+                "#define %s_WEIGHTS_ERR_MODEL 5   /* the weights of another model (its model hash or blob size differs) */\n"
+                "#define %s_WEIGHTS_ERR_CORRUPT 6 /* the header is this model's, but the blob does not hash to it */\n"
+                "int %s_check_weights(const void *data, size_t size);\n\n",
+             N, N, N, N, N, N, N, N, N, N, N);
 }
 
 /* The training model's header (o->infer_graph set). */
@@ -813,8 +900,11 @@ static void gen_train_header(const CgenModel *m, Writer *w)
                 " * The arena (%s_ARENA_BYTES, 64-byte aligned, uninitialized) holds every\n"
                 " * intermediate tensor of either. %s_STATE_<i>_* locate each parameter and\n"
                 " * optimizer slot in the state region. Functions return 0, or -1 when a\n"
-                " * region is NULL or misaligned.\n",
-             N, N, N, N, N, N, N);
+                " * region is NULL or misaligned%s.\n",
+             N, N, N, N, N, N, N, file ? ", or the weights file's header is not this model's" : "");
+    if (file)
+        w_printf(w, " * Each function takes the loaded weights file (%s.weights) first; check it\n"
+                    " * once with %s_check_weights.\n", N, N);
     w_puts(w, " * Tensors are dense, row-major, little-endian.\n");
     cgen_write_build_note(m, w);
     w_puts(w, " */\n");
@@ -848,6 +938,8 @@ static void gen_train_header(const CgenModel *m, Writer *w)
                     " * parameters and the constants. */\n"
                     "extern const unsigned char %s_weights[];\nextern const uint64_t %s_weights_size;\n\n",
                  N, N, N);
+    else
+        gen_weights_file_defs(m, w);
     w_printf(w, "/* Fills the state region: parameters from the model, optimizer slots and\n"
                 " * the step counter zero. */\nint %s_init_state(%svoid *state);\n\n", N, wparam);
     w_printf(w, "/* One training step on one batch: %s_NUM_INPUTS inputs, %s_NUM_OUTPUTS\n"
@@ -883,15 +975,15 @@ static void gen_header(const CgenModel *m, Writer *w)
                 " * makes the model reentrant.\n",
              N, N);
     if (file)
-        w_printf(w, " * The weights (%s.weights, %s_WEIGHTS_BYTES bytes) are loaded by the\n"
-                    " * caller and passed to every run; 64-byte alignment is recommended,\n"
-                    " * 8 is required.\n", N, N);
+        w_printf(w, " * The weights file (%s.weights, %s_WEIGHTS_FILE_BYTES bytes) is loaded\n"
+                    " * by the caller, checked with %s_check_weights and passed to every run;\n"
+                    " * 64-byte alignment is recommended, 8 is required.\n", N, N, N);
     else
         w_printf(w, " * The weights are linked in as the constant %s_weights.\n", N);
     w_printf(w, " * Tensors are dense, row-major, little-endian; f16 and bf16 elements are\n"
                 " * uint16_t bit patterns, bool elements are uint8_t 0/1.\n"
                 " * The run functions return 0, or -1 when the arena (or the weights) is\n"
-                " * NULL or misaligned.\n");
+                " * NULL or misaligned%s.\n", file ? ", or the weights file's header is not this model's" : "");
     cgen_write_build_note(m, w);
     w_puts(w, " */\n");
     w_printf(w, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n#include \"gc_thread_pool.h\"\n\n",
@@ -908,6 +1000,8 @@ static void gen_header(const CgenModel *m, Writer *w)
         w_printf(w, "/* The weights blob (%s_WEIGHTS_BYTES bytes, 64-byte aligned). */\n"
                     "extern const unsigned char %s_weights[];\nextern const uint64_t %s_weights_size;\n\n",
                  N, N, N);
+    else
+        gen_weights_file_defs(m, w);
     w_printf(w, "/* Runs the model: inputs and outputs in graph order, each a dense buffer\n"
                 " * of the dtype and shape above. */\nint %s_run(", N);
     api_params(m, w);
@@ -915,7 +1009,7 @@ static void gen_header(const CgenModel *m, Writer *w)
     w_printf(w, "/* The same with arrays of %s_NUM_INPUTS input and %s_NUM_OUTPUTS output\n"
                 " * pointers; weights %s. */\n"
                 "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs);\n\n",
-             N, N, file ? "is the loaded NAME.weights blob" : "may be NULL (the linked-in blob)", N);
+             N, N, file ? "is the loaded NAME.weights file" : "may be NULL (the linked-in blob)", N);
     w_printf(w, "/* The same two on a thread pool (gc_thread_pool.h; NULL runs serially):\n"
                 " * each kernel splits its output tiles over pool->n_threads tasks, at most\n"
                 " * %s_MAX_THREADS, and the results are bit-for-bit those of %s_run. */\n"
@@ -1099,6 +1193,7 @@ static int render_with(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *c
     m->runtime = cgen_runtime_closure(m->runtime);
     Cgen *cs[2] = {c, ci};
     layout_weights(cs, ig ? 2 : 1);
+    if (o->weights == BACKEND_WEIGHTS_FILE) cgen_weights_hash(m);
     gen_source(c, ig ? ci : NULL, &t->src);
     gen_header(m, &t->hdr);
     cgen_write_makefile(m, &t->mk);
@@ -1154,7 +1249,7 @@ int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d
     }
     if (!rc) rc = cgen_write_weights(&m, tmp, d);
     if (!rc) rc = cgen_write_runtime(&m, tmp, d);
-    if (!rc) rc = cgen_dir_commit(tmp, dir, d);
+    if (!rc) rc = cgen_dir_commit(tmp, dir, name, d);
     else if (tmp) cgen_rmtree(tmp);
     free(tmp);
     texts_free(&t);

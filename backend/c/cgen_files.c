@@ -7,6 +7,10 @@
  * previous good output survives a failed one. An existing DIR is replaced
  * only when it is empty or was written by graphc (its Makefile starts with
  * the graphc banner): pointing the compiler at a home folder must not wipe it.
+ * Files graphc did not write there (own_file: its file names for the model
+ * the old Makefile names) move into the new folder before the swap, so a
+ * recompile keeps the user's own sources; one whose name the new output
+ * takes is an error instead.
  *
  * The runtime is copied by unit: gcrt_base.h always, and the header and
  * source of each unit the model's nodes call (CgenModel.runtime); NAME.c
@@ -18,9 +22,17 @@
  * The weights blob is every constant the code reads, in value-id order, each
  * at a 64-byte-aligned offset (zero padding between). It is streamed, never
  * assembled in memory, and written in one of three forms: raw bytes pulled
- * in by an assembler .incbin (default; a 230 MB model builds in seconds), a
- * C array (portable, hex, table-driven so hundreds of MB write quickly), or a
- * raw NAME.weights file that the caller loads.
+ * in by an assembler .incbin (default; a 230 MB model builds in seconds); a
+ * C array initialized by one string literal, written as adjacent literals
+ * of about 1000 characters (octal escapes outside printable ASCII: about
+ * 2.7 characters a byte) in part files of 16 MiB of blob that NAME_weights.c
+ * includes: GCC lexes that at tens of MB/s and holds about 9 bytes of memory
+ * per blob byte, where a "0xNN," element per byte cost it 130 (ResNet-18's
+ * 75 MB blob: 8 to 12 s and 0.7 GB instead of 164 s and 9.9 GB); or a
+ * NAME.weights file that the caller loads: a 64-byte header (magic, format
+ * version, blob bytes, model hash, model name) and the raw blob. The model hash is 64-bit
+ * FNV-1a over the model's identity (ports, the blob's layout) and the
+ * blob's bytes; the generated NAME_check_weights recomputes it.
  *
  * The folder states how to build it three ways, from one list of sources
  * (NAME.c and the weights source) and one link line (libm): the Makefile;
@@ -156,11 +168,101 @@ static int replaceable(const char *dir)
     return n == sizeof head - 1 && strcmp(head, CGEN_BANNER) == 0;
 }
 
-int cgen_dir_commit(const char *tmp, const char *dir, Diag *d)
+/* The model name in the banner of dir's Makefile ("... for model 'NAME';"),
+ * into buf; 0, or -1 when there is none. */
+static int banner_name(const char *dir, char *buf, size_t cap)
+{
+    char *mk = path_join(dir, "Makefile");
+    FILE *f = fopen(mk, "rb");
+    free(mk);
+    if (!f) return -1;
+    char line[256] = "";
+    char *got = fgets(line, sizeof line, f);
+    fclose(f);
+    static const char pre[] = CGEN_BANNER " for model '";
+    if (!got || strncmp(line, pre, sizeof pre - 1) != 0) return -1;
+    const char *a = line + sizeof pre - 1, *q = strchr(a, '\'');
+    if (!q || q == a || (size_t)(q - a) >= cap) return -1;
+    memcpy(buf, a, (size_t)(q - a));
+    buf[q - a] = 0;
+    return 0;
+}
+
+/* Whether `file` is one graphc writes into the folder of model `name`, or
+ * one its Makefile builds there: the Makefile, the runtime files, NAME.h,
+ * NAME.c, NAME_main.c, the weights files (NAME_weights.{c,S,bin},
+ * NAME_weights_<k>.inc, NAME.weights), the objects NAME.o, NAME_weights.o,
+ * NAME_main.o and the products libNAME.a, libNAME.so, NAME_main. */
+static int own_file(const char *file, const char *name)
+{
+    static const char *const suffix[] = {".h", ".c", "_main.c", "_weights.c", "_weights.S", "_weights.bin", ".weights",
+                                         ".o", "_weights.o", "_main.o", "_main"};
+    if (strcmp(file, "Makefile") == 0) return 1;
+    for (size_t i = 0; i < gc_runtime_files_count; i++)
+        if (strcmp(file, gc_runtime_files[i].name) == 0) return 1;
+    size_t n = strlen(name);
+    if (strncmp(file, "lib", 3) == 0 && strncmp(file + 3, name, n) == 0 &&
+        (strcmp(file + 3 + n, ".a") == 0 || strcmp(file + 3 + n, ".so") == 0))
+        return 1;
+    if (strncmp(file, name, n) != 0) return 0;
+    const char *rest = file + n;
+    for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++)
+        if (strcmp(rest, suffix[k]) == 0) return 1;
+    if (strncmp(rest, "_weights_", 9) != 0) return 0;
+    const char *p = rest + 9;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    return strcmp(p, ".inc") == 0;
+}
+
+/* The entries of graphc folder dir that graphc did not write (own_file of
+ * the model its Makefile names, or of `name` when it names none), as a
+ * malloc'd array of malloc'd names; NULL with *n = 0 when there are none. */
+static char **user_files(const char *dir, const char *name, int *n)
+{
+    char old[128];
+    if (banner_name(dir, old, sizeof old)) snprintf(old, sizeof old, "%s", name);
+    char **out = NULL;
+    int cap = 0;
+    *n = 0;
+    DIR *dp = opendir(dir);
+    if (!dp) return NULL;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || own_file(e->d_name, old)) continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            out = realloc(out, sizeof *out * (size_t)cap);
+            GC_ASSERT(out);
+        }
+        out[*n] = malloc(strlen(e->d_name) + 1);
+        GC_ASSERT(out[*n]);
+        strcpy(out[(*n)++], e->d_name);
+    }
+    closedir(dp);
+    return out;
+}
+
+/* Renames each of files from folder `from` into folder `to`; stops at the
+ * first failure. The number moved. */
+static int move_files(char **files, int n, const char *from, const char *to)
+{
+    for (int i = 0; i < n; i++) {
+        char *a = path_join(from, files[i]), *b = path_join(to, files[i]);
+        int bad = rename(a, b) != 0;
+        free(a);
+        free(b);
+        if (bad) return i;
+    }
+    return n;
+}
+
+int cgen_dir_commit(const char *tmp, const char *dir, const char *name, Diag *d)
 {
     char *target = trim_dir(dir);
     struct stat st;
-    int rc = 0;
+    int rc = 0, n_user = 0;
+    char **user = NULL;
     if (lstat(target, &st) != 0) {
         if (rename(tmp, target) != 0) rc = diag_error(d, "cannot create output folder '%s': %s", dir, strerror(errno));
     } else if (!S_ISDIR(st.st_mode)) {
@@ -168,18 +270,34 @@ int cgen_dir_commit(const char *tmp, const char *dir, Diag *d)
     } else if (!replaceable(target)) {
         rc = diag_error(d, "output folder '%s' exists and is not a graphc output folder; refusing to replace it", dir);
     } else {
-        char *old = make_sibling(target, ".old.");
-        if (!old || rename(target, old) != 0) {
+        /* the user's own files in the old folder move into the new one */
+        user = user_files(target, name, &n_user);
+        for (int i = 0; i < n_user && !rc; i++) {
+            char *p = path_join(tmp, user[i]);
+            if (lstat(p, &st) == 0)
+                rc = diag_error(d, "output folder '%s' holds '%s', which graphc did not write and would now overwrite; "
+                                   "move it away (or choose another --name)", dir, user[i]);
+            free(p);
+        }
+        int moved = rc ? 0 : move_files(user, n_user, target, tmp);
+        if (!rc && moved < n_user)
+            rc = diag_error(d, "cannot keep '%s' of output folder '%s': %s", user[moved], dir, strerror(errno));
+        char *old = rc ? NULL : make_sibling(target, ".old.");
+        if (!rc && (!old || rename(target, old) != 0)) {
             rc = diag_error(d, "cannot replace output folder '%s': %s", dir, strerror(errno));
             if (old) rmdir(old);
-        } else if (rename(tmp, target) != 0) {
+        } else if (!rc && rename(tmp, target) != 0) {
             rc = diag_error(d, "cannot replace output folder '%s': %s", dir, strerror(errno));
             rename(old, target);
-        } else {
+        } else if (!rc) {
             cgen_rmtree(old);
+            moved = 0; /* they are in place */
         }
+        if (rc) move_files(user, moved, tmp, target); /* put them back */
         free(old);
     }
+    for (int i = 0; i < n_user; i++) free(user[i]);
+    free(user);
     if (rc) cgen_rmtree(tmp);
     free(target);
     return rc;
@@ -195,41 +313,148 @@ int cgen_save(const Writer *w, const char *dir, const char *file, Diag *d)
 
 /* ---- weights ------------------------------------------------------------- */
 
+/* Where the blob's bytes go: a file (raw bytes, or the text of C string
+ * literals split over part files), and/or the running FNV-1a hash. */
 typedef struct Sink {
     FILE *f;
-    int hex;        /* write "0xNN," text instead of bytes */
-    int64_t col;    /* bytes on the current hex line */
+    int text;       /* write string literals into part files instead of bytes */
+    int hashing;    /* fold every byte into h */
+    uint64_t h;
+    /* text mode: the part files DIR/STEM_<k>.inc, each CGEN_PART_BYTES of
+     * the blob (the last one the rest) */
+    const char *dir, *stem;
+    int part;          /* the part being written; the number written at the end */
+    int64_t part_left; /* bytes it still takes */
+    int64_t line;      /* characters on the current text line */
+    int pending;       /* a byte whose octal escape waits for the next byte, or -1 */
     char *buf;
     size_t len, cap;
     int err;
+    char *err_path; /* the file an error happened on (malloc'd) */
 } Sink;
+
+/* The characters of a literal line: short lines cost GCC the least memory
+ * (its lexer keeps each literal's spelling in blocks that long tokens fill
+ * badly), and stay well under C99's 4095-character logical source line. */
+#define CGEN_LIT_LINE 1000
+/* The blob bytes of one part file: NAME_weights.c includes the parts, so
+ * GCC holds one part's text at a time rather than the whole file's. */
+#define CGEN_PART_BYTES ((int64_t)16 << 20)
+
+uint64_t cgen_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= CGEN_FNV_PRIME;
+    }
+    return h;
+}
 
 static void sink_flush(Sink *s)
 {
-    if (s->len && fwrite(s->buf, 1, s->len, s->f) != s->len) s->err = 1;
+    if (s->len && s->f && fwrite(s->buf, 1, s->len, s->f) != s->len) s->err = 1;
     s->len = 0;
+}
+
+/* Writes byte b as an octal escape: the shortest one, unless `next` (the
+ * following byte of the literal, or -1) is an octal digit that would extend
+ * it. */
+static void put_escape(Sink *s, unsigned b, int next)
+{
+    char *o = s->buf + s->len;
+    int n = 0;
+    o[n++] = '\\';
+    if (b >= 64 || (next >= '0' && next <= '7')) {
+        o[n++] = (char)('0' + (b >> 6));
+        o[n++] = (char)('0' + ((b >> 3) & 7));
+    } else if (b >= 8) {
+        o[n++] = (char)('0' + (b >> 3));
+    }
+    o[n++] = (char)('0' + (b & 7));
+    s->len += (size_t)n;
+    s->line += n;
+}
+
+/* One byte of the literal's body: printable ASCII as itself (but '"', '\\'
+ * and '?', which could start a trigraph), any other byte as an octal
+ * escape, written once the byte after it is known (b < 0: none follows).
+ * Lines end at about CGEN_LIT_LINE characters, between two adjacent
+ * literals. */
+static void put_text_byte(Sink *s, int b)
+{
+    if (s->len + 16 > s->cap) sink_flush(s);
+    if (s->pending >= 0) {
+        put_escape(s, (unsigned)s->pending, b);
+        s->pending = -1;
+    }
+    if (b < 0) return;
+    if (s->line >= CGEN_LIT_LINE) {
+        memcpy(s->buf + s->len, "\"\n\"", 3);
+        s->len += 3;
+        s->line = 1;
+    }
+    if (b >= 32 && b < 127 && b != '"' && b != '\\' && b != '?') {
+        s->buf[s->len++] = (char)b;
+        s->line++;
+    } else {
+        s->pending = b;
+    }
+}
+
+static void sink_fail(Sink *s, const char *path)
+{
+    if (!s->err_path) {
+        s->err_path = malloc(strlen(path) + 1);
+        GC_ASSERT(s->err_path);
+        strcpy(s->err_path, path);
+    }
+    s->err = 1;
+}
+
+/* Opens part file s->part and its first literal. */
+static void part_open(Sink *s)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s_%d.inc", s->stem, s->part);
+    char *p = path_join(s->dir, file);
+    s->f = fopen(p, "wb");
+    if (!s->f) sink_fail(s, p);
+    free(p);
+    s->buf[s->len++] = '"';
+    s->line = 1;
+    s->part_left = CGEN_PART_BYTES;
+}
+
+/* Ends the current part's literal and closes its file. */
+static void part_close(Sink *s)
+{
+    put_text_byte(s, -1); /* the pending escape, if any */
+    s->buf[s->len++] = '"';
+    s->buf[s->len++] = '\n';
+    if (s->f) {
+        sink_flush(s);
+        if (fclose(s->f) != 0) sink_fail(s, s->stem);
+    }
+    s->len = 0;
+    s->f = NULL;
+    s->part++;
 }
 
 static void sink_put(Sink *s, const unsigned char *p, size_t n)
 {
-    static const char hexd[] = "0123456789abcdef";
-    if (!s->hex) {
-        if (n && fwrite(p, 1, n, s->f) != n) s->err = 1;
+    if (s->hashing) s->h = cgen_fnv1a(s->h, p, n);
+    if (!s->text) {
+        if (s->f && n && fwrite(p, 1, n, s->f) != n) s->err = 1;
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        if (s->len + 8 > s->cap) sink_flush(s);
-        char *o = s->buf + s->len;
-        o[0] = '0';
-        o[1] = 'x';
-        o[2] = hexd[p[i] >> 4];
-        o[3] = hexd[p[i] & 15];
-        o[4] = ',';
-        s->len += 5;
-        if (++s->col == 32) {
-            s->buf[s->len++] = '\n';
-            s->col = 0;
+        if (s->part_left == 0) {
+            part_close(s);
+            part_open(s);
         }
+        put_text_byte(s, p[i]);
+        s->part_left--;
     }
 }
 
@@ -249,8 +474,75 @@ static void put_blob(const CgenModel *m, Sink *s)
     sink_put(s, zeros, (size_t)(m->weights_bytes - pos));
 }
 
-static int write_blob_file(const CgenModel *m, const char *dir, const char *file, int hex,
-                           const char *pre, const char *post, Diag *d)
+/* Folds "<length>:<text>\n" into the hash (length-prefixed, so no two
+ * different sequences of texts hash the same stream). */
+static uint64_t hash_text(uint64_t h, const char *text)
+{
+    char len[32];
+    snprintf(len, sizeof len, "%zu:", strlen(text));
+    h = cgen_fnv1a(h, len, strlen(len));
+    h = cgen_fnv1a(h, text, strlen(text));
+    return cgen_fnv1a(h, "\n", 1);
+}
+
+static uint64_t hash_ports(uint64_t h, const char *kind, Value *const *vals, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char desc[320];
+        snprintf(desc, sizeof desc, "%s %d %s ", kind, i, ir_dtype_name(vals[i]->dtype));
+        ir_shape_str(&vals[i]->shape, desc + strlen(desc), sizeof desc - strlen(desc));
+        h = hash_text(hash_text(h, desc), vals[i]->name);
+    }
+    return h;
+}
+
+void cgen_weights_hash(CgenModel *m)
+{
+    uint64_t h = hash_text(CGEN_FNV_BASIS, "graphc weights 1");
+    const Graph *gs[2] = {m->g, m->o->infer_graph};
+    for (int k = 0; k < 2 && gs[k]; k++) {
+        h = hash_ports(h, k ? "infer input" : "input", gs[k]->inputs, gs[k]->n_inputs);
+        h = hash_ports(h, k ? "infer output" : "output", gs[k]->outputs, gs[k]->n_outputs);
+    }
+    for (int i = 0; i < m->n_consts; i++) {
+        char desc[96];
+        snprintf(desc, sizeof desc, "const %lld %lld", (long long)m->const_off[i], (long long)m->consts[i]->nbytes);
+        h = hash_text(hash_text(h, desc), m->consts[i]->name);
+    }
+    char desc[64];
+    snprintf(desc, sizeof desc, "blob %lld", (long long)m->weights_bytes);
+    m->weights_seed = hash_text(h, desc);
+    Sink s = {0};
+    s.hashing = 1;
+    s.h = m->weights_seed;
+    put_blob(m, &s);
+    m->weights_hash = s.h;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* The NAME.weights header (CGEN_WEIGHTS_HEADER_BYTES, little-endian):
+ *   0  magic "GCWEIGHT"         16  blob bytes (u64)
+ *   8  format version (u32)     24  model hash (u64)
+ *   12 header bytes (u32)       32  model name, NUL-padded (32 bytes)  */
+static void weights_header(const CgenModel *m, unsigned char *h)
+{
+    memset(h, 0, CGEN_WEIGHTS_HEADER_BYTES);
+    memcpy(h, CGEN_WEIGHTS_MAGIC, 8);
+    put_le(h + 8, CGEN_WEIGHTS_FORMAT, 4);
+    put_le(h + 12, CGEN_WEIGHTS_HEADER_BYTES, 4);
+    put_le(h + 16, (uint64_t)m->weights_bytes, 8);
+    put_le(h + 24, m->weights_hash, 8);
+    size_t n = strlen(m->name);
+    memcpy(h + 32, m->name, n < 31 ? n : 31);
+}
+
+/* Writes the blob to DIR/FILE as raw bytes (after the header of
+ * --weights=file). */
+static int write_blob_file(const CgenModel *m, const char *dir, const char *file, Diag *d)
 {
     char *p = path_join(dir, file);
     Sink s = {0};
@@ -260,20 +552,45 @@ static int write_blob_file(const CgenModel *m, const char *dir, const char *file
         free(p);
         return rc;
     }
-    s.hex = hex;
+    if (m->o->weights == BACKEND_WEIGHTS_FILE) {
+        unsigned char h[CGEN_WEIGHTS_HEADER_BYTES];
+        weights_header(m, h);
+        if (fwrite(h, 1, sizeof h, s.f) != sizeof h) s.err = 1;
+    }
+    put_blob(m, &s);
+    if (fclose(s.f) != 0) s.err = 1;
+    int rc = s.err ? diag_error(d, "cannot write '%s': %s", p, strerror(errno)) : 0;
+    free(p);
+    return rc;
+}
+
+int cgen_weights_parts(const CgenModel *m)
+{
+    return m->weights_bytes <= CGEN_PART_BYTES ? 1 : (int)((m->weights_bytes + CGEN_PART_BYTES - 1) / CGEN_PART_BYTES);
+}
+
+/* Writes the blob as C string literals into the part files
+ * DIR/NAME_weights_<k>.inc. */
+static int write_text_parts(const CgenModel *m, const char *dir, Diag *d)
+{
+    char stem[96];
+    snprintf(stem, sizeof stem, "%s_weights", m->name);
+    Sink s = {0};
+    s.text = 1;
+    s.pending = -1;
+    s.dir = dir;
+    s.stem = stem;
     s.cap = 1 << 20;
     s.buf = malloc(s.cap);
     GC_ASSERT(s.buf);
-    if (pre && fputs(pre, s.f) == EOF) s.err = 1;
+    part_open(&s);
     put_blob(m, &s);
-    if (hex && m->weights_bytes == 0) sink_put(&s, (const unsigned char *)"", 1); /* C has no empty arrays */
-    if (hex && s.col) s.buf[s.len++] = '\n';
-    sink_flush(&s);
-    if (post && fputs(post, s.f) == EOF) s.err = 1;
-    if (fclose(s.f) != 0) s.err = 1;
+    part_close(&s); /* an empty blob: "", the one byte of a 1-byte array (C has no empty arrays) */
+    GC_ASSERT(s.part == cgen_weights_parts(m));
     free(s.buf);
-    int rc = s.err ? diag_error(d, "cannot write '%s': %s", p, strerror(errno)) : 0;
-    free(p);
+    int rc = 0;
+    if (s.err) rc = diag_error(d, "cannot write '%s': %s", s.err_path ? s.err_path : stem, strerror(errno));
+    free(s.err_path);
     return rc;
 }
 
@@ -284,28 +601,35 @@ int cgen_write_weights(const CgenModel *m, const char *dir, Diag *d)
     long long nb = (long long)m->weights_bytes;
     if (m->o->weights == BACKEND_WEIGHTS_FILE) {
         snprintf(file, sizeof file, "%s.weights", N);
-        return write_blob_file(m, dir, file, 0, NULL, NULL, d);
+        return write_blob_file(m, dir, file, d);
     }
     if (m->o->weights == BACKEND_WEIGHTS_CARRAY) {
-        Writer pre, post;
-        w_init(&pre);
-        w_init(&post);
-        w_printf(&pre, "/* %s_weights.c: generated by graphc; do not edit. The weights blob\n"
-                       " * (%lld bytes, every constant at a 64-byte-aligned offset) as a portable C array. */\n"
-                       "#include <stdint.h>\n\n#include \"%s.h\"\n\n"
-                       "#if defined(__GNUC__)\n#define GRAPHC_WEIGHTS_ALIGN __attribute__((aligned(64)))\n#else\n"
-                       "#define GRAPHC_WEIGHTS_ALIGN\n#endif\n\n"
-                       "const unsigned char %s_weights[%lld] GRAPHC_WEIGHTS_ALIGN = {\n",
-                 N, nb, N, N, nb ? nb : 1);
-        w_printf(&post, "};\n\nconst uint64_t %s_weights_size = %lld;\n", N, nb);
+        if (write_text_parts(m, dir, d)) return -1;
+        Writer w;
+        w_init(&w);
+        w_printf(&w, "/* %s_weights.c: generated by graphc; do not edit. The weights blob\n"
+                     " * (%lld bytes, every constant at a 64-byte-aligned offset) as a C array\n"
+                     " * initialized by one string literal: the adjacent literals of the part\n"
+                     " * files %s_weights_<k>.inc, lines of at most %d characters, every\n"
+                     " * byte outside printable ASCII (and '\"', '\\', '?') an octal escape.\n"
+                     " * ISO C99 promises string literals of 4095 characters; GCC and Clang\n"
+                     " * take any length (the pragma silences -pedantic's -Woverlength-strings)\n"
+                     " * and compile this in seconds. */\n"
+                     "#include <stdint.h>\n\n#include \"%s.h\"\n\n"
+                     "#if defined(__GNUC__)\n#define GRAPHC_WEIGHTS_ALIGN __attribute__((aligned(64)))\n"
+                     "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#else\n"
+                     "#define GRAPHC_WEIGHTS_ALIGN\n#endif\n\n"
+                     "const unsigned char %s_weights[%lld] GRAPHC_WEIGHTS_ALIGN =\n",
+                 N, nb, N, CGEN_LIT_LINE + 6, N, N, nb ? nb : 1);
+        for (int k = 0; k < cgen_weights_parts(m); k++) w_printf(&w, "#include \"%s_weights_%d.inc\"\n", N, k);
+        w_printf(&w, ";\n\nconst uint64_t %s_weights_size = %lld;\n", N, nb);
         snprintf(file, sizeof file, "%s_weights.c", N);
-        int rc = write_blob_file(m, dir, file, 1, pre.buf, post.buf, d);
-        w_free(&pre);
-        w_free(&post);
+        int rc = cgen_save(&w, dir, file, d);
+        w_free(&w);
         return rc;
     }
     snprintf(file, sizeof file, "%s_weights.bin", N);
-    if (write_blob_file(m, dir, file, 0, NULL, NULL, d)) return -1;
+    if (write_blob_file(m, dir, file, d)) return -1;
     Writer w;
     w_init(&w);
     w_printf(&w, "/* %s_weights.S: generated by graphc; do not edit. Links %s_weights.bin\n"
@@ -561,6 +885,11 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
     if (wmode == BACKEND_WEIGHTS_INCBIN)
         w_printf(w, "%s_weights.o: %s_weights.S %s_weights.bin\n\t$(CC) $(ALL_CFLAGS) -c -o $@ %s_weights.S\n\n",
                  N, N, N, N);
+    if (wmode == BACKEND_WEIGHTS_CARRAY) {
+        w_printf(w, "%s_weights.o:", N);
+        for (int k = 0; k < cgen_weights_parts(m); k++) w_printf(w, " %s_weights_%d.inc", N, k);
+        w_puts(w, "\n\n");
+    }
     w_printf(w, "clean:\n\trm -f *.o lib%s.a lib%s.so%s%s%s\n\n", N, N, m->o->emit_main ? " " : "",
              m->o->emit_main ? N : "", m->o->emit_main ? "_main" : "");
     w_puts(w, ".PHONY: all clean\n");

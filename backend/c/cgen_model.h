@@ -66,6 +66,10 @@ typedef struct CgenModel {
     const Value **consts;
     int64_t *const_off; /* 64-aligned offset of consts[i] in the blob */
     int64_t weights_bytes;
+    /* --weights=file: the FNV-1a state after the model's identity (its
+     * ports and the blob's layout), and that state continued over the
+     * blob's bytes: the model hash of NAME.weights (cgen_weights_hash). */
+    uint64_t weights_seed, weights_hash;
     unsigned runtime;  /* CGEN_RT_* units NAME.c includes (closed over their dependencies) */
     /* bit K: the model calls a user operator of --ops file K, copied as
      * NAME_ops_K.c and included by NAME.c (with graphc/custom_op.h) */
@@ -91,16 +95,35 @@ void cgen_str_lit(Writer *w, const char *s);
 /* numpy descr of a dtype ("<f4", "|b1"; bf16 as raw bits "<u2"). */
 const char *cgen_npy_descr(DType t);
 
+/* The NAME.weights file of --weights=file: a header of
+ * CGEN_WEIGHTS_HEADER_BYTES (magic, format version, header bytes, blob
+ * bytes, model hash, model name; cgen_files.c draws it), then the blob.
+ * The header's size keeps the blob 64-byte aligned in a 64-byte-aligned
+ * buffer. The model hash is 64-bit FNV-1a. */
+#define CGEN_WEIGHTS_MAGIC "GCWEIGHT"
+#define CGEN_WEIGHTS_FORMAT 1
+#define CGEN_WEIGHTS_HEADER_BYTES 64
+#define CGEN_FNV_BASIS 0xcbf29ce484222325ull
+#define CGEN_FNV_PRIME 0x100000001b3ull
+/* 64-bit FNV-1a of n bytes, continuing state h (CGEN_FNV_BASIS to start). */
+uint64_t cgen_fnv1a(uint64_t h, const void *data, size_t n);
+/* Sets m->weights_seed and m->weights_hash (m's weights laid out). */
+void cgen_weights_hash(CgenModel *m);
+
 /* cgen_files.c: the output folder. */
 /* Creates an empty temporary sibling folder of dir; returns its malloc'd path. */
 char *cgen_dir_begin(const char *dir, Diag *d);
 /* Replaces dir by tmp (dir may exist if it is empty or a previous graphc
- * output); on failure tmp is removed. */
-int cgen_dir_commit(const char *tmp, const char *dir, Diag *d);
+ * output, whose files graphc did not write move into the new folder; name
+ * is the new model's); on failure tmp is removed and dir is unchanged. */
+int cgen_dir_commit(const char *tmp, const char *dir, const char *name, Diag *d);
 /* Removes a folder tree (best effort). */
 void cgen_rmtree(const char *path);
 /* Writes text to DIR/NAME. */
 int cgen_save(const Writer *w, const char *dir, const char *file, Diag *d);
+/* --weights=c-array: the part files NAME_weights_<k>.inc that NAME_weights.c
+ * includes (k < this number). */
+int cgen_weights_parts(const CgenModel *m);
 /* Writes the weights files for m->o->weights into dir. */
 int cgen_write_weights(const CgenModel *m, const char *dir, Diag *d);
 /* Copies gcrt_base.h and the files of the runtime units m->runtime into dir. */

@@ -33,8 +33,9 @@ typedef struct GcDiag {
 
 typedef enum GcWeights {
     GC_WEIGHTS_INCBIN = 0, /* weights.bin pulled in by an assembler .incbin (fast to build) */
-    GC_WEIGHTS_CARRAY,     /* weights as a portable C array */
-    GC_WEIGHTS_FILE        /* the caller loads NAME.weights and passes it to NAME_run */
+    GC_WEIGHTS_CARRAY,     /* weights as a C array (string literals in NAME_weights_<k>.inc) */
+    GC_WEIGHTS_FILE        /* the caller loads NAME.weights (a 64-byte header, then the blob),
+                              checks it with NAME_check_weights and passes it to NAME_run */
 } GcWeights;
 
 /* Optimization level; a zeroed GcCompileOptions means -O2. */

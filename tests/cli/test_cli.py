@@ -19,7 +19,18 @@ Checks, on the small graphs beside this file:
   `epilogue` expression (parsed here independently).
 * `dump --memory-plan=svg` parses as XML: one rectangle per buffer, placed as
   the hand-computed plan of chain.gir says, and no two rectangles of buffers
-  live at the same step overlap.
+  live at the same step overlap; the 10 largest buffers carry their legend
+  number inside their rectangle and a legend row (name, size, steps,
+  offset), and node workspaces a legend row of their own.
+* `dump` elides constants over 64 elements by default; `--full` prints them
+  and round-trips through the parser.
+* Every unsupported op of an ONNX model is reported at once, one line each
+  (node, op, domain), by compile, dump and run.
+* `graphc --version` / `graphc version` print CMakeLists.txt's version.
+* `compile` into a graphc output folder keeps the files graphc did not write
+  there (and the old model's files and build products go); it refuses to
+  overwrite a user's file that the new output would take, and a folder that
+  is no graphc output.
 * Every output is deterministic (two runs, same bytes).
 * Training flags: `--grad` outputs (loss, then grad_<param> in model
   order, or in --wrt order) from compile --emit-main and run agree; a
@@ -63,6 +74,11 @@ def graphc(*args, check=True):
     if check and p.returncode != 0:
         raise AssertionError(f"graphc {' '.join(map(str, args))} failed ({p.returncode}): {p.stderr.strip()}")
     return p
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def pipeline_passes():
@@ -327,10 +343,175 @@ class MemoryPlan(unittest.TestCase):
         self.assertEqual([r["name"] for r in ws], ["conv1 (workspace)"])
         self.assertEqual((ws[0]["first"], ws[0]["last"]), (0, 0))
 
+    def test_largest_buffers_labelled(self):
+        # 13 buffers of growing size (b1 16+16 floats ... b13 14*16), planned at -O0
+        with tempfile.TemporaryDirectory() as t:
+            gir = os.path.join(t, "grow.gir")
+            with open(gir, "w") as f:
+                f.write(GROW)
+            root, rs = self.rects(gir, "-O0")
+            plan = [l.split() for l in graphc("dump", gir, "-O0", "--memory-plan=text").stdout.splitlines()
+                    if not l.startswith("#")]
+        self.assertEqual(len(plan), 13)
+        want = sorted(plan, key=lambda p: -int(p[1]))[:10]  # by size; no ties here
+        self.assertEqual([p[4] for p in want], [f"b{k}" for k in range(13, 3, -1)])
+        legend = [t.text for t in root.iter(SVG + "text") if t.get("class") == "legend-entry"]
+        self.assertEqual(legend, [f"{k + 1}. {p[4]}: {int(p[1]) / 1024:.2f} KiB ({p[1]} bytes), steps {p[2]}..{p[3]}, "
+                                  f"offset {p[0]}" if int(p[1]) >= 1024 else
+                                  f"{k + 1}. {p[4]}: {p[1]} B ({p[1]} bytes), steps {p[2]}..{p[3]}, offset {p[0]}"
+                                  for k, p in enumerate(want)])
+        self.assertIn("the 10 largest buffers:", svg_texts(root))
+        # each key number sits inside its buffer's rectangle; no other rectangle has one
+        by = {r["name"]: r for r in rs}
+        keys = [(int(t.text), float(t.get("x")), float(t.get("y"))) for t in root.iter(SVG + "text")
+                if t.get("class") == "key"]
+        self.assertEqual(sorted(k for k, _, _ in keys), list(range(1, 11)))
+        for k, x, y in keys:
+            r = by[want[k - 1][4]]
+            self.assertTrue(r["x"] <= x <= r["x"] + r["w"] and r["y"] <= y - 4 <= r["y"] + r["h"], (k, x, y, r))
+
+    def test_workspaces_in_legend(self):
+        root, _ = self.rects(FUSABLE, "-O0")
+        ws = [t.text for t in root.iter(SVG + "text") if t.get("class") == "legend-workspaces"]
+        self.assertEqual(len(ws), 1)
+        self.assertRegex(ws[0], r"^1 node workspace \(dashed grey\), the largest conv1 \(workspace\): .* \(\d+ bytes\)$")
+
     def test_memory_plan_errors(self):
         p = graphc("dump", CHAIN, "--memory-plan=png", check=False)
         self.assertEqual((p.returncode, p.stderr),
                          (1, "graphc: error: dump: unknown --memory-plan 'png' (expected svg or text)\n"))
+
+
+GROW = "graph grow {\n  input %x: f32[16]\n" + "".join(
+    f"  %b{k} = Concat({'%x' if k == 1 else f'%b{k - 1}'}, %x) {{axis=0}}\n" for k in range(1, 14)) + \
+    "  %y = ReduceSum(%b13) {keepdims=0}\n  output %y\n}\n"
+
+
+class Dump(unittest.TestCase):
+    def test_large_constants_elided_by_default(self):
+        with tempfile.TemporaryDirectory() as t:
+            gir = os.path.join(t, "big.gir")
+            with open(gir, "w") as f:
+                f.write("graph big {\n  input %x: f32[100]\n  const %w: f32[100] = random(seed=1)\n"
+                        "  const %s: f32[3] = [1, 2, 3]\n  %y = Mul(%x, %w)\n  output %y\n}\n")
+            short = graphc("dump", gir).stdout
+            self.assertIn("const %w: f32[100] = <elided 400 bytes>\n", short)
+            self.assertIn("const %s: f32[3] = [1, 2, 3]\n", short, "small constants are printed")
+            self.assertEqual(graphc("dump", gir, "--elide").stdout, short)
+            full = graphc("dump", gir, "--full").stdout
+            self.assertIn('const %w: f32[100] = hex"', full)
+            # --full round-trips through the parser; the default dump does not parse
+            back = os.path.join(t, "back.gir")
+            with open(back, "w") as f:
+                f.write(full)
+            self.assertEqual(graphc("dump", back, "--full").stdout, full)
+            with open(back, "w") as f:
+                f.write(short)
+            p = graphc("dump", back, check=False)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("constant data was elided from this dump", p.stderr)
+            p = graphc("dump", gir, "--full", "--format=dot", check=False)
+            self.assertEqual((p.returncode, p.stderr),
+                             (1, "graphc: error: dump: --full applies to the text IR as loaded only\n"))
+
+    def test_help(self):
+        text = graphc("dump", "--help").stdout
+        self.assertIn("--full", text)
+        self.assertIn("<elided N bytes>", text)
+
+
+class UnsupportedOps(unittest.TestCase):
+    def test_every_unsupported_op_at_once(self):
+        import onnx
+        from onnx import TensorProto as T, helper
+        nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
+                 helper.make_node("FancyOp", ["a"], ["b"], name="fancy"),
+                 helper.make_node("Abs", ["b"], ["c"], name="abs"),
+                 helper.make_node("FusedConv", ["c"], ["d"], name="fused", domain="com.microsoft"),
+                 helper.make_node("Sigmoid", ["d"], ["y"])]
+        g = helper.make_graph(nodes, "two_bad", [helper.make_tensor_value_info("x", T.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, [2])])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        with tempfile.TemporaryDirectory() as t:
+            path = os.path.join(t, "two_bad.onnx")
+            onnx.save(m, path)
+            want = [f"graphc: error: {path}: node 'fancy' (FancyOp): unsupported op 'FancyOp' (domain ai.onnx, opset 17)",
+                    f"graphc: error: {path}: node 'fused' (FusedConv): unsupported op 'FusedConv' (domain "
+                    "'com.microsoft': only the default ONNX domain is supported)"]
+            for args in (["compile", path, "-o", os.path.join(t, "out")], ["dump", path], ["run", path, t]):
+                p = graphc(*args, check=False)
+                self.assertEqual(p.returncode, 1, args)
+                self.assertEqual(p.stderr.splitlines(), want, args)
+            self.assertFalse(os.path.exists(os.path.join(t, "out")))
+
+
+class Version(unittest.TestCase):
+    def test_version(self):
+        with open(os.path.join(HERE, "..", "..", "CMakeLists.txt")) as f:
+            v = re.search(r"^project\(graphc VERSION (\d+\.\d+\.\d+)", f.read(), re.M).group(1)
+        for arg in ("--version", "version"):
+            p = graphc(arg)
+            self.assertEqual(p.stdout, f"graphc {v}\n")
+        self.assertIn("version", graphc("--help").stdout)
+        p = graphc("version", "x", check=False)
+        self.assertEqual(p.returncode, 1)
+
+
+class OutputFolder(unittest.TestCase):
+    MLP = os.path.join(HERE, "..", "..", "examples", "mlp.gir")
+
+    def listing(self, d):
+        return sorted(os.listdir(d))
+
+    def test_recompile_keeps_the_users_files(self):
+        with tempfile.TemporaryDirectory() as t:
+            out = os.path.join(t, "out")
+            graphc("compile", self.MLP, "-o", out, "--emit-main")
+            p = subprocess.run(["make", "-s", "-C", out], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("mlp_main", os.listdir(out))
+            mine = {"app.c": "int main(void) { return 0; }\n", ".gitignore": "*.o\n", "mlp_notes.txt": "mine\n",
+                    "results/r.txt": "0.5\n"}
+            os.mkdir(os.path.join(out, "results"))
+            for name, text in mine.items():
+                with open(os.path.join(out, name), "w") as f:
+                    f.write(text)
+            # recompile under another name and weights mode: mlp's files and build products go
+            graphc("compile", self.MLP, "-o", out, "--name", "net", "--weights=c-array")
+            fresh = os.path.join(t, "fresh")
+            graphc("compile", self.MLP, "-o", fresh, "--name", "net", "--weights=c-array")
+            self.assertEqual(self.listing(out), sorted(self.listing(fresh) + [".gitignore", "app.c", "mlp_notes.txt",
+                                                                               "results"]))
+            for name, text in mine.items():
+                with open(os.path.join(out, name)) as f:
+                    self.assertEqual(f.read(), text, name)
+            for f in self.listing(fresh):
+                with open(os.path.join(out, f), "rb") as a, open(os.path.join(fresh, f), "rb") as b:
+                    self.assertEqual(a.read(), b.read(), f)
+            self.assertEqual([e for e in os.listdir(t) if e not in ("out", "fresh")], [], "no temporary folders left")
+
+    def test_refuses_to_overwrite_a_users_file(self):
+        with tempfile.TemporaryDirectory() as t:
+            out = os.path.join(t, "out")
+            graphc("compile", self.MLP, "-o", out)
+            with open(os.path.join(out, "net.h"), "w") as f:
+                f.write("/* mine */\n")
+            before = {f: read_bytes(os.path.join(out, f)) for f in os.listdir(out)}
+            p = graphc("compile", self.MLP, "-o", out, "--name", "net", check=False)
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr, f"graphc: error: {self.MLP}: output folder '{out}' holds 'net.h', which graphc "
+                                       "did not write and would now overwrite; move it away (or choose another --name)\n")
+            self.assertEqual({f: read_bytes(os.path.join(out, f)) for f in os.listdir(out)}, before)
+            self.assertEqual(os.listdir(t), ["out"], "no temporary folders left")
+
+    def test_refuses_a_folder_graphc_did_not_write(self):
+        with tempfile.TemporaryDirectory() as t:
+            with open(os.path.join(t, "keep.txt"), "w") as f:
+                f.write("x")
+            p = graphc("compile", self.MLP, "-o", t, check=False)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("exists and is not a graphc output folder; refusing to replace it", p.stderr)
+            self.assertEqual(os.listdir(t), ["keep.txt"])
 
 
 class Targets(unittest.TestCase):
