@@ -634,7 +634,12 @@ static const char *unsupported_op(const OnnxImp *im, const OnnxNode *on, char *b
         return buf;
     }
     if (on->domain[0] && strcmp(on->domain, "ai.onnx") != 0) {
-        snprintf(buf, cap, "unsupported op '%s' (domain '%s': only the default ONNX domain is supported)", t, on->domain);
+        if (ir_custom_lookup_domain(on->domain, t) >= 0) return NULL; /* a user operator (--ops) */
+        if (ir_custom_has_domain(on->domain))
+            snprintf(buf, cap, "unsupported op '%s': the --ops files declare no op '%s' of domain '%s'", t, t, on->domain);
+        else
+            snprintf(buf, cap, "unsupported op '%s' (domain '%s' is not supported: only the default ONNX domain; user "
+                               "operators need --ops FILE.c)", t, on->domain);
         return buf;
     }
     if (!strcmp(t, "Constant") || !strcmp(t, "Scan") || !strcmp(t, "Loop") || !strcmp(t, "If") ||

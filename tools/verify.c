@@ -72,7 +72,9 @@ static const char verify_help[] =
     "  --atol=A, --rtol=R   atol, rtol for every output (numbers >= 0; one given\n"
     "                       alone leaves the other at its default)\n"
     "  --seed=N             the seed of the random inputs (default 0)\n"
-    "  --target=TARGET      the backend (only c builds and runs here)\n"
+    "  --target=TARGET      the backend: c (default), or cuda, whose generated code\n"
+    "                       is built as C on graphc's CPU emulation of CUDA (make\n"
+    "                       NAME_main_emu: no GPU needed)\n"
     HELP_OPT_LEVEL
     "  --weights=MODE       the weights form to build: incbin (default), c-array or file\n"
     HELP_LOAD
@@ -401,8 +403,9 @@ static int verify_build_and_run(const VerifyArgs *va, const LoadOptions *lo, Ver
     job.backend = backend_find(va->target ? va->target : "c");
     char tn[256];
     if (!job.backend) return fail("verify: unknown --target '%s' (%s)", va->target, target_names(tn, sizeof tn));
-    if (strcmp(job.backend->name, "c") != 0)
-        return fail("verify: target '%s' cannot be built and run here (only c)", job.backend->name);
+    const int cuda = strcmp(job.backend->name, "cuda") == 0;
+    if (strcmp(job.backend->name, "c") != 0 && !cuda)
+        return fail("verify: target '%s' cannot be built and run here (only c and cuda)", job.backend->name);
     if (va->weights && backend_weights_parse(va->weights, &job.out.weights))
         return fail("verify: unknown --weights mode '%s' (expected incbin, c-array or file)", va->weights);
     job.opt_level = va->opt_level;
@@ -414,7 +417,7 @@ static int verify_build_and_run(const VerifyArgs *va, const LoadOptions *lo, Ver
     if (va->verbose) fprintf(stderr, "graphc: verify: compiled %s at -O%d into %s\n", va->model, va->opt_level, r->dir);
 
     char *log = path_cat(r->tmp, "build.log"), target[96];
-    snprintf(target, sizeof target, "%s_main", r->name);
+    snprintf(target, sizeof target, cuda ? "%s_main_emu" : "%s_main", r->name); /* cuda: the CPU emulation */
     char *make_argv[] = {"make", "-C", r->dir, target, NULL};
     if (!log) return fail("out of memory");
     int st = run_logged(make_argv, log);
@@ -546,7 +549,9 @@ static int verify_model(const VerifyArgs *va, const LoadOptions *lo)
         fail_diag(&d);
         goto out;
     }
-    printf("verify %s: -O%d, target c, %s weights, ", va->model, va->opt_level, va->weights ? va->weights : "incbin");
+    printf("verify %s: -O%d, target %s, %s weights, ", va->model, va->opt_level,
+           va->target && strcmp(va->target, "cuda") == 0 ? "cuda (run on the CPU emulation)" : "c",
+           va->weights ? va->weights : "incbin");
     if (va->n_ins) printf("inputs from %d .npy file%s\n", va->n_ins, va->n_ins == 1 ? "" : "s");
     else printf("random inputs (seed %llu)\n", (unsigned long long)va->seed);
     int n_failed = verify_compare(va, &r);

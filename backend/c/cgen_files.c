@@ -190,14 +190,17 @@ static int banner_name(const char *dir, char *buf, size_t cap)
 
 /* Whether `file` is one graphc writes into the folder of model `name`, or
  * one its Makefile builds there: the Makefile, the runtime files, NAME.h,
- * NAME.c, NAME_main.c, the weights files (NAME_weights.{c,S,bin},
- * NAME_weights_<k>.inc, NAME.weights), the objects NAME.o, NAME_weights.o,
- * NAME_main.o and the products libNAME.a, libNAME.so, NAME_main. */
+ * NAME.c (NAME.cu for CUDA), NAME_main.c, NAME.pc, NAME.cmake, the weights
+ * files (NAME_weights.{c,S,bin}, NAME_weights_<k>.inc, NAME.weights), the
+ * user operators' copies NAME_ops_<k>.c and their header folder graphc/,
+ * the objects NAME.o, NAME_weights.o, NAME_main.o and the products
+ * libNAME.a, libNAME.so, NAME_main (NAME_main_emu for CUDA). */
 static int own_file(const char *file, const char *name)
 {
-    static const char *const suffix[] = {".h", ".c", "_main.c", "_weights.c", "_weights.S", "_weights.bin", ".weights",
-                                         ".o", "_weights.o", "_main.o", "_main"};
-    if (strcmp(file, "Makefile") == 0) return 1;
+    static const char *const suffix[] = {".h", ".c", ".cu", "_main.c", "_weights.c", "_weights.S", "_weights.bin",
+                                         ".weights", ".pc", ".cmake", ".o", "_weights.o", "_main.o", "_main",
+                                         "_main_emu"};
+    if (strcmp(file, "Makefile") == 0 || strcmp(file, "graphc") == 0) return 1;
     for (size_t i = 0; i < gc_runtime_files_count; i++)
         if (strcmp(file, gc_runtime_files[i].name) == 0) return 1;
     size_t n = strlen(name);
@@ -208,11 +211,12 @@ static int own_file(const char *file, const char *name)
     const char *rest = file + n;
     for (size_t k = 0; k < sizeof suffix / sizeof suffix[0]; k++)
         if (strcmp(rest, suffix[k]) == 0) return 1;
-    if (strncmp(rest, "_weights_", 9) != 0) return 0;
-    const char *p = rest + 9;
+    const int ops = strncmp(rest, "_ops_", 5) == 0;
+    if (!ops && strncmp(rest, "_weights_", 9) != 0) return 0;
+    const char *p = rest + (ops ? 5 : 9);
     if (*p < '0' || *p > '9') return 0;
     while (*p >= '0' && *p <= '9') p++;
-    return strcmp(p, ".inc") == 0;
+    return strcmp(p, ops ? ".c" : ".inc") == 0;
 }
 
 /* The entries of graphc folder dir that graphc did not write (own_file of

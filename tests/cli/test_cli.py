@@ -437,7 +437,7 @@ class UnsupportedOps(unittest.TestCase):
             onnx.save(m, path)
             want = [f"graphc: error: {path}: node 'fancy' (FancyOp): unsupported op 'FancyOp' (domain ai.onnx, opset 17)",
                     f"graphc: error: {path}: node 'fused' (FusedConv): unsupported op 'FusedConv' (domain "
-                    "'com.microsoft': only the default ONNX domain is supported)"]
+                    "'com.microsoft' is not supported: only the default ONNX domain; user operators need --ops FILE.c)"]
             for args in (["compile", path, "-o", os.path.join(t, "out")], ["dump", path], ["run", path, t]):
                 p = graphc(*args, check=False)
                 self.assertEqual(p.returncode, 1, args)
@@ -532,7 +532,8 @@ class Targets(unittest.TestCase):
             graphc("compile", self.MLP, "-o", a, "--target=cuda", "--emit-main")
             graphc("compile", self.MLP, "-o", b, "--target=cuda", "--emit-main")
             self.assertEqual(sorted(os.listdir(a)),
-                             ["Makefile", "gc_cuda.h", "gc_cuda_emu.h", "mlp.cu", "mlp.h", "mlp_main.c", "mlp_weights.c"])
+                             ["Makefile", "gc_cuda.h", "gc_cuda_emu.h", "mlp.cu", "mlp.h", "mlp_main.c", "mlp_weights.S",
+                              "mlp_weights.bin"])
             for f in os.listdir(a):
                 with open(os.path.join(a, f), "rb") as fa, open(os.path.join(b, f), "rb") as fb:
                     self.assertEqual(fa.read(), fb.read(), f)

@@ -135,6 +135,10 @@ class Verify(unittest.TestCase):
         head, _ = self.passes(MLP, MLP_INPUT, "-O0", "--weights=file")
         self.assertEqual(head, f"verify {MLP}: -O0, target c, file weights, inputs from 1 .npy file")
         self.passes(MLP, "--weights=c-array", "--target=c", "--seed=7")
+        head, outs = self.passes(MLP, "--target=cuda")
+        self.assertEqual(head, f"verify {MLP}: -O2, target cuda (run on the CPU emulation), incbin weights, "
+                               "random inputs (seed 0)")
+        self.assertLess(outs[0][4], 1e-6)
 
     def test_onnx_model_with_symbolic_batch(self):
         path = os.path.join(self.tmp, "net.onnx")
@@ -201,7 +205,7 @@ class Verify(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertEqual(p.stderr, f"graphc: error: {bad}: graph input 0 'x' is f32[1,784], but the file holds f32[1,783]\n")
         for args, msg in (([MLP, "--atol=-1"], "verify: --atol: expected a number >= 0"),
-                          ([MLP, "--target=cuda"], "verify: unknown --target 'cuda'"),
+                          ([MLP, "--target=tpu"], "verify: unknown --target 'tpu' (expected c or cuda)"),
                           ([MLP, "--weights=zip"], "verify: unknown --weights mode 'zip'"),
                           ([MLP, "--seed=x"], "verify: --seed needs a whole number"),
                           ([], "verify: missing MODEL")):
