@@ -32,6 +32,8 @@
 #include "../../ir/ops/linalg_attrs.h"
 #include "../../ir/ops/nn_attrs.h"
 #include "../../ir/ops/nn_common.h"
+#include "../../ir/ops/reduce_attrs.h"
+#include "../../ir/ops/shape_attrs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,80 @@ static int window_supported(const Node *n, Diag *d)
     return 0;
 }
 
+/* Reduced axes of a Reduce* node into mask[rank]; 1 for ReduceSum's no-op
+ * (empty axes with noop_with_empty_axes), -1 when the axes are not
+ * constants. */
+static int reduce_mask(const Node *n, int *mask)
+{
+    int rank = n->in[0]->shape.rank;
+    int64_t axes[IR_MAX_RANK + 1];
+    int na = 0;
+    if (n->op == OP_ReduceSum) {
+        if (n->n_in > 1 && n->in[1]) na = ir_const_ints(n->in[1], axes, IR_MAX_RANK + 1);
+        if (na < 0) return -1;
+        if (na == 0 && n->attrs[REDUCE_SUM_NOOP_WITH_EMPTY_AXES].i) return 1;
+    } else {
+        const AttrVal *a = &n->attrs[REDUCE_AXES];
+        if (a->set) {
+            if (a->n > IR_MAX_RANK) return -1;
+            na = a->n;
+            for (int i = 0; i < na; i++) axes[i] = a->ints[i];
+        }
+    }
+    for (int i = 0; i < rank; i++) mask[i] = na == 0;
+    for (int i = 0; i < na; i++) {
+        int ax = ir_norm_axis(axes[i], rank);
+        if (ax < 0) return -1;
+        mask[ax] = 1;
+    }
+    return 0;
+}
+
+static int is_float(DType t) { return t == DT_F32 || t == DT_F64; }
+
+/* The index and normalization ops of this stage: 0, or -1 naming why not. */
+static int index_supported(const Node *n, Diag *d)
+{
+    const char *op = ir_op(n->op)->name;
+    switch (n->op) {
+    case OP_Transpose:
+    case OP_Concat:
+    case OP_Slice:
+        return 0;
+    case OP_Gather:
+        return n->in[1]->dtype == DT_I32 || n->in[1]->dtype == DT_I64
+                   ? 0
+                   : diag_node_error(d, n, "the CUDA backend's Gather takes i32 or i64 indices");
+    case OP_ReduceSum:
+    case OP_ReduceMean:
+    case OP_ReduceMax:
+    case OP_ReduceMin: {
+        int mask[IR_MAX_RANK];
+        if (!is_float(n->in[0]->dtype))
+            return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only", op);
+        if (reduce_mask(n, mask) < 0)
+            return diag_node_error(d, n, "the CUDA backend needs constant axes for op '%s'", op);
+        return 0;
+    }
+    case OP_LayerNormalization:
+        if (!is_float(n->in[0]->dtype) || n->in[1]->dtype != n->in[0]->dtype ||
+            (n->n_in > 2 && n->in[2] && n->in[2]->dtype != n->in[0]->dtype))
+            return diag_node_error(d, n, "the CUDA backend computes LayerNormalization in f32 and f64, one dtype");
+        for (int j = 1; j < n->n_out; j++)
+            if (n->out[j]) return diag_node_error(d, n, "the CUDA backend has no LayerNormalization Mean/InvStdDev outputs yet");
+        return 0;
+    case OP_BatchNormalization:
+        if (!is_float(n->in[0]->dtype) || n->attrs[BN_TRAINING_MODE].i)
+            return diag_node_error(d, n, "the CUDA backend has BatchNormalization in inference mode, f32/f64, only");
+        for (int j = 1; j < 5; j++)
+            if (n->in[j]->dtype != n->in[0]->dtype)
+                return diag_node_error(d, n, "the CUDA backend's BatchNormalization takes one dtype for all inputs");
+        return n->in[0]->shape.rank >= 2 ? 0 : diag_node_error(d, n, "BatchNormalization needs a channel dim");
+    default:
+        return 1; /* not one of these */
+    }
+}
+
 static int cuda_supports(const Node *n, Diag *d)
 {
     const OpDesc *od = ir_op(n->op);
@@ -93,6 +169,8 @@ static int cuda_supports(const Node *n, Diag *d)
     if (od->view || od->scalar_expr || n->op == OP_Fused || n->op == OP_Softmax || n->op == OP_LogSoftmax) return 0;
     if (n->op == OP_Conv || n->op == OP_MaxPool || n->op == OP_AveragePool || n->op == OP_GlobalAveragePool)
         return window_supported(n, d);
+    int ix = index_supported(n, d);
+    if (ix <= 0) return ix;
     if (n->op == OP_Gemm || n->op == OP_MatMul) {
         for (int i = 0; i < n->n_in; i++)
             if (n->in[i] && n->in[i]->dtype != DT_F32)
@@ -651,6 +729,284 @@ static int emit_gap(Cu *c, const Node *n)
     return 0;
 }
 
+/* ---- index maps: Transpose, Concat, Slice, Gather --------------------------------------- */
+
+/* Writes, into a kernel over the elements i of an output of shape dims
+ * (rank r), code that sets `int64_t VAR` to sum_k coord_k(i) * mult[k]
+ * (+ add[k] * mult[k]): each coordinate taken by one % and one /. */
+static void emit_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult,
+                           const int64_t *add)
+{
+    int64_t base = 0;
+    for (int q = 0; q < rank; q++) base += (add ? add[q] : 0) * mult[q];
+    w_printf(k, "        int64_t %s = %lld;\n", var, (long long)base);
+    int last = -1; /* the outermost dim that matters */
+    for (int q = 0; q < rank; q++)
+        if (dims[q] > 1 && mult[q] != 0) {
+            last = q;
+            break;
+        }
+    if (last < 0) return;
+    w_puts(k, "        {\n            int64_t r = i;\n");
+    for (int q = rank - 1; q > last; q--) {
+        if (dims[q] == 1) continue;
+        if (mult[q]) w_printf(k, "            %s += r %% %lld * %lld;\n", var, (long long)dims[q], (long long)mult[q]);
+        w_printf(k, "            r /= %lld;\n", (long long)dims[q]);
+    }
+    int outer = 0; /* a dim of size > 1 outside `last` (its multiplier 0): r needs the modulus */
+    for (int q = 0; q < last; q++)
+        if (dims[q] > 1) outer = 1;
+    if (outer) w_printf(k, "            %s += r %% %lld * %lld;\n        }\n", var, (long long)dims[last], (long long)mult[last]);
+    else w_printf(k, "            %s += r * %lld;\n        }\n", var, (long long)mult[last]);
+}
+
+static void strides_of(const Shape *s, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int k = s->rank - 1; k >= 0; k--) {
+        st[k] = acc;
+        acc *= s->dims[k];
+    }
+}
+
+/* A kernel y[i] = x[map(i)] (one input, one output of the same dtype). */
+static void emit_gather_map(Cu *c, const Node *n, const Value *X, const Value *Y, const int64_t *mult, const int64_t *add)
+{
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return;
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    emit_index_map(k, "o", Y->shape.rank, Y->shape.dims, mult, add);
+    w_puts(k, "        y[i] = x[o];\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, P(c, Y), P(c, X));
+}
+
+static int emit_transpose(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    int perm[IR_MAX_RANK];
+    int64_t st[IR_MAX_RANK], mult[IR_MAX_RANK];
+    ir_transpose_perm(n, perm);
+    strides_of(&X->shape, st);
+    for (int q = 0; q < Y->shape.rank; q++) mult[q] = st[perm[q]];
+    emit_gather_map(c, n, X, Y, mult, NULL);
+    return 0;
+}
+
+static int emit_slice(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], st[IR_MAX_RANK], mult[IR_MAX_RANK];
+    Shape out;
+    if (ir_slice_plan(n, start, step, &out, d)) return -1;
+    strides_of(&X->shape, st);
+    int64_t base[IR_MAX_RANK];
+    for (int q = 0; q < Y->shape.rank; q++) {
+        mult[q] = st[q] * step[q];
+        base[q] = 0;
+    }
+    /* the start offsets as a constant: add[q] * mult[q] would scale them by step */
+    int64_t off = 0;
+    for (int q = 0; q < Y->shape.rank; q++) off += start[q] * st[q];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    emit_index_map(k, "o", Y->shape.rank, Y->shape.dims, mult, base);
+    w_printf(k, "        y[i] = x[%lld + o];\n    }\n}\n\n", (long long)off);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, P(c, Y), P(c, X));
+    return 0;
+}
+
+static int emit_concat(Cu *c, const Node *n)
+{
+    const Value *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, Y->shape.rank);
+    int64_t inner = 1, A = Y->shape.dims[ax];
+    for (int q = ax + 1; q < Y->shape.rank; q++) inner *= Y->shape.dims[q];
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y", kn, T);
+    for (int j = 0; j < n->n_in; j++)
+        if (n->in[j] && n->in[j]->shape.dims[ax] > 0) w_printf(k, ", const %s *a%d", T, j);
+    w_printf(k, ")\n{\n    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    w_printf(k, "        const int64_t outer = i / %lld, a = i / %lld %% %lld, in = i %% %lld;\n", (long long)(A * inner),
+             (long long)inner, (long long)A, (long long)inner);
+    int64_t at = 0;
+    int first = 1;
+    for (int j = 0; j < n->n_in; j++) {
+        const Value *v = n->in[j];
+        if (!v || v->shape.dims[ax] == 0) continue;
+        const int64_t aj = v->shape.dims[ax];
+        w_printf(k, "        %sif (a < %lld) y[i] = a%d[(outer * %lld + a - %lld) * %lld + in];\n", first ? "" : "else ",
+                 (long long)(at + aj), j, (long long)aj, (long long)at, (long long)inner);
+        first = 0;
+        at += aj;
+    }
+    w_puts(k, "    }\n}\n\n");
+    Writer *b = &c->body;
+    w_printf(b, "    GC_LAUNCH(k%d, %lld, stream, (%s", kn, (long long)total, P(c, Y));
+    for (int j = 0; j < n->n_in; j++)
+        if (n->in[j] && n->in[j]->shape.dims[ax] > 0) w_printf(b, ", %s", P(c, n->in[j]));
+    w_puts(b, "));\n");
+    return 0;
+}
+
+/* Gather: y[outer, j, inner] = x[outer, idx[j] (negative from the end;
+ * clamped into range: an out-of-range index must not read outside x),
+ * inner]. */
+static int emit_gather(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *I = n->in[1], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, X->shape.rank);
+    int64_t inner = 1, ni = ir_numel(&I->shape), N = X->shape.dims[ax];
+    for (int q = ax + 1; q < X->shape.rank; q++) inner *= X->shape.dims[q];
+    const char *T = cfam_ctype(Y->dtype), *TI = cfam_ctype(I->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, TI,
+             (long long)total);
+    w_printf(k, "        const int64_t in = i %% %lld, j = i / %lld %% %lld, outer = i / %lld;\n", (long long)inner,
+             (long long)inner, (long long)ni, (long long)(inner * ni));
+    w_printf(k, "        int64_t t = (int64_t)idx[j];\n        if (t < 0) t += %lld;\n", (long long)N);
+    w_printf(k, "        t = t < 0 ? 0 : t >= %lld ? %lld : t;\n", (long long)N, (long long)(N - 1));
+    w_printf(k, "        y[i] = x[(outer * %lld + t) * %lld + in];\n    }\n}\n\n", (long long)N, (long long)inner);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, P(c, Y), P(c, X), P(c, I));
+    return 0;
+}
+
+/* ---- reductions and normalizations --------------------------------------------------------- */
+
+/* ReduceSum/Mean/Max/Min: one thread per output element, the reduced
+ * elements visited in row-major order, sums in double. */
+static int emit_reduce(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    int mask[IR_MAX_RANK];
+    const int noop = reduce_mask(n, mask);
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    const Shape *xs = &X->shape;
+    int64_t st[IR_MAX_RANK], kd[IR_MAX_RANK], km[IR_MAX_RANK], rd[IR_MAX_RANK], rm[IR_MAX_RANK];
+    strides_of(xs, st);
+    int nk = 0, nr = 0;
+    int64_t cnt = 1;
+    for (int q = 0; q < xs->rank; q++) {
+        if (noop == 1 || !mask[q]) kd[nk] = xs->dims[q], km[nk++] = st[q];
+        else rd[nr] = xs->dims[q], rm[nr++] = st[q], cnt *= xs->dims[q];
+    }
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    emit_index_map(k, "o", nk, kd, km, NULL);
+    const int mx = n->op == OP_ReduceMax, mn = n->op == OP_ReduceMin;
+    if (mx || mn) w_printf(k, "        %s acc = %sINFINITY;\n", T, mx ? "-" : "");
+    else w_puts(k, "        double acc = 0;\n");
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)cnt);
+    /* the reduced coordinates of j */
+    w_puts(k, "            int64_t p = o, r = j;\n");
+    for (int q = nr - 1; q >= 0; q--) {
+        if (q > 0) w_printf(k, "            p += r %% %lld * %lld;\n            r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
+        else w_printf(k, "            p += r * %lld;\n", (long long)rm[q]);
+    }
+    if (nr == 0) w_puts(k, "            (void)r;\n");
+    if (mx) w_puts(k, "            acc = x[p] > acc || x[p] != x[p] ? x[p] : acc;\n");
+    else if (mn) w_puts(k, "            acc = x[p] < acc || x[p] != x[p] ? x[p] : acc;\n");
+    else w_puts(k, "            acc += x[p];\n");
+    w_puts(k, "        }\n");
+    if (n->op == OP_ReduceMean) w_printf(k, "        y[i] = (%s)(acc / %lld.0);\n", T, (long long)(cnt ? cnt : 1));
+    else w_printf(k, "        y[i] = (%s)acc;\n", T);
+    w_puts(k, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, P(c, Y), P(c, X));
+    return 0;
+}
+
+/* LayerNormalization: one thread per row (the dims from axis on): mean,
+ * variance (two passes, in double), then y = (x - mean) * rstd * scale + b,
+ * Scale and B broadcast over the row (numpy rules against X[axis:]). */
+static int emit_layernorm(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Sc = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const Shape *xs = &X->shape;
+    const int a = ir_norm_axis(n->attrs[LN_AXIS].i, xs->rank);
+    if (a < 0) return diag_node_error(d, n, "invalid axis");
+    int64_t outer = 1, inner = 1;
+    for (int q = 0; q < a; q++) outer *= xs->dims[q];
+    for (int q = a; q < xs->rank; q++) inner *= xs->dims[q];
+    if (outer * inner == 0) return 0;
+    /* row shape and the parameters' strides along it */
+    Shape row = {0};
+    row.rank = xs->rank - a;
+    for (int q = 0; q < row.rank; q++) row.dims[q] = xs->dims[a + q];
+    int64_t ss[IR_MAX_RANK], bs[IR_MAX_RANK];
+    bstrides(&Sc->shape, &row, ss);
+    if (B) bstrides(&B->shape, &row, bs);
+    const char *T = cfam_ctype(X->dtype);
+    char eps[48];
+    cfam_lit(eps, sizeof eps, DT_F64, n->attrs[LN_EPSILON].f);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc%s%s%s)\n{\n", kn, T, T, T, B ? ", const " : "", B ? T : "",
+             B ? " *bb" : "");
+    w_printf(k, "    GC_FOR_EACH(rw, %lld) {\n", (long long)outer);
+    w_printf(k, "        const %s *xr = x + rw * %lld;\n        %s *yr = y + rw * %lld;\n", T, (long long)inner, T,
+             (long long)inner);
+    w_puts(k, "        double mean = 0, var = 0;\n");
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mean += xr[j];\n", (long long)inner);
+    w_printf(k, "        mean /= %lld.0;\n", (long long)inner);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) var += (xr[j] - mean) * (xr[j] - mean);\n", (long long)inner);
+    w_printf(k, "        const double rstd = 1.0 / sqrt(var / %lld.0 + %s);\n", (long long)inner, eps);
+    w_printf(k, "        for (int64_t i = 0; i < %lld; i++) {\n", (long long)inner);
+    emit_index_map(k, "s", row.rank, row.dims, ss, NULL);
+    if (B) emit_index_map(k, "t", row.rank, row.dims, bs, NULL);
+    w_printf(k, "        yr[i] = (%s)((xr[i] - mean) * rstd * sc[s]%s);\n", T, B ? " + bb[t]" : "");
+    w_puts(k, "        }\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)outer, P(c, Y), P(c, X), P(c, Sc));
+    if (B) w_printf(&c->body, ", %s", P(c, B));
+    w_puts(&c->body, "));\n");
+    return 0;
+}
+
+/* BatchNormalization (inference): y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + b[c]. */
+static int emit_batchnorm(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape), C = X->shape.dims[1];
+    if (total == 0) return 0;
+    const int64_t inner = total / (X->shape.dims[0] * C);
+    const char *T = cfam_ctype(X->dtype);
+    char eps[48];
+    cfam_lit(eps, sizeof eps, DT_F64, n->attrs[BN_EPSILON].f);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc, const %s *b, const %s *mean, const %s *var)\n{\n", kn, T, T,
+             T, T, T, T);
+    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        const int64_t ch = i / %lld %% %lld;\n", (long long)total,
+             (long long)inner, (long long)C);
+    w_printf(k, "        y[i] = (%s)((x[i] - (double)mean[ch]) / sqrt((double)var[ch] + %s) * sc[ch] + b[ch]);\n    }\n}\n\n", T,
+             eps);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s, %s, %s));\n", kn, (long long)total, P(c, Y),
+             P(c, X), P(c, n->in[1]), P(c, n->in[2]), P(c, n->in[3]), P(c, n->in[4]));
+    return 0;
+}
+
 /* ---- the model source ------------------------------------------------------------------ */
 
 static void sanitize(const char *s, char *buf, size_t cap)
@@ -737,6 +1093,14 @@ static int gen_nodes(Cu *c, Diag *d)
         else if (n->op == OP_Conv) rc = emit_conv(c, n, d);
         else if (n->op == OP_MaxPool || n->op == OP_AveragePool) rc = emit_pool(c, n, d);
         else if (n->op == OP_GlobalAveragePool) rc = emit_gap(c, n);
+        else if (n->op == OP_Transpose) rc = emit_transpose(c, n);
+        else if (n->op == OP_Slice) rc = emit_slice(c, n, d);
+        else if (n->op == OP_Concat) rc = emit_concat(c, n);
+        else if (n->op == OP_Gather) rc = emit_gather(c, n);
+        else if (n->op == OP_ReduceSum || n->op == OP_ReduceMean || n->op == OP_ReduceMax || n->op == OP_ReduceMin)
+            rc = emit_reduce(c, n);
+        else if (n->op == OP_LayerNormalization) rc = emit_layernorm(c, n, d);
+        else if (n->op == OP_BatchNormalization) rc = emit_batchnorm(c, n);
         else if (n->op == OP_Fused) {
             FusedExpr fx;
             if (ir_fused_parse_node(n, &fx, d)) return -1;
@@ -1260,7 +1624,7 @@ static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap
 
 const Backend backend_cuda = {
     .name = "cuda",
-    .summary = "CUDA C for NVIDIA GPUs (first stage: elementwise, Fused, Gemm, MatMul, Conv, pooling, Softmax, views)",
+    .summary = "CUDA C for NVIDIA GPUs (first stage: elementwise, Fused, Gemm, MatMul, Conv, pooling, reductions, norms, index ops)",
     .supports = cuda_supports,
     .workspace = cuda_workspace,
     .kernel_note = cuda_kernel_note,
