@@ -35,9 +35,9 @@
 /* ---- dialects ----------------------------------------------------------- */
 
 static const CfamFnName c99_fn[SX_FN_COUNT] = {
-    [SX_FN_EXP] = {"exp", "expf"},
+    [SX_FN_EXP] = {"exp", "gcrt_expf"},
     [SX_FN_EXPM1] = {"expm1", "expm1f"},
-    [SX_FN_LOG] = {"log", "logf"},
+    [SX_FN_LOG] = {"log", "gcrt_logf"},
     [SX_FN_LOG1P] = {"log1p", "log1pf"},
     [SX_FN_SQRT] = {"sqrt", "sqrtf"},
     [SX_FN_FABS] = {"fabs", "fabsf"},
@@ -52,11 +52,11 @@ static const CfamFnName c99_fn[SX_FN_COUNT] = {
     [SX_FN_ATAN] = {"atan", "atanf"},
     [SX_FN_SINH] = {"sinh", "sinhf"},
     [SX_FN_COSH] = {"cosh", "coshf"},
-    [SX_FN_TANH] = {"tanh", "tanhf"},
+    [SX_FN_TANH] = {"tanh", "gcrt_tanhf"},
     [SX_FN_ASINH] = {"asinh", "asinhf"},
     [SX_FN_ACOSH] = {"acosh", "acoshf"},
     [SX_FN_ATANH] = {"atanh", "atanhf"},
-    [SX_FN_ERF] = {"erf", "erff"},
+    [SX_FN_ERF] = {"erf", "gcrt_erff"},
     [SX_FN_POW] = {"pow", "powf"},
     [SX_FN_FMOD] = {"fmod", "fmodf"},
 };
@@ -86,7 +86,10 @@ const char *cfam_lit(char *buf, size_t cap, DType t, double v)
         return buf;
     }
     if (!isfinite(v)) {
-        snprintf(buf, cap, "%s", isnan(v) ? "NAN" : v > 0 ? "INFINITY" : "-INFINITY");
+        /* the macros are floats: an f64 literal converts them, so that no
+         * expression promotes a float to double implicitly */
+        const char *dbl = t == DT_F64 ? "(double)" : "";
+        snprintf(buf, cap, "%s%s%s", !isnan(v) && v < 0 ? "-" : "", dbl, isnan(v) ? "NAN" : "INFINITY");
         return buf;
     }
     int f32 = t != DT_F64;
