@@ -6,8 +6,8 @@ For each model (PyTorch modules exported to ONNX with seeded weights, from
 tests/models/torch_models.py where they are shared: the MLP with its
 Softmax, the LeNet-style CNN with its LogSoftmax, a one-layer transformer
 encoder whose attention runs a Softmax, and MobileNetV2 at width 0.35 on
-96x96 images with 2 classes, the visual-wake-words setting of MLPerf Tiny),
-the test
+96x96 images with 2 classes, the size of a visual-wake-words detector), the
+test
 
   1. compiles it with `graphc compile model.onnx -o DIR --name NAME` (the
      default options: the weights linked in by .incbin);
@@ -18,8 +18,10 @@ the test
      and CPU_FLAGS= (the portable C kernels the boards run, not the host's
      AVX ones, whose other summation order differs by more than 1e-5 on deep
      models);
-  3. checks that the board library defines no global symbol but NAME_*
-     (the runtime kernels are static, so models link together), and that
+  3. checks that NAME.o calls nothing but libgcc's helpers and memcpy,
+     memset, memmove, memcmp; that the board library defines no global
+     symbol but NAME_* (the runtime kernels are static, so models link
+     together); and that
      it does no double-precision arithmetic: on the Cortex-M4F (single-
      precision FPU) NAME.o calls no libgcc double-precision helper
      (__aeabi_dadd, __aeabi_f2d, ...); on the Cortex-M55 (whose FPU has
@@ -108,7 +110,7 @@ def attention():
 
 
 def mobilenet_v2_vww():
-    """MobileNetV2 at width 0.35 on 96x96 images with 2 classes (MLPerf Tiny's visual wake words)."""
+    """MobileNetV2 at width 0.35 on 96x96 images with 2 classes (a visual-wake-words detector's size)."""
     import torchvision.models as models
     return models.mobilenet_v2(weights=None, width_mult=0.35, num_classes=2), (1, 3, 96, 96)
 
@@ -292,6 +294,14 @@ def build_model(args, name, make, opset, work, log):
                 if dbl:
                     raise Failed(f"{name} for {target}: {name}.o calls libgcc's double-precision helpers: "
                                  + " ".join("__aeabi_" + x for x in dbl))
+            # what NAME.o needs from outside: its weights, libgcc's helpers and the memory
+            # functions of any freestanding program; anything else (a libm function whose
+            # newlib version sets errno, a libc function) is reported
+            undef = run(["arm-none-eabi-nm", "-u", obj]).stdout.split()
+            extern = sorted(u for u in set(undef) if u != "U" and not u.startswith(("__aeabi_", name + "_weights"))
+                            and u not in ("memcpy", "memset", "memmove", "memcmp"))
+            if extern:
+                raise Failed(f"{name} for {target}: {name}.o calls {' '.join(extern)}")
             # the runtime is private to the model: every global the library defines is NAME_*,
             # so that several models link into one program
             glob = run(["arm-none-eabi-nm", "-g", "--defined-only", lib]).stdout
