@@ -12,11 +12,12 @@
  * given, direct loops compute each output (no scratch). Spatial geometry is
  * 3-D; lower ranks are passed with unit leading dims.
  *
- * Reductions (pool means, softmax sums, batch- and layer-norm statistics)
- * accumulate in T with a compensated sum (gcrt_ksum_add_*, gcrt_base.h),
- * which keeps f32 results within a few ulps of the double reference without
- * double arithmetic (software-emulated on single-precision FPUs). Softmax
- * subtracts the row maximum before exponentiating (no overflow).
+ * Reductions (pool means, softmax sums, layer-norm statistics) accumulate
+ * in T with a compensated sum (gcrt_ksum_add_*, gcrt_base.h), which keeps
+ * f32 results within a few ulps of the double reference without double
+ * arithmetic (software-emulated on single-precision FPUs); training batch
+ * norm keeps double statistics (see there). Softmax subtracts the row
+ * maximum before exponentiating (no overflow).
  *
  * Softmax, log-softmax and layer norm over the last (contiguous) axis in f32,
  * the common case of attention and transformer blocks, also have fast kernels
@@ -589,33 +590,38 @@ GCRT_FN void S(gcrt_batchnorm)(int64_t N, int64_t C, int64_t Sz, const T *X, con
 }
 
 /* Training batch norm: per channel, the batch mean and (population)
- * variance over N and Sz (two compensated passes), then Y; each channel's
- * statistics are complete before its Y is written, so Y may be X. */
+ * variance in double over N and Sz, then Y; each channel's statistics are
+ * complete before its Y is written, so Y may be X. A training kernel, so it
+ * keeps double statistics (with explicit conversions): at small batches
+ * and spatial sizes a float mean moves the outputs by an ulp, which flips
+ * ReLU masks downstream and moves MobileNetV2's gradients by ~1%
+ * (models_torch_grads). */
 GCRT_FN void S(gcrt_batchnorm_train)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B,
                              const T *mean, const T *var, T eps, T momentum, T *Y, T *running_mean,
                              T *running_var)
 {
     int64_t n, c, i;
-    T cnt = (T)(N * Sz);
+    double cnt = (double)(N * Sz);
     for (c = 0; c < C; c++) {
-        T mu = 0, mu_c = 0, v = 0, v_c = 0, d, a, b;
+        double mu = 0.0, v = 0.0, d;
+        T a, b;
         for (n = 0; n < N; n++)
-            for (i = 0; i < Sz; i++) S(gcrt_ksum_add)(&mu, &mu_c, X[(n * C + c) * Sz + i]);
-        mu = (mu + mu_c) / cnt;
+            for (i = 0; i < Sz; i++) mu += (double)X[(n * C + c) * Sz + i];
+        mu /= cnt;
         for (n = 0; n < N; n++)
             for (i = 0; i < Sz; i++) {
-                d = X[(n * C + c) * Sz + i] - mu;
-                S(gcrt_ksum_add)(&v, &v_c, d * d);
+                d = (double)X[(n * C + c) * Sz + i] - mu;
+                v += d * d;
             }
-        v = (v + v_c) / cnt;
-        if (running_mean) running_mean[c] = mean[c] * momentum + mu * (1 - momentum);
-        if (running_var) running_var[c] = var[c] * momentum + v * (1 - momentum);
-        a = scale[c] / GCRT_SQRT(v + eps);
+        v /= cnt;
+        if (running_mean) running_mean[c] = (T)((double)mean[c] * (double)momentum + mu * (1.0 - (double)momentum));
+        if (running_var) running_var[c] = (T)((double)var[c] * (double)momentum + v * (1.0 - (double)momentum));
+        a = (T)((double)scale[c] / sqrt(v + (double)eps));
         b = B[c];
         for (n = 0; n < N; n++) {
             const T *x = X + (n * C + c) * Sz;
             T *y = Y + (n * C + c) * Sz;
-            for (i = 0; i < Sz; i++) y[i] = (x[i] - mu) * a + b;
+            for (i = 0; i < Sz; i++) y[i] = (T)((x[i] - (T)mu) * a + b);
         }
     }
 }

@@ -15,9 +15,10 @@
  * many terms (means, variances, softmax denominators) the kernels use the
  * compensated sums below, whose error stays within a few ulps of the result
  * up to millions of terms. Not yet converted, still computing f32 through
- * double: the training kernels (gradients, losses, optimizers), the
- * quantization ops, TopK's sort keys, Det, LRN, RoiAlign, GridSample, the
- * window functions, and a few integer ops (Pow, Shrink, reductions).
+ * double: the training kernels (gradients, losses, optimizers, training-mode
+ * batch norm), the quantization ops, TopK's sort keys, Det, LRN, RoiAlign,
+ * GridSample, the window functions, and a few integer ops (Pow, Shrink,
+ * reductions).
  *
  * gcrt_expf, gcrt_logf, gcrt_tanhf and gcrt_erff are what generated code
  * and the kernels call for float exp, log, tanh and erf. On hosted systems
