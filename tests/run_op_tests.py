@@ -78,7 +78,7 @@ def _cpu_flags():
 
 
 CPU_FLAGS = _cpu_flags()
-STRICT_CFLAGS = " ".join(["-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"] + CPU_FLAGS)
+STRICT_CFLAGS = " ".join(["-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion"] + CPU_FLAGS)
 SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all"
 TIMEOUT = 300  # seconds for any one command
 

@@ -641,13 +641,13 @@ int cgen_write_weights(const CgenModel *m, const char *dir, Diag *d)
                  " * file is found relative to the folder the compiler runs in. Build with the\n"
                  " * c-array weights option for other toolchains. */\n",
              N, N, nb);
-    w_printf(&w, "    .section .rodata\n    .balign 64\n    .globl %s_weights\n    .type %s_weights, @object\n"
+    w_printf(&w, "    .section .rodata\n    .balign 64\n    .globl %s_weights\n    .type %s_weights, %%object\n"
                  "%s_weights:\n    .incbin \"%s_weights.bin\"\n    .size %s_weights, . - %s_weights\n",
              N, N, N, N, N, N);
-    w_printf(&w, "    .balign 8\n    .globl %s_weights_size\n    .type %s_weights_size, @object\n"
+    w_printf(&w, "    .balign 8\n    .globl %s_weights_size\n    .type %s_weights_size, %%object\n"
                  "%s_weights_size:\n    .quad %lld\n    .size %s_weights_size, 8\n",
              N, N, N, nb, N);
-    w_puts(&w, "    .section .note.GNU-stack,\"\",@progbits\n");
+    w_puts(&w, "    .section .note.GNU-stack,\"\",%progbits\n");
     snprintf(file, sizeof file, "%s_weights.S", N);
     int rc = cgen_save(&w, dir, file, d);
     w_free(&w);
@@ -843,27 +843,49 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
     const char *N = m->name;
     int wmode = m->o->weights;
     w_printf(w, CGEN_BANNER " for model '%s'; do not edit.\n", N);
-    w_printf(w, "#\n#   make            builds lib%s.a, lib%s.so%s\n", N, N, m->o->emit_main ? " and the npy runner" : "");
+    w_printf(w, "#\n#   make            builds lib%s.a, and lib%s.so%s when CC builds for a hosted\n"
+                "#                   system (not for bare metal, below)\n",
+             N, N, m->o->emit_main ? " and the npy runner" : "");
     w_puts(w, "#   make BLAS=1     OpenBLAS for the GEMMs that have no fast kernel (f64,\n"
-              "#                   training's weights); BLAS=auto uses it when its headers are\n"
-              "#                   found; the default BLAS=0 needs nothing but libm\n"
+              "#                   training's weights); BLAS=auto uses it when CC builds for\n"
+              "#                   this machine and compiles #include <cblas.h>; the default\n"
+              "#                   BLAS=0 needs nothing but libm\n"
               "#   CPU_FLAGS       the instruction set of the fast kernels: -march=native when\n"
               "#                   CC builds for this machine (AVX-512 or AVX2+FMA where the CPU\n"
               "#                   has them), else empty (portable C); set it for another target\n"
+              "#   FREESTANDING    1 when CC builds for bare metal (its -dumpmachine triple ends\n"
+              "#                   in -elf, -eabi, -eabihf or -none, e.g. arm-none-eabi): only\n"
+              "#                   the static library, no -fPIC, and the flags of BARE_CFLAGS\n"
               "#   CC, CFLAGS, LDFLAGS and LDLIBS from the command line or the environment\n"
-              "#   replace the defaults below (-fPIC and -I. are always added).\n\n");
-    w_puts(w, "CFLAGS ?= -O2 -std=c99 -Wall -Wextra -pedantic\nLDFLAGS ?=\nLDLIBS ?=\n");
+              "#   replace the defaults below (-I. and -fPIC or BARE_CFLAGS are always added).\n\n");
+    w_puts(w, "CFLAGS ?= -O2 -std=c99 -Wall -Wextra -pedantic -Wdouble-promotion\nLDFLAGS ?=\nLDLIBS ?=\n");
     w_puts(w, "BLAS ?= 0\n");
-    w_puts(w, "CPU_FLAGS ?= $(shell if [ \"$$($(CC) -dumpmachine 2>/dev/null | cut -d- -f1)\" = \"$$(uname -m)\" ] && \\\n"
-              "    $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1; then echo -march=native; fi)\n\n");
+    w_puts(w, "ifeq ($(origin AR),default)\nAR := $(shell $(CC) -print-prog-name=ar)\nendif\n");
+    w_puts(w, "TARGET_TRIPLE := $(shell $(CC) -dumpmachine 2>/dev/null)\n"
+              "NATIVE := $(shell [ \"$$(echo '$(TARGET_TRIPLE)' | cut -d- -f1)\" = \"$$(uname -m)\" ] && echo 1 || echo 0)\n"
+              "FREESTANDING ?= $(if $(filter %-elf %-eabi %-eabihf %-none,$(TARGET_TRIPLE)),1,0)\n"
+              "CPU_FLAGS ?= $(shell if [ $(NATIVE) = 1 ] && $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1; \\\n"
+              "    then echo -march=native; fi)\n\n");
     w_puts(w, "ifeq ($(BLAS),auto)\n"
-              "BLAS_ON := $(shell if [ -f /usr/include/x86_64-linux-gnu/cblas.h ] || pkg-config --exists openblas 2>/dev/null; then echo 1; else echo 0; fi)\n"
+              "BLAS_ON := $(shell if [ $(NATIVE) = 1 ] && echo '\\#include <cblas.h>' | \\\n"
+              "    $(CC) $$(pkg-config --cflags openblas 2>/dev/null) -E -x c - >/dev/null 2>&1; then echo 1; else echo 0; fi)\n"
               "else\nBLAS_ON := $(BLAS)\nendif\n"
               "ifeq ($(BLAS_ON),1)\n"
               "BLAS_CFLAGS := -DGCRT_USE_BLAS $(shell pkg-config --cflags openblas 2>/dev/null)\n"
               "BLAS_LIBS := $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)\n"
-              "endif\n\n"
-              "ALL_CFLAGS = $(CFLAGS) $(CPU_FLAGS) -fPIC -I. $(BLAS_CFLAGS)\n"
+              "endif\n\n");
+    w_puts(w, "# Bare metal: position-dependent code (no GOT), and -fno-math-errno: generated\n"
+              "# code never reads errno, so the compiler may inline sqrtf, fabsf, fminf, ... as\n"
+              "# FPU instructions instead of calling libm for the error path. GCRT_FREESTANDING\n"
+              "# makes the runtime use its own expf and logf (gcrt_base.h): newlib's set errno,\n"
+              "# which would pull libc's reentrancy state into an image that has no other use\n"
+              "# for libc.\n"
+              "BARE_CFLAGS ?= -fno-math-errno -DGCRT_FREESTANDING\n"
+              "ifeq ($(FREESTANDING),1)\n"
+              "TARGET_CFLAGS = $(BARE_CFLAGS)\n");
+    w_printf(w, "PRODUCTS = lib%s.a\nelse\nTARGET_CFLAGS = -fPIC\nPRODUCTS = lib%s.a lib%s.so%s%s%s\nendif\n\n", N, N, N,
+             m->o->emit_main ? " " : "", m->o->emit_main ? N : "", m->o->emit_main ? "_main" : "");
+    w_puts(w, "ALL_CFLAGS = $(CFLAGS) $(CPU_FLAGS) $(TARGET_CFLAGS) -I. $(BLAS_CFLAGS)\n"
               "ALL_LIBS = $(LDLIBS) $(BLAS_LIBS) -lm\n\n");
     w_printf(w, "OBJS = %s.o", N);
     if (wmode != BACKEND_WEIGHTS_FILE) w_printf(w, " %s_weights.o", N);
@@ -876,8 +898,7 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
     if (m->ops_files) w_puts(w, " \\\n       graphc/custom_op.h");
     for (int k = 0; k < 32; k++)
         if (m->ops_files & (1u << k)) w_printf(w, " %s_ops_%d.c", N, k);
-    w_printf(w, "\n\nall: lib%s.a lib%s.so%s%s%s\n\n", N, N, m->o->emit_main ? " " : "", m->o->emit_main ? N : "",
-             m->o->emit_main ? "_main" : "");
+    w_puts(w, "\n\nall: $(PRODUCTS)\n\n");
     w_printf(w, "lib%s.a: $(OBJS)\n\trm -f $@\n\t$(AR) rcs $@ $(OBJS)\n\n", N);
     w_printf(w, "lib%s.so: $(OBJS)\n\t$(CC) $(CFLAGS) -shared -o $@ $(OBJS) $(LDFLAGS) $(ALL_LIBS)\n\n", N);
     if (m->o->emit_main)

@@ -8,9 +8,12 @@
  * neighbouring axes of the same class are merged. The outer loops run over
  * the kept axes in order, which is exactly row-major order of the output, so
  * the output index is a running counter; the inner loops run over the
- * reduced axes. Each output element accumulates in a double (any dtype,
- * loaded and stored with cgen_load / cgen_store), which matches the double
- * reference evaluation closely. Max/min propagate NaN like numpy; the mean
+ * reduced axes. Each output element accumulates in float for the float
+ * dtypes (f32, f16, bf16) and in double for f64 and the integers (loaded and
+ * stored with cgen_load / cgen_store); sums are compensated
+ * (gcrt_ksum_add_*, gcrt_base.h), so float results stay within a few ulps
+ * of the double reference evaluation without double arithmetic, which a
+ * single-precision FPU would run in software. Max/min propagate NaN like numpy; the mean
  * of nothing is 0/0 = NaN, the sum of nothing is 0, the product 1.
  * ReduceLogSumExp runs the reduced loops twice: the maximum m first, then
  * m + log(sum exp(x - m)) (m itself when it is infinite or NaN), as the
@@ -61,6 +64,19 @@ static void idx_term(char *buf, const char *var, int64_t stride)
     else snprintf(buf + k, IDX_CAP - k, "%s%s * %lld", sep, var, (long long)stride);
 }
 
+/* The accumulator of a reduction over dtype t: its C type, the suffix of its
+ * compensated sum, and its math functions. */
+typedef struct RedAcc {
+    const char *type, *sfx, *fabs, *exp, *log, *sqrt;
+} RedAcc;
+
+static RedAcc red_acc(DType t)
+{
+    static const RedAcc f = {"float", "f32", "fabsf", "gcrt_expf", "gcrt_logf", "sqrtf"};
+    static const RedAcc d = {"double", "f64", "fabs", "exp", "log", "sqrt"};
+    return t == DT_F32 || t == DT_F16 || t == DT_BF16 ? f : d;
+}
+
 typedef enum RedStep { RED_STEP_SUM, RED_STEP_MAX, RED_STEP_MIN, RED_STEP_ABS, RED_STEP_SQ,
                        RED_STEP_MUL, RED_STEP_EXP } RedStep;
 
@@ -75,12 +91,14 @@ static RedStep red_step_of(const Node *n)
 }
 
 /* Writes the reduced loop nest folding every element of the current output
- * element into `acc` with `step` (`mx`: the maximum, for RED_STEP_EXP).
- * `kept_idx` is the index expression of the kept axes. */
+ * element into `acc` with `step` (sums into acc + acc_c, compensated; `mx`:
+ * the maximum, for RED_STEP_EXP). `kept_idx` is the index expression of the
+ * kept axes. */
 static void reduce_loops(Cgen *c, const Node *n, const int *cls, const int64_t *size, const int64_t *stride,
                          int m, const char *kept_idx, const char *bx, const char *v, RedStep step,
                          const char *acc, const char *mx)
 {
+    RedAcc a = red_acc(n->in[0]->dtype);
     Writer *w = cgen_w(c);
     char idx[IDX_CAP];
     snprintf(idx, sizeof idx, "%s", kept_idx);
@@ -96,17 +114,17 @@ static void reduce_loops(Cgen *c, const Node *n, const int *cls, const int64_t *
         idx_term(idx, r, stride[j]);
     }
     if (!idx[0]) snprintf(idx, sizeof idx, "0");
-    w_printf(w, "double %s = (double)(", v);
+    w_printf(w, "%s %s = (%s)(", a.type, v, a.type);
     cgen_load(w, n->in[0]->dtype, bx, idx);
     w_printf(w, ");\n");
     switch (step) {
     case RED_STEP_MAX: w_line(w, "if (%s != %s || %s > %s) %s = %s;", v, v, v, acc, acc, v); break;
     case RED_STEP_MIN: w_line(w, "if (%s != %s || %s < %s) %s = %s;", v, v, v, acc, acc, v); break;
-    case RED_STEP_ABS: w_line(w, "%s += fabs(%s);", acc, v); break;
-    case RED_STEP_SQ: w_line(w, "%s += %s * %s;", acc, v, v); break;
+    case RED_STEP_ABS: w_line(w, "gcrt_ksum_add_%s(&%s, &%s_c, %s(%s));", a.sfx, acc, acc, a.fabs, v); break;
+    case RED_STEP_SQ: w_line(w, "gcrt_ksum_add_%s(&%s, &%s_c, %s * %s);", a.sfx, acc, acc, v, v); break;
     case RED_STEP_MUL: w_line(w, "%s *= %s;", acc, v); break;
-    case RED_STEP_EXP: w_line(w, "%s += exp(%s - %s);", acc, v, mx); break;
-    default: w_line(w, "%s += %s;", acc, v); break;
+    case RED_STEP_EXP: w_line(w, "gcrt_ksum_add_%s(&%s, &%s_c, %s(%s - %s));", a.sfx, acc, acc, a.exp, v, mx); break;
+    default: w_line(w, "gcrt_ksum_add_%s(&%s, &%s_c, %s);", a.sfx, acc, acc, v); break;
     }
     for (int j = 0; j < open; j++) {
         w->indent--;
@@ -159,7 +177,8 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
     /* cls/size/stride were built innermost first; loops go outermost first */
     int is_max = n->op == OP_ReduceMax, is_min = n->op == OP_ReduceMin;
     int is_lse = n->op == OP_ReduceLogSumExp, is_prod = n->op == OP_ReduceProd;
-    const char *init = is_max ? "-INFINITY" : is_min ? "INFINITY" : is_prod ? "1.0" : "0.0";
+    RedAcc a = red_acc(x->dtype);
+    const char *init = is_max ? "-INFINITY" : is_min ? "INFINITY" : "1";
     char idx[IDX_CAP] = "", o[64], acc[64], mx[64], v[64];
     snprintf(o, sizeof o, "%s", cgen_tmp(c, "o"));
     snprintf(acc, sizeof acc, "%s", cgen_tmp(c, "acc"));
@@ -178,21 +197,23 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
         idx_term(idx, k, stride[j]);
     }
     if (is_lse) {
-        w_line(w, "double %s = -INFINITY;", mx);
+        w_line(w, "%s %s = -INFINITY;", a.type, mx);
         reduce_loops(c, n, cls, size, stride, m, idx, bx, v, RED_STEP_MAX, mx, NULL);
-        w_line(w, "double %s = 0.0;", acc);
+        w_line(w, "%s %s = 0, %s_c = 0;", a.type, acc, acc);
         reduce_loops(c, n, cls, size, stride, m, idx, bx, v, RED_STEP_EXP, acc, mx);
     } else {
-        w_line(w, "double %s = %s;", acc, init);
+        if (is_max || is_min || is_prod) w_line(w, "%s %s = %s;", a.type, acc, init);
+        else w_line(w, "%s %s = 0, %s_c = 0;", a.type, acc, acc);
         reduce_loops(c, n, cls, size, stride, m, idx, bx, v, red_step_of(n), acc, NULL);
     }
     char val[512];
-    if (n->op == OP_ReduceMean) snprintf(val, sizeof val, "%s / (double)%lld", acc, (long long)count);
-    else if (n->op == OP_ReduceL2) snprintf(val, sizeof val, "sqrt(%s)", acc);
-    else if (n->op == OP_ReduceLogSum) snprintf(val, sizeof val, "log(%s)", acc);
+    if (n->op == OP_ReduceMean) snprintf(val, sizeof val, "(%s + %s_c) / (%s)%lld", acc, acc, a.type, (long long)count);
+    else if (n->op == OP_ReduceL2) snprintf(val, sizeof val, "%s(%s + %s_c)", a.sqrt, acc, acc);
+    else if (n->op == OP_ReduceLogSum) snprintf(val, sizeof val, "%s(%s + %s_c)", a.log, acc, acc);
     else if (is_lse)
-        snprintf(val, sizeof val, "(%s - %s == 0.0) ? %s + log(%s) : %s", mx, mx, mx, acc, mx);
-    else snprintf(val, sizeof val, "%s", acc);
+        snprintf(val, sizeof val, "(%s - %s == 0) ? %s + %s(%s + %s_c) : %s", mx, mx, mx, a.log, acc, acc, mx);
+    else if (is_max || is_min || is_prod) snprintf(val, sizeof val, "%s", acc);
+    else snprintf(val, sizeof val, "%s + %s_c", acc, acc);
     cgen_store(w, y->dtype, by, o, val);
     w_line(w, "%s++;", o);
     for (int j = 0; j < n_kept; j++) {

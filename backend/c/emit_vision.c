@@ -88,7 +88,8 @@ static int emit_instancenorm(Cgen *c, const Node *n, Diag *d)
     char eps[48];
     w_line(cgen_w(c), "gcrt_instancenorm_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s);", sfx, (long long)xs->dims[0],
            (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, n->in[1]),
-           cgen_ptr(c, n->in[2]), emit_float_lit(eps, sizeof eps, n->attrs[INSTANCE_NORM_EPSILON].f, DT_F64), cgen_ptr(c, Y));
+           cgen_ptr(c, n->in[2]), emit_float_lit(eps, sizeof eps, n->attrs[INSTANCE_NORM_EPSILON].f, Y->dtype),
+           cgen_ptr(c, Y));
     return 0;
 }
 
@@ -162,13 +163,13 @@ static int emit_resize(Cgen *c, const Node *n, Diag *d)
             for (int j = 0; j < K[a]; j++, col++)
                 w_printf(w, "%s%lld", col == 0 ? "" : (col % 16 == 0 ? ",\n    " : ", "), (long long)idx[a][4 * o + j]);
     w_puts(w, "};\n");
-    w_printf(w, "static const double %s[%lld] = {", tw, (long long)total);
+    w_printf(w, "static const %s %s[%lld] = {", cgen_ctype(Y->dtype), tw, (long long)total);
     col = 0;
     for (int a = 0; a < r; a++)
         for (int64_t o = 0; o < Y->shape.dims[a]; o++)
             for (int j = 0; j < K[a]; j++, col++)
                 w_printf(w, "%s%s", col == 0 ? "" : (col % 8 == 0 ? ",\n    " : ", "),
-                         emit_float_lit(buf, sizeof buf, wt[a][4 * o + j], DT_F64));
+                         emit_float_lit(buf, sizeof buf, wt[a][4 * o + j], Y->dtype));
     w_puts(w, "};\n");
     w_printf(w, "gcrt_resize_%s(%d, ", sfx, r);
     w_ints(w, X->shape.dims, r);
@@ -177,7 +178,7 @@ static int emit_resize(Cgen *c, const Node *n, Diag *d)
     w_puts(w, ", ");
     w_ints(w, K, r);
     w_printf(w, ",\n    %s, %s, %s, %s, %s);\n", ti, tw,
-             emit_float_lit(buf, sizeof buf, ir_resize_extrapolation(n), DT_F64), cgen_ptr(c, X), cgen_ptr(c, Y));
+             emit_float_lit(buf, sizeof buf, ir_resize_extrapolation(n), Y->dtype), cgen_ptr(c, X), cgen_ptr(c, Y));
     for (int a = 0; a < r; a++) {
         free(idx[a]);
         free(wt[a]);

@@ -35,6 +35,35 @@
 /* ---- dialects ----------------------------------------------------------- */
 
 static const CfamFnName c99_fn[SX_FN_COUNT] = {
+    [SX_FN_EXP] = {"exp", "gcrt_expf"},
+    [SX_FN_EXPM1] = {"expm1", "expm1f"},
+    [SX_FN_LOG] = {"log", "gcrt_logf"},
+    [SX_FN_LOG1P] = {"log1p", "log1pf"},
+    [SX_FN_SQRT] = {"sqrt", "sqrtf"},
+    [SX_FN_FABS] = {"fabs", "fabsf"},
+    [SX_FN_FLOOR] = {"floor", "floorf"},
+    [SX_FN_CEIL] = {"ceil", "ceilf"},
+    [SX_FN_NEARBYINT] = {"nearbyint", "nearbyintf"},
+    [SX_FN_SIN] = {"sin", "sinf"},
+    [SX_FN_COS] = {"cos", "cosf"},
+    [SX_FN_TAN] = {"tan", "tanf"},
+    [SX_FN_ASIN] = {"asin", "asinf"},
+    [SX_FN_ACOS] = {"acos", "acosf"},
+    [SX_FN_ATAN] = {"atan", "atanf"},
+    [SX_FN_SINH] = {"sinh", "sinhf"},
+    [SX_FN_COSH] = {"cosh", "coshf"},
+    [SX_FN_TANH] = {"tanh", "gcrt_tanhf"},
+    [SX_FN_ASINH] = {"asinh", "asinhf"},
+    [SX_FN_ACOSH] = {"acosh", "acoshf"},
+    [SX_FN_ATANH] = {"atanh", "atanhf"},
+    [SX_FN_ERF] = {"erf", "gcrt_erff"},
+    [SX_FN_POW] = {"pow", "powf"},
+    [SX_FN_FMOD] = {"fmod", "fmodf"},
+};
+
+/* CUDA device code: CUDA's own math library (no errno there, so no graphc
+ * replacements as the C99 dialect uses for exp, log, tanh and erf). */
+static const CfamFnName cuda_fn[SX_FN_COUNT] = {
     [SX_FN_EXP] = {"exp", "expf"},
     [SX_FN_EXPM1] = {"expm1", "expm1f"},
     [SX_FN_LOG] = {"log", "logf"},
@@ -62,7 +91,7 @@ static const CfamFnName c99_fn[SX_FN_COUNT] = {
 };
 
 const CfamDialect cfam_c99 = {"C99", c99_fn};
-const CfamDialect cfam_cuda = {"CUDA C", c99_fn};
+const CfamDialect cfam_cuda = {"CUDA C", cuda_fn};
 
 /* ---- types and literals ------------------------------------------------- */
 
@@ -87,7 +116,10 @@ const char *cfam_lit(char *buf, size_t cap, DType t, double v)
         return buf;
     }
     if (!isfinite(v)) {
-        snprintf(buf, cap, "%s", isnan(v) ? "NAN" : v > 0 ? "INFINITY" : "-INFINITY");
+        /* the macros are floats: an f64 literal converts them, so that no
+         * expression promotes a float to double implicitly */
+        const char *dbl = t == DT_F64 ? "(double)" : "";
+        snprintf(buf, cap, "%s%s%s", !isnan(v) && v < 0 ? "-" : "", dbl, isnan(v) ? "NAN" : "INFINITY");
         return buf;
     }
     int f32 = t != DT_F64;

@@ -24,9 +24,12 @@ typedef struct CfamDialect {
     const CfamFnName *fn; /* SX_FN_COUNT entries, indexed by SxFn */
 } CfamDialect;
 
-/* C99 with <math.h>: exp / expf, ... */
+/* C99 with <math.h>: exp / expf, ...; float exp, log, tanh and erf as
+ * gcrt_expf, gcrt_logf, gcrt_tanhf, gcrt_erff (runtime/common/gcrt_base.h:
+ * libm's on hosted systems, graphc's own on bare metal). */
 extern const CfamDialect cfam_c99;
-/* CUDA C device code: the same names (CUDA's math library has every one). */
+/* CUDA C device code: CUDA's math library (expf, logf, tanhf, erff where the
+ * C99 dialect calls graphc's own gcrt_* versions). */
 extern const CfamDialect cfam_cuda;
 
 /* C storage type of a dtype: float, double, uint16_t (f16, bf16), int8_t,

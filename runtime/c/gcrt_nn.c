@@ -12,9 +12,12 @@
  * given, direct loops compute each output (no scratch). Spatial geometry is
  * 3-D; lower ranks are passed with unit leading dims.
  *
- * Reductions (pool means, softmax sums, layer-norm statistics) accumulate in
- * double, which keeps f32 results close to the double reference. Softmax
- * subtracts the row maximum before exponentiating (no overflow).
+ * Reductions (pool means, softmax sums, layer-norm statistics) accumulate
+ * in T with a compensated sum (gcrt_ksum_add_*, gcrt_base.h), which keeps
+ * f32 results within a few ulps of the double reference without double
+ * arithmetic (software-emulated on single-precision FPUs); training batch
+ * norm keeps double statistics (see there). Softmax subtracts the row
+ * maximum before exponentiating (no overflow).
  *
  * Softmax, log-softmax and layer norm over the last (contiguous) axis in f32,
  * the common case of attention and transformer blocks, also have fast kernels
@@ -44,8 +47,8 @@ GCRT_FN void gcrt_conv_row_span(int64_t i0, int64_t step, int64_t n, int64_t run
 #define T float
 #define S(name) name##_f32
 #define GCRT_GEMM gcrt_sgemm
-#define GCRT_EXP expf
-#define GCRT_LOG logf
+#define GCRT_EXP gcrt_expf
+#define GCRT_LOG gcrt_logf
 #define GCRT_SQRT sqrtf
 #include "gcrt_nn.c"
 #undef T
@@ -74,9 +77,9 @@ GCRT_FN void gcrt_conv_row_span(int64_t i0, int64_t step, int64_t n, int64_t run
  * The row kernels below are written once over a small vector vocabulary
  * (gcrt_nnv_*: W lanes of float) that has three definitions: AVX-512F
  * (W = 16), AVX2+FMA (W = 8) and portable C (W = 1, a plain float; exp is
- * expf). A row of n elements is walked in full vectors and one masked tail
- * vector; the tail's lanes past n are filled on load and cleared before they
- * reach a sum. Sums run in float, one accumulator of W lanes added in
+ * gcrt_expf). A row of n elements is walked in full vectors and one masked
+ * tail vector; the tail's lanes past n are filled on load and cleared before
+ * they reach a sum. Sums run in float, one accumulator of W lanes added in
  * element order, then a fixed-order horizontal tree, so a build gives the
  * same bits on every run (a build for another instruction set may differ in
  * the last bits).
@@ -96,14 +99,15 @@ GCRT_FN void gcrt_conv_row_span(int64_t i0, int64_t step, int64_t n, int64_t run
  *
  * Softmax: the row maximum (NaN ignored, as gcrt_softmax_f32 does), then
  * e = exp(x - max) stored in Y while summing, then Y *= 1/sum. Log-softmax:
- * the same sum without storing, then y = (x - max) - logf(sum). A row with
- * NaN, +inf or only -inf gives NaNs like the double-accumulating kernel.
+ * the same sum without storing, then y = (x - max) - log(sum). A row with
+ * NaN, +inf or only -inf gives NaNs like the template kernel
+ * (gcrt_softmax_f32).
  * Layer norm: two passes in float (mean, then the sum of squared deviations
  * from it, which stays accurate when the mean is large against the spread),
  * then y = (x - mean) * (1/sqrtf(var + eps)) * scale + B. A row whose variance
  * comes out inf or NaN (an inf or NaN input, or deviations past ~1e19 whose
- * squares overflow float) is redone by gcrt_layernorm_f32, so the fast
- * kernel gives what the double-accumulating one gives there too.
+ * squares overflow float) is redone by gcrt_layernorm_f32, which rescales
+ * such deviations, so the fast kernel gives what it gives there too.
  */
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
@@ -241,7 +245,7 @@ static inline gcrt_nnv gcrt_nnv_mul(gcrt_nnv a, gcrt_nnv b) { return a * b; }
 static inline gcrt_nnv gcrt_nnv_fma(gcrt_nnv a, gcrt_nnv b, gcrt_nnv c) { return a * b + c; }
 /* The larger of a and b; b when either is NaN. */
 static inline gcrt_nnv gcrt_nnv_max(gcrt_nnv a, gcrt_nnv b) { return a > b ? a : b; }
-static inline gcrt_nnv gcrt_nnv_exp(gcrt_nnv a) { return expf(a); }
+static inline gcrt_nnv gcrt_nnv_exp(gcrt_nnv a) { return gcrt_expf(a); }
 static inline float gcrt_nnv_hsum(gcrt_nnv v) { return v; }
 static inline float gcrt_nnv_hmax(gcrt_nnv v) { return v; }
 
@@ -314,7 +318,7 @@ static void gcrt_softmax_last_any(int64_t outer, int64_t n, const float *X, floa
         }
         sum = gcrt_nnv_hsum(acc);
         if (log_out) {
-            gcrt_nnv lse = gcrt_nnv_set1(logf(sum));
+            gcrt_nnv lse = gcrt_nnv_set1(gcrt_logf(sum));
             for (j = 0; j < full; j += GCRT_NNV_W)
                 gcrt_nnv_store(y + j, gcrt_nnv_sub(gcrt_nnv_sub(gcrt_nnv_load(x + j), vmx), lse));
             if (j < n)
@@ -365,7 +369,7 @@ GCRT_FN void gcrt_layernorm_last_f32(int64_t outer, int64_t n, const float *X, c
             acc = gcrt_nnv_fma(d, d, acc);
         }
         var = gcrt_nnv_hsum(acc) / (float)n;
-        if (!isfinite(var)) { /* an inf or NaN input, or a float sum overflowed: the double kernel */
+        if (!isfinite(var)) { /* an inf or NaN input, or a float sum overflowed: the template kernel */
             gcrt_layernorm_f32(1, n, x, scale, n, B, n, eps, y, 0, 0);
             continue;
         }
@@ -544,7 +548,7 @@ GCRT_FN void S(gcrt_avgpool)(int64_t NC, const int64_t *in, const int64_t *k, co
         for (o[0] = 0; o[0] < out[0]; o[0]++)
             for (o[1] = 0; o[1] < out[1]; o[1]++)
                 for (o[2] = 0; o[2] < out[2]; o[2]++) {
-                    double acc = 0;
+                    T acc = 0, acc_c = 0;
                     for (i = 0; i < 3; i++) {
                         int64_t s = o[i] * stride[i] - pad[i], e = s + k[i];
                         int64_t ep = e < in[i] + pad_end[i] ? e : in[i] + pad_end[i];
@@ -554,9 +558,9 @@ GCRT_FN void S(gcrt_avgpool)(int64_t NC, const int64_t *in, const int64_t *k, co
                     }
                     for (d = lo[0]; d < hi[0]; d++)
                         for (h = lo[1]; h < hi[1]; h++)
-                            for (w = lo[2]; w < hi[2]; w++) acc += x[(d * in[1] + h) * in[2] + w];
-                    y[(o[0] * out[1] + o[1]) * out[2] + o[2]] =
-                        (T)(acc / (double)(cnt[0] * cnt[1] * cnt[2]));
+                            for (w = lo[2]; w < hi[2]; w++)
+                                S(gcrt_ksum_add)(&acc, &acc_c, x[(d * in[1] + h) * in[2] + w]);
+                    y[(o[0] * out[1] + o[1]) * out[2] + o[2]] = (acc + acc_c) / (T)(cnt[0] * cnt[1] * cnt[2]);
                 }
     }
 }
@@ -565,9 +569,9 @@ GCRT_FN void S(gcrt_global_avgpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
 {
     int64_t q, i;
     for (q = 0; q < NC; q++) {
-        double acc = 0;
-        for (i = 0; i < Sz; i++) acc += X[q * Sz + i];
-        Y[q] = (T)(acc / (double)Sz);
+        T acc = 0, acc_c = 0;
+        for (i = 0; i < Sz; i++) S(gcrt_ksum_add)(&acc, &acc_c, X[q * Sz + i]);
+        Y[q] = (acc + acc_c) / (T)Sz;
     }
 }
 
@@ -587,7 +591,11 @@ GCRT_FN void S(gcrt_batchnorm)(int64_t N, int64_t C, int64_t Sz, const T *X, con
 
 /* Training batch norm: per channel, the batch mean and (population)
  * variance in double over N and Sz, then Y; each channel's statistics are
- * complete before its Y is written, so Y may be X. */
+ * complete before its Y is written, so Y may be X. A training kernel, so it
+ * keeps double statistics (with explicit conversions): at small batches
+ * and spatial sizes a float mean moves the outputs by an ulp, which flips
+ * ReLU masks downstream and moves MobileNetV2's gradients by ~1%
+ * (models_torch_grads). */
 GCRT_FN void S(gcrt_batchnorm_train)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B,
                              const T *mean, const T *var, T eps, T momentum, T *Y, T *running_mean,
                              T *running_var)
@@ -606,8 +614,8 @@ GCRT_FN void S(gcrt_batchnorm_train)(int64_t N, int64_t C, int64_t Sz, const T *
                 v += d * d;
             }
         v /= cnt;
-        if (running_mean) running_mean[c] = (T)(mean[c] * (double)momentum + mu * (1.0 - (double)momentum));
-        if (running_var) running_var[c] = (T)(var[c] * (double)momentum + v * (1.0 - (double)momentum));
+        if (running_mean) running_mean[c] = (T)((double)mean[c] * (double)momentum + mu * (1.0 - (double)momentum));
+        if (running_var) running_var[c] = (T)((double)var[c] * (double)momentum + v * (1.0 - (double)momentum));
         a = (T)((double)scale[c] / sqrt(v + (double)eps));
         b = B[c];
         for (n = 0; n < N; n++) {
@@ -626,23 +634,23 @@ static void S(softmax_any)(int64_t outer, int64_t n, int64_t inner, const T *X, 
         for (i = 0; i < inner; i++) {
             const T *x = X + o * n * inner + i;
             T *y = Y + o * n * inner + i;
-            T mx = -(T)INFINITY;
-            double sum = 0;
+            T mx = -(T)INFINITY, sum = 0, sum_c = 0;
             if (n == 0) continue;
             for (j = 0; j < n; j++)
                 if (x[j * inner] > mx) mx = x[j * inner];
             if (log_out) {
                 T lse;
-                for (j = 0; j < n; j++) sum += GCRT_EXP(x[j * inner] - mx);
-                lse = (T)log(sum);
+                for (j = 0; j < n; j++) S(gcrt_ksum_add)(&sum, &sum_c, GCRT_EXP(x[j * inner] - mx));
+                lse = GCRT_LOG(sum + sum_c);
                 for (j = 0; j < n; j++) y[j * inner] = x[j * inner] - mx - lse;
             } else {
                 for (j = 0; j < n; j++) {
                     T e = GCRT_EXP(x[j * inner] - mx);
                     y[j * inner] = e;
-                    sum += e;
+                    S(gcrt_ksum_add)(&sum, &sum_c, e);
                 }
-                for (j = 0; j < n; j++) y[j * inner] = (T)(y[j * inner] / sum);
+                sum += sum_c;
+                for (j = 0; j < n; j++) y[j * inner] = y[j * inner] / sum;
             }
         }
 }
@@ -665,15 +673,30 @@ GCRT_FN void S(gcrt_layernorm)(int64_t outer, int64_t inner, const T *X, const T
     for (o = 0; o < outer; o++) {
         const T *x = X + o * inner;
         T *y = Y + o * inner;
-        double s = 0, v = 0;
-        T mu, rs;
-        for (j = 0; j < inner; j++) s += x[j];
-        mu = (T)(s / (double)inner);
+        T s = 0, s_c = 0, v = 0, v_c = 0, mu, rs;
+        for (j = 0; j < inner; j++) S(gcrt_ksum_add)(&s, &s_c, x[j]);
+        mu = (s + s_c) / (T)inner;
         for (j = 0; j < inner; j++) {
-            double dv = (double)x[j] - (double)mu;
-            v += dv * dv;
+            T dv = x[j] - mu;
+            S(gcrt_ksum_add)(&v, &v_c, dv * dv);
         }
-        rs = (T)(1.0 / sqrt(v / (double)inner + (double)eps));
+        if (v + v_c == (T)INFINITY && mu - mu == 0) {
+            /* finite deviations whose squares overflow T: sum the squares of
+             * the deviations divided by the largest one, m */
+            T m = 0;
+            for (j = 0; j < inner; j++) {
+                T dv = x[j] > mu ? x[j] - mu : mu - x[j];
+                if (dv > m) m = dv;
+            }
+            v = v_c = 0;
+            for (j = 0; j < inner; j++) {
+                T dv = (x[j] - mu) / m;
+                S(gcrt_ksum_add)(&v, &v_c, dv * dv);
+            }
+            rs = 1 / (m * GCRT_SQRT((v + v_c) / (T)inner + eps / m / m));
+        } else {
+            rs = 1 / GCRT_SQRT((v + v_c) / (T)inner + eps);
+        }
         for (j = js = jb = 0; j < inner; j++) {
             T t = (x[j] - mu) * rs * scale[js];
             y[j] = B ? t + B[jb] : t;

@@ -29,8 +29,8 @@
 #define T float
 #define S(name) name##_f32
 #define GCRT_GEMM gcrt_sgemm
-#define GCRT_EXP expf
-#define GCRT_TANH tanhf
+#define GCRT_EXP gcrt_expf
+#define GCRT_TANH gcrt_tanhf
 #include "gcrt_rnn.c"
 #undef T
 #undef S

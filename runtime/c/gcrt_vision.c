@@ -11,8 +11,10 @@
  * the compiler), and sums the tensor product of the per-axis taps for each
  * output element. RoiAlign samples each bin on a regular grid with the
  * ONNX reference's clamping and bilinear taps (the same algorithm as the
- * reference evaluation in ir/ops/vision.c). Reductions (norm statistics,
- * LRN window sums, resize and RoiAlign sums) accumulate in double.
+ * reference evaluation in ir/ops/vision.c). The norm statistics accumulate
+ * in T with compensated sums (gcrt_base.h), resize in T (a few taps per
+ * output, weights in T); LRN window sums and RoiAlign (sums and coordinate
+ * math) in double.
  */
 #ifndef GCRT_VISION_TEMPLATE
 
@@ -110,6 +112,9 @@ static int64_t gcrt_roi_grid(int64_t sr, double extent, int64_t bins)
     return g > 0 ? (g < 65536.0 ? (int64_t)g : 65536) : 0;
 }
 
+static inline float gcrt_vision_sqrt_f32(float x) { return sqrtf(x); }
+static inline double gcrt_vision_sqrt_f64(double x) { return sqrt(x); }
+
 #define GCRT_VISION_TEMPLATE
 #define T float
 #define S(name) name##_f32
@@ -177,7 +182,7 @@ GCRT_FN void S(gcrt_global_maxpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
     }
 }
 
-GCRT_FN void S(gcrt_instancenorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B, double eps,
+GCRT_FN void S(gcrt_instancenorm)(int64_t N, int64_t C, int64_t Sz, const T *X, const T *scale, const T *B, T eps,
                           T *Y)
 {
     int64_t n, c, i;
@@ -185,13 +190,13 @@ GCRT_FN void S(gcrt_instancenorm)(int64_t N, int64_t C, int64_t Sz, const T *X, 
         for (c = 0; c < C; c++) {
             const T *x = X + (n * C + c) * Sz;
             T *y = Y + (n * C + c) * Sz;
-            double mu = 0, var = 0, a;
-            for (i = 0; i < Sz; i++) mu += x[i];
-            mu /= (double)Sz;
-            for (i = 0; i < Sz; i++) var += ((double)x[i] - mu) * ((double)x[i] - mu);
-            var /= (double)Sz;
-            a = (double)scale[c] / sqrt(var + eps);
-            for (i = 0; i < Sz; i++) y[i] = (T)(((double)x[i] - mu) * a + (double)B[c]);
+            T mu = 0, mu_c = 0, var = 0, var_c = 0, a;
+            for (i = 0; i < Sz; i++) S(gcrt_ksum_add)(&mu, &mu_c, x[i]);
+            mu = (mu + mu_c) / (T)Sz;
+            for (i = 0; i < Sz; i++) S(gcrt_ksum_add)(&var, &var_c, (x[i] - mu) * (x[i] - mu));
+            var = (var + var_c) / (T)Sz;
+            a = scale[c] / S(gcrt_vision_sqrt)(var + eps);
+            for (i = 0; i < Sz; i++) y[i] = (x[i] - mu) * a + B[c];
         }
 }
 
@@ -229,28 +234,30 @@ GCRT_FN void S(gcrt_mvn)(int rank, const int64_t *dims, const int *mask, const T
     for (a = 0; a < nk; a++) ki[a] = 0;
     for (k = 0; k < K; k++) {
         int64_t base = 0;
-        double s1 = 0, s2 = 0, mu = 0, var, sd = 1; /* set by pass 0; initialized for gcc -Wmaybe-uninitialized */
+        /* set by passes 0 and 1; initialized for gcc -Wmaybe-uninitialized */
+        T s1 = 0, s1_c = 0, s2 = 0, s2_c = 0, mu = 0, var, sd = 1;
         for (a = 0; a < nk; a++) base += ki[a] * ks[a];
-        for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: the mean; pass 1: the variance as the mean squared deviation
+         * (two passes, which stays accurate in float when the mean is large
+         * against the spread); pass 2: Y */
+        for (int pass = 0; pass < 3; pass++) {
             for (a = 0; a < nr; a++) ri[a] = 0;
             for (q = 0; q < R; q++) {
                 int64_t off = base;
                 for (a = 0; a < nr; a++) off += ri[a] * rs[a];
-                if (pass == 0) {
-                    s1 += X[off];
-                    s2 += (double)X[off] * X[off];
-                } else {
-                    Y[off] = (T)(((double)X[off] - mu) / sd);
-                }
+                if (pass == 0) S(gcrt_ksum_add)(&s1, &s1_c, X[off]);
+                else if (pass == 1) S(gcrt_ksum_add)(&s2, &s2_c, (X[off] - mu) * (X[off] - mu));
+                else Y[off] = (X[off] - mu) / sd;
                 for (a = nr - 1; a >= 0; a--) {
                     if (++ri[a] < rd[a]) break;
                     ri[a] = 0;
                 }
             }
             if (pass == 0) {
-                mu = s1 / (double)R;
-                var = s2 / (double)R - mu * mu;
-                sd = sqrt(var > 0 ? var : 0) + 1e-9;
+                mu = (s1 + s1_c) / (T)R;
+            } else if (pass == 1) {
+                var = (s2 + s2_c) / (T)R;
+                sd = S(gcrt_vision_sqrt)(var) + (T)1e-9;
             }
         }
         for (a = nk - 1; a >= 0; a--) {
@@ -277,7 +284,7 @@ GCRT_FN void S(gcrt_hardmax)(int64_t outer, int64_t n, int64_t inner, const T *X
 }
 
 GCRT_FN void S(gcrt_resize)(int rank, const int64_t *in, const int64_t *out, const int64_t *K, const int64_t *idx,
-                    const double *w, double extrap, const T *X, T *Y)
+                    const T *w, T extrap, const T *X, T *Y)
 {
     int64_t st[GCRT_VISION_MAX_RANK], base[GCRT_VISION_MAX_RANK], o[GCRT_VISION_MAX_RANK], t[GCRT_VISION_MAX_RANK];
     int64_t total = 1, e;
@@ -297,25 +304,25 @@ GCRT_FN void S(gcrt_resize)(int rank, const int64_t *in, const int64_t *out, con
             if (idx[base[a] + o[a] * K[a]] < 0) outside = 1;
         }
         if (outside) {
-            Y[e] = (T)extrap;
+            Y[e] = extrap;
         } else {
-            double acc = 0;
+            T acc = 0;
             for (;;) {
-                double wt = 1;
+                T wt = 1;
                 int64_t off = 0;
                 for (a = 0; a < rank; a++) {
                     int64_t j = base[a] + o[a] * K[a] + t[a];
                     wt *= w[j];
                     off += idx[j] * st[a];
                 }
-                acc += wt * (double)X[off];
+                acc += wt * X[off];
                 for (a = rank - 1; a >= 0; a--) {
                     if (++t[a] < K[a]) break;
                     t[a] = 0;
                 }
                 if (a < 0) break;
             }
-            Y[e] = (T)acc;
+            Y[e] = acc;
         }
         for (a = rank - 1; a >= 0; a--) {
             if (++o[a] < out[a]) break;

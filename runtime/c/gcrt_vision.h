@@ -29,7 +29,7 @@
     GCRT_FN void gcrt_global_maxpool##S(int64_t NC, int64_t S, const T *X, T *Y);                      \
     /* Instance norm of X[N,C,S] over S with per-channel scale and B. */                      \
     GCRT_FN void gcrt_instancenorm##S(int64_t N, int64_t C, int64_t S, const T *X, const T *scale,      \
-                              const T *B, double eps, T *Y);                                   \
+                              const T *B, T eps, T *Y);                                        \
     /* LRN across channels of X[N,C,S]. */                                                   \
     GCRT_FN void gcrt_lrn##S(int64_t N, int64_t C, int64_t S, int64_t size, double alpha, double beta, \
                      double bias, const T *X, T *Y);                                           \
@@ -42,7 +42,7 @@
      * idx = clamped input index, w = weight; idx < 0 on an output index's first tap marks    \
      * it outside the crop, where Y = extrap. */                                             \
     GCRT_FN void gcrt_resize##S(int rank, const int64_t *in, const int64_t *out, const int64_t *K,    \
-                        const int64_t *idx, const double *w, double extrap, const T *X, T *Y); \
+                        const int64_t *idx, const T *w, T extrap, const T *X, T *Y);         \
     /* RoiAlign (ONNX opset 16) of X[N,C,H,W] over the boxes rois[R,4] (x1, y1, x2, y2) of    \
      * images bidx[R] into Y[R,C,oh,ow]; sr = sampling_ratio (0: adaptive), half_pixel or      \
      * output_half_pixel, average or max pooling. A batch index outside [0, N) gives 0s. */  \

@@ -314,7 +314,7 @@ GCRT_ALWAYS_INLINE __m256 gcrt_epi256(__m256 v, const GcrtTile *t, const float *
     else if (t->act == GCRT_ACT_TANH || t->act == GCRT_ACT_SIGMOID) {
         float l[8];
         _mm256_storeu_ps(l, v);
-        for (int i = 0; i < 8; i++) l[i] = t->act == GCRT_ACT_TANH ? tanhf(l[i]) : 1.0f / (1.0f + expf(-l[i]));
+        for (int i = 0; i < 8; i++) l[i] = t->act == GCRT_ACT_TANH ? gcrt_tanhf(l[i]) : 1.0f / (1.0f + gcrt_expf(-l[i]));
         v = _mm256_loadu_ps(l);
     }
     return v;
@@ -383,8 +383,8 @@ static inline float gcrt_epi1(float v, const GcrtTile *t, const float *c, int r,
         v = v < t->lo ? t->lo : v;
         v = v > t->hi ? t->hi : v;
     }
-    else if (t->act == GCRT_ACT_TANH) v = tanhf(v);
-    else if (t->act == GCRT_ACT_SIGMOID) v = 1.0f / (1.0f + expf(-v));
+    else if (t->act == GCRT_ACT_TANH) v = gcrt_tanhf(v);
+    else if (t->act == GCRT_ACT_SIGMOID) v = 1.0f / (1.0f + gcrt_expf(-v));
     return v;
 }
 

@@ -528,8 +528,8 @@ static inline float gcrt_wino_act(float v, const GcrtWino *w)
     case GCRT_ACT_CLIP:
         v = v < w->lo ? w->lo : v;
         return v > w->hi ? w->hi : v;
-    case GCRT_ACT_TANH: return tanhf(v);
-    case GCRT_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    case GCRT_ACT_TANH: return gcrt_tanhf(v);
+    case GCRT_ACT_SIGMOID: return 1.0f / (1.0f + gcrt_expf(-v));
     default: return v;
     }
 }

@@ -48,7 +48,7 @@ SKIP_RE = re.compile(r'^#!\s*no-gradcheck\s*(.*)$', re.M)
 CONST_RE = re.compile(r'^\s*const\s+%(' + rot.NAME + r')\s*:\s*([a-z0-9]+)\s*\[([^\]]*)\]', re.M)
 OP_RE = re.compile(r'=\s*([A-Z][A-Za-z0-9]*)\(')
 FLOATS = ("f32", "f64")
-STRICT = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic"
+STRICT = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion"
 SAN = "-fsanitize=address,undefined -fno-sanitize-recover=all"
 
 

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 RTOL, ATOL = 1e-6, 1e-9
-STRICT_CFLAGS = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic"
+STRICT_CFLAGS = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion"
 SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all"
 
 

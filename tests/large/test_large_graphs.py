@@ -39,7 +39,7 @@ import unittest
 import numpy as np
 
 GRAPHC = None
-STRICT = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic"
+STRICT = "-O1 -std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion"
 SAN = "-fsanitize=address,undefined -fno-sanitize-recover=all"
 
 

@@ -437,7 +437,7 @@ static void build_and_run(const ModelCase *mc, const char *dir, const char *blas
     char out_dir[600], path[1200];
     const char *san = getenv("GRAPHC_SANITIZE");
     const char *sflags = san && !strcmp(san, "1") ? " -fsanitize=address,undefined -fno-sanitize-recover=all" : "";
-    if (sh("make -s -C '%s' 'CFLAGS=-O2 -std=c99 -Wall -Wextra -Werror -pedantic%s' 'LDFLAGS=%s' BLAS=%s", dir, sflags,
+    if (sh("make -s -C '%s' 'CFLAGS=-O2 -std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion%s' 'LDFLAGS=%s' BLAS=%s", dir, sflags,
            sflags, blas))
         fail_msg("make -C %s BLAS=%s failed", dir, blas);
     snprintf(out_dir, sizeof out_dir, "%s_out", dir);
@@ -593,7 +593,7 @@ static void test_two_models(void **state)
         free(x);
         snprintf(dir[k], sizeof dir[k], "%s/two_%s", WORK, mc->name);
         compile_into(mc, dir[k]);
-        if (sh("make -s -C '%s' 'CFLAGS=-O2 -std=c99 -Wall -Wextra -Werror -pedantic%s' BLAS=0 lib%s.a", dir[k], sflags,
+        if (sh("make -s -C '%s' 'CFLAGS=-O2 -std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion%s' BLAS=0 lib%s.a", dir[k], sflags,
                mc->name))
             fail_msg("make -C %s lib%s.a failed", dir[k], mc->name);
     }

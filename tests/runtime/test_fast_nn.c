@@ -1,7 +1,7 @@
 /* test_fast_nn.c — the fast last-axis f32 kernels of runtime/c/gcrt_nn.c
  * (gcrt_softmax_last_f32, gcrt_logsoftmax_last_f32, gcrt_layernorm_last_f32)
- * against the double-accumulating kernels of the same file, and their vector
- * exp against double exp.
+ * against the general kernels of the same file (compensated sums), and
+ * their vector exp against double exp.
  *
  * The file includes the runtime sources, so it tests whichever path the
  * build selects; tests/CMakeLists.txt builds it twice, as every runtime
