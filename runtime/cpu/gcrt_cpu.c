@@ -16,10 +16,10 @@
  * slowed by another process, or tiles of unequal cost, no longer holds the
  * others at the end of every kernel). It needs atomics to hand out the
  * scratch slots, so only GCC and Clang split finer. */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(GCRT_FREESTANDING)
 #define GCRT_TASKS_PER_THREAD 4
 #else
-#define GCRT_TASKS_PER_THREAD 1
+#define GCRT_TASKS_PER_THREAD 1 /* also bare metal: no libatomic calls in firmware builds */
 #endif
 
 typedef struct GcrtSplit {
@@ -27,19 +27,19 @@ typedef struct GcrtSplit {
     void *arg;
     int64_t n_tiles, n_tasks;
     int claim;      /* tasks take a free slot (else task j has slot j) */
-    uint64_t slots; /* bit s set: slot s is in use (atomic) */
+    uint32_t slots; /* bit s set: slot s is in use (atomic; 32-bit, lock-free on every target) */
 } GcrtSplit;
 
 #if GCRT_TASKS_PER_THREAD > 1
 /* A free slot, marked in use; waits while every slot is in use (only a
  * pool that runs more than n_threads tasks at once gets there). */
-static int gcrt_slot_claim(uint64_t *mask)
+static int gcrt_slot_claim(uint32_t *mask)
 {
     for (;;) {
-        uint64_t m = __atomic_load_n(mask, __ATOMIC_RELAXED);
+        uint32_t m = __atomic_load_n(mask, __ATOMIC_RELAXED);
         if (~m == 0) continue;
-        const int s = __builtin_ctzll(~m);
-        if (__atomic_compare_exchange_n(mask, &m, m | (uint64_t)1 << s, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        const int s = __builtin_ctz(~m);
+        if (__atomic_compare_exchange_n(mask, &m, m | (uint32_t)1 << s, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
             return s;
     }
 }
@@ -54,7 +54,7 @@ static void gcrt_split_task(void *arg, int64_t j)
     if (s->claim) {
         const int slot = gcrt_slot_claim(&s->slots);
         s->fn(s->arg, t0, t1, slot);
-        __atomic_fetch_and(&s->slots, ~((uint64_t)1 << slot), __ATOMIC_RELEASE);
+        __atomic_fetch_and(&s->slots, ~((uint32_t)1 << slot), __ATOMIC_RELEASE);
         return;
     }
 #endif
@@ -80,11 +80,11 @@ GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_sl
     s.claim = 0;
     s.slots = 0;
     /* Finer tasks only when every thread of the pool can hold a slot at
-     * once (k == n_threads <= 64); the slots past k are marked in use. */
-    if (GCRT_TASKS_PER_THREAD > 1 && k == pool->n_threads && k <= 64) {
+     * once (k == n_threads <= 32); the slots past k are marked in use. */
+    if (GCRT_TASKS_PER_THREAD > 1 && k == pool->n_threads && k <= 32) {
         s.n_tasks = k * GCRT_TASKS_PER_THREAD < n_tiles ? k * GCRT_TASKS_PER_THREAD : n_tiles;
         s.claim = 1;
-        s.slots = k == 64 ? 0 : ~(((uint64_t)1 << k) - 1);
+        s.slots = k == 32 ? 0 : ~(((uint32_t)1 << k) - 1);
     }
     pool->parallel_for(pool->ctx, s.n_tasks, gcrt_split_task, &s);
 }

@@ -59,8 +59,9 @@ typedef void (*GcrtRangeFn)(void *arg, int64_t t0, int64_t t1, int slot);
 
 /* Runs fn over tiles [0, n_tiles): serially as fn(arg, 0, n_tiles, 0) when
  * pool is NULL or has one thread; otherwise k = min(n_threads, n_tiles,
- * max_slots) tasks run at once. When k is the pool's n_threads (and the
- * compiler has GCC's atomics) the tiles are cut into up to 4k tasks of
+ * max_slots) tasks run at once. When k is the pool's n_threads, at most
+ * 32 (and the compiler has GCC's atomics, and the build is not bare metal:
+ * GCRT_FREESTANDING) the tiles are cut into up to 4k tasks of
  * contiguous tiles, which the pool's threads take as they come free, each
  * task holding one of k slots while it runs; otherwise into k tasks, task
  * j with slot j. A tile's result never depends on the task that runs it. */

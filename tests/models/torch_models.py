@@ -22,7 +22,11 @@ For every model of the set, at ONNX opsets 13 and 17, the test
 
 One line per model (PASS/FAIL, the max abs diff or the failure reason, the
 time of each step), then "N passed, M failed"; the exit status is non-zero
-when any model fails. The default set (MLP, LeNet, ResNet-18, MobileNetV2, a
+when any model fails. --target cuda compiles with --target=cuda and runs the generated CUDA on graphc's CPU emulation
+(make emu); a model whose graph the CUDA backend refuses prints REFUSED and counts apart
+(--max-refused N fails the run when more are refused).
+
+The default set (MLP, LeNet, ResNet-18, MobileNetV2, a
 2-layer TransformerEncoder, a Conv/ConvTranspose/Linear + BatchNorm stack exported with its
 BatchNormalization nodes (KEEP_BN), SqueezeNet 1.0, ShuffleNetV2 x0.5, MNASNet 0.5,
 plus SqueezeNet 1.1, MobileNetV3-Small, EfficientNet-B0, RegNetX-400MF,
@@ -214,6 +218,9 @@ def export(name, make, opset, folder, seed):
 
 # ---- build and check ---------------------------------------------------------------------------
 
+REFUSED = "refused by the CUDA backend"
+
+
 def check(args, folder, expected, times, blas, atol):
     """None when the compiled model matches expected, else the failure reason."""
     cdir = folder / "c"
@@ -223,6 +230,9 @@ def check(args, folder, expected, times, blas, atol):
     p = run([args.graphc, "compile", str(folder / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m",
              f"-O{args.opt}"] + target)
     times["compile"] = time.time() - t
+    if p.returncode == 1 and args.target == "cuda" and "the CUDA backend" in p.stderr and not cdir.exists():
+        times["refused"] = one_line(p.stderr)
+        return REFUSED
     if p.returncode != 0:
         return f"graphc compile (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
     t = time.time()
@@ -293,6 +303,9 @@ def main():
     ap.add_argument("--target", choices=("c", "cuda"), default="c",
                     help="backend (default c); cuda builds the generated CUDA for graphc's CPU emulation "
                          "(make emu: no GPU needed) and compares it with PyTorch the same way")
+    ap.add_argument("--max-refused", type=int, default=-1,
+                    help="with --target cuda: fail when more models than this are refused (a model the backend "
+                         "refuses is counted apart, not as passed; default: no limit)")
     ap.add_argument("--export-only", action="store_true",
                     help="only export the models (needs --work; prints WORK/<model>_op<N> per model)")
     args = ap.parse_args()
@@ -323,7 +336,14 @@ def main():
     results = {}
     print_lock = threading.Lock()
 
+    refused = []
+
     def report(case, why, times):
+        if why == REFUSED:
+            refused.append(case)
+            with print_lock:
+                print(f"REFUSED {case:25s} {times['refused']}", flush=True)
+            return
         ok = why is None
         results[case] = ok
         steps = " ".join(f"{k} {times[k]:.1f}s" for k in ("export", "compile", "build", "run") if k in times)
@@ -337,7 +357,7 @@ def main():
         except Exception as e:  # a harness bug fails the model, not the run
             why = f"harness: {type(e).__name__}: {one_line(str(e))}"
         report(case, why, times)
-        if why is None and not args.keep:
+        if (why is None or why == REFUSED) and not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
 
     # Exports run in this thread (torch is not thread-safe here); compile/build/run in the pool.
@@ -371,6 +391,12 @@ def main():
     elif failed:
         print(f"work folder (failed models kept): {work}")
     print(f"total {time.time() - t0:.0f}s")
+    if args.target == "cuda":
+        print(f"{passed} passed, {failed} failed, {len(refused)} refused by the CUDA backend")
+        if args.max_refused >= 0 and len(refused) > args.max_refused:
+            print(f"FAIL: {len(refused)} models refused, more than --max-refused {args.max_refused}")
+            return 1
+        return 1 if failed else 0
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
