@@ -57,14 +57,16 @@ typedef struct GcrtEpi {
  * max_slots given to gcrt_parallel) indexes per-task scratch. */
 typedef void (*GcrtRangeFn)(void *arg, int64_t t0, int64_t t1, int slot);
 
+/* max_slots of a kernel without per-task scratch. */
+#define GCRT_NO_SCRATCH (1 << 30)
+
 /* Runs fn over tiles [0, n_tiles): serially as fn(arg, 0, n_tiles, 0) when
  * pool is NULL or has one thread; otherwise k = min(n_threads, n_tiles,
- * max_slots) tasks run at once. When k is the pool's n_threads, at most
- * 32 (and the compiler has GCC's atomics, and the build is not bare metal:
- * GCRT_FREESTANDING) the tiles are cut into up to 4k tasks of
- * contiguous tiles, which the pool's threads take as they come free, each
- * task holding one of k slots while it runs; otherwise into k tasks, task
- * j with slot j. A tile's result never depends on the task that runs it. */
+ * max_slots) tasks run at once. A kernel with scratch (max_slots below
+ * GCRT_NO_SCRATCH) gets k tasks, task j taking the contiguous tiles
+ * [j*n_tiles/k, (j+1)*n_tiles/k) and slot j; one without gets up to 4k
+ * tasks of contiguous tiles (slot 0), which the pool's threads take as they
+ * come free. A tile's result never depends on the task that runs it. */
 GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_slots, GcrtRangeFn fn, void *arg);
 
 /* ---- packed SGEMM ---- */

@@ -568,5 +568,5 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
     }
     a.rows = (OH + a.blocks - 1) / a.blocks;
     a.blocks = (OH + a.rows - 1) / a.rows;
-    gcrt_parallel(pool, planes * a.blocks, INT_MAX, gcrt_dw_tiles, &a);
+    gcrt_parallel(pool, planes * a.blocks, GCRT_NO_SCRATCH, gcrt_dw_tiles, &a);
 }

@@ -4,7 +4,7 @@
  * with groups, strides, dilations and pads; and the same bits for every
  * thread count (a serial run against pools of 2 to 5 tasks that run the
  * tasks in reverse order on one thread, and for conv against the bundled
- * pthread pool of 3 threads, whose tasks claim the scratch slots at once).
+ * pthread pool of 3 threads).
  * The packed layouts are written here from their definition in gcrt_cpu.h,
  * independently of the compiler's packer. Exit status 0 when all pass. */
 #include "gc_thread_pool.c"
@@ -225,16 +225,22 @@ static void test_conv(int iter)
 
 /* gcrt_parallel itself, on the 3-thread pool: every tile runs exactly once,
  * every slot is below max_slots, and no two tasks that run at once hold the
- * same slot (each task keeps its slot busy for a while, so they overlap). */
+ * same slot (each task keeps its slot busy for a while, so they overlap);
+ * with GCRT_NO_SCRATCH every task gets slot 0 and tasks may share it. */
 typedef struct SlotCheck {
     int busy[8];
     int64_t hits[200];
-    int max_slots, errors;
+    int max_slots, errors, shared;
 } SlotCheck;
 
 static void slot_range(void *arg, int64_t t0, int64_t t1, int slot)
 {
     SlotCheck *c = (SlotCheck *)arg;
+    if (c->shared) {
+        if (slot != 0) __atomic_add_fetch(&c->errors, 1, __ATOMIC_SEQ_CST);
+        for (int64_t t = t0; t < t1; t++) __atomic_add_fetch(&c->hits[t], 1, __ATOMIC_SEQ_CST);
+        return;
+    }
     if (slot < 0 || slot >= c->max_slots || __atomic_exchange_n(&c->busy[slot], 1, __ATOMIC_SEQ_CST)) {
         __atomic_add_fetch(&c->errors, 1, __ATOMIC_SEQ_CST);
         return;
@@ -248,19 +254,20 @@ static void slot_range(void *arg, int64_t t0, int64_t t1, int slot)
 static void test_parallel(void)
 {
     const int64_t tiles[] = {1, 2, 3, 7, 12, 13, 200};
-    for (int ms = 1; ms <= 4; ms++)
+    for (int ms = 1; ms <= 5; ms++)
         for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++)
             for (int rep = 0; rep < 20; rep++) {
                 SlotCheck c;
                 memset(&c, 0, sizeof c);
-                c.max_slots = ms;
+                c.max_slots = ms == 5 ? GCRT_NO_SCRATCH : ms;
+                c.shared = ms == 5;
                 GcThreadPool real = gc_pthread_pool_get(threads3);
-                gcrt_parallel(&real, tiles[i], ms, slot_range, &c);
+                gcrt_parallel(&real, tiles[i], c.max_slots, slot_range, &c);
                 int64_t bad = 0;
                 for (int64_t t = 0; t < tiles[i]; t++) bad += c.hits[t] != 1;
                 if (c.errors || bad) {
                     printf("FAIL gcrt_parallel tiles %lld max_slots %d: %d slot clashes, %lld tiles not run once\n",
-                           (long long)tiles[i], ms, c.errors, (long long)bad);
+                           (long long)tiles[i], c.max_slots, c.errors, (long long)bad);
                     failures++;
                     return;
                 }
