@@ -20,6 +20,7 @@
  * reference does.
  */
 #include "cgen.h"
+#include "../../ir/ops/geometry.h"
 #include "../../ir/ops/reduce_attrs.h"
 
 #include <stdio.h>
@@ -27,33 +28,6 @@
 
 #define IDX_CAP 1024
 
-/* Fills mask[rank] (1 = reduced); returns 1 for the ReduceSum no-op case,
- * 0 otherwise, -1 when the axes are unreadable (inference not run). */
-static int reduce_mask(const Node *n, int *mask)
-{
-    int rank = n->in[0]->shape.rank;
-    int64_t axes[IR_MAX_RANK + 1];
-    int na = 0;
-    if (n->op == OP_ReduceSum) {
-        if (n->n_in > 1 && n->in[1]) na = ir_const_ints(n->in[1], axes, IR_MAX_RANK + 1);
-        if (na < 0) return -1;
-        if (na == 0 && n->attrs[REDUCE_SUM_NOOP_WITH_EMPTY_AXES].i) return 1;
-    } else {
-        const AttrVal *a = &n->attrs[REDUCE_AXES];
-        if (a->set) {
-            if (a->n > IR_MAX_RANK) return -1;
-            na = a->n;
-            for (int i = 0; i < na; i++) axes[i] = a->ints[i];
-        }
-    }
-    for (int i = 0; i < rank; i++) mask[i] = na == 0;
-    for (int i = 0; i < na; i++) {
-        int ax = ir_norm_axis(axes[i], rank);
-        if (ax < 0) return -1;
-        mask[ax] = 1;
-    }
-    return 0;
-}
 
 /* Appends " + var * stride" (or the first term) to an index expression. */
 static void idx_term(char *buf, const char *var, int64_t stride)
@@ -138,7 +112,7 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
     int mask[IR_MAX_RANK];
-    int rc = reduce_mask(n, mask);
+    int rc = ir_reduce_mask(n, mask, NULL);
     if (rc < 0) return diag_node_error(d, n, "reduction axes must be constant and valid (run shape inference first)");
     int64_t on = ir_numel(&y->shape);
     if (on == 0) {

@@ -34,36 +34,7 @@
 
 /* ---- dialects ----------------------------------------------------------- */
 
-static const CfamFnName c99_fn[SX_FN_COUNT] = {
-    [SX_FN_EXP] = {"exp", "gcrt_expf"},
-    [SX_FN_EXPM1] = {"expm1", "expm1f"},
-    [SX_FN_LOG] = {"log", "gcrt_logf"},
-    [SX_FN_LOG1P] = {"log1p", "log1pf"},
-    [SX_FN_SQRT] = {"sqrt", "sqrtf"},
-    [SX_FN_FABS] = {"fabs", "fabsf"},
-    [SX_FN_FLOOR] = {"floor", "floorf"},
-    [SX_FN_CEIL] = {"ceil", "ceilf"},
-    [SX_FN_NEARBYINT] = {"nearbyint", "nearbyintf"},
-    [SX_FN_SIN] = {"sin", "sinf"},
-    [SX_FN_COS] = {"cos", "cosf"},
-    [SX_FN_TAN] = {"tan", "tanf"},
-    [SX_FN_ASIN] = {"asin", "asinf"},
-    [SX_FN_ACOS] = {"acos", "acosf"},
-    [SX_FN_ATAN] = {"atan", "atanf"},
-    [SX_FN_SINH] = {"sinh", "sinhf"},
-    [SX_FN_COSH] = {"cosh", "coshf"},
-    [SX_FN_TANH] = {"tanh", "gcrt_tanhf"},
-    [SX_FN_ASINH] = {"asinh", "asinhf"},
-    [SX_FN_ACOSH] = {"acosh", "acoshf"},
-    [SX_FN_ATANH] = {"atanh", "atanhf"},
-    [SX_FN_ERF] = {"erf", "gcrt_erff"},
-    [SX_FN_POW] = {"pow", "powf"},
-    [SX_FN_FMOD] = {"fmod", "fmodf"},
-};
-
-/* CUDA device code: CUDA's own math library (no errno there, so no graphc
- * replacements as the C99 dialect uses for exp, log, tanh and erf). */
-static const CfamFnName cuda_fn[SX_FN_COUNT] = {
+static const CfamFnName math_fn[SX_FN_COUNT] = {
     [SX_FN_EXP] = {"exp", "expf"},
     [SX_FN_EXPM1] = {"expm1", "expm1f"},
     [SX_FN_LOG] = {"log", "logf"},
@@ -90,8 +61,19 @@ static const CfamFnName cuda_fn[SX_FN_COUNT] = {
     [SX_FN_FMOD] = {"fmod", "fmodf"},
 };
 
-const CfamDialect cfam_c99 = {"C99", c99_fn};
-const CfamDialect cfam_cuda = {"CUDA C", cuda_fn};
+/* The generated C calls graphc's own float exp, log, tanh and erf
+ * (runtime/common/gcrt_base.h: libm's on hosted systems, graphc's on bare
+ * metal, where newlib's would pull in errno). CUDA's math library has no
+ * errno: the CUDA dialect keeps the standard names. */
+static const char *const c99_f32[SX_FN_COUNT] = {
+    [SX_FN_EXP] = "gcrt_expf",
+    [SX_FN_LOG] = "gcrt_logf",
+    [SX_FN_TANH] = "gcrt_tanhf",
+    [SX_FN_ERF] = "gcrt_erff",
+};
+
+const CfamDialect cfam_c99 = {"C99", math_fn, c99_f32};
+const CfamDialect cfam_cuda = {"CUDA C", math_fn, NULL};
 
 /* ---- types and literals ------------------------------------------------- */
 
@@ -310,7 +292,8 @@ static void print(Printer *p, const Sx *e, int need)
         break;
     case SX_CALL: {
         const CfamFnName *fn = &p->dl->fn[e->i];
-        w_printf(w, "%s(", e->t == DT_F64 ? fn->f64 : fn->f32);
+        const char *f32 = p->dl->f32_replace && p->dl->f32_replace[e->i] ? p->dl->f32_replace[e->i] : fn->f32;
+        w_printf(w, "%s(", e->t == DT_F64 ? fn->f64 : f32);
         if (e->n == 1) {
             print(p, e->a[0], P_BARE);
         } else {

@@ -21,7 +21,9 @@ typedef struct CfamFnName {
 
 typedef struct CfamDialect {
     const char *name;
-    const CfamFnName *fn; /* SX_FN_COUNT entries, indexed by SxFn */
+    const CfamFnName *fn; /* SX_FN_COUNT entries, indexed by SxFn: C99's <math.h> names */
+    /* NULL, or SX_FN_COUNT float names that replace fn's where not NULL */
+    const char *const *f32_replace;
 } CfamDialect;
 
 /* C99 with <math.h>: exp / expf, ...; float exp, log, tanh and erf as

@@ -83,34 +83,6 @@ static int window_supported(const Node *n, Diag *d)
     return 0;
 }
 
-/* Reduced axes of a Reduce* node into mask[rank]; 1 for ReduceSum's no-op
- * (empty axes with noop_with_empty_axes), -1 when the axes are not
- * constants. */
-static int reduce_mask(const Node *n, int *mask)
-{
-    int rank = n->in[0]->shape.rank;
-    int64_t axes[IR_MAX_RANK + 1];
-    int na = 0;
-    if (n->op == OP_ReduceSum) {
-        if (n->n_in > 1 && n->in[1]) na = ir_const_ints(n->in[1], axes, IR_MAX_RANK + 1);
-        if (na < 0) return -1;
-        if (na == 0 && n->attrs[REDUCE_SUM_NOOP_WITH_EMPTY_AXES].i) return 1;
-    } else {
-        const AttrVal *a = &n->attrs[REDUCE_AXES];
-        if (a->set) {
-            if (a->n > IR_MAX_RANK) return -1;
-            na = a->n;
-            for (int i = 0; i < na; i++) axes[i] = a->ints[i];
-        }
-    }
-    for (int i = 0; i < rank; i++) mask[i] = na == 0;
-    for (int i = 0; i < na; i++) {
-        int ax = ir_norm_axis(axes[i], rank);
-        if (ax < 0) return -1;
-        mask[ax] = 1;
-    }
-    return 0;
-}
 
 static int is_float(DType t) { return t == DT_F32 || t == DT_F64; }
 
@@ -134,7 +106,7 @@ static int index_supported(const Node *n, Diag *d)
         int mask[IR_MAX_RANK];
         if (!is_float(n->in[0]->dtype))
             return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only", op);
-        if (reduce_mask(n, mask) < 0)
+        if (ir_reduce_mask(n, mask, NULL) < 0)
             return diag_node_error(d, n, "the CUDA backend needs constant axes for op '%s'", op);
         return 0;
     }
@@ -896,7 +868,7 @@ static int emit_reduce(Cu *c, const Node *n)
 {
     const Value *X = n->in[0], *Y = n->out[0];
     int mask[IR_MAX_RANK];
-    const int noop = reduce_mask(n, mask);
+    const int noop = ir_reduce_mask(n, mask, NULL);
     const int64_t total = ir_numel(&Y->shape);
     if (total == 0) return 0;
     const char *T = cfam_ctype(X->dtype);

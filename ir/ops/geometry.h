@@ -30,6 +30,12 @@ int ir_maxunpool_index_dims(const Node *n, int64_t *dims);
  * Returns the number of grams, or -1 if the node is invalid. */
 int ir_tfidf_grams(const Node *n, int64_t *off, int64_t *len);
 
+/* For a Reduce* node: fills mask[rank] (1 = reduced) from its axes (the
+ * attribute, or ReduceSum's constant input). Returns 0, 1 when the node is
+ * a no-op (ReduceSum, empty axes, noop_with_empty_axes=1), or -1 with a
+ * diagnostic (d may be NULL). */
+int ir_reduce_mask(const Node *n, int *mask, Diag *d);
+
 /* For a Slice node: per data axis, the first index read and the step (0 and
  * 1 on untouched axes, start 0 on empty axes), and the output shape. */
 int ir_slice_plan(const Node *n, int64_t *start, int64_t *step, Shape *out, Diag *d);

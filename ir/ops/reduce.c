@@ -5,7 +5,7 @@
  * with `noop_with_empty_axes`).
  *
  * Every reduction is described by a boolean mask over the input's axes
- * (reduce_mask). An empty axes list reduces every axis, except for
+ * (ir_reduce_mask). An empty axes list reduces every axis, except for
  * ReduceSum with noop_with_empty_axes=1, which is then the identity.
  * keepdims=1 keeps reduced axes as size 1, keepdims=0 drops them.
  *
@@ -60,10 +60,8 @@ static RedKind red_kind(const Node *n)
     return RK_SUMSQ;
 }
 
-/* Fills mask[rank] (1 = reduced) from the node's axes; returns 0, 1 when the
- * node is a no-op (ReduceSum, empty axes, noop_with_empty_axes=1), or -1
- * with a diagnostic. */
-static int reduce_mask(const Node *n, int *mask, Diag *d)
+/* See geometry.h. */
+int ir_reduce_mask(const Node *n, int *mask, Diag *d)
 {
     int rank = n->in[0]->shape.rank;
     int64_t axes[IR_MAX_RANK + 1];
@@ -114,7 +112,7 @@ static int reduce_infer(Node *n, Diag *d)
     if (!x) return diag_node_error(d, n, "input 'data' is required");
     if (x->dtype == DT_BOOL) return diag_node_error(d, n, "input 'data' has dtype bool; reductions need a numeric dtype");
     int mask[IR_MAX_RANK];
-    int rc = reduce_mask(n, mask, d);
+    int rc = ir_reduce_mask(n, mask, d);
     if (rc < 0) return -1;
     if (rc == 1) {
         ir_set_out(n, 0, x->dtype, &x->shape);
@@ -180,7 +178,7 @@ static int reduce_eval(const Node *n, const double *const *in, double *const *ou
 {
     const Shape *xs = &n->in[0]->shape;
     int mask[IR_MAX_RANK];
-    int rc = reduce_mask(n, mask, d);
+    int rc = ir_reduce_mask(n, mask, d);
     if (rc < 0) return -1;
     int64_t total = ir_numel(xs), on = ir_numel(&n->out[0]->shape);
     if (rc == 1) {
@@ -235,7 +233,7 @@ static int reduce_grad(GradCtx *gc)
     const Node *n = gc->n;
     Value *x = n->in[0], *y = n->out[0];
     int mask[IR_MAX_RANK];
-    int noop = reduce_mask(n, mask, gc->d);
+    int noop = ir_reduce_mask(n, mask, gc->d);
     if (noop < 0) return -1;
     Shape kd = x->shape;
     int64_t count = 1;
