@@ -1,0 +1,72 @@
+/* cuda_emit.h — the CUDA backend's internals, shared by its files:
+ *   cuda_backend.c  the Backend description: the op table (supports,
+ *                   workspace, kernel notes), the output folder (NAME.h,
+ *                   NAME.cu, weights, Makefile, runner);
+ *   cuda_kernels.c  the generated kernels: elementwise and Fused nodes
+ *                   (the shared C-family printer), Softmax, pooling, index
+ *                   maps, reductions, normalizations;
+ *   cuda_libs.c     the library calls: Gemm/MatMul on cuBLAS, Conv on cuDNN.
+ * An emitter appends its kernels to Cu.kern and its host statements to
+ * Cu.body, and names tensors only through cu_ptr(), so it never knows where
+ * a tensor lives (device arena, weights, the caller's buffers). Like the C
+ * backend's CgenEntry, each op the backend compiles has one CudaEntry in a
+ * family array ending in {-1, ...}; ops without one that have a scalar
+ * expression get the elementwise emitter.
+ */
+#ifndef GRAPHC_CUDA_EMIT_H
+#define GRAPHC_CUDA_EMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../backend.h"
+#include "../../ir/fused.h"
+
+typedef struct Cu {
+    const Graph *g;
+    const char *name;
+    char **id;        /* C identifier of each value's pointer */
+    int *out_slot;    /* output index a value is written to in place, or -1 */
+    int64_t *woff;    /* weights-blob offset of each constant the code reads, or -1 */
+    unsigned char *used;
+    int64_t wbytes;
+    Writer kern, body;
+    int nk;            /* kernels written */
+    int nconv;         /* Conv nodes: cuDNN descriptors m->cx[i], cw, cc, cy, algo */
+    Writer init, fini; /* their set-up in NAME_init and release in NAME_free */
+} Cu;
+
+typedef struct CudaEntry {
+    int op; /* OpKind, or -1 to end the list */
+    /* NULL: every node of the op compiles; else 0, or -1 with a one-line
+     * diagnostic naming what this backend lacks */
+    int (*check)(const Node *n, Diag *d);
+    int (*emit)(Cu *c, const Node *n, Diag *d);
+    size_t (*workspace)(const Node *n); /* NULL: none */
+    const char *note;                   /* the kernel note --print-after shows */
+} CudaEntry;
+
+extern const CudaEntry cuda_kernel_entries[];
+extern const CudaEntry cuda_lib_entries[];
+
+/* The pointer expression of v in the schedule (marks it used: it gets a
+ * declaration, and its storage's constant a place in the weights). */
+const char *cu_ptr(Cu *c, const Value *v);
+/* s appended to a C comment (printable ASCII, no terminator); a node's
+ * one-line comment: op, name, output and input dtypes and shapes. */
+void cu_comment_text(Writer *w, const char *s);
+void cu_node_comment(Writer *w, const Node *n);
+const char *cu_wtext(const Writer *w);
+int cu_is_float(DType t);
+/* Strides of operand shape s read along output shape os (0 on broadcast
+ * dims); the dense strides of s. */
+void cu_bstrides(const Shape *s, const Shape *os, int64_t *st);
+void cu_strides_of(const Shape *s, int64_t *st);
+/* One elementwise kernel over out (operands ops[j], NULL unused, with
+ * broadcasting) computing fx, or node n's own scalar expression. */
+int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
+               Diag *d);
+/* n's fused epilogue (Conv/Gemm/MatMul), in place on its output. */
+int cu_emit_epilogue(Cu *c, const Node *n, Diag *d);
+
+#endif

@@ -1,0 +1,765 @@
+/* cuda_kernels.c — the CUDA backend's generated kernels (see cuda_emit.h):
+ * one thread per output element (or per row for Softmax, reductions and
+ * normalizations), shapes baked in as constants, every kernel written in
+ * the common subset of CUDA C++ and C99 (gc_cuda.h). Elementwise and Fused
+ * nodes print their expression trees with the C-family printer's CUDA
+ * dialect and read operands with numpy broadcasting: size-1 output dims
+ * dropped, dims every operand reads alike merged, per-operand offsets built
+ * from the flat index.
+ */
+#include "cuda_emit.h"
+#include "../cfamily/cfam_expr.h"
+#include "../../ir/ops/geometry.h"
+#include "../../ir/ops/nn_attrs.h"
+#include "../../ir/ops/nn_common.h"
+#include "../../ir/ops/reduce_attrs.h"
+#include "../../ir/ops/shape_attrs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- shared helpers --------------------------------------------------------------- */
+
+const char *cu_ptr(Cu *c, const Value *v)
+{
+    c->used[v->id] = 1;
+    return c->id[v->id];
+}
+
+void cu_comment_text(Writer *w, const char *s)
+{
+    char prev = 0;
+    for (; *s; s++) {
+        char ch = (*s >= 32 && *s < 127) ? *s : '?';
+        if (prev == '*' && ch == '/') ch = '|';
+        if (prev == '/' && ch == '*') ch = '|';
+        w_printf(w, "%c", ch);
+        prev = ch;
+    }
+}
+
+void cu_node_comment(Writer *w, const Node *n)
+{
+    char sh[160];
+    w_printf(w, "/* %s", ir_op(n->op)->name);
+    if (n->name && *n->name) {
+        w_puts(w, " '");
+        cu_comment_text(w, n->name);
+        w_puts(w, "'");
+    }
+    w_puts(w, ":");
+    for (int j = 0; j < n->n_out; j++) {
+        w_printf(w, " %s%s", ir_dtype_name(n->out[j]->dtype), ir_shape_str(&n->out[j]->shape, sh, sizeof sh));
+    }
+    w_puts(w, " <-");
+    for (int j = 0; j < n->n_in; j++) {
+        if (!n->in[j]) w_puts(w, " -");
+        else w_printf(w, " %s%s", ir_dtype_name(n->in[j]->dtype), ir_shape_str(&n->in[j]->shape, sh, sizeof sh));
+    }
+    w_puts(w, " */\n");
+}
+
+const char *cu_wtext(const Writer *w) { return w->buf ? w->buf : ""; }
+
+int cu_is_float(DType t) { return t == DT_F32 || t == DT_F64; }
+
+void cu_bstrides(const Shape *s, const Shape *os, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int k = os->rank - 1; k >= 0; k--) {
+        int ks = s->rank - os->rank + k;
+        if (ks < 0 || s->dims[ks] == 1) st[k] = 0;
+        else {
+            st[k] = acc;
+            acc *= s->dims[ks];
+        }
+    }
+}
+
+void cu_strides_of(const Shape *s, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int k = s->rank - 1; k >= 0; k--) {
+        st[k] = acc;
+        acc *= s->dims[k];
+    }
+}
+
+/* ---- elementwise and Fused ------------------------------------------------------- */
+
+#define CU_MAX_OPS 64
+
+/* The compute type of an elementwise node over in[0..n): the first non-bool
+ * input's type, else bool (the C backend's rule). */
+static DType compute_type(Value *const *in, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (in[j] && in[j]->dtype != DT_BOOL) return in[j]->dtype;
+    return n && in[0] ? in[0]->dtype : DT_BOOL;
+}
+
+static void write_expr(Writer *ex, Arena *trees, const Node *n, const char *const *names)
+{
+    SxBuild b;
+    sx_build_init(&b, trees);
+    const Sx **args = arena_alloc(trees, sizeof *args * (size_t)(n->n_in ? n->n_in : 1));
+    for (int j = 0; j < n->n_in; j++)
+        if (names[j]) args[j] = sx_arg(&b, j, n->in[j]->dtype);
+    const Sx *e = ir_op(n->op)->scalar_expr(n, &b, args, compute_type(n->in, n->n_in));
+    cfam_expr(ex, &cfam_cuda, e, names);
+}
+
+/* One kernel over out's elements: loads operands ops[j] (NULL: unused) with
+ * broadcasting and stores what fx computes (or node n's own expression). */
+int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
+               Diag *d)
+{
+    if (nops > CU_MAX_OPS) return diag_node_error(d, n, "the CUDA backend takes at most %d operands here", CU_MAX_OPS);
+    const Shape *os = &out->shape;
+    const int64_t total = ir_numel(os);
+    if (total == 0) return 0;
+    /* merged loop dims: drop size-1 output dims, merge dims every operand reads alike */
+    int rank = 0;
+    int64_t dims[IR_MAX_RANK], (*st)[IR_MAX_RANK] = calloc((size_t)nops + 1, sizeof *st),
+                               (*fs)[IR_MAX_RANK] = calloc((size_t)nops + 1, sizeof *fs);
+    GC_ASSERT(st && fs);
+    cu_bstrides(os, os, fs[0]);
+    for (int j = 0; j < nops; j++)
+        if (ops[j]) cu_bstrides(&ops[j]->shape, os, fs[j + 1]);
+    for (int k = 0; k < os->rank; k++) {
+        if (os->dims[k] == 1) continue;
+        int merge = rank > 0;
+        for (int o = 0; o <= nops && merge; o++)
+            if (st[o][rank - 1] != fs[o][k] * os->dims[k]) merge = 0;
+        if (merge) {
+            dims[rank - 1] *= os->dims[k];
+            for (int o = 0; o <= nops; o++) st[o][rank - 1] = fs[o][k];
+        } else {
+            dims[rank] = os->dims[k];
+            for (int o = 0; o <= nops; o++) st[o][rank] = fs[o][k];
+            rank++;
+        }
+    }
+    free(fs);
+    /* how each operand is indexed: 0 flat (same layout as the output), 1 a
+     * broadcast scalar, 2 its own offset */
+    int how[CU_MAX_OPS + 1];
+    int any_off = 0;
+    for (int j = 0; j < nops; j++) {
+        if (!ops[j]) continue;
+        int same = 1, zero = 1;
+        for (int k = 0; k < rank; k++) {
+            if (st[j + 1][k] != st[0][k]) same = 0;
+            if (st[j + 1][k] != 0) zero = 0;
+        }
+        how[j] = same ? 0 : zero ? 1 : 2;
+        if (how[j] == 2) any_off = 1;
+    }
+
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y", kn, cfam_ctype(out->dtype));
+    for (int j = 0; j < nops; j++)
+        if (ops[j]) w_printf(k, ", const %s *a%d", cfam_ctype(ops[j]->dtype), j);
+    w_puts(k, ")\n{\n");
+    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    if (any_off) {
+        for (int j = 0; j < nops; j++)
+            if (ops[j] && how[j] == 2) w_printf(k, "        int64_t o%d = 0;\n", j);
+        w_puts(k, "        int64_t r = i;\n");
+        for (int q = rank - 1; q >= 0; q--) {
+            int need = 0;
+            for (int j = 0; j < nops; j++)
+                if (ops[j] && how[j] == 2 && st[j + 1][q]) need = 1;
+            if (q > 0) {
+                if (need) w_printf(k, "        { const int64_t q = r %% %lld;", (long long)dims[q]);
+                else w_puts(k, "        {");
+                for (int j = 0; j < nops; j++)
+                    if (ops[j] && how[j] == 2 && st[j + 1][q]) w_printf(k, " o%d += q * %lld;", j, (long long)st[j + 1][q]);
+                w_printf(k, " r /= %lld; }\n", (long long)dims[q]);
+            } else {
+                for (int j = 0; j < nops; j++)
+                    if (ops[j] && how[j] == 2 && st[j + 1][q]) w_printf(k, "        o%d += r * %lld;\n", j, (long long)st[j + 1][q]);
+                if (!need) w_puts(k, "        (void)r;\n");
+            }
+        }
+    }
+    const char *loc[CU_MAX_OPS];
+    char names[CU_MAX_OPS][16];
+    for (int j = 0; j < nops; j++) {
+        loc[j] = NULL;
+        if (!ops[j]) continue;
+        snprintf(names[j], sizeof names[j], "x%d", j);
+        loc[j] = names[j];
+        char idx[24];
+        if (how[j] == 0) snprintf(idx, sizeof idx, "i");
+        else if (how[j] == 1) snprintf(idx, sizeof idx, "0");
+        else snprintf(idx, sizeof idx, "o%d", j);
+        w_printf(k, "        const %s x%d = a%d[%s];\n", cfam_ctype(ops[j]->dtype), j, j, idx);
+    }
+    free(st);
+    Writer ex;
+    w_init(&ex);
+    Arena trees = {0};
+    if (!fx) {
+        write_expr(&ex, &trees, n, loc);
+    } else {
+        char (*mloc)[16] = calloc((size_t)fx->n_members, sizeof *mloc);
+        GC_ASSERT(mloc);
+        for (int m = 0; m < fx->n_members; m++) {
+            const Node *mn = fx->members[m];
+            const char *nm[64];
+            GC_ASSERT(mn->n_in <= 64);
+            for (int j = 0; j < mn->n_in; j++) {
+                const FxSrc *s = &fx->src[m][j];
+                nm[j] = s->kind == FX_SLOT ? loc[s->idx] : s->kind == FX_MEMBER ? mloc[s->idx] : NULL;
+            }
+            if (m + 1 == fx->n_members) {
+                write_expr(&ex, &trees, mn, nm);
+                continue;
+            }
+            Writer e;
+            w_init(&e);
+            write_expr(&e, &trees, mn, nm);
+            DType t = mn->out[0]->dtype;
+            snprintf(mloc[m], sizeof mloc[m], "t%d", m);
+            if (t == DT_BOOL) w_printf(k, "        const uint8_t t%d = (uint8_t)((%s) != 0);\n", m, cu_wtext(&e));
+            else w_printf(k, "        const %s t%d = (%s)(%s);\n", cfam_ctype(t), m, cfam_ctype(t), cu_wtext(&e));
+            w_free(&e);
+        }
+        free(mloc);
+    }
+    arena_free(&trees);
+    if (out->dtype == DT_BOOL) w_printf(k, "        y[i] = (uint8_t)((%s) != 0);\n", cu_wtext(&ex));
+    else w_printf(k, "        y[i] = (%s)(%s);\n", cfam_ctype(out->dtype), cu_wtext(&ex));
+    w_free(&ex);
+    w_puts(k, "    }\n}\n\n");
+
+    /* the launch */
+    Writer *b = &c->body;
+    w_printf(b, "    GC_LAUNCH(k%d, %lld, stream, (%s", kn, (long long)total, cu_ptr(c, out));
+    for (int j = 0; j < nops; j++)
+        if (ops[j]) w_printf(b, ", %s", cu_ptr(c, ops[j]));
+    w_puts(b, "));\n");
+    return 0;
+}
+
+/* The node's fused epilogue (Gemm/MatMul), applied to y in place. */
+int cu_emit_epilogue(Cu *c, const Node *n, Diag *d)
+{
+    if (!ir_epilogue(n)) return 0;
+    FusedExpr fx;
+    if (ir_fused_parse_node(n, &fx, d)) return -1;
+    const Value **ops = calloc((size_t)n->n_in + 1, sizeof *ops);
+    GC_ASSERT(ops);
+    for (int j = 0; j < n->n_in; j++) ops[j] = fx.slot_used[j] ? n->in[j] : NULL;
+    ops[n->n_in] = fx.slot_used[n->n_in] ? n->out[0] : NULL;
+    int rc = cu_emit_ew(c, n, n->out[0], ops, n->n_in + 1, &fx, d);
+    ir_fused_free(&fx);
+    free(ops);
+    return rc;
+}
+
+/* An op with a scalar expression: its own kernel. */
+static int emit_elementwise(Cu *c, const Node *n, Diag *d)
+{
+    return cu_emit_ew(c, n, n->out[0], (const Value *const *)n->in, n->n_in, NULL, d);
+}
+
+static int emit_fused(Cu *c, const Node *n, Diag *d)
+{
+    FusedExpr fx;
+    if (ir_fused_parse_node(n, &fx, d)) return -1;
+    int rc = cu_emit_ew(c, n, n->out[0], (const Value *const *)n->in, n->n_in, &fx, d);
+    ir_fused_free(&fx);
+    return rc;
+}
+
+/* ---- Softmax, LogSoftmax ------------------------------------------------------------- */
+
+/* One thread per row (outer x inner rows of len elements at stride inner):
+ * the max, the sum of exponentials, then the outputs, in the input's type
+ * (rows are read whole before the first write, so Y may be X's buffer). */
+static int emit_softmax(Cu *c, const Node *n, Diag *d)
+{
+    int64_t outer, len, inner;
+    if (nn_axis_split(n, SOFTMAX_AXIS, &outer, &len, &inner, d)) return -1;
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int f64 = X->dtype == DT_F64, lg = n->op == OP_LogSoftmax;
+    const char *T = cfam_ctype(X->dtype), *ex = f64 ? "exp" : "expf", *lo = f64 ? "log" : "logf";
+    if (outer * inner == 0 || len == 0) return 0;
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
+    w_printf(k, "    GC_FOR_EACH(r, %lld) {\n", (long long)(outer * inner));
+    w_printf(k, "        const int64_t base = r / %lld * %lld + r %% %lld;\n", (long long)inner, (long long)(len * inner),
+             (long long)inner);
+    w_printf(k, "        %s mx = -INFINITY, s = 0;\n", T);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mx = x[base + j * %lld] > mx ? x[base + j * %lld] : mx;\n",
+             (long long)len, (long long)inner, (long long)inner);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) s += %s(x[base + j * %lld] - mx);\n", (long long)len, ex,
+             (long long)inner);
+    if (lg) w_printf(k, "        const %s ls = %s(s);\n", T, lo);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++)\n", (long long)len);
+    if (lg) w_printf(k, "            y[base + j * %lld] = x[base + j * %lld] - mx - ls;\n", (long long)inner, (long long)inner);
+    else w_printf(k, "            y[base + j * %lld] = %s(x[base + j * %lld] - mx) / s;\n", (long long)inner, ex, (long long)inner);
+    w_puts(k, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)(outer * inner), cu_ptr(c, Y), cu_ptr(c, X));
+    return 0;
+}
+
+/* ---- pooling --------------------------------------------------------------------------- */
+
+/* MaxPool without Indices, AveragePool, GlobalAveragePool: float types, 1 to
+ * 3 spatial dims. */
+static int pool_check(const Node *n, Diag *d)
+{
+    const char *op = ir_op(n->op)->name;
+    if (!cu_is_float(n->in[0]->dtype))
+        return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only, got %s", op,
+                               ir_dtype_name(n->in[0]->dtype));
+    if (n->op == OP_GlobalAveragePool) return 0;
+    if (n->op == OP_MaxPool && n->n_out > 1 && n->out[1])
+        return diag_node_error(d, n, "the CUDA backend has no MaxPool with the Indices output yet");
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend takes 1 to 3 spatial dims for op '%s'", op);
+    return 0;
+}
+
+/* MaxPool / AveragePool: one thread per output element over the window
+ * (the C runtime's rules: padding never wins a max; the average's count
+ * includes the pads within the padded input when count_include_pad). */
+static int emit_pool(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (sr < 1) return diag_node_error(d, n, "invalid pooling geometry");
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    /* three spatial dims, leading ones of size 1 */
+    int64_t in3[3], out3[3], k3[3], s3[3], d3[3], p3[3], e3[3];
+    for (int i = 0; i < 3; i++) {
+        int j = i - (3 - sr);
+        in3[i] = j < 0 ? 1 : X->shape.dims[2 + j];
+        out3[i] = j < 0 ? 1 : Y->shape.dims[2 + j];
+        k3[i] = j < 0 ? 1 : k[j];
+        s3[i] = j < 0 ? 1 : st[j];
+        d3[i] = j < 0 ? 1 : dl[j];
+        p3[i] = j < 0 ? 0 : pb[j];
+        e3[i] = j < 0 ? 0 : pe[j];
+    }
+    const int is_max = n->op == OP_MaxPool;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *kw = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(kw, n);
+    w_printf(kw, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
+    w_printf(kw, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    w_printf(kw, "        const int64_t o2 = i %% %lld, o1 = i / %lld %% %lld, o0 = i / %lld %% %lld, q = i / %lld;\n",
+             (long long)out3[2], (long long)out3[2], (long long)out3[1], (long long)(out3[2] * out3[1]), (long long)out3[0],
+             (long long)(out3[0] * out3[1] * out3[2]));
+    w_printf(kw, "        const %s *xq = x + q * %lld;\n", T, (long long)(in3[0] * in3[1] * in3[2]));
+    if (is_max) {
+        w_printf(kw, "        %s best = -INFINITY;\n", T);
+        w_printf(kw, "        for (int64_t a = 0; a < %lld; a++) {\n", (long long)k3[0]);
+        w_printf(kw, "            const int64_t i0 = o0 * %lld - %lld + a * %lld;\n", (long long)s3[0], (long long)p3[0], (long long)d3[0]);
+        w_printf(kw, "            if (i0 < 0 || i0 >= %lld) continue;\n", (long long)in3[0]);
+        w_printf(kw, "            for (int64_t b = 0; b < %lld; b++) {\n", (long long)k3[1]);
+        w_printf(kw, "                const int64_t i1 = o1 * %lld - %lld + b * %lld;\n", (long long)s3[1], (long long)p3[1], (long long)d3[1]);
+        w_printf(kw, "                if (i1 < 0 || i1 >= %lld) continue;\n", (long long)in3[1]);
+        w_printf(kw, "                for (int64_t e = 0; e < %lld; e++) {\n", (long long)k3[2]);
+        w_printf(kw, "                    const int64_t i2 = o2 * %lld - %lld + e * %lld;\n", (long long)s3[2], (long long)p3[2], (long long)d3[2]);
+        w_printf(kw, "                    if (i2 >= 0 && i2 < %lld && xq[(i0 * %lld + i1) * %lld + i2] > best) best = xq[(i0 * %lld + i1) * %lld + i2];\n",
+                 (long long)in3[2], (long long)in3[1], (long long)in3[2], (long long)in3[1], (long long)in3[2]);
+        w_puts(kw, "                }\n            }\n        }\n        y[i] = best;\n");
+    } else {
+        const int cip = n->attrs[AVGPOOL_COUNT_INCLUDE_PAD].i != 0;
+        w_puts(kw, "        int64_t lo[3], hi[3], cnt = 1;\n        const int64_t o[3] = {o0, o1, o2};\n");
+        w_printf(kw, "        const int64_t in[3] = {%lld, %lld, %lld}, st[3] = {%lld, %lld, %lld}, pb[3] = {%lld, %lld, %lld},\n",
+                 (long long)in3[0], (long long)in3[1], (long long)in3[2], (long long)s3[0], (long long)s3[1], (long long)s3[2],
+                 (long long)p3[0], (long long)p3[1], (long long)p3[2]);
+        if (cip)
+            w_printf(kw, "                      pe[3] = {%lld, %lld, %lld}, kk[3] = {%lld, %lld, %lld};\n", (long long)e3[0],
+                     (long long)e3[1], (long long)e3[2], (long long)k3[0], (long long)k3[1], (long long)k3[2]);
+        else
+            w_printf(kw, "                      kk[3] = {%lld, %lld, %lld};\n", (long long)k3[0], (long long)k3[1], (long long)k3[2]);
+        w_puts(kw, "        for (int j = 0; j < 3; j++) {\n");
+        w_puts(kw, "            const int64_t s = o[j] * st[j] - pb[j], e = s + kk[j];\n");
+        w_puts(kw, "            lo[j] = s < 0 ? 0 : s;\n            hi[j] = e < in[j] ? e : in[j];\n");
+        if (cip) w_puts(kw, "            cnt *= (e < in[j] + pe[j] ? e : in[j] + pe[j]) - s; /* pads inside the padded input count */\n        }\n");
+        else w_puts(kw, "            cnt *= hi[j] - lo[j];\n        }\n");
+        w_puts(kw, "        double acc = 0;\n");
+        w_puts(kw, "        for (int64_t a = lo[0]; a < hi[0]; a++)\n            for (int64_t b = lo[1]; b < hi[1]; b++)\n");
+        w_printf(kw, "                for (int64_t e = lo[2]; e < hi[2]; e++) acc += xq[(a * %lld + b) * %lld + e];\n",
+                 (long long)in3[1], (long long)in3[2]);
+        w_printf(kw, "        y[i] = (%s)(acc / (double)cnt);\n", T);
+    }
+    w_puts(kw, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    return 0;
+}
+
+/* GlobalAveragePool: one thread per (image, channel), the sum in double. */
+static int emit_gap(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int64_t NC = X->shape.dims[0] * X->shape.dims[1], Sz = NC ? ir_numel(&X->shape) / NC : 0;
+    if (NC == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
+    w_printf(k, "    GC_FOR_EACH(q, %lld) {\n        double acc = 0;\n", (long long)NC);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) acc += x[q * %lld + j];\n", (long long)Sz, (long long)Sz);
+    w_printf(k, "        y[q] = (%s)(acc / %lld.0);\n    }\n}\n\n", T, (long long)(Sz ? Sz : 1));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)NC, cu_ptr(c, Y), cu_ptr(c, X));
+    return 0;
+}
+
+/* ---- index maps: Transpose, Slice, Concat, Gather --------------------------------------- */
+
+/* Writes, into a kernel over the elements i of an output of shape dims
+ * (rank r), code that sets `int64_t VAR` to sum_k coord_k(i) * mult[k]
+ * (+ add[k] * mult[k]): each coordinate taken by one % and one /. */
+static void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult,
+                         const int64_t *add)
+{
+    int64_t base = 0;
+    for (int q = 0; q < rank; q++) base += (add ? add[q] : 0) * mult[q];
+    w_printf(k, "        int64_t %s = %lld;\n", var, (long long)base);
+    int last = -1; /* the outermost dim that matters */
+    for (int q = 0; q < rank; q++)
+        if (dims[q] > 1 && mult[q] != 0) {
+            last = q;
+            break;
+        }
+    if (last < 0) return;
+    w_puts(k, "        {\n            int64_t r = i;\n");
+    for (int q = rank - 1; q > last; q--) {
+        if (dims[q] == 1) continue;
+        if (mult[q]) w_printf(k, "            %s += r %% %lld * %lld;\n", var, (long long)dims[q], (long long)mult[q]);
+        w_printf(k, "            r /= %lld;\n", (long long)dims[q]);
+    }
+    int outer = 0; /* a dim of size > 1 outside `last` (its multiplier 0): r needs the modulus */
+    for (int q = 0; q < last; q++)
+        if (dims[q] > 1) outer = 1;
+    if (outer) w_printf(k, "            %s += r %% %lld * %lld;\n        }\n", var, (long long)dims[last], (long long)mult[last]);
+    else w_printf(k, "            %s += r * %lld;\n        }\n", var, (long long)mult[last]);
+}
+
+/* A kernel y[i] = x[map(i)] (one input, one output of the same dtype). */
+static void emit_gather_map(Cu *c, const Node *n, const Value *X, const Value *Y, const int64_t *mult, const int64_t *add)
+{
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return;
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    cu_index_map(k, "o", Y->shape.rank, Y->shape.dims, mult, add);
+    w_puts(k, "        y[i] = x[o];\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+}
+
+static int emit_transpose(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Y = n->out[0];
+    int perm[IR_MAX_RANK];
+    int64_t st[IR_MAX_RANK], mult[IR_MAX_RANK];
+    ir_transpose_perm(n, perm);
+    cu_strides_of(&X->shape, st);
+    for (int q = 0; q < Y->shape.rank; q++) mult[q] = st[perm[q]];
+    emit_gather_map(c, n, X, Y, mult, NULL);
+    return 0;
+}
+
+static int emit_concat(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, Y->shape.rank);
+    int64_t inner = 1, A = Y->shape.dims[ax];
+    for (int q = ax + 1; q < Y->shape.rank; q++) inner *= Y->shape.dims[q];
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y", kn, T);
+    for (int j = 0; j < n->n_in; j++)
+        if (n->in[j] && n->in[j]->shape.dims[ax] > 0) w_printf(k, ", const %s *a%d", T, j);
+    w_printf(k, ")\n{\n    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    w_printf(k, "        const int64_t outer = i / %lld, a = i / %lld %% %lld, in = i %% %lld;\n", (long long)(A * inner),
+             (long long)inner, (long long)A, (long long)inner);
+    int64_t at = 0;
+    int first = 1;
+    for (int j = 0; j < n->n_in; j++) {
+        const Value *v = n->in[j];
+        if (!v || v->shape.dims[ax] == 0) continue;
+        const int64_t aj = v->shape.dims[ax];
+        w_printf(k, "        %sif (a < %lld) y[i] = a%d[(outer * %lld + a - %lld) * %lld + in];\n", first ? "" : "else ",
+                 (long long)(at + aj), j, (long long)aj, (long long)at, (long long)inner);
+        first = 0;
+        at += aj;
+    }
+    w_puts(k, "    }\n}\n\n");
+    Writer *b = &c->body;
+    w_printf(b, "    GC_LAUNCH(k%d, %lld, stream, (%s", kn, (long long)total, cu_ptr(c, Y));
+    for (int j = 0; j < n->n_in; j++)
+        if (n->in[j] && n->in[j]->shape.dims[ax] > 0) w_printf(b, ", %s", cu_ptr(c, n->in[j]));
+    w_puts(b, "));\n");
+    return 0;
+}
+
+/* Gather: y[outer, j, inner] = x[outer, idx[j] (negative from the end;
+ * clamped into range: an out-of-range index must not read outside x),
+ * inner]. */
+static int emit_gather(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *I = n->in[1], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, X->shape.rank);
+    int64_t inner = 1, ni = ir_numel(&I->shape), N = X->shape.dims[ax];
+    for (int q = ax + 1; q < X->shape.rank; q++) inner *= X->shape.dims[q];
+    const char *T = cfam_ctype(Y->dtype), *TI = cfam_ctype(I->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, TI,
+             (long long)total);
+    w_printf(k, "        const int64_t in = i %% %lld, j = i / %lld %% %lld, outer = i / %lld;\n", (long long)inner,
+             (long long)inner, (long long)ni, (long long)(inner * ni));
+    w_printf(k, "        int64_t t = (int64_t)idx[j];\n        if (t < 0) t += %lld;\n", (long long)N);
+    w_printf(k, "        t = t < 0 ? 0 : t >= %lld ? %lld : t;\n", (long long)N, (long long)(N - 1));
+    w_printf(k, "        y[i] = x[(outer * %lld + t) * %lld + in];\n    }\n}\n\n", (long long)N, (long long)inner);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, I));
+    return 0;
+}
+
+static int emit_slice(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], st[IR_MAX_RANK], mult[IR_MAX_RANK];
+    Shape out;
+    if (ir_slice_plan(n, start, step, &out, d)) return -1;
+    cu_strides_of(&X->shape, st);
+    int64_t base[IR_MAX_RANK];
+    for (int q = 0; q < Y->shape.rank; q++) {
+        mult[q] = st[q] * step[q];
+        base[q] = 0;
+    }
+    /* the start offsets as a constant: add[q] * mult[q] would scale them by step */
+    int64_t off = 0;
+    for (int q = 0; q < Y->shape.rank; q++) off += start[q] * st[q];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    cu_index_map(k, "o", Y->shape.rank, Y->shape.dims, mult, base);
+    w_printf(k, "        y[i] = x[%lld + o];\n    }\n}\n\n", (long long)off);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    return 0;
+}
+
+static int gather_check(const Node *n, Diag *d)
+{
+    return n->in[1]->dtype == DT_I32 || n->in[1]->dtype == DT_I64
+               ? 0
+               : diag_node_error(d, n, "the CUDA backend's Gather takes i32 or i64 indices");
+}
+
+/* ---- reductions and normalizations ---------------------------------------------------- */
+
+static int reduce_check(const Node *n, Diag *d)
+{
+    const char *op = ir_op(n->op)->name;
+    int mask[IR_MAX_RANK];
+    if (!cu_is_float(n->in[0]->dtype))
+        return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only", op);
+    if (ir_reduce_mask(n, mask, NULL) < 0)
+        return diag_node_error(d, n, "the CUDA backend needs constant axes for op '%s'", op);
+    return 0;
+}
+
+/* ReduceSum/Mean/Max/Min: one thread per output element, the reduced
+ * elements visited in row-major order, sums in double. */
+static int emit_reduce(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Y = n->out[0];
+    int mask[IR_MAX_RANK];
+    const int noop = ir_reduce_mask(n, mask, NULL);
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    const Shape *xs = &X->shape;
+    int64_t st[IR_MAX_RANK], kd[IR_MAX_RANK], km[IR_MAX_RANK], rd[IR_MAX_RANK], rm[IR_MAX_RANK];
+    cu_strides_of(xs, st);
+    int nk = 0, nr = 0;
+    int64_t cnt = 1;
+    for (int q = 0; q < xs->rank; q++) {
+        if (noop == 1 || !mask[q]) kd[nk] = xs->dims[q], km[nk++] = st[q];
+        else rd[nr] = xs->dims[q], rm[nr++] = st[q], cnt *= xs->dims[q];
+    }
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    cu_index_map(k, "o", nk, kd, km, NULL);
+    const int mx = n->op == OP_ReduceMax, mn = n->op == OP_ReduceMin;
+    if (mx || mn) w_printf(k, "        %s acc = %sINFINITY;\n", T, mx ? "-" : "");
+    else w_puts(k, "        double acc = 0;\n");
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)cnt);
+    /* the reduced coordinates of j */
+    w_puts(k, "            int64_t p = o, r = j;\n");
+    for (int q = nr - 1; q >= 0; q--) {
+        if (q > 0) w_printf(k, "            p += r %% %lld * %lld;\n            r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
+        else w_printf(k, "            p += r * %lld;\n", (long long)rm[q]);
+    }
+    if (nr == 0) w_puts(k, "            (void)r;\n");
+    if (mx) w_puts(k, "            acc = x[p] > acc || x[p] != x[p] ? x[p] : acc;\n");
+    else if (mn) w_puts(k, "            acc = x[p] < acc || x[p] != x[p] ? x[p] : acc;\n");
+    else w_puts(k, "            acc += x[p];\n");
+    w_puts(k, "        }\n");
+    if (n->op == OP_ReduceMean) w_printf(k, "        y[i] = (%s)(acc / %lld.0);\n", T, (long long)(cnt ? cnt : 1));
+    else w_printf(k, "        y[i] = (%s)acc;\n", T);
+    w_puts(k, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    return 0;
+}
+
+static int layernorm_check(const Node *n, Diag *d)
+{
+    if (!cu_is_float(n->in[0]->dtype) || n->in[1]->dtype != n->in[0]->dtype ||
+        (n->n_in > 2 && n->in[2] && n->in[2]->dtype != n->in[0]->dtype))
+        return diag_node_error(d, n, "the CUDA backend computes LayerNormalization in f32 and f64, one dtype");
+    for (int j = 1; j < n->n_out; j++)
+        if (n->out[j]) return diag_node_error(d, n, "the CUDA backend has no LayerNormalization Mean/InvStdDev outputs yet");
+    return 0;
+}
+
+/* LayerNormalization: one thread per row (the dims from axis on): mean,
+ * variance (two passes, in double), then y = (x - mean) * rstd * scale + b,
+ * Scale and B broadcast over the row (numpy rules against X[axis:]). */
+static int emit_layernorm(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Sc = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const Shape *xs = &X->shape;
+    const int a = ir_norm_axis(n->attrs[LN_AXIS].i, xs->rank);
+    if (a < 0) return diag_node_error(d, n, "invalid axis");
+    int64_t outer = 1, inner = 1;
+    for (int q = 0; q < a; q++) outer *= xs->dims[q];
+    for (int q = a; q < xs->rank; q++) inner *= xs->dims[q];
+    if (outer * inner == 0) return 0;
+    /* row shape and the parameters' strides along it */
+    Shape row = {0};
+    row.rank = xs->rank - a;
+    for (int q = 0; q < row.rank; q++) row.dims[q] = xs->dims[a + q];
+    int64_t ss[IR_MAX_RANK], bs[IR_MAX_RANK];
+    cu_bstrides(&Sc->shape, &row, ss);
+    if (B) cu_bstrides(&B->shape, &row, bs);
+    const char *T = cfam_ctype(X->dtype);
+    char eps[48];
+    cfam_lit(eps, sizeof eps, DT_F64, n->attrs[LN_EPSILON].f);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc%s%s%s)\n{\n", kn, T, T, T, B ? ", const " : "", B ? T : "",
+             B ? " *bb" : "");
+    w_printf(k, "    GC_FOR_EACH(rw, %lld) {\n", (long long)outer);
+    w_printf(k, "        const %s *xr = x + rw * %lld;\n        %s *yr = y + rw * %lld;\n", T, (long long)inner, T,
+             (long long)inner);
+    w_puts(k, "        double mean = 0, var = 0;\n");
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mean += xr[j];\n", (long long)inner);
+    w_printf(k, "        mean /= %lld.0;\n", (long long)inner);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) var += (xr[j] - mean) * (xr[j] - mean);\n", (long long)inner);
+    w_printf(k, "        const double rstd = 1.0 / sqrt(var / %lld.0 + %s);\n", (long long)inner, eps);
+    w_printf(k, "        for (int64_t i = 0; i < %lld; i++) {\n", (long long)inner);
+    cu_index_map(k, "s", row.rank, row.dims, ss, NULL);
+    if (B) cu_index_map(k, "t", row.rank, row.dims, bs, NULL);
+    w_printf(k, "        yr[i] = (%s)((xr[i] - mean) * rstd * sc[s]%s);\n", T, B ? " + bb[t]" : "");
+    w_puts(k, "        }\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)outer, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, Sc));
+    if (B) w_printf(&c->body, ", %s", cu_ptr(c, B));
+    w_puts(&c->body, "));\n");
+    return 0;
+}
+
+static int batchnorm_check(const Node *n, Diag *d)
+{
+    if (!cu_is_float(n->in[0]->dtype) || n->attrs[BN_TRAINING_MODE].i)
+        return diag_node_error(d, n, "the CUDA backend has BatchNormalization in inference mode, f32/f64, only");
+    for (int j = 1; j < 5; j++)
+        if (n->in[j]->dtype != n->in[0]->dtype)
+            return diag_node_error(d, n, "the CUDA backend's BatchNormalization takes one dtype for all inputs");
+    return n->in[0]->shape.rank >= 2 ? 0 : diag_node_error(d, n, "BatchNormalization needs a channel dim");
+}
+
+/* BatchNormalization (inference): y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + b[c]. */
+static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape), C = X->shape.dims[1];
+    if (total == 0) return 0;
+    const int64_t inner = total / (X->shape.dims[0] * C);
+    const char *T = cfam_ctype(X->dtype);
+    char eps[48];
+    cfam_lit(eps, sizeof eps, DT_F64, n->attrs[BN_EPSILON].f);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc, const %s *b, const %s *mean, const %s *var)\n{\n", kn, T, T,
+             T, T, T, T);
+    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        const int64_t ch = i / %lld %% %lld;\n", (long long)total,
+             (long long)inner, (long long)C);
+    w_printf(k, "        y[i] = (%s)((x[i] - (double)mean[ch]) / sqrt((double)var[ch] + %s) * sc[ch] + b[ch]);\n    }\n}\n\n", T,
+             eps);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y),
+             cu_ptr(c, X), cu_ptr(c, n->in[1]), cu_ptr(c, n->in[2]), cu_ptr(c, n->in[3]), cu_ptr(c, n->in[4]));
+    return 0;
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+#define ROW "a generated kernel, one thread per row"
+#define OUT "a generated kernel, one thread per output element"
+
+/* Ops with a scalar expression need no row: cuda_backend.c gives them
+ * emit_elementwise through cuda_elementwise_entry. */
+const CudaEntry cuda_kernel_entries[] = {
+    {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel"},
+    {OP_Softmax, NULL, emit_softmax, NULL, ROW},
+    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW},
+    {OP_MaxPool, pool_check, emit_pool, NULL, OUT},
+    {OP_AveragePool, pool_check, emit_pool, NULL, OUT},
+    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel"},
+    {OP_Transpose, NULL, emit_transpose, NULL, OUT},
+    {OP_Slice, NULL, emit_slice, NULL, OUT},
+    {OP_Concat, NULL, emit_concat, NULL, OUT},
+    {OP_Gather, gather_check, emit_gather, NULL, OUT},
+    {OP_ReduceSum, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT},
+    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW},
+    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT},
+    {-1, NULL, NULL, NULL, NULL},
+};
+
+const CudaEntry cuda_elementwise_entry = {-1, NULL, emit_elementwise, NULL, "a generated elementwise kernel"};

@@ -1,0 +1,225 @@
+/* cuda_libs.c — the CUDA backend's library calls (see cuda_emit.h): Gemm and
+ * MatMul on cuBLAS (row-major as the transposed column-major product), Conv
+ * on cuDNN (descriptors and a deterministic algorithm within the node's
+ * arena workspace, chosen once by NAME_init); biases and fused epilogues
+ * as generated kernels after the call.
+ */
+#include "cuda_emit.h"
+#include "../cfamily/cfam_expr.h"
+#include "../../ir/ops/geometry.h"
+#include "../../ir/ops/linalg_attrs.h"
+#include "../../ir/ops/nn_attrs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- cuBLAS ------------------------------------------------------------------------- */
+
+/* 0 when the MatMul of n maps onto one strided-batched cuBLAS call; the
+ * geometry in *g. */
+static int matmul_plan(const Node *n, IrMatMulGeom *g)
+{
+    if (ir_matmul_geometry(n, 0, 1, g, NULL)) return -1;
+    int64_t nb = ir_numel(&g->batch);
+    if (!(g->na == 1 || g->na == nb) || !(g->nb == 1 || g->nb == nb)) return -1;
+    if (g->M > INT32_MAX || g->N > INT32_MAX || g->K > INT32_MAX || nb > INT32_MAX) return -1;
+    return 0;
+}
+
+/* Gemm and MatMul: f32, dims below 2^31 (cuBLAS takes int), MatMul's batch
+ * dense or shared on each side. */
+static int gemm_check(const Node *n, Diag *d)
+{
+    const char *op = ir_op(n->op)->name;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] && n->in[i]->dtype != DT_F32)
+            return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 only, got %s", op,
+                                   ir_dtype_name(n->in[i]->dtype));
+    IrMatMulGeom g;
+    if (n->op == OP_MatMul && matmul_plan(n, &g))
+        return diag_node_error(d, n, "the CUDA backend has no kernel for this MatMul's batch broadcast yet");
+    if (n->op == OP_Gemm && (n->out[0]->shape.dims[0] > INT32_MAX || n->out[0]->shape.dims[1] > INT32_MAX))
+        return diag_node_error(d, n, "the CUDA backend's Gemm takes at most 2^31-1 rows and columns");
+    return 0;
+}
+
+/* A leading dimension as cuBLAS requires it: at least 1, also for an empty matrix. */
+static int64_t ld1(int64_t x) { return x > 1 ? x : 1; }
+
+/* Row-major Y (M x N) = op(A) (M x K) * op(B) (K x N) as the column-major
+ * Y^T = op(B)^T op(A)^T: cuBLAS's first operand is B. */
+static void emit_sgemm(Cu *c, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const char *A,
+                       int64_t sa, const char *B, int64_t sb, double beta, const char *Y, int64_t sy, int64_t batch)
+{
+    char al[48], be[48];
+    cfam_lit(al, sizeof al, DT_F32, alpha);
+    cfam_lit(be, sizeof be, DT_F32, beta);
+    Writer *b = &c->body;
+    w_puts(b, "    {\n");
+    w_printf(b, "        const float alpha = %s, beta = %s;\n", al, be);
+    w_printf(b, "        if (cublasSgemmStridedBatched(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %lld, %lld, %s, %lld, %lld,\n",
+             tb ? "CUBLAS_OP_T" : "CUBLAS_OP_N", ta ? "CUBLAS_OP_T" : "CUBLAS_OP_N", (long long)N, (long long)M,
+             (long long)K, B, (long long)ld1(tb ? K : N), (long long)sb, A, (long long)ld1(ta ? M : K), (long long)sa);
+    w_printf(b, "                                      &beta, %s, %lld, %lld, %lld) != CUBLAS_STATUS_SUCCESS)\n", Y,
+             (long long)ld1(N), (long long)sy, (long long)batch);
+    w_puts(b, "            return -1;\n");
+    w_puts(b, "    }\n");
+}
+
+/* Y = beta * C broadcast to Y's shape (before a Gemm that adds into it). */
+static void emit_fill_c(Cu *c, const Node *n, double beta)
+{
+    const Value *Y = n->out[0], *C = n->in[2];
+    int64_t st[IR_MAX_RANK];
+    cu_bstrides(&C->shape, &Y->shape, st);
+    const int64_t N = Y->shape.dims[1], total = ir_numel(&Y->shape);
+    char be[48];
+    cfam_lit(be, sizeof be, DT_F32, beta);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    w_printf(k, "/* Gemm C (%s): y = %s * c broadcast */\n", ir_op(n->op)->name, be);
+    w_printf(k, "GC_KERNEL k%d(float *y, const float *c)\n{\n", kn);
+    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    w_printf(k, "        y[i] = %s * c[(i / %lld) * %lld + (i %% %lld) * %lld];\n", be, (long long)N, (long long)st[0],
+             (long long)N, (long long)st[1]);
+    w_puts(k, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, C));
+}
+
+static int emit_gemm(Cu *c, const Node *n, Diag *d)
+{
+    const Value *A = n->in[0], *B = n->in[1], *C = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
+    const double alpha = n->attrs[GEMM_ALPHA].f, beta = C ? n->attrs[GEMM_BETA].f : 0.0;
+    const int64_t M = Y->shape.dims[0], N = Y->shape.dims[1], K = A->shape.dims[ta ? 0 : 1];
+    const int addc = C && beta != 0.0;
+    if (addc) emit_fill_c(c, n, beta);
+    const char *pa = cu_ptr(c, A), *pb = cu_ptr(c, B), *py = cu_ptr(c, Y);
+    emit_sgemm(c, ta, tb, M, N, K, alpha, pa, 0, pb, 0, addc ? 1.0 : 0.0, py, 0, 1);
+    return cu_emit_epilogue(c, n, d);
+}
+
+static int emit_matmul(Cu *c, const Node *n, Diag *d)
+{
+    IrMatMulGeom g;
+    GC_ASSERT(matmul_plan(n, &g) == 0);
+    const int64_t nb = ir_numel(&g.batch);
+    const char *pa = cu_ptr(c, n->in[0]), *pb = cu_ptr(c, n->in[1]), *py = cu_ptr(c, n->out[0]);
+    emit_sgemm(c, 0, 0, g.M, g.N, g.K, 1.0, pa, g.na > 1 ? g.M * g.K : 0, pb, g.nb > 1 ? g.K * g.N : 0, 0.0, py,
+               g.M * g.N, nb);
+    return cu_emit_epilogue(c, n, d);
+}
+
+/* ---- Conv (cuDNN) ------------------------------------------------------------------ */
+
+/* The workspace a Conv may use for its cuDNN algorithm: what an im2col
+ * GEMM needs, at most 64 MiB (implicit GEMM needs none). */
+static size_t conv_ws_bytes(const Node *n)
+{
+    const Value *W = n->in[1], *Y = n->out[0];
+    int64_t per_out = 1;
+    for (int i = 1; i < W->shape.rank; i++) per_out *= W->shape.dims[i];
+    int64_t positions = ir_numel(&Y->shape) / (Y->shape.dims[1] ? Y->shape.dims[1] : 1);
+    int64_t b = per_out * positions * 4;
+    return (size_t)(b < ((int64_t)64 << 20) ? b : ((int64_t)64 << 20));
+}
+
+/* Conv: f32, 1 or 2 spatial dims, the same pad at both ends (cuDNN takes
+ * one per dim), dims below 2^31. */
+static int conv_check(const Node *n, Diag *d)
+{
+    const Value *X = n->in[0];
+    if (X->dtype != DT_F32) return diag_node_error(d, n, "the CUDA backend computes Conv in f32 only (cuDNN)");
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (sr < 1 || sr > 2) return diag_node_error(d, n, "the CUDA backend has Conv with 1 or 2 spatial dims only");
+    for (int i = 0; i < sr; i++)
+        if (pb[i] != pe[i])
+            return diag_node_error(d, n, "the CUDA backend's Conv (cuDNN) takes the same pad at both ends, got %lld and %lld",
+                                   (long long)pb[i], (long long)pe[i]);
+    for (int i = 0; i < X->shape.rank; i++)
+        if (X->shape.dims[i] > INT32_MAX || n->out[0]->shape.dims[i] > INT32_MAX)
+            return diag_node_error(d, n, "the CUDA backend's Conv takes dims below 2^31");
+    return 0;
+}
+
+/* y[n, c, ...] += b[c] (a per-channel bias after cuDNN). */
+static void emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
+{
+    const int64_t total = ir_numel(&Y->shape), M = Y->shape.dims[1], npos = total / (Y->shape.dims[0] * M);
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_puts(k, "/* its bias, one value per channel */\n");
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *b)\n{\n", kn, T, T);
+    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        y[i] += b[i / %lld %% %lld];\n    }\n}\n\n", (long long)total,
+             (long long)npos, (long long)M);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, B));
+}
+
+static int emit_conv(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const int two = sr == 2, i = c->nconv++;
+    const int64_t G = n->attrs[CONV_GROUP].i;
+    const long long xn = X->shape.dims[0], xc = X->shape.dims[1], xh = two ? X->shape.dims[2] : 1,
+                    xw = X->shape.dims[1 + sr], ym = Y->shape.dims[1], yh = two ? Y->shape.dims[2] : 1,
+                    yw = Y->shape.dims[1 + sr];
+    Writer *in = &c->init;
+    w_printf(in, "    /* Conv %d: ", i);
+    cu_comment_text(in, n->name ? n->name : "");
+    w_puts(in, " */\n");
+    w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cx[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cx[%d], CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, xn, xc, xh, xw);
+    w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cy[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cy[%d], CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, xn, ym, yh, yw);
+    w_printf(in, "    ok = ok && cudnnCreateFilterDescriptor(&m->cw[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+    w_printf(in, "         cudnnSetFilter4dDescriptor(m->cw[%d], CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, (long long)W->shape.dims[0], (long long)W->shape.dims[1], (long long)(two ? k[0] : 1),
+             (long long)k[sr - 1]);
+    w_printf(in, "    ok = ok && cudnnCreateConvolutionDescriptor(&m->cc[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+    w_printf(in, "         cudnnSetConvolution2dDescriptor(m->cc[%d], %lld, %lld, %lld, %lld, %lld, %lld, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&\n",
+             i, (long long)(two ? pb[0] : 0), (long long)pb[sr - 1], (long long)(two ? st[0] : 1), (long long)st[sr - 1],
+             (long long)(two ? dl[0] : 1), (long long)dl[sr - 1]);
+    w_printf(in, "         cudnnSetConvolutionGroupCount(m->cc[%d], %lld) == CUDNN_STATUS_SUCCESS &&\n", i, (long long)G);
+    w_printf(in, "         cudnnSetConvolutionMathType(m->cc[%d], CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS; /* fp32, no TF32 */\n", i);
+    w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, &m->algo[%d]) == 0;\n", i,
+             i, i, i, (long long)n->ws_bytes, i);
+    Writer *f = &c->fini;
+    w_printf(f, "    if (m->cx[%d]) cudnnDestroyTensorDescriptor(m->cx[%d]);\n", i, i);
+    w_printf(f, "    if (m->cy[%d]) cudnnDestroyTensorDescriptor(m->cy[%d]);\n", i, i);
+    w_printf(f, "    if (m->cw[%d]) cudnnDestroyFilterDescriptor(m->cw[%d]);\n", i, i);
+    w_printf(f, "    if (m->cc[%d]) cudnnDestroyConvolutionDescriptor(m->cc[%d]);\n", i, i);
+
+    char ws[64];
+    if (n->ws_bytes) {
+        GC_ASSERT(n->ws_offset >= 0);
+        snprintf(ws, sizeof ws, "arena + %lld", (long long)n->ws_offset);
+    } else {
+        snprintf(ws, sizeof ws, "NULL");
+    }
+    Writer *b = &c->body;
+    w_puts(b, "    {\n        const float one = 1.0f, zero = 0.0f;\n");
+    w_printf(b, "        if (cudnnConvolutionForward(m->dnn, &one, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d], m->algo[%d],\n", i,
+             cu_ptr(c, X), i, cu_ptr(c, W), i, i);
+    w_printf(b, "                                    %s, %lld, &zero, m->cy[%d], %s) != CUDNN_STATUS_SUCCESS)\n", ws,
+             (long long)n->ws_bytes, i, cu_ptr(c, Y));
+    w_puts(b, "            return -1;\n    }\n");
+    if (B) emit_channel_bias(c, n, Y, B);
+    return cu_emit_epilogue(c, n, d);
+}
+
+const CudaEntry cuda_lib_entries[] = {
+    {OP_Gemm, gemm_check, emit_gemm, NULL, "cuBLAS sgemm, then generated kernels for C and the epilogue"},
+    {OP_MatMul, gemm_check, emit_matmul, NULL, "cuBLAS strided-batched sgemm, then a generated epilogue kernel"},
+    {OP_Conv, conv_check, emit_conv, conv_ws_bytes,
+     "cuDNN convolution forward (algorithm chosen at init within the workspace), then generated bias and epilogue kernels"},
+    {-1, NULL, NULL, NULL, NULL},
+};
