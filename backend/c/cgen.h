@@ -85,6 +85,8 @@ int cgen_emit_elementwise(Cgen *c, const Node *n, Diag *d);
  * of the user's function. The table uses it for every op with a `custom`
  * facet. */
 int cgen_emit_custom(Cgen *c, const Node *n, Diag *d);
+/* A general user op's workspace request (ir_custom_workspace). */
+size_t cgen_custom_workspace(const Node *n);
 /* Applies n's `epilogue` attribute (Conv/Gemm/MatMul; nothing when absent)
  * to its output in one loop right after the op's kernel (emit_elementwise.c). */
 int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d);

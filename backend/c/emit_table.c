@@ -24,7 +24,7 @@ static const CgenEntry *const cgen_families[] = {
 CgenEntry cgen_entry(int k)
 {
     GC_ASSERT(k >= 0 && k < ir_op_count());
-    if (ir_op(k)->custom) return (CgenEntry){k, cgen_emit_custom, 0, NULL};
+    if (ir_op(k)->custom) return (CgenEntry){k, cgen_emit_custom, 0, cgen_custom_workspace};
     for (size_t f = 0; f < sizeof cgen_families / sizeof cgen_families[0]; f++)
         for (const CgenEntry *e = cgen_families[f]; e->op != -1; e++)
             if (e->op == k) return *e;
