@@ -780,6 +780,28 @@ static int custom_infer(Node *n, Diag *d)
     return 0;
 }
 
+/* Bytes of guard after each buffer a user function gets in reference
+ * evaluation: a write past the size its shape rule or workspace request
+ * gave is an error (graphc run, check-op, constant folding). */
+#define CUSTOM_GUARD 64
+#define CUSTOM_GUARD_BYTE 0xA5
+
+static void *guarded(size_t bytes)
+{
+    unsigned char *p = calloc(1, bytes + CUSTOM_GUARD);
+    GC_ASSERT(p);
+    memset(p + bytes, CUSTOM_GUARD_BYTE, CUSTOM_GUARD);
+    return p;
+}
+
+static int guard_ok(const void *p, size_t bytes)
+{
+    const unsigned char *q = (const unsigned char *)p + bytes;
+    for (int k = 0; k < CUSTOM_GUARD; k++)
+        if (q[k] != CUSTOM_GUARD_BYTE) return 0;
+    return 1;
+}
+
 static int custom_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     const CustomOp *o = op_of(n);
@@ -788,34 +810,49 @@ static int custom_eval(const Node *n, const double *const *in, double *const *ou
     int np = n->n_in + n->n_out;
     graphc_tensor *t = node_tensors(n, 0);
     void **p = calloc((size_t)np + 1, sizeof *p);
-    GC_ASSERT(p);
+    size_t *bytes = calloc((size_t)np + 1, sizeof *bytes);
+    GC_ASSERT(p && bytes);
     for (int i = 0; i < np; i++) {
         const Value *v = i < n->n_in ? n->in[i] : n->out[i - n->n_in];
         int64_t cnt = ir_numel(&v->shape);
-        p[i] = calloc((size_t)(cnt ? cnt : 1), ir_dtype_size(v->dtype));
-        GC_ASSERT(p[i]);
+        bytes[i] = (size_t)cnt * ir_dtype_size(v->dtype);
+        p[i] = guarded(bytes[i]);
         t[i].data = p[i];
         if (i < n->n_in)
             for (int64_t e = 0; e < cnt; e++) ir_store_f64(v->dtype, p[i], (size_t)e, in[i][e]);
     }
-    int64_t ws_bytes = c->general && o->fwd_kind < 0 ? call_workspace(o, n, t) : 0;
-    void *ws = malloc((size_t)(ws_bytes > 0 ? ws_bytes : 1));
-    GC_ASSERT(ws);
+    int64_t ws_req = c->general && o->fwd_kind < 0 ? call_workspace(o, n, t) : 0;
+    size_t ws_bytes = ws_req > 0 ? (size_t)ws_req : 0;
+    void *ws = guarded(ws_bytes);
     AttrArgs a = attr_args(n);
     CustomWrap fn;
     void *wp = wrap_of(c);
     memcpy(&fn, &wp, sizeof fn);
     fn(c->general ? 0 : ir_numel(&n->in[0]->shape), p, t, ws, a.fa, a.ia, a.sa);
     free_attrs(&a);
-    for (int j = 0; j < n->n_out; j++) {
+    int rc = 0;
+    for (int i = 0; i < np && !rc; i++)
+        if (!guard_ok(p[i], bytes[i])) {
+            const Value *v = i < n->n_in ? n->in[i] : n->out[i - n->n_in];
+            char sh[128];
+            rc = diag_node_error(d, n, "'%s' wrote past the end of %s '%s' (%s%s%s)", c->func,
+                                 i < n->n_in ? "input" : "output", v->name, ir_dtype_name(v->dtype),
+                                 ir_shape_str(&v->shape, sh, sizeof sh),
+                                 c->general && i >= n->n_in ? ", as its shape rule gave it" : "");
+        }
+    if (!rc && !guard_ok(ws, ws_bytes))
+        rc = diag_node_error(d, n, "'%s' wrote past the end of its workspace (%zu bytes, as '%s' asked)", c->func, ws_bytes,
+                             o->ws.func ? o->ws.func : "no workspace request");
+    for (int j = 0; j < n->n_out && !rc; j++) {
         const Value *v = n->out[j];
         for (int64_t e = 0; e < ir_numel(&v->shape); e++) out[j][e] = ir_load_f64(v->dtype, p[n->n_in + j], (size_t)e);
     }
     for (int i = 0; i < np; i++) free(p[i]);
     free(p);
+    free(bytes);
     free(t);
     free(ws);
-    return 0;
+    return rc;
 }
 
 static int custom_gradient(GradCtx *gc)

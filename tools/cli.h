@@ -31,6 +31,11 @@ const char *stem_name(const char *path, char *out, size_t cap);
  * holds the parsed --shape values (argc + 1 entries). */
 int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, InputShape *store);
 void free_shapes(LoadOptions *o, InputShape *store);
+/* Parses "NAME=d0,d1,..." (--shape) into *out (out->name malloc'ed); NULL, or
+ * why the text is malformed. */
+const char *parse_shape_opt(const char *text, InputShape *out);
+/* A positive number (--eps, --atol, ...) into *out; NULL, or why not. */
+const char *parse_pos(const char *v, double *out);
 /* An -O option at a: 1 (*level set to 0 or 2), 0 not one, -1 error (printed). */
 int opt_level_opt(const char *a, const char *cmd, int *level);
 /* "expected c" (or "expected c or cuda"): the backends' names, for errors. */
@@ -59,7 +64,8 @@ int read_inputs(const char *model, const Graph *g, const char *const *files, int
     "                       it is no longer an input of the model; may be repeated\n"         \
     "  --ops FILE.c         user operators: the GRAPHC_OP / GRAPHC_GRAD annotated\n"          \
     "                       functions of FILE.c (graphc/custom_op.h) become ops of\n"         \
-    "                       their domain; elementwise form only; may be repeated\n"           \
+    "                       their domain (elementwise and general forms); may be\n"    \
+    "                       repeated\n"           \
     "  --max-tensor-bytes=N  the size policy: refuse a model in which one tensor\n"           \
     "                       (input, constant, folded value, intermediate, output)\n"          \
     "                       or the memory arena would take more than N bytes\n"               \
@@ -68,5 +74,7 @@ int read_inputs(const char *model, const Graph *g, const char *const *files, int
 
 /* graphc verify (tools/verify.c). */
 int cmd_verify(int argc, char **argv);
+/* graphc check-op (tools/check_op.c). */
+int cmd_check_op(int argc, char **argv);
 
 #endif

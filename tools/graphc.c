@@ -139,7 +139,7 @@ static int make_dirs(const char *path)
 
 /* Parses "NAME=d0,d1,..." (an empty list after '=' is a scalar) of
  * --shape into *out; NULL, or why the text is malformed. */
-static const char *parse_shape_opt(const char *text, InputShape *out)
+const char *parse_shape_opt(const char *text, InputShape *out)
 {
     const char *eq = strrchr(text, '=');
     if (!eq || eq == text) return "expected NAME=d0,d1,...";
@@ -711,7 +711,7 @@ static const char gradcheck_help[] =
     "  -h, --help           this help\n";
 
 /* Parses a positive finite number option value; NULL or why not. */
-static const char *parse_pos(const char *v, double *out)
+const char *parse_pos(const char *v, double *out)
 {
     char *end;
     errno = 0;
@@ -788,160 +788,6 @@ out:
     if (shapes) free_shapes(&lo, shapes);
     ir_graph_free(g);
     return rc;
-}
-
-/* ---- check-op ---- */
-
-static const char check_op_help[] =
-    "usage: graphc check-op FILE.c [options]\n"
-    "\n"
-    "Checks every operator FILE.c declares (GRAPHC_OP, see graphc/custom_op.h) on\n"
-    "random inputs (uniform in [-1.5, 1.5)) of shapes [7] and [3,5]: the op's\n"
-    "function runs (compiled from FILE.c, as for graphc run --ops) and, when it has\n"
-    "a GRAPHC_GRAD function, its gradient is compared with central finite\n"
-    "differences of the function itself, as graphc gradcheck does. The functions\n"
-    "compute in float, so the differences are taken in float precision: the step\n"
-    "is 1e-3 and an element passes when |analytic - numeric| <= 1e-3 + 1e-2 *\n"
-    "|numeric| (--eps, --atol, --rtol change that). Attributes take the values of\n"
-    "--attr, else 0.75 (float, double), 2 (int64_t) or \"\" (const char *).\n"
-    "Prints one line per op and exits with status 0, or prints the failing op,\n"
-    "input and largest error and exits with status 1.\n"
-    "\n"
-    "options:\n"
-    "  --attr NAME=VALUE    the value of attribute NAME for every op that has it;\n"
-    "                       may be repeated\n"
-    "  --eps=E --atol=A --rtol=R  the finite-difference step and tolerance\n"
-    "  --seed=N             the random inputs' seed (default 1)\n"
-    "  -h, --help           this help\n";
-
-/* Builds a graph of one node of user op k on inputs of shape s with random
- * data (in bufs[i]); NULL with a diagnostic. */
-static Graph *check_op_graph(OpKind k, const Shape *s, const char *const *attrs, int n_attrs, uint64_t seed,
-                             void **bufs, Diag *d)
-{
-    const OpDesc *od = ir_op(k);
-    const IrCustomCall *c = od->custom;
-    Graph *g = ir_graph_new("check_op");
-    Value *ins[64];
-    for (int i = 0; i < od->min_in && i < 64; i++) {
-        ins[i] = ir_add_input(g, od->in_names[i], c->dtype, s);
-        int64_t ne = ir_numel(s);
-        bufs[i] = malloc((size_t)ne * ir_dtype_size(c->dtype));
-        GC_ASSERT(bufs[i]);
-        ir_fill_random(c->dtype, bufs[i], ne, seed + (uint64_t)i, -1.5, 1.5);
-    }
-    Node *n = ir_add_node(g, k, "op", ins, od->min_in, od->min_out, od->out_names);
-    for (int a = 0; a < od->n_attrs; a++) {
-        const char *val = od->attrs[a].kind == ATTR_INT ? "2" : od->attrs[a].kind == ATTR_STRING ? "\"\"" : "0.75";
-        size_t len = strlen(od->attrs[a].name);
-        for (int q = 0; q < n_attrs; q++)
-            if (!strncmp(attrs[q], od->attrs[a].name, len) && attrs[q][len] == '=') val = attrs[q] + len + 1;
-        if (ir_set_attr(g, n, od->attrs[a].name, val, d)) {
-            ir_graph_free(g);
-            return NULL;
-        }
-    }
-    for (int j = 0; j < od->min_out; j++) ir_add_output(g, n->out[j]);
-    return g;
-}
-
-static int cmd_check_op(int argc, char **argv)
-{
-    const char *file = NULL, **attrs = calloc((size_t)argc + 1, sizeof *attrs);
-    int n_attrs = 0;
-    double seed = 1;
-    GradcheckOptions go = {1e-3, 1e-3, 1e-2, 64};
-    if (!attrs) return fail("out of memory");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v, *why = NULL;
-        if (is_help(a)) { fputs(check_op_help, stdout); free(attrs); return 0; }
-        if (opt_value(argc, argv, &i, "--attr", &v)) {
-            if (!v || !strchr(v, '=') || *v == '=') why = "--attr needs NAME=VALUE";
-            else attrs[n_attrs++] = v;
-        } else if (opt_value(argc, argv, &i, "--eps", &v)) {
-            why = parse_pos(v, &go.eps);
-        } else if (opt_value(argc, argv, &i, "--atol", &v)) {
-            why = parse_pos(v, &go.atol);
-        } else if (opt_value(argc, argv, &i, "--rtol", &v)) {
-            why = parse_pos(v, &go.rtol);
-        } else if (opt_value(argc, argv, &i, "--seed", &v)) {
-            why = parse_pos(v, &seed);
-        } else if (a[0] == '-' && a[1] != 0) {
-            free(attrs);
-            return fail("check-op: unknown option '%s' (see graphc check-op --help)", a);
-        } else if (!file) {
-            file = a;
-        } else {
-            free(attrs);
-            return fail("check-op: unexpected argument '%s' (one FILE.c only)", a);
-        }
-        if (why) { free(attrs); return fail("check-op: %s: %s", a, why); }
-    }
-    if (!file) { free(attrs); return fail("check-op: missing FILE.c (usage: graphc check-op FILE.c)"); }
-    Diag d = {0};
-    int first = ir_op_count();
-    if (api_load_ops(file, &d)) { free(attrs); return fail_diag(&d); }
-    int last = ir_op_count(), rc = 0;
-    static const int64_t dims[2][2] = {{7, 0}, {3, 5}};
-    for (int k = first; k < last && !rc; k++) {
-        OpKind gk = ir_custom_grad_kind(k);
-        if (gk == -2) continue; /* a NAMEGrad op: checked through its forward op */
-        const OpDesc *od = ir_op(k);
-        char shapes[160] = "";
-        for (int si = 0; si < 2 && !rc; si++) {
-            Shape s = ir_shape(si + 1, dims[si]);
-            void *bufs[64] = {0};
-            Diag dd = {0};
-            Graph *g = check_op_graph(k, &s, attrs, n_attrs, (uint64_t)seed * 1000 + (uint64_t)si * 100, bufs, &dd);
-            char sh[64];
-            ir_shape_str(&s, sh, sizeof sh);
-            if (!g) rc = fail("check-op: %s: %s", od->name, dd.msg);
-            Writer rep;
-            w_init(&rep);
-            int n_failed = 0;
-            if (!rc && gk < 0) { /* no gradient: the function runs and its outputs are finite */
-                void *outs[64] = {0};
-                int bad = pass_infer_shapes(g, &dd);
-                for (int j = 0; j < g->n_outputs && !bad; j++) {
-                    outs[j] = malloc((size_t)ir_numel(&s) * 8);
-                    GC_ASSERT(outs[j]);
-                }
-                if (!bad) bad = ir_interp_run(g, INTERP_F32, (const void *const *)bufs, outs, &dd);
-                for (int j = 0; j < g->n_outputs && !bad; j++)
-                    for (int64_t e = 0; e < ir_numel(&s); e++)
-                        if (!isfinite(ir_load_f64(g->outputs[j]->dtype, outs[j], (size_t)e))) {
-                            bad = diag_error(&dd, "output '%s' element %lld is not finite", g->outputs[j]->name, (long long)e);
-                            break;
-                        }
-                for (int j = 0; j < 64; j++) free(outs[j]);
-                if (bad) rc = fail("check-op: %s on %s: %s", od->name, sh, dd.msg);
-            } else if (!rc) {
-                TrainRequest tr = {0};
-                if (api_gradcheck(g, &tr, (const void *const *)bufs, &go, &rep, &n_failed, &dd))
-                    rc = fail("check-op: %s on %s: %s", od->name, sh, dd.msg);
-                else if (n_failed) {
-                    const char *bad = rep.buf; /* the first failing parameter's report line */
-                    for (const char *q = rep.buf; q && *q; q = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL) {
-                        const char *e = strchr(q, '\n');
-                        if (strstr(q, "FAIL") && (!e || strstr(q, "FAIL") < e)) { bad = q; break; }
-                    }
-                    rc = fail("check-op: %s: the gradient of input %.*s", od->name, (int)strcspn(bad, "\n"), bad);
-                }
-            }
-            w_free(&rep);
-            for (int j = 0; j < 64; j++) free(bufs[j]);
-            ir_graph_free(g);
-            if (!rc) snprintf(shapes + strlen(shapes), sizeof shapes - strlen(shapes), "%s%s", si ? " and " : "", sh);
-        }
-        if (!rc) {
-            if (gk < 0) printf("%s: runs on %s; no gradient function (nothing to check)\n", od->name, shapes);
-            else printf("%s: gradient ok on %s (central differences in float, eps %g, |a - n| <= %g + %g |n|)\n",
-                        od->name, shapes, go.eps, go.atol, go.rtol);
-        }
-    }
-    free(attrs);
-    if (rc) return 1;
-    return fflush(stdout) ? fail("cannot write to stdout: %s", strerror(errno)) : 0;
 }
 
 /* ---- dump ---- */

@@ -15,7 +15,7 @@
 /* The graphc_tensor initializer of value v. */
 static void tensor_init(Cgen *c, Writer *w, const Value *v)
 {
-    w_printf(w, "        {(void *)%s, %s, %d, {", cgen_ptr(c, v), ir_custom_dtype_macro(v->dtype), v->shape.rank);
+    w_printf(w, "    {(void *)%s, %s, %d, {", cgen_ptr(c, v), ir_custom_dtype_macro(v->dtype), v->shape.rank);
     for (int i = 0; i < v->shape.rank; i++) w_printf(w, "%s%lld", i ? ", " : "", (long long)v->shape.dims[i]);
     w_puts(w, v->shape.rank ? "}},\n" : "0}},\n");
 }
@@ -31,10 +31,10 @@ int cgen_emit_custom(Cgen *c, const Node *n, Diag *d)
             return diag_node_error(d, n, "attribute '%s' is not finite", ir_op(n->op)->attrs[k->attr_idx[a]].name);
     }
     if (k->general) {
-        w_puts(w, "{\n    graphc_tensor t[] = {\n");
+        w_puts(w, "graphc_tensor t[] = {\n");
         for (int i = 0; i < n->n_in; i++) tensor_init(c, w, n->in[i]);
         for (int j = 0; j < n->n_out; j++) tensor_init(c, w, n->out[j]);
-        w_printf(w, "    };\n    %s(", k->func);
+        w_printf(w, "};\n%s(", k->func);
         for (int i = 0; i < n->n_in + n->n_out; i++) w_printf(w, "%s&t[%d]", i ? ", " : "", i);
         if (k->workspace) w_printf(w, ", (void *)%s", cgen_workspace(c, n));
     } else {
@@ -55,7 +55,7 @@ int cgen_emit_custom(Cgen *c, const Node *n, Diag *d)
             break;
         }
     }
-    w_puts(w, k->general ? ");\n}\n" : ");\n");
+    w_puts(w, ");\n");
     return 0;
 }
 
