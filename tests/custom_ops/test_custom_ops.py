@@ -47,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ALPHA = np.float32(0.7)
 FAILS = []
+HAVE_LIBCLANG = False
 
 
 def check(cond, what):
@@ -70,6 +71,8 @@ def main():
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     g = os.path.abspath(a.graphc)
+    global HAVE_LIBCLANG
+    HAVE_LIBCLANG = "libclang: yes" in run([g, "--version"]).stdout
     work = os.path.abspath(a.work)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -187,13 +190,32 @@ def main():
         ("bad_grad_attr.c", 10, r"parameter 'beta' is not an attribute of op 'ScaledTanh'"),
         ("needs_libclang.c", 8, r"cannot read parameter 'const real \*x' of 'twice' .*libclang"),
     ]
+    plain = dict(env, GRAPHC_OPS_READER="plain")  # graphc's own reader, also in a build with libclang
     for f, line, pat in cases:
         path = os.path.join(HERE, f)
-        p = run([g, "compile", model, "-o", os.path.join(work, "bad"), "--ops", path], env)
+        p = run([g, "compile", model, "-o", os.path.join(work, "bad"), "--ops", path], plain)
         want = "graphc: error: %s:%d: " % (path, line)
         check(one_line_error(p) and p.stderr.startswith(want) and re.search(pat, p.stderr) is not None,
               "%s: one-line error at line %d: %s" % (f, line, p.stderr.strip()))
         check(not os.path.exists(os.path.join(work, "bad")), "%s: no output folder" % f)
+    if HAVE_LIBCLANG:  # the same mistakes read by libclang: the same errors
+        for f, line, pat in cases[:-1]:
+            path = os.path.join(HERE, f)
+            p = run([g, "compile", model, "-o", os.path.join(work, "bad"), "--ops", path], env)
+            want = "graphc: error: %s:%d: " % (path, line)
+            check(one_line_error(p) and p.stderr.startswith(want) and re.search(pat, p.stderr) is not None,
+                  "libclang reader, %s: the same one-line error: %s" % (f, p.stderr.strip()))
+        # the typedef'd file the own reader refuses: libclang reads it, and it runs
+        tw = os.path.join(work, "twice.gir")
+        open(tw, "w").write("graph twice {\n  input %x: f32[3]\n  %y = Twice(%x)\n  output %y\n}\n")
+        np.save(os.path.join(work, "x3t.npy"), np.array([1, -2, 3.5], np.float32))
+        p = run([g, "run", tw, os.path.join(work, "o6"), os.path.join(work, "x3t.npy"), "--ops",
+                 os.path.join(HERE, "needs_libclang.c")], env)
+        ok = p.returncode == 0 and np.array_equal(np.load(os.path.join(work, "o6", "output_0.npy")),
+                                                  np.array([2, -4, 7], np.float32))
+        check(ok, "libclang reads needs_libclang.c (typedef float real) and Twice runs: " + p.stderr.strip())
+    else:
+        print("note: this graphc has no libclang (graphc --version); the libclang reader's checks are not run here")
     bc = os.path.join(HERE, "bad_compile.c")
     np.save(os.path.join(work, "x3.npy"), np.array([1, 2, 3], np.float32))
     broken = os.path.join(work, "broken.gir")  # written here: tests/unit parses every .gir of the tree
