@@ -38,31 +38,16 @@ import filecmp
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 
+from common import check, compare_grads, compiled_grads, finish, one_line_error, run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ALPHA = np.float32(0.7)
-FAILS = []
 HAVE_LIBCLANG = False
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILS.append(what)
-
-
-def run(cmd, env=None, cwd=None):
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
-
-
-def one_line_error(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode == 1 and len(lines) == 1 and lines[0].startswith("graphc: error: ")
 
 
 def main():
@@ -232,11 +217,7 @@ def main():
         p = run([g, cmd, "--help"])
         check(p.returncode == 0 and "--ops FILE.c" in p.stdout, cmd + " --help documents --ops")
 
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
-        return 1
-    print("all checks passed")
-    return 0
+    return finish()
 
 
 def check_grad_vs_torch(g, env, work, model, ops, x, W, b):
@@ -257,43 +238,15 @@ def check_grad_vs_torch(g, env, work, model, ops, x, W, b):
             return dy * ctx.alpha * (1 - y * y), None
 
     label = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
-    lpath = os.path.join(work, "label.npy")
-    np.save(lpath, label)
-    gen = os.path.join(work, "gen_grad")
-    p = run([g, "compile", model, "-o", gen, "--ops", ops, "--grad", "--loss=mse:y", "--emit-main", "--name", "cg"],
-            env)
-    check(p.returncode == 0, "compile --grad --ops " + p.stderr)
-    if p.returncode:
+    got = compiled_grads(g, env, work, model, ops, "cg", "scaled_tanh_grad", label)
+    if got is None:
         return
-    check("scaled_tanh_grad(" in open(os.path.join(gen, "cg.c")).read(), "the gradient calls scaled_tanh_grad")
-    p = run(["make", "-s", "CFLAGS=-O2 -std=c99 -Wall -Wextra -Werror -pedantic"], cwd=gen)
-    check(p.returncode == 0, "the --grad folder builds " + p.stderr[-2000:])
-    if p.returncode:
-        return
-    hdr = open(os.path.join(gen, "cg.h")).read()
-    # inputs in the order NAME_main takes them: the graph inputs, x then label
-    out = os.path.join(work, "og")
-    p = run([os.path.join(gen, "cg_main"), out, os.path.join(work, "x.npy"), lpath])
-    check(p.returncode == 0, "cg_main runs " + p.stderr)
-    if p.returncode:
-        return
-    outs = sorted(f for f in os.listdir(out) if f.startswith("output_"))
-    got = [np.load(os.path.join(out, f)) for f in sorted(outs, key=lambda s: int(s[7:-4]))]
     Wt = torch.tensor(W, dtype=torch.float64, requires_grad=True)
     bt = torch.tensor(b, dtype=torch.float64, requires_grad=True)
     y = ScaledTanh.apply(torch.tensor(x, dtype=torch.float64) @ Wt, float(ALPHA)) + bt
     loss = ((y - torch.tensor(label, dtype=torch.float64)) ** 2).mean()
     loss.backward()
-    want = {"loss": loss.detach().numpy(), "grad_W": Wt.grad.numpy(), "grad_b": bt.grad.numpy()}
-    names = re.findall(r"/\* output \d+: '([^']+)'", hdr)  # cg.h names the outputs in order
-    check(len(names) == len(got), "cg.h names every output of cg_main (%s)" % names)
-    for name, arr in zip(names, got):
-        if name in want:
-            err = float(np.abs(arr.astype(np.float64) - want[name]).max())
-            check(err < 1e-5, "--grad %s matches PyTorch (max error %.3g)" % (name, err))
-            del want[name]
-    check(not want, "--grad outputs hold " + ", ".join(["loss", "grad_W", "grad_b"]) + " (missing: %s)" % list(want))
-
+    compare_grads(got, {"loss": loss.detach().numpy(), "grad_W": Wt.grad.numpy(), "grad_b": bt.grad.numpy()})
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -16,7 +16,8 @@ gradient; RowArgMax: an int64 output of another shape):
 * `compile --grad --loss=mse:y` through RowNorm (its gradient function)
   matches PyTorch with the same op written as an autograd.Function.
 * `graphc check-op row_norm.c` passes (a line per op) and fails on
-  row_norm_wrong_grad.c (exit 1, one line naming RowNorm).
+  a copy of row_norm.c whose gradient leaves a term out (exit 1, one line
+  naming RowNorm).
 * A shape rule's refusal is a one-line error naming the node; a function
   that writes past what its shape rule gave is caught by run and check-op;
   the reader's rules for the general form are one-line FILE:LINE errors.
@@ -25,31 +26,14 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 
+from common import check, compare_grads, compiled_grads, finish, one_line_error, run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EPS = 1e-3
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILS.append(what)
-
-
-def run(cmd, env=None, cwd=None):
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
-
-
-def one_line_error(p):
-    lines = p.stderr.strip().splitlines()
-    return p.returncode == 1 and len(lines) == 1 and lines[0].startswith("graphc: error: ")
-
-
 def row_norm(h):
     return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + EPS)
 
@@ -115,7 +99,13 @@ def main():
     check(p.returncode == 0 and re.fullmatch(r"RowNorm: gradient ok on \[7\] and \[3,5\] \(.*\)\n"
                                              r"RowArgMax: runs on \[7\] and \[3,5\]; no gradient function.*\n", p.stdout)
           is not None, "check-op passes with a line per op: " + p.stdout + p.stderr)
-    p = run([g, "check-op", os.path.join(HERE, "row_norm_wrong_grad.c")], env)
+    # the same file with the y * mean(dy * y) term left out of the gradient
+    text = open(ops).read()
+    right = "o[r * d + i] = rstd * (g[r * d + i] - mg - ys[r * d + i] * mgy);"
+    check(right in text, "row_norm.c has the gradient formula this test edits")
+    wrong = os.path.join(work, "row_norm_wrong_grad.c")
+    open(wrong, "w").write(text.replace(right, "o[r * d + i] = rstd * (g[r * d + i] - mg) + 0 * mgy;"))
+    p = run([g, "check-op", wrong], env)
     check(one_line_error(p) and re.match(r"graphc: error: check-op: RowNorm: the gradient of input x f32\[7\]: \d+ of \d+ "
                                          r"checked elements FAIL; worst at element \d+", p.stderr) is not None,
           "check-op fails on the wrong gradient, naming RowNorm: " + p.stderr.strip())
@@ -154,11 +144,7 @@ def main():
         check(not os.path.exists(os.path.join(work, "bad")), "%s: no output folder" % f)
     check(os.listdir(tmpdir) == [], "no temporary folder is left behind")
 
-    if FAILS:
-        print("%d check(s) failed" % len(FAILS))
-        return 1
-    print("all checks passed")
-    return 0
+    return finish()
 
 
 def check_grad_vs_torch(g, env, work, model, ops, x, W, gamma):
@@ -180,42 +166,15 @@ def check_grad_vs_torch(g, env, work, model, ops, x, W, gamma):
             return rstd * (dy - dy.mean(-1, keepdim=True) - y * (dy * y).mean(-1, keepdim=True)), None
 
     label = np.random.default_rng(1).standard_normal((3, 6)).astype(np.float32)
-    lpath = os.path.join(work, "label.npy")
-    np.save(lpath, label)
-    gen = os.path.join(work, "gen_grad")
-    p = run([g, "compile", model, "-o", gen, "--ops", ops, "--grad", "--loss=mse:y", "--emit-main", "--name", "gg"],
-            env)
-    check(p.returncode == 0, "compile --grad --ops " + p.stderr)
-    if p.returncode:
+    got = compiled_grads(g, env, work, model, ops, "gg", "row_norm_grad", label)
+    if got is None:
         return
-    check("row_norm_grad(" in open(os.path.join(gen, "gg.c")).read(), "the gradient calls row_norm_grad")
-    p = run(["make", "-s", "CFLAGS=-O2 -std=c99 -Wall -Wextra -Werror -pedantic"], cwd=gen)
-    check(p.returncode == 0, "the --grad folder builds " + p.stderr[-2000:])
-    if p.returncode:
-        return
-    hdr = open(os.path.join(gen, "gg.h")).read()
-    out = os.path.join(work, "og")
-    p = run([os.path.join(gen, "gg_main"), out, os.path.join(work, "x.npy"), lpath])
-    check(p.returncode == 0, "gg_main runs " + p.stderr)
-    if p.returncode:
-        return
-    outs = [f for f in os.listdir(out) if f.startswith("output_")]
-    got = [np.load(os.path.join(out, f)) for f in sorted(outs, key=lambda s: int(s[7:-4]))]
     Wt = torch.tensor(W, dtype=torch.float64, requires_grad=True)
     gt = torch.tensor(gamma, dtype=torch.float64, requires_grad=True)
     y = RowNorm.apply(torch.tensor(x, dtype=torch.float64) @ Wt, EPS) * gt
     loss = ((y - torch.tensor(label, dtype=torch.float64)) ** 2).mean()
     loss.backward()
-    want = {"loss": loss.detach().numpy(), "grad_W": Wt.grad.numpy(), "grad_gamma": gt.grad.numpy()}
-    names = re.findall(r"/\* output \d+: '([^']+)'", hdr)
-    check(len(names) == len(got), "gg.h names every output of gg_main (%s)" % names)
-    for name, arr in zip(names, got):
-        if name in want:
-            err = float(np.abs(arr.astype(np.float64) - want[name]).max())
-            check(err < 1e-5, "--grad %s matches PyTorch (max error %.3g)" % (name, err))
-            del want[name]
-    check(not want, "--grad outputs hold loss, grad_W and grad_gamma (missing: %s)" % list(want))
-
+    compare_grads(got, {"loss": loss.detach().numpy(), "grad_W": Wt.grad.numpy(), "grad_gamma": gt.grad.numpy()})
 
 if __name__ == "__main__":
     sys.exit(main())
