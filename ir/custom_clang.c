@@ -12,7 +12,9 @@
  * attribute, "graphc|ROLE|domain|name[|kind | |out|in]", that clang keeps
  * on the declaration that follows (GRAPHC_INPLACE declares a variable to
  * carry its own). Function bodies are skipped: whether they compile is
- * the compile step's question, which gets the compiler's own message.
+ * the compile step's question, which gets the compiler's own message. The
+ * parse's first error is the reader's, "FILE:LINE: message" (adding that
+ * the file does not include graphc/custom_op.h, when it does not).
  *
  * The records are those custom_read.c gives for a plain-form file: one per
  * annotation of a top-level declaration of the main file, in file order;
@@ -60,6 +62,7 @@ typedef struct ClangRead {
     Seen *seen;
     int n_seen;
     int rc;
+    int has_header; /* the file included graphc/custom_op.h */
 } ClangRead;
 
 /* Whether loc, or the macro use it comes from, is in the file read. */
@@ -308,6 +311,16 @@ static enum CXChildVisitResult top_visitor(CXCursor c, CXCursor parent, CXClient
     return CXChildVisit_Continue;
 }
 
+static void find_header(CXFile f, CXSourceLocation *stack, unsigned depth, CXClientData data)
+{
+    (void)stack, (void)depth;
+    ClangRead *r = data;
+    char name[4400];
+    copy_string(clang_getFileName(f), name, sizeof name);
+    size_t n = strlen(name), k = strlen("/graphc/custom_op.h");
+    if (n >= k && !strcmp(name + n - k, "/graphc/custom_op.h")) r->has_header = 1;
+}
+
 /* The parse's first error as "FILE:LINE: message"; 0 when there is none. */
 static int first_error(ClangRead *r, CXTranslationUnit tu)
 {
@@ -327,7 +340,8 @@ static int first_error(ClangRead *r, CXTranslationUnit tu)
         if (cf && !in_main_file(r, loc)) copy_string(clang_getFileName(cf), file, sizeof file);
         clang_disposeDiagnostic(dg);
         if (!cf) return diag_error(r->d, "%s: %s", r->path, msg);
-        return diag_error(r->d, "%s:%u: %s", file[0] ? file : r->path, line, msg);
+        return diag_error(r->d, "%s:%u: %s%s", file[0] ? file : r->path, line, msg,
+                          r->has_header ? "" : " (the file does not #include <graphc/custom_op.h>)");
     }
     return 0;
 }
@@ -380,6 +394,7 @@ int custom_read_clang(const char *path, const char *text, size_t len, const char
                                                       1, CXTranslationUnit_SkipFunctionBodies, &tu);
     remove_header(dir);
     ClangRead r = {.path = path, .d = d};
+    if (tu) clang_getInclusions(tu, find_header, &r);
     if (ec != CXError_Success || !tu) {
         r.rc = diag_error(d, "%s: libclang could not parse the file (error %d)", path, (int)ec);
     } else {

@@ -349,6 +349,8 @@ static void test_errors(void **state)
                  "expected GRAPHC_GRAD(\"domain\", \"Name\")");
     expect_error("#include <graphc/custom_op.h>\n\nGRAPHC_OP(\"a.b\", \"V\", GRAPHC_GENERAL)\nint v;\n", 3,
                  "expected a function after the annotation of 'V'");
+    expect_error("#include <stdint.h>\n\nGRAPHC_OP(\"a.b\", \"N\", GRAPHC_GENERAL)\nvoid n(int64_t n);\n", 3,
+                 "(the file does not #include <graphc/custom_op.h>)");
 }
 
 static int setup(void **state)
