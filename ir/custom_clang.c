@@ -158,16 +158,16 @@ static int annot_cmp(const void *x, const void *y)
     return (a->offset > b->offset) - (a->offset < b->offset);
 }
 
-/* Splits "graphc|ROLE|f1|f2|..." into f (the annotation's fields after the
- * role); the number of fields, or -1 when one is too long for cap. */
-static int split_fields(const char *s, char f[][128], int max, size_t cap)
+/* Splits "graphc|ROLE|f1|f2|..." into f[0..max); the number of fields.
+ * *too_long is set when one does not fit in cap. */
+static int split_fields(const char *s, char f[][128], int max, size_t cap, int *too_long)
 {
     int n = 0;
     for (const char *p = s;; n++) {
         const char *e = strchr(p, '|');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         if (n < max) {
-            if (len + 1 > cap) return -1;
+            if (len + 1 > cap) *too_long = 1;
             snprintf(f[n], cap, "%.*s", (int)len, p);
         }
         if (!e) return n + 1;
@@ -183,21 +183,22 @@ static int read_annotation(ClangRead *r, const Annot *a, CustomFunc *f)
                                          "GRAPHC_INPLACE"};
     static const int n_fields[] = {5, 4, 4, 4, 6};
     char fl[6][128];
-    int n = split_fields(a->text, fl, 6, sizeof fl[0]);
+    int too_long = 0;
+    int n = split_fields(a->text, fl, 6, sizeof fl[0], &too_long);
     int role = -1;
     for (int k = 0; k < 5 && n >= 2; k++)
         if (!strcmp(fl[1], roles[k])) role = k;
     if (role < 0) return diag_error(r->d, "%s:%d: unknown graphc annotation '%s'", r->path, a->line, a->text);
     f->role = (CustomRole)role;
     f->line = a->line;
-    if (n != n_fields[role] || !fl[2][0] || !fl[3][0] || strlen(fl[2]) >= sizeof f->domain ||
+    if (n != n_fields[role] || too_long || !fl[2][0] || !fl[3][0] || strlen(fl[2]) >= sizeof f->domain ||
         strlen(fl[3]) >= sizeof f->op ||
         (role == CF_INPLACE && (!fl[4][0] || !fl[5][0] || strlen(fl[4]) >= sizeof f->inplace_out ||
                                 strlen(fl[5]) >= sizeof f->inplace_in)))
         return diag_error(r->d, "%s:%d: expected %s(\"domain\", \"Name\"%s)", r->path, a->line, macros[role],
                           role == CF_OP ? ", GRAPHC_ELEMENTWISE" : role == CF_INPLACE ? ", \"output\", \"input\"" : "");
-    snprintf(f->domain, sizeof f->domain, "%s", fl[2]);
-    snprintf(f->op, sizeof f->op, "%s", fl[3]);
+    memcpy(f->domain, fl[2], strlen(fl[2]) + 1); /* lengths checked above */
+    memcpy(f->op, fl[3], strlen(fl[3]) + 1);
     if (role == CF_OP) {
         if (!strcmp(fl[4], "GRAPHC_ELEMENTWISE")) f->kind = 1;
         else if (!strcmp(fl[4], "GRAPHC_GENERAL")) f->kind = 2;
@@ -206,8 +207,8 @@ static int read_annotation(ClangRead *r, const Annot *a, CustomFunc *f)
                               r->path, a->line, f->op, fl[4]);
     }
     if (role == CF_INPLACE) {
-        snprintf(f->inplace_out, sizeof f->inplace_out, "%s", fl[4]);
-        snprintf(f->inplace_in, sizeof f->inplace_in, "%s", fl[5]);
+        memcpy(f->inplace_out, fl[4], strlen(fl[4]) + 1);
+        memcpy(f->inplace_in, fl[5], strlen(fl[5]) + 1);
     }
     return 0;
 }

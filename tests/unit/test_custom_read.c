@@ -349,6 +349,11 @@ static void test_errors(void **state)
                  "expected GRAPHC_GRAD(\"domain\", \"Name\")");
     expect_error("#include <graphc/custom_op.h>\n\nGRAPHC_OP(\"a.b\", \"V\", GRAPHC_GENERAL)\nint v;\n", 3,
                  "expected a function after the annotation of 'V'");
+    char text[512];
+    snprintf(text, sizeof text, "#include <graphc/custom_op.h>\nGRAPHC_OP(\"%0200d\", \"L\", GRAPHC_GENERAL)\nvoid l(void);\n", 0);
+    expect_error(text, 2, "expected GRAPHC_OP(\"domain\", \"Name\", GRAPHC_ELEMENTWISE)");
+    expect_error("#include <graphc/custom_op.h>\nGRAPHC_INPLACE(\"a|b\", \"I\", \"y\", \"x\")\n", 2,
+                 "expected GRAPHC_INPLACE(\"domain\", \"Name\", \"output\", \"input\")");
     expect_error("#include <stdint.h>\n\nGRAPHC_OP(\"a.b\", \"N\", GRAPHC_GENERAL)\nvoid n(int64_t n);\n", 3,
                  "(the file does not #include <graphc/custom_op.h>)");
 }
