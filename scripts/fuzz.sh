@@ -98,6 +98,7 @@ bdir=build-fuzz
 mkdir -p "$bdir/logs"
 echo "== fuzz.sh: building ${targets[*]} in $bdir"
 if ! CC=$cc cmake -S . -B "$bdir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHC_FUZZ=ON -DBUILD_TESTING=OFF \
+    -DGRAPHC_LIBCLANG=OFF \
     >"$bdir/logs/configure.log" 2>&1; then
   cat "$bdir/logs/configure.log"
   exit 2

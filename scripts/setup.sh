@@ -4,13 +4,15 @@
 # fast GEMM in generated code), Debian's python3 + numpy (test drivers), binutils
 # (`nm` in the model tests), Graphviz (`dot`, which renders `graphc dump --format=dot`
 # in the cli test), clang with its libFuzzer runtime (scripts/fuzz.sh; Debian ships the
-# runtime in libclang-rt-14-dev, which clang only recommends), the Arm bare-metal toolchain
+# runtime in libclang-rt-14-dev, which clang only recommends), libclang-dev (the reader of --ops
+# files, CMake GRAPHC_LIBCLANG=AUTO finds it), the Arm bare-metal toolchain
 # with newlib and qemu's Arm system emulator (the firmware test, tests/firmware).
 # Idempotent: does nothing when everything is there.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libcmocka-dev libopenblas-dev python3 python3-numpy python3-onnx
           python3-torch python3-torchvision python3-sklearn git ca-certificates binutils graphviz clang libclang-rt-14-dev
+          libclang-dev
           gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 
 missing=()

@@ -31,6 +31,7 @@
 #include "frontend/load.h"
 #include "frontend/npy.h"
 #include "ir/custom_op.h"
+#include "ir/custom_read.h"
 #include "ir/dot.h"
 #include "ir/interp.h"
 #include "ir/op.h"
@@ -996,7 +997,8 @@ int main(int argc, char **argv)
     if (is_help(cmd)) { main_help(stdout); return 0; }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         if (argc > 2) return fail("%s takes no arguments", cmd);
-        printf("graphc %s\n", GRAPHC_VERSION);
+        printf("graphc %s\nlibclang: %s\n", GRAPHC_VERSION,
+               custom_have_libclang() ? "yes (reads any C in --ops files)" : "no (--ops files in the plain form only)");
         return fflush(stdout) ? fail("cannot write to stdout: %s", strerror(errno)) : 0;
     }
     if (strcmp(cmd, "help") == 0) {

@@ -87,10 +87,27 @@ static inline int64_t graphc_numel(const graphc_tensor *t)
     return n;
 }
 
+#ifdef GRAPHC_ANNOTATE
+/* Only for graphc's libclang reader (ir/custom_clang.c), which parses the
+ * file with GRAPHC_ANNOTATE defined: each annotation becomes a clang
+ * `annotate` attribute carrying its arguments, "graphc|ROLE|domain|name|...";
+ * GRAPHC_INPLACE, which precedes no function, declares a variable named
+ * after its line to carry it. */
+#define GRAPHC_OP(domain, name, kind) __attribute__((annotate("graphc|op|" domain "|" name "|" #kind)))
+#define GRAPHC_GRAD(domain, name) __attribute__((annotate("graphc|grad|" domain "|" name)))
+#define GRAPHC_SHAPE(domain, name) __attribute__((annotate("graphc|shape|" domain "|" name)))
+#define GRAPHC_WORKSPACE(domain, name) __attribute__((annotate("graphc|workspace|" domain "|" name)))
+#define GRAPHC_INPLACE_VAR_(line) graphc_inplace_##line
+#define GRAPHC_INPLACE_VAR(line) GRAPHC_INPLACE_VAR_(line)
+#define GRAPHC_INPLACE(domain, name, out, in) \
+    extern const int GRAPHC_INPLACE_VAR(__LINE__) \
+        __attribute__((annotate("graphc|inplace|" domain "|" name "|" out "|" in)));
+#else
 #define GRAPHC_OP(domain, name, kind)
 #define GRAPHC_GRAD(domain, name)
 #define GRAPHC_SHAPE(domain, name)
 #define GRAPHC_WORKSPACE(domain, name)
 #define GRAPHC_INPLACE(domain, name, out, in)
+#endif
 
 #endif

@@ -26,7 +26,8 @@ Checks, on the small graphs beside this file:
   and round-trips through the parser.
 * Every unsupported op of an ONNX model is reported at once, one line each
   (node, op, domain), by compile, dump and run.
-* `graphc --version` / `graphc version` print CMakeLists.txt's version.
+* `graphc --version` / `graphc version` print CMakeLists.txt's version and whether --ops files are read
+  with libclang.
 * `compile` into a graphc output folder keeps the files graphc did not write
   there (and the old model's files and build products go); it refuses to
   overwrite a user's file that the new output would take, and a folder that
@@ -451,7 +452,8 @@ class Version(unittest.TestCase):
             v = re.search(r"^project\(graphc VERSION (\d+\.\d+\.\d+)", f.read(), re.M).group(1)
         for arg in ("--version", "version"):
             p = graphc(arg)
-            self.assertEqual(p.stdout, f"graphc {v}\n")
+            self.assertRegex(p.stdout, rf"\Agraphc {re.escape(v)}\nlibclang: (yes \(reads any C in --ops files\)|"
+                                       r"no \(--ops files in the plain form only\))\n\Z")
         self.assertIn("version", graphc("--help").stdout)
         p = graphc("version", "x", check=False)
         self.assertEqual(p.returncode, 1)

@@ -127,7 +127,7 @@ static void test_errors_register_nothing(void **state)
     unsetenv("GRAPHC_OPS_READER");
 
     Diag d2 = {0};
-    temp_file("\n\nGRAPHC_OP(\"a.b\", \"Gen\", GRAPHC_GENERAL)\nvoid gen(int64_t n);\n", path, sizeof path);
+    temp_file("#include <graphc/custom_op.h>\n\nGRAPHC_OP(\"a.b\", \"Gen\", GRAPHC_GENERAL)\nvoid gen(int64_t n);\n", path, sizeof path);
     assert_int_equal(ir_custom_load(path, header, header_len, &d2), -1);
     snprintf(want, sizeof want, "%s:4: general op 'gen' takes no input: its inputs are 'const graphc_tensor *'", path);
     assert_non_null(strstr(d2.msg, want));
