@@ -48,6 +48,8 @@ typedef struct CudaEntry {
 
 extern const CudaEntry cuda_kernel_entries[];
 extern const CudaEntry cuda_lib_entries[];
+extern const CudaEntry cuda_vision_entries[];
+extern const CudaEntry cuda_index_entries[];
 
 /* The pointer expression of v in the schedule (marks it used: it gets a
  * declaration, and its storage's constant a place in the weights). */
@@ -58,6 +60,15 @@ void cu_comment_text(Writer *w, const char *s);
 void cu_node_comment(Writer *w, const Node *n);
 const char *cu_wtext(const Writer *w);
 int cu_is_float(DType t);
+/* 0 when n's first input and output are f32 or f64, else -1 with a
+ * diagnostic (a CudaEntry check). */
+int cu_check_float(const Node *n, Diag *d);
+/* Starts a kernel for node n: its comment into c->kern; returns the
+ * kernel's number (the kernel is named k<number>). */
+int cu_kernel_begin(Cu *c, const Node *n);
+/* Into a kernel over the elements i of an output of shape dims (rank r):
+ * `int64_t VAR = sum_k coord_k(i) * mult[k]` (+ add[k] * mult[k]). */
+void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult, const int64_t *add);
 /* Strides of operand shape s read along output shape os (0 on broadcast
  * dims); the dense strides of s. */
 void cu_bstrides(const Shape *s, const Shape *os, int64_t *st);

@@ -64,6 +64,19 @@ const char *cu_wtext(const Writer *w) { return w->buf ? w->buf : ""; }
 
 int cu_is_float(DType t) { return t == DT_F32 || t == DT_F64; }
 
+int cu_check_float(const Node *n, Diag *d)
+{
+    if (cu_is_float(n->in[0]->dtype) && cu_is_float(n->out[0]->dtype)) return 0;
+    return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only, got %s", ir_op(n->op)->name,
+                           ir_dtype_name(n->in[0]->dtype));
+}
+
+int cu_kernel_begin(Cu *c, const Node *n)
+{
+    cu_node_comment(&c->kern, n);
+    return c->nk++;
+}
+
 void cu_bstrides(const Shape *s, const Shape *os, int64_t *st)
 {
     int64_t acc = 1;
@@ -428,7 +441,7 @@ static int emit_gap(Cu *c, const Node *n, Diag *d)
 /* Writes, into a kernel over the elements i of an output of shape dims
  * (rank r), code that sets `int64_t VAR` to sum_k coord_k(i) * mult[k]
  * (+ add[k] * mult[k]): each coordinate taken by one % and one /. */
-static void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult,
+void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult,
                          const int64_t *add)
 {
     int64_t base = 0;

@@ -11,6 +11,7 @@
  *   GC_LAUNCH(k, n, s, (args))  launches kernel k over n elements on
  *                        stream s (GC_THREADS per block, at most
  *                        GC_MAX_BLOCKS blocks), or calls it
+ *   GC_TABLE             a constant table kernels read (a device constant)
  * so the emulation runs every generated kernel and the host code around it
  * on the CPU: a machine without a GPU (and CI) tests what the generated code
  * computes, and nvcc checks that it is valid CUDA.
@@ -28,6 +29,7 @@
 #define GC_KERNEL static void
 #define GC_FOR_EACH(i, n) for (int64_t i = 0; i < (int64_t)(n); i++)
 #define GC_LAUNCH(k, n, s, args) ((void)(s), k args)
+#define GC_TABLE static const
 #else
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -37,6 +39,7 @@
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (int64_t)(n);                          \
          i += (int64_t)gridDim.x * blockDim.x)
 #define GC_LAUNCH(k, n, s, args) k<<<gc_blocks(n), GC_THREADS, 0, (s)>>> args
+#define GC_TABLE static __device__ const
 #endif
 
 /* The fastest deterministic cuDNN forward algorithm for the descriptors
