@@ -602,15 +602,33 @@ static int reduce_check(const Node *n, Diag *d)
 {
     const char *op = ir_op(n->op)->name;
     int mask[IR_MAX_RANK];
-    if (!cu_is_float(n->in[0]->dtype))
-        return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only", op);
+    if (n->in[0]->dtype == DT_BOOL)
+        return diag_node_error(d, n, "the CUDA backend computes op '%s' on numbers only, got %s", op,
+                               ir_dtype_name(n->in[0]->dtype));
     if (ir_reduce_mask(n, mask, NULL) < 0)
         return diag_node_error(d, n, "the CUDA backend needs constant axes for op '%s'", op);
     return 0;
 }
 
-/* ReduceSum/Mean/Max/Min: one thread per output element, the reduced
- * elements visited in row-major order, sums in double. */
+/* Into a reduction kernel: a loop over the cnt reduced elements of output
+ * element o (offset p in x, value v as double) running `step`. */
+static void reduce_loop(Writer *k, int nr, const int64_t *rd, const int64_t *rm, int64_t cnt, const char *step)
+{
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)cnt);
+    if (nr == 0) w_puts(k, "            const int64_t p = o;\n            (void)j;\n");
+    else w_puts(k, "            int64_t p = o, r = j;\n");
+    for (int q = nr - 1; q >= 0; q--) {
+        if (q > 0) w_printf(k, "            p += r %% %lld * %lld;\n            r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
+        else w_printf(k, "            p += r * %lld;\n", (long long)rm[q]);
+    }
+    w_printf(k, "            const double v = (double)x[p];\n            %s\n        }\n", step);
+}
+
+/* Reduce*: one thread per output element, the reduced elements visited in
+ * row-major order, accumulated in double (the C backend's rules: max/min
+ * propagate NaN, the sum of nothing is 0, the product 1, the mean 0/0;
+ * LogSumExp is m + log(sum exp(x - m)) after the maximum m, or m when m is
+ * infinite or NaN). A no-op reduction copies. */
 static int emit_reduce(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
@@ -630,27 +648,31 @@ static int emit_reduce(Cu *c, const Node *n, Diag *d)
         else rd[nr] = xs->dims[q], rm[nr++] = st[q], cnt *= xs->dims[q];
     }
     Writer *k = &c->kern;
-    const int kn = c->nk++;
-    cu_node_comment(k, n);
+    const int kn = cu_kernel_begin(c, n);
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
     cu_index_map(k, "o", nk, kd, km, NULL);
-    const int mx = n->op == OP_ReduceMax, mn = n->op == OP_ReduceMin;
-    if (mx || mn) w_printf(k, "        %s acc = %sINFINITY;\n", T, mx ? "-" : "");
-    else w_puts(k, "        double acc = 0;\n");
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)cnt);
-    /* the reduced coordinates of j */
-    w_puts(k, "            int64_t p = o, r = j;\n");
-    for (int q = nr - 1; q >= 0; q--) {
-        if (q > 0) w_printf(k, "            p += r %% %lld * %lld;\n            r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
-        else w_printf(k, "            p += r * %lld;\n", (long long)rm[q]);
+    const int op = n->op;
+    const char *val = "acc";
+    if (op == OP_ReduceLogSumExp) {
+        w_puts(k, "        double mx = -INFINITY, acc = 0;\n");
+        reduce_loop(k, nr, rd, rm, cnt, "if (v != v || v > mx) mx = v;");
+        reduce_loop(k, nr, rd, rm, cnt, "acc += exp(v - mx);");
+        val = "mx - mx == 0 ? mx + log(acc) : mx";
+    } else if (op == OP_ReduceMax || op == OP_ReduceMin) {
+        const int mx = op == OP_ReduceMax;
+        w_printf(k, "        double acc = %sINFINITY;\n", mx ? "-" : "");
+        reduce_loop(k, nr, rd, rm, cnt, mx ? "if (v != v || v > acc) acc = v;" : "if (v != v || v < acc) acc = v;");
+    } else {
+        w_printf(k, "        double acc = %d;\n", op == OP_ReduceProd);
+        reduce_loop(k, nr, rd, rm, cnt,
+                    op == OP_ReduceProd                                   ? "acc *= v;"
+                    : op == OP_ReduceL1                                   ? "acc += fabs(v);"
+                    : op == OP_ReduceL2 || op == OP_ReduceSumSquare ? "acc += v * v;"
+                                                                          : "acc += v;");
+        val = op == OP_ReduceL2 ? "sqrt(acc)" : op == OP_ReduceLogSum ? "log(acc)" : "acc";
     }
-    if (nr == 0) w_puts(k, "            (void)r;\n");
-    if (mx) w_puts(k, "            acc = x[p] > acc || x[p] != x[p] ? x[p] : acc;\n");
-    else if (mn) w_puts(k, "            acc = x[p] < acc || x[p] != x[p] ? x[p] : acc;\n");
-    else w_puts(k, "            acc += x[p];\n");
-    w_puts(k, "        }\n");
-    if (n->op == OP_ReduceMean) w_printf(k, "        y[i] = (%s)(acc / %lld.0);\n", T, (long long)(cnt ? cnt : 1));
-    else w_printf(k, "        y[i] = (%s)acc;\n", T);
+    if (op == OP_ReduceMean) w_printf(k, "        y[i] = (%s)(acc / %lld.0);\n", T, (long long)cnt);
+    else w_printf(k, "        y[i] = (%s)(%s);\n", T, val);
     w_puts(k, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
     return 0;
@@ -770,6 +792,12 @@ const CudaEntry cuda_kernel_entries[] = {
     {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT},
     {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT},
     {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceProd, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceL1, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceL2, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceLogSum, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceLogSumExp, reduce_check, emit_reduce, NULL, OUT},
+    {OP_ReduceSumSquare, reduce_check, emit_reduce, NULL, OUT},
     {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW},
     {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT},
     {-1, NULL, NULL, NULL, NULL},

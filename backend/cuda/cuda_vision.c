@@ -313,12 +313,12 @@ static int emit_mvn(Cu *c, const Node *n, Diag *d)
     w_puts(w, "        double mean = 0, var = 0;\n");
     w_puts(w, "        for (int pass = 0; pass < 3; pass++) {\n");
     w_printf(w, "            for (int64_t j = 0; j < %lld; j++) {\n", (long long)R);
-    w_puts(w, "                int64_t p = o, r = j;\n");
+    if (nr == 0) w_puts(w, "                const int64_t p = o;\n                (void)j;\n");
+    else w_puts(w, "                int64_t p = o, r = j;\n");
     for (int q = nr - 1; q >= 0; q--) {
         if (q > 0) w_printf(w, "                p += r %% %lld * %lld;\n                r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
         else w_printf(w, "                p += r * %lld;\n", (long long)rm[q]);
     }
-    if (nr == 0) w_puts(w, "                (void)r;\n");
     w_puts(w, "                if (pass == 0) mean += x[p];\n");
     w_puts(w, "                else if (pass == 1) var += (x[p] - mean) * (x[p] - mean);\n");
     w_printf(w, "                else y[p] = (%s)((x[p] - mean) / (sqrt(var) + 1e-9));\n", T);
