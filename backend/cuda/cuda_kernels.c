@@ -112,21 +112,28 @@ static DType compute_type(Value *const *in, int n)
     return n && in[0] ? in[0]->dtype : DT_BOOL;
 }
 
-static void write_expr(Writer *ex, Arena *trees, const Node *n, const char *const *names)
+/* Node n's scalar expression, as op kind `op`'s description builds it (n's
+ * own op, or Cast for CastLike). */
+static void write_expr_as(Writer *ex, Arena *trees, const Node *n, int op, const char *const *names)
 {
     SxBuild b;
     sx_build_init(&b, trees);
     const Sx **args = arena_alloc(trees, sizeof *args * (size_t)(n->n_in ? n->n_in : 1));
     for (int j = 0; j < n->n_in; j++)
         if (names[j]) args[j] = sx_arg(&b, j, n->in[j]->dtype);
-    const Sx *e = ir_op(n->op)->scalar_expr(n, &b, args, compute_type(n->in, n->n_in));
+    const Sx *e = ir_op(op)->scalar_expr(n, &b, args, compute_type(n->in, n->n_in));
     cfam_expr(ex, &cfam_cuda, e, names);
+}
+
+static void write_expr(Writer *ex, Arena *trees, const Node *n, const char *const *names)
+{
+    write_expr_as(ex, trees, n, n->op, names);
 }
 
 /* One kernel over out's elements: loads operands ops[j] (NULL: unused) with
  * broadcasting and stores what fx computes (or node n's own expression). */
-int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
-               Diag *d)
+static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const Value *const *ops, int nops,
+                     const FusedExpr *fx, Diag *d)
 {
     if (nops > CU_MAX_OPS) return diag_node_error(d, n, "the CUDA backend takes at most %d operands here", CU_MAX_OPS);
     const Shape *os = &out->shape;
@@ -217,7 +224,7 @@ int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, 
     w_init(&ex);
     Arena trees = {0};
     if (!fx) {
-        write_expr(&ex, &trees, n, loc);
+        write_expr_as(&ex, &trees, n, expr_op, loc);
     } else {
         char (*mloc)[16] = calloc((size_t)fx->n_members, sizeof *mloc);
         GC_ASSERT(mloc);
@@ -257,6 +264,20 @@ int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, 
         if (ops[j]) w_printf(b, ", %s", cu_ptr(c, ops[j]));
     w_puts(b, "));\n");
     return 0;
+}
+
+int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
+               Diag *d)
+{
+    return ew_kernel(c, n, n->op, out, ops, nops, fx, d);
+}
+
+/* CastLike: Cast's expression (it reads only the node's input and output
+ * dtypes) over input 0. */
+static int emit_castlike(Cu *c, const Node *n, Diag *d)
+{
+    const Value *ops[2] = {n->in[0], NULL};
+    return ew_kernel(c, n, OP_Cast, n->out[0], ops, 2, NULL, d);
 }
 
 /* The node's fused epilogue (Gemm/MatMul), applied to y in place. */
@@ -779,6 +800,7 @@ static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
  * emit_elementwise through cuda_elementwise_entry. */
 const CudaEntry cuda_kernel_entries[] = {
     {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel"},
+    {OP_CastLike, NULL, emit_castlike, NULL, "a generated elementwise kernel (Cast's expression)"},
     {OP_Softmax, NULL, emit_softmax, NULL, ROW},
     {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW},
     {OP_MaxPool, pool_check, emit_pool, NULL, OUT},
