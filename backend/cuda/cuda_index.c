@@ -13,6 +13,7 @@
  * write wins, reductions fold in order), deterministically.
  */
 #include "cuda_emit.h"
+#include "../cfamily/cfam_eval.h"
 #include "../cfamily/cfam_expr.h"
 #include "../../ir/ops/geometry.h"
 #include "../../ir/ops/index_attrs.h"
@@ -508,6 +509,99 @@ static int emit_onehot(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- generators: Constant, ConstantOfShape, Range, Shape, Size, EyeLike ------------------------ */
+
+/* Element i of data of dtype t as a C literal of t (integers exact, also
+ * beyond 2^53). */
+static const char *elem_lit(char *buf, size_t cap, DType t, const unsigned char *data, size_t i)
+{
+    if (t == DT_I64) {
+        int64_t v;
+        memcpy(&v, data + 8 * i, 8);
+        if (v == INT64_MIN) snprintf(buf, cap, "(-9223372036854775807LL - 1)");
+        else snprintf(buf, cap, "%lldLL", (long long)v);
+        return buf;
+    }
+    if (t == DT_U64) {
+        uint64_t v;
+        memcpy(&v, data + 8 * i, 8);
+        snprintf(buf, cap, "%lluULL", (unsigned long long)v);
+        return buf;
+    }
+    return cfam_lit(buf, cap, t, ir_load_f64(t, data, i));
+}
+
+/* y[i] = tab[i] over a GC_TABLE of the values (cnt elements of y's dtype). */
+static void emit_table_copy(Cu *c, const Node *n, const unsigned char *data, int64_t cnt)
+{
+    const Value *Y = n->out[0];
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    char lit[64];
+    w_printf(w, "GC_TABLE %s k%d_v[%lld] = {", T, kn, (long long)cnt);
+    for (int64_t i = 0; i < cnt; i++)
+        w_printf(w, "%s%s", i == 0 ? "" : i % 8 == 0 ? ",\n    " : ", ", elem_lit(lit, sizeof lit, Y->dtype, data, (size_t)i));
+    w_puts(w, "};\n");
+    w_printf(w, "GC_KERNEL k%d(%s *y)\n{\n    GC_FOR_EACH(i, %lld) {\n        y[i] = k%d_v[i];\n    }\n}\n\n", kn, T, (long long)cnt, kn);
+    launch(c, kn, cnt, &Y, 1);
+}
+
+/* Constant, ConstantOfShape, Range: the op's reference evaluation at
+ * compile time (a Constant's tensor attribute bit for bit), as a table. */
+static int emit_evaluated(Cu *c, const Node *n, Diag *d)
+{
+    const Value *Y = n->out[0];
+    const int64_t cnt = ir_numel(&Y->shape);
+    if (cnt == 0) return 0;
+    size_t nb;
+    unsigned char *bytes = cfam_eval_bytes(n, "CUDA", &nb, d);
+    if (!bytes) return -1;
+    if (n->op == OP_Constant) {
+        const AttrVal *tv = &n->attrs[CONSTANT_VALUE];
+        if (tv->set && tv->t.dtype == Y->dtype && tv->t.nbytes == nb) memcpy(bytes, tv->t.data, nb);
+    }
+    emit_table_copy(c, n, bytes, cnt);
+    free(bytes);
+    return 0;
+}
+
+/* Shape and Size: the input's static dims (or their product) as a table. */
+static int emit_shape_size(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0];
+    int64_t v[IR_MAX_RANK], cnt = 1;
+    if (n->op == OP_Size) {
+        v[0] = ir_numel(&X->shape);
+    } else {
+        int s, e;
+        ir_shape_range(n, &s, &e);
+        cnt = e > s ? e - s : 0;
+        for (int k = s; k < e; k++) v[k - s] = X->shape.dims[k];
+    }
+    if (cnt > 0) emit_table_copy(c, n, (const unsigned char *)v, cnt);
+    return 0;
+}
+
+/* EyeLike: y[row, col] = col - row == k. */
+static int emit_eyelike(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const int64_t cols = Y->shape.dims[1];
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, (long long)total);
+    w_printf(w, "        y[i] = (%s)(i %% %lld - i / %lld == %lld);\n    }\n}\n\n", T, (long long)cols, (long long)cols,
+             (long long)n->attrs[EYELIKE_K].i);
+    launch(c, kn, total, &Y, 1);
+    return 0;
+}
+
 /* ---- the table --------------------------------------------------------------------------------- */
 
 #define OUT "a generated kernel, one thread per output element"
@@ -528,5 +622,11 @@ const CudaEntry cuda_index_entries[] = {
     {OP_ArgMax, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)"},
     {OP_ArgMin, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)"},
     {OP_OneHot, NULL, emit_onehot, NULL, OUT},
+    {OP_Constant, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel"},
+    {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel"},
+    {OP_Range, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel"},
+    {OP_Shape, NULL, emit_shape_size, NULL, "the static dims as a table copied by a generated kernel"},
+    {OP_Size, NULL, emit_shape_size, NULL, "the static size as a table copied by a generated kernel"},
+    {OP_EyeLike, NULL, emit_eyelike, NULL, OUT},
     {-1, NULL, NULL, NULL, NULL},
 };
