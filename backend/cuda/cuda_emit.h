@@ -77,6 +77,9 @@ void cu_strides_of(const Shape *s, int64_t *st);
  * broadcasting) computing fx, or node n's own scalar expression. */
 int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
                Diag *d);
+/* Conv n as a generated kernel (cuda_vision.c): 1 to 3 spatial dims, f32
+ * or f64, any pads; its bias included, not its epilogue. */
+int cu_emit_conv_direct(Cu *c, const Node *n);
 /* n's fused epilogue (Conv/Gemm/MatMul), in place on its output. */
 int cu_emit_epilogue(Cu *c, const Node *n, Diag *d);
 

@@ -352,15 +352,63 @@ static int emit_softmax(Cu *c, const Node *n, Diag *d)
 static int pool_check(const Node *n, Diag *d)
 {
     const char *op = ir_op(n->op)->name;
-    if (!cu_is_float(n->in[0]->dtype))
+    const DType t = n->in[0]->dtype;
+    if (!cu_is_float(t) && !(n->op == OP_MaxPool && (t == DT_U8 || t == DT_I8)))
         return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only, got %s", op,
                                ir_dtype_name(n->in[0]->dtype));
     if (n->op == OP_GlobalAveragePool) return 0;
-    if (n->op == OP_MaxPool && n->n_out > 1 && n->out[1])
-        return diag_node_error(d, n, "the CUDA backend has no MaxPool with the Indices output yet");
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
     if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend takes 1 to 3 spatial dims for op '%s'", op);
+    return 0;
+}
+
+/* MaxPool with the Indices output or on u8/i8 (gcrt_maxpool_idx's rules):
+ * the first maximum of the taps inside the input (a NaN first tap yields
+ * to any later number), its flat index in X (per plane row-major, or
+ * column-major with storage_order=1, plus the plane's offset). The
+ * geometry has three spatial dims, leading ones of size 1. */
+static int emit_maxpool_idx(Cu *c, const Node *n, const int64_t *in3, const int64_t *out3, const int64_t *k3,
+                            const int64_t *s3, const int64_t *d3, const int64_t *p3)
+{
+    const Value *X = n->in[0], *Y = n->out[0], *I = n->n_out > 1 ? n->out[1] : NULL;
+    const int64_t total = ir_numel(&Y->shape), plane = in3[0] * in3[1] * in3[2], P = out3[0] * out3[1] * out3[2];
+    const int colmaj = n->attrs[MAXPOOL_STORAGE_ORDER].i == 1;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, I ? ", int64_t *idx" : "",
+             (long long)total);
+    w_printf(w, "        const int64_t op = i %% %lld, q = i / %lld;\n", (long long)P, (long long)P);
+    w_printf(w, "        const int64_t o[3] = {op / %lld, op / %lld %% %lld, op %% %lld};\n", (long long)(out3[1] * out3[2]),
+             (long long)out3[2], (long long)out3[1], (long long)out3[2]);
+    w_printf(w, "        const int64_t in[3] = {%lld, %lld, %lld}, kk[3] = {%lld, %lld, %lld}, st[3] = {%lld, %lld, %lld},\n",
+             (long long)in3[0], (long long)in3[1], (long long)in3[2], (long long)k3[0], (long long)k3[1], (long long)k3[2],
+             (long long)s3[0], (long long)s3[1], (long long)s3[2]);
+    w_printf(w, "                      dl[3] = {%lld, %lld, %lld}, pd[3] = {%lld, %lld, %lld};\n", (long long)d3[0],
+             (long long)d3[1], (long long)d3[2], (long long)p3[0], (long long)p3[1], (long long)p3[2]);
+    w_printf(w, "        const %s *xq = x + q * %lld;\n", T, (long long)plane);
+    w_printf(w, "        %s best = 0;\n%s        int found = 0;\n", T, I ? "        int64_t arg = 0;\n" : "");
+    w_puts(w, "        for (int64_t t = 0; t < kk[0] * kk[1] * kk[2]; t++) {\n");
+    w_puts(w, "            const int64_t tt[3] = {t / (kk[1] * kk[2]), t / kk[2] % kk[1], t % kk[2]};\n");
+    w_puts(w, "            int64_t p[3], ok = 1;\n");
+    w_puts(w, "            for (int a = 0; a < 3; a++) {\n");
+    w_puts(w, "                p[a] = o[a] * st[a] - pd[a] + tt[a] * dl[a];\n");
+    w_puts(w, "                ok = ok && p[a] >= 0 && p[a] < in[a];\n");
+    w_puts(w, "            }\n");
+    w_puts(w, "            if (!ok) continue;\n");
+    w_puts(w, "            const int64_t off = (p[0] * in[1] + p[1]) * in[2] + p[2];\n");
+    if (cu_is_float(X->dtype)) w_puts(w, "            if (!found || xq[off] > best || (best != best && xq[off] == xq[off])) {\n");
+    else w_puts(w, "            if (!found || xq[off] > best) {\n");
+    w_puts(w, "                best = xq[off];\n");
+    if (I && colmaj) w_puts(w, "                arg = (p[2] * in[1] + p[1]) * in[0] + p[0];\n");
+    else if (I) w_puts(w, "                arg = off;\n");
+    w_puts(w, "            }\n            found = 1;\n        }\n        y[i] = best;\n");
+    if (I) w_printf(w, "        idx[i] = q * %lld + arg;\n", (long long)plane);
+    w_puts(w, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    if (I) w_printf(&c->body, ", %s", cu_ptr(c, I));
+    w_puts(&c->body, "));\n");
     return 0;
 }
 
@@ -388,6 +436,8 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
         e3[i] = j < 0 ? 0 : pe[j];
     }
     const int is_max = n->op == OP_MaxPool;
+    if (is_max && ((n->n_out > 1 && n->out[1]) || !cu_is_float(X->dtype)))
+        return emit_maxpool_idx(c, n, in3, out3, k3, s3, d3, p3);
     const char *T = cfam_ctype(X->dtype);
     Writer *kw = &c->kern;
     const int kn = c->nk++;

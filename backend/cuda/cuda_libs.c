@@ -113,10 +113,28 @@ static int emit_matmul(Cu *c, const Node *n, Diag *d)
 
 /* ---- Conv (cuDNN) ------------------------------------------------------------------ */
 
+/* Whether cuDNN's legacy descriptors say Conv n: f32, 1 or 2 spatial
+ * dims, the same pad at both ends (one per dim), dims below 2^31. Other
+ * Convs run as a generated kernel (cu_emit_conv_direct). */
+static int conv_on_cudnn(const Node *n)
+{
+    const Value *X = n->in[0];
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (X->dtype != DT_F32 || sr < 1 || sr > 2) return 0;
+    for (int i = 0; i < sr; i++)
+        if (pb[i] != pe[i]) return 0;
+    for (int i = 0; i < X->shape.rank; i++)
+        if (X->shape.dims[i] > INT32_MAX || n->out[0]->shape.dims[i] > INT32_MAX) return 0;
+    return 1;
+}
+
 /* The workspace a Conv may use for its cuDNN algorithm: what an im2col
- * GEMM needs, at most 64 MiB (implicit GEMM needs none). */
+ * GEMM needs, at most 64 MiB (implicit GEMM needs none); none for a
+ * generated kernel. */
 static size_t conv_ws_bytes(const Node *n)
 {
+    if (!conv_on_cudnn(n)) return 0;
     const Value *W = n->in[1], *Y = n->out[0];
     int64_t per_out = 1;
     for (int i = 1; i < W->shape.rank; i++) per_out *= W->shape.dims[i];
@@ -125,22 +143,15 @@ static size_t conv_ws_bytes(const Node *n)
     return (size_t)(b < ((int64_t)64 << 20) ? b : ((int64_t)64 << 20));
 }
 
-/* Conv: f32, 1 or 2 spatial dims, the same pad at both ends (cuDNN takes
- * one per dim), dims below 2^31. */
+/* Conv: on cuDNN where its descriptors say it, else a generated kernel for
+ * f32/f64 and 1 to 3 spatial dims. */
 static int conv_check(const Node *n, Diag *d)
 {
-    const Value *X = n->in[0];
-    if (X->dtype != DT_F32) return diag_node_error(d, n, "the CUDA backend computes Conv in f32 only (cuDNN)");
+    if (conv_on_cudnn(n)) return 0;
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
-    if (sr < 1 || sr > 2) return diag_node_error(d, n, "the CUDA backend has Conv with 1 or 2 spatial dims only");
-    for (int i = 0; i < sr; i++)
-        if (pb[i] != pe[i])
-            return diag_node_error(d, n, "the CUDA backend's Conv (cuDNN) takes the same pad at both ends, got %lld and %lld",
-                                   (long long)pb[i], (long long)pe[i]);
-    for (int i = 0; i < X->shape.rank; i++)
-        if (X->shape.dims[i] > INT32_MAX || n->out[0]->shape.dims[i] > INT32_MAX)
-            return diag_node_error(d, n, "the CUDA backend's Conv takes dims below 2^31");
+    if (!cu_is_float(n->in[0]->dtype)) return diag_node_error(d, n, "the CUDA backend computes Conv in f32 and f64 only");
+    if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend has Conv with 1 to 3 spatial dims only");
     return 0;
 }
 
@@ -165,6 +176,7 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
     if (ir_numel(&Y->shape) == 0) return 0;
+    if (!conv_on_cudnn(n)) return cu_emit_conv_direct(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     const int two = sr == 2, i = c->nconv++;
     const int64_t G = n->attrs[CONV_GROUP].i;
     const long long xn = X->shape.dims[0], xc = X->shape.dims[1], xh = two ? X->shape.dims[2] : 1,
@@ -220,6 +232,7 @@ const CudaEntry cuda_lib_entries[] = {
     {OP_Gemm, gemm_check, emit_gemm, NULL, "cuBLAS sgemm, then generated kernels for C and the epilogue"},
     {OP_MatMul, gemm_check, emit_matmul, NULL, "cuBLAS strided-batched sgemm, then a generated epilogue kernel"},
     {OP_Conv, conv_check, emit_conv, conv_ws_bytes,
-     "cuDNN convolution forward (algorithm chosen at init within the workspace), then generated bias and epilogue kernels"},
+     "cuDNN convolution forward (algorithm chosen at init within the workspace), then generated bias and epilogue kernels; "
+     "a generated kernel where cuDNN's descriptors cannot say the Conv"},
     {-1, NULL, NULL, NULL, NULL},
 };

@@ -95,6 +95,69 @@ static int emit_convtranspose(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- Conv without cuDNN -------------------------------------------------------------------- */
+
+/* Conv as a generated kernel (what cuDNN's descriptors cannot say: pads
+ * that differ at the two ends, 3 spatial dims, f64): one thread per output
+ * element (n, m, o) sums x[n, g * Cg + c, o * stride - pad + t * dil] *
+ * w[m, c, t] over the taps inside the input, in double, plus b[m]. */
+int cu_emit_conv_direct(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    const int sr = ir_nn_window_geometry(n, k, s, dl, pb, pe);
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    int64_t in3[3], out3[3], k3[3], s3[3], d3[3], p3[3];
+    for (int i = 0; i < 3; i++) {
+        int j = i - (3 - sr);
+        in3[i] = j < 0 ? 1 : X->shape.dims[2 + j];
+        out3[i] = j < 0 ? 1 : Y->shape.dims[2 + j];
+        k3[i] = j < 0 ? 1 : k[j];
+        s3[i] = j < 0 ? 1 : s[j];
+        d3[i] = j < 0 ? 1 : dl[j];
+        p3[i] = j < 0 ? 0 : pb[j];
+    }
+    const int64_t C = X->shape.dims[1], M = Y->shape.dims[1], Cg = W->shape.dims[1], G = C / Cg, Mg = M / G;
+    const int64_t IP = in3[0] * in3[1] * in3[2], OP = out3[0] * out3[1] * out3[2], KP = k3[0] * k3[1] * k3[2];
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *w%s%s%s)\n{\n", kn, T, T, T, B ? ", const " : "", B ? T : "",
+             B ? " *b" : "");
+    w_printf(w, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    w_printf(w, "        const int64_t op = i %% %lld, m = i / %lld %% %lld, nb = i / %lld;\n", (long long)OP,
+             (long long)OP, (long long)M, (long long)(OP * M));
+    w_printf(w, "        const int64_t o[3] = {op / %lld, op / %lld %% %lld, op %% %lld};\n", (long long)(out3[1] * out3[2]),
+             (long long)out3[2], (long long)out3[1], (long long)out3[2]);
+    w_printf(w, "        const int64_t in[3] = {%lld, %lld, %lld}, kk[3] = {%lld, %lld, %lld}, st[3] = {%lld, %lld, %lld},\n",
+             (long long)in3[0], (long long)in3[1], (long long)in3[2], (long long)k3[0], (long long)k3[1], (long long)k3[2],
+             (long long)s3[0], (long long)s3[1], (long long)s3[2]);
+    w_printf(w, "                      dl[3] = {%lld, %lld, %lld}, pd[3] = {%lld, %lld, %lld};\n", (long long)d3[0],
+             (long long)d3[1], (long long)d3[2], (long long)p3[0], (long long)p3[1], (long long)p3[2]);
+    w_printf(w, "        const int64_t g = m / %lld;\n", (long long)Mg);
+    w_printf(w, "        double acc = %s;\n", B ? "b[m]" : "0");
+    w_puts(w, "        for (int64_t t = 0; t < kk[0] * kk[1] * kk[2]; t++) {\n");
+    w_puts(w, "            const int64_t tt[3] = {t / (kk[1] * kk[2]), t / kk[2] % kk[1], t % kk[2]};\n");
+    w_puts(w, "            int64_t ip = 0, ok = 1;\n");
+    w_puts(w, "            for (int a = 0; a < 3 && ok; a++) {\n");
+    w_puts(w, "                const int64_t q = o[a] * st[a] - pd[a] + tt[a] * dl[a];\n");
+    w_puts(w, "                ok = q >= 0 && q < in[a];\n");
+    w_puts(w, "                ip = ip * in[a] + (ok ? q : 0);\n");
+    w_puts(w, "            }\n");
+    w_puts(w, "            if (!ok) continue;\n");
+    w_printf(w, "            for (int64_t ci = 0; ci < %lld; ci++)\n", (long long)Cg);
+    w_printf(w, "                acc += (double)x[(nb * %lld + g * %lld + ci) * %lld + ip] * w[(m * %lld + ci) * %lld + t];\n",
+             (long long)C, (long long)Cg, (long long)IP, (long long)Cg, (long long)KP);
+    w_puts(w, "        }\n");
+    w_printf(w, "        y[i] = (%s)acc;\n    }\n}\n\n", T);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X),
+             cu_ptr(c, W));
+    if (B) w_printf(&c->body, ", %s", cu_ptr(c, B));
+    w_puts(&c->body, "));\n");
+    return 0;
+}
+
 /* ---- Resize, Upsample ------------------------------------------------------------------- */
 
 static int resize_check(const Node *n, Diag *d)
