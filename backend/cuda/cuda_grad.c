@@ -1,0 +1,295 @@
+/* cuda_grad.c — the CUDA backend's generated kernels for the grad family's
+ * backward ops (see cuda_emit.h): ConvGradData, ConvGradFilter,
+ * MaxPoolGrad, AveragePoolGrad, SoftmaxGrad and LogSoftmaxGrad.
+ *
+ * The C runtime scatters (runtime/c/gcrt_grad.c: each dY element adds into
+ * the dX elements of its window). Here every kernel gathers instead: one
+ * thread per element of the result finds the dY elements that reach it
+ * (the taps t with p + pad - t * dil a multiple of the stride, landing
+ * inside dY), so no two threads write one element and no atomics are
+ * needed: the result is deterministic. MaxPoolGrad recomputes each
+ * candidate window's first maximum (gcrt_maxpool_grad's choice) and takes
+ * the dY of the windows whose maximum is this element. Sums run in double.
+ * Geometry comes from ir_grad_window_geometry (ir/ops/geometry.h), as for
+ * the C backend.
+ */
+#include "cuda_emit.h"
+#include "../cfamily/cfam_expr.h"
+#include "../../ir/ops/geometry.h"
+#include "../../ir/ops/grad_attrs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A grad node's window, three spatial dims (leading ones of size 1): the
+ * forward input's dims in, the forward output's (dY's) out. */
+typedef struct GradGeo3 {
+    int sr;
+    int64_t in[3], out[3], k[3], s[3], dl[3], pb[3], pe[3];
+} GradGeo3;
+
+static int geo3(const Node *n, GradGeo3 *g)
+{
+    int64_t in[IR_MAX_RANK], out[IR_MAX_RANK], k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK],
+        pe[IR_MAX_RANK];
+    g->sr = ir_grad_window_geometry(n, in, out, k, s, dl, pb, pe);
+    if (g->sr < 1 || g->sr > 3) return -1;
+    for (int i = 0; i < 3; i++) {
+        int j = i - (3 - g->sr);
+        g->in[i] = j < 0 ? 1 : in[j];
+        g->out[i] = j < 0 ? 1 : out[j];
+        g->k[i] = j < 0 ? 1 : k[j];
+        g->s[i] = j < 0 ? 1 : s[j];
+        g->dl[i] = j < 0 ? 1 : dl[j];
+        g->pb[i] = j < 0 ? 0 : pb[j];
+        g->pe[i] = j < 0 ? 0 : pe[j];
+    }
+    return 0;
+}
+
+static int grad_check(const Node *n, Diag *d)
+{
+    GradGeo3 g;
+    if (!cu_is_float(n->out[0]->dtype))
+        return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only", ir_op(n->op)->name);
+    if (n->op != OP_SoftmaxGrad && n->op != OP_LogSoftmaxGrad && geo3(n, &g))
+        return diag_node_error(d, n, "the CUDA backend takes 1 to 3 spatial dims for op '%s'", ir_op(n->op)->name);
+    return 0;
+}
+
+/* The window constants of g as local arrays of a kernel. */
+static void geo_consts(Writer *w, const GradGeo3 *g)
+{
+    w_printf(w, "        const int64_t in[3] = {%lld, %lld, %lld}, out[3] = {%lld, %lld, %lld}, kk[3] = {%lld, %lld, %lld},\n",
+             (long long)g->in[0], (long long)g->in[1], (long long)g->in[2], (long long)g->out[0], (long long)g->out[1],
+             (long long)g->out[2], (long long)g->k[0], (long long)g->k[1], (long long)g->k[2]);
+    w_printf(w, "                      st[3] = {%lld, %lld, %lld}, dl[3] = {%lld, %lld, %lld}, pd[3] = {%lld, %lld, %lld};\n",
+             (long long)g->s[0], (long long)g->s[1], (long long)g->s[2], (long long)g->dl[0], (long long)g->dl[1],
+             (long long)g->dl[2], (long long)g->pb[0], (long long)g->pb[1], (long long)g->pb[2]);
+}
+
+/* Into a kernel whose thread owns input position p[3]: a loop over the taps
+ * t (tt[3]) that reach it from an output position, `op` its flat index in
+ * the output plane (the loop's body follows, then "}\n"). */
+static void taps_reaching(Writer *w)
+{
+    w_puts(w, "        for (int64_t t = 0; t < kk[0] * kk[1] * kk[2]; t++) {\n");
+    w_puts(w, "            const int64_t tt[3] = {t / (kk[1] * kk[2]), t / kk[2] % kk[1], t % kk[2]};\n");
+    w_puts(w, "            int64_t op = 0, ok = 1;\n");
+    w_puts(w, "            for (int a = 0; a < 3 && ok; a++) {\n");
+    w_puts(w, "                const int64_t q = p[a] + pd[a] - tt[a] * dl[a];\n");
+    w_puts(w, "                ok = q >= 0 && q % st[a] == 0 && q / st[a] < out[a];\n");
+    w_puts(w, "                op = op * out[a] + (ok ? q / st[a] : 0);\n");
+    w_puts(w, "            }\n");
+    w_puts(w, "            if (!ok) continue;\n");
+}
+
+/* Into a kernel over elements i of planes of `plane` elements: q (the
+ * plane), p[3] (the position in it). */
+static void plane_pos(Writer *w, const int64_t *dims3)
+{
+    const long long P = (long long)(dims3[0] * dims3[1] * dims3[2]);
+    w_printf(w, "        const int64_t pp = i %% %lld, q = i / %lld;\n", P, P);
+    w_printf(w, "        const int64_t p[3] = {pp / %lld, pp / %lld %% %lld, pp %% %lld};\n", (long long)(dims3[1] * dims3[2]),
+             (long long)dims3[2], (long long)dims3[1], (long long)dims3[2]);
+}
+
+/* ConvGradData(dY, W): dX[n, c, p] = sum over the group's output channels
+ * m and the taps reaching p of dY[n, m, o] * W[m, c % Cg, t]. */
+static int emit_conv_grad_data(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *dY = n->in[0], *W = n->in[1], *dX = n->out[0];
+    const int64_t total = ir_numel(&dX->shape);
+    if (total == 0) return 0;
+    GradGeo3 g;
+    geo3(n, &g);
+    const int64_t C = dX->shape.dims[1], M = W->shape.dims[0], Cg = W->shape.dims[1], G = C / Cg, Mg = M / G;
+    const int64_t OP = g.out[0] * g.out[1] * g.out[2], KP = g.k[0] * g.k[1] * g.k[2];
+    const char *T = cfam_ctype(dX->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *dx, const %s *dy, const %s *w)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, T, (long long)total);
+    geo_consts(w, &g);
+    plane_pos(w, g.in);
+    w_printf(w, "        const int64_t ch = q %% %lld, nb = q / %lld, g = ch / %lld;\n", (long long)C, (long long)C, (long long)Cg);
+    w_puts(w, "        double acc = 0;\n");
+    taps_reaching(w);
+    w_printf(w, "            for (int64_t m = g * %lld; m < (g + 1) * %lld; m++)\n", (long long)Mg, (long long)Mg);
+    w_printf(w, "                acc += (double)dy[(nb * %lld + m) * %lld + op] * w[(m * %lld + ch %% %lld) * %lld + t];\n",
+             (long long)M, (long long)OP, (long long)Cg, (long long)Cg, (long long)KP);
+    w_puts(w, "        }\n");
+    w_puts(w, "        (void)in;\n");
+    w_printf(w, "        dx[i] = (%s)acc;\n    }\n}\n\n", T);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, cu_ptr(c, dX), cu_ptr(c, dY),
+             cu_ptr(c, W));
+    return 0;
+}
+
+/* ConvGradFilter(X, dY): dW[m, c, t] = sum over images and output
+ * positions o of dY[n, m, o] * X[n, g * Cg + c, o * stride - pad + t * dil]
+ * (positions inside X). */
+static int emit_conv_grad_filter(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *dY = n->in[1], *dW = n->out[0];
+    const int64_t total = ir_numel(&dW->shape);
+    if (total == 0) return 0;
+    GradGeo3 g;
+    geo3(n, &g);
+    const int64_t N = X->shape.dims[0], C = X->shape.dims[1], M = dW->shape.dims[0], Cg = dW->shape.dims[1],
+                  G = C / Cg, Mg = M / G;
+    const int64_t IP = g.in[0] * g.in[1] * g.in[2], OP = g.out[0] * g.out[1] * g.out[2], KP = g.k[0] * g.k[1] * g.k[2];
+    const char *T = cfam_ctype(dW->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *dw, const %s *x, const %s *dy)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, T, (long long)total);
+    geo_consts(w, &g);
+    w_printf(w, "        const int64_t t = i %% %lld, cg = i / %lld %% %lld, m = i / %lld;\n", (long long)KP, (long long)KP,
+             (long long)Cg, (long long)(KP * Cg));
+    w_printf(w, "        const int64_t tt[3] = {t / (kk[1] * kk[2]), t / kk[2] %% kk[1], t %% kk[2]}, ch = m / %lld * %lld + cg;\n",
+             (long long)Mg, (long long)Cg);
+    w_puts(w, "        double acc = 0;\n");
+    w_printf(w, "        for (int64_t op = 0; op < %lld; op++) {\n", (long long)OP);
+    w_puts(w, "            const int64_t o[3] = {op / (out[1] * out[2]), op / out[2] % out[1], op % out[2]};\n");
+    w_puts(w, "            int64_t ip = 0, ok = 1;\n");
+    w_puts(w, "            for (int a = 0; a < 3 && ok; a++) {\n");
+    w_puts(w, "                const int64_t r = o[a] * st[a] - pd[a] + tt[a] * dl[a];\n");
+    w_puts(w, "                ok = r >= 0 && r < in[a];\n");
+    w_puts(w, "                ip = ip * in[a] + (ok ? r : 0);\n");
+    w_puts(w, "            }\n");
+    w_puts(w, "            if (!ok) continue;\n");
+    w_printf(w, "            for (int64_t nb = 0; nb < %lld; nb++)\n", (long long)N);
+    w_printf(w, "                acc += (double)dy[(nb * %lld + m) * %lld + op] * x[(nb * %lld + ch) * %lld + ip];\n", (long long)M,
+             (long long)OP, (long long)C, (long long)IP);
+    w_puts(w, "        }\n");
+    w_printf(w, "        dw[i] = (%s)acc;\n    }\n}\n\n", T);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, cu_ptr(c, dW), cu_ptr(c, X),
+             cu_ptr(c, dY));
+    return 0;
+}
+
+/* MaxPoolGrad(X, dY): dX[p] = sum of dY[o] over the windows o reaching p
+ * whose first maximum (scan order; a NaN maximum yields to any later
+ * number) is p. */
+static int emit_maxpool_grad(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *dY = n->in[1], *dX = n->out[0];
+    const int64_t total = ir_numel(&dX->shape);
+    if (total == 0) return 0;
+    GradGeo3 g;
+    geo3(n, &g);
+    const int64_t IP = g.in[0] * g.in[1] * g.in[2], OP = g.out[0] * g.out[1] * g.out[2];
+    const char *T = cfam_ctype(dX->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *dx, const %s *x, const %s *dy)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, T, (long long)total);
+    geo_consts(w, &g);
+    plane_pos(w, g.in);
+    w_printf(w, "        const %s *xq = x + q * %lld;\n", T, (long long)IP);
+    w_puts(w, "        double acc = 0;\n");
+    taps_reaching(w);
+    w_puts(w, "            const int64_t o[3] = {op / (out[1] * out[2]), op / out[2] % out[1], op % out[2]};\n");
+    w_printf(w, "            %s best = 0;\n            int64_t arg = -1;\n", T);
+    w_puts(w, "            for (int64_t u = 0; u < kk[0] * kk[1] * kk[2]; u++) {\n");
+    w_puts(w, "                const int64_t uu[3] = {u / (kk[1] * kk[2]), u / kk[2] % kk[1], u % kk[2]};\n");
+    w_puts(w, "                int64_t off = 0, in_x = 1;\n");
+    w_puts(w, "                for (int a = 0; a < 3 && in_x; a++) {\n");
+    w_puts(w, "                    const int64_t r = o[a] * st[a] - pd[a] + uu[a] * dl[a];\n");
+    w_puts(w, "                    in_x = r >= 0 && r < in[a];\n");
+    w_puts(w, "                    off = off * in[a] + (in_x ? r : 0);\n");
+    w_puts(w, "                }\n");
+    w_puts(w, "                if (in_x && (arg < 0 || xq[off] > best || (best != best && xq[off] == xq[off]))) {\n");
+    w_puts(w, "                    best = xq[off];\n                    arg = off;\n                }\n");
+    w_puts(w, "            }\n");
+    w_printf(w, "            if (arg == pp) acc += dy[q * %lld + op];\n", (long long)OP);
+    w_puts(w, "        }\n");
+    w_printf(w, "        dx[i] = (%s)acc;\n    }\n}\n\n", T);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, cu_ptr(c, dX), cu_ptr(c, X),
+             cu_ptr(c, dY));
+    return 0;
+}
+
+/* AveragePoolGrad(dY): dX[p] = sum over the windows o reaching p of dY[o]
+ * divided by the window's divisor (gcrt_avgpool's: with count_include_pad
+ * the pads inside the padded input count). */
+static int emit_avgpool_grad(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *dY = n->in[0], *dX = n->out[0];
+    const int64_t total = ir_numel(&dX->shape);
+    if (total == 0) return 0;
+    GradGeo3 g;
+    geo3(n, &g);
+    for (int a = 0; a < 3; a++) g.dl[a] = 1;
+    const int64_t OP = g.out[0] * g.out[1] * g.out[2];
+    const int cip = n->attrs[AVGPOOLGRAD_COUNT_INCLUDE_PAD].i != 0;
+    const char *T = cfam_ctype(dX->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *dx, const %s *dy)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    geo_consts(w, &g);
+    w_printf(w, "        const int64_t pe[3] = {%lld, %lld, %lld};\n", (long long)g.pe[0], (long long)g.pe[1], (long long)g.pe[2]);
+    plane_pos(w, g.in);
+    w_puts(w, "        double acc = 0;\n");
+    taps_reaching(w);
+    w_puts(w, "            const int64_t o[3] = {op / (out[1] * out[2]), op / out[2] % out[1], op % out[2]};\n");
+    w_puts(w, "            int64_t cnt = 1;\n");
+    w_puts(w, "            for (int a = 0; a < 3; a++) {\n");
+    w_puts(w, "                const int64_t s = o[a] * st[a] - pd[a], e = s + kk[a];\n");
+    if (cip) w_puts(w, "                cnt *= (e < in[a] + pe[a] ? e : in[a] + pe[a]) - s;\n");
+    else w_puts(w, "                cnt *= (e < in[a] ? e : in[a]) - (s < 0 ? 0 : s);\n");
+    w_puts(w, "            }\n");
+    if (!cip) w_puts(w, "            (void)pe;\n");
+    w_printf(w, "            acc += (double)dy[q * %lld + op] / (double)cnt;\n", (long long)OP);
+    w_puts(w, "        }\n");
+    w_printf(w, "        dx[i] = (%s)acc;\n    }\n}\n\n", T);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, dX), cu_ptr(c, dY));
+    return 0;
+}
+
+/* SoftmaxGrad: dX = Y * (dY - sum(dY * Y)); LogSoftmaxGrad: dX = dY -
+ * exp(Y) * sum(dY); one thread per row along the axis (the row's sum read
+ * before its first write, so dX may be dY's buffer). */
+static int emit_softmax_grad(Cu *c, const Node *n, Diag *d)
+{
+    const Value *dY = n->in[0], *Y = n->in[1], *dX = n->out[0];
+    int64_t outer, len, inner;
+    if (ir_softmax_grad_split(n, &outer, &len, &inner, d)) return -1;
+    if (outer * len * inner == 0) return 0;
+    const int lg = n->op == OP_LogSoftmaxGrad;
+    const char *T = cfam_ctype(dX->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *dx, const %s *dy, const %s *y)\n{\n    GC_FOR_EACH(r, %lld) {\n", kn, T, T, T,
+             (long long)(outer * inner));
+    w_printf(w, "        const int64_t base = r / %lld * %lld + r %% %lld;\n", (long long)inner, (long long)(len * inner),
+             (long long)inner);
+    w_puts(w, "        double s = 0;\n");
+    if (lg) w_printf(w, "        for (int64_t j = 0; j < %lld; j++) s += (double)dy[base + j * %lld];\n", (long long)len, (long long)inner);
+    else
+        w_printf(w, "        for (int64_t j = 0; j < %lld; j++) s += (double)dy[base + j * %lld] * (double)y[base + j * %lld];\n",
+                 (long long)len, (long long)inner, (long long)inner);
+    w_printf(w, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)len);
+    w_printf(w, "            const int64_t e = base + j * %lld;\n", (long long)inner);
+    if (lg) w_printf(w, "            dx[e] = (%s)((double)dy[e] - exp((double)y[e]) * s);\n", T);
+    else w_printf(w, "            dx[e] = (%s)((double)y[e] * ((double)dy[e] - s));\n", T);
+    w_puts(w, "        }\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)(outer * inner), cu_ptr(c, dX),
+             cu_ptr(c, dY), cu_ptr(c, Y));
+    return 0;
+}
+
+#define GATHER "a generated kernel, one thread per element of the result (gather form: deterministic)"
+
+const CudaEntry cuda_grad_entries[] = {
+    {OP_ConvGradData, grad_check, emit_conv_grad_data, NULL, GATHER},
+    {OP_ConvGradFilter, grad_check, emit_conv_grad_filter, NULL, GATHER},
+    {OP_MaxPoolGrad, grad_check, emit_maxpool_grad, NULL, GATHER},
+    {OP_AveragePoolGrad, grad_check, emit_avgpool_grad, NULL, GATHER},
+    {OP_SoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row"},
+    {OP_LogSoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row"},
+    {-1, NULL, NULL, NULL, NULL},
+};
