@@ -34,6 +34,7 @@ typedef struct Cu {
     int nk;            /* kernels written */
     int nconv;         /* Conv nodes: cuDNN descriptors m->cx[i], cw, cc, cy, algo */
     Writer init, fini; /* their set-up in NAME_init and release in NAME_free */
+    int half;          /* some tensor is f16/bf16: the conversions of gc_cuda.h (GC_CUDA_HALF) */
 } Cu;
 
 typedef struct CudaEntry {
@@ -44,6 +45,7 @@ typedef struct CudaEntry {
     int (*emit)(Cu *c, const Node *n, Diag *d);
     size_t (*workspace)(const Node *n); /* NULL: none */
     const char *note;                   /* the kernel note --print-after shows */
+    int half; /* 1: its kernels take f16/bf16 tensors (moved as 16-bit words, or converted to float) */
 } CudaEntry;
 
 extern const CudaEntry cuda_kernel_entries[];
@@ -61,6 +63,13 @@ void cu_comment_text(Writer *w, const char *s);
 void cu_node_comment(Writer *w, const Node *n);
 const char *cu_wtext(const Writer *w);
 int cu_is_float(DType t);
+/* The type a kernel computes t in: f32 for f16/bf16, else t. */
+DType cu_compute_type(DType t);
+/* Element expression elem of dtype t loaded as its compute type (f16/bf16
+ * converted, GC_F16_TO_F32 ...); val stored into elem of dtype t as one
+ * statement with its newline (converted, bool as != 0). */
+void cu_load(Writer *w, DType t, const char *elem);
+void cu_store(Writer *w, DType t, const char *elem, const char *val);
 /* 0 when n's first input and output are f32 or f64, else -1 with a
  * diagnostic (a CudaEntry check). */
 int cu_check_float(const Node *n, Diag *d);

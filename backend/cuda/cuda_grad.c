@@ -285,11 +285,11 @@ static int emit_softmax_grad(Cu *c, const Node *n, Diag *d)
 #define GATHER "a generated kernel, one thread per element of the result (gather form: deterministic)"
 
 const CudaEntry cuda_grad_entries[] = {
-    {OP_ConvGradData, grad_check, emit_conv_grad_data, NULL, GATHER},
-    {OP_ConvGradFilter, grad_check, emit_conv_grad_filter, NULL, GATHER},
-    {OP_MaxPoolGrad, grad_check, emit_maxpool_grad, NULL, GATHER},
-    {OP_AveragePoolGrad, grad_check, emit_avgpool_grad, NULL, GATHER},
-    {OP_SoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row"},
-    {OP_LogSoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row"},
-    {-1, NULL, NULL, NULL, NULL},
+    {OP_ConvGradData, grad_check, emit_conv_grad_data, NULL, GATHER, 0},
+    {OP_ConvGradFilter, grad_check, emit_conv_grad_filter, NULL, GATHER, 0},
+    {OP_MaxPoolGrad, grad_check, emit_maxpool_grad, NULL, GATHER, 0},
+    {OP_AveragePoolGrad, grad_check, emit_avgpool_grad, NULL, GATHER, 0},
+    {OP_SoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0},
+    {OP_LogSoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0},
+    {-1, NULL, NULL, NULL, NULL, 0},
 };

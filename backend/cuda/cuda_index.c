@@ -432,11 +432,15 @@ static int emit_cumsum(Cu *c, const Node *n, Diag *d)
         w_printf(w, "        if (ax < 0 || ax >= %d) ax = %d;\n        nd = dims[ax];\n", r, r - 1);
         w_printf(w, "        for (int64_t q = ax + 1; q < %d; q++) ni *= dims[q];\n", r);
     }
+    const char *CT = cfam_ctype(cu_compute_type(Y->dtype));
     w_puts(w, "        const int64_t pos = i / ni % nd, first = i - pos * ni;\n");
-    w_printf(w, "        %s acc = 0;\n", T);
-    if (rev) w_printf(w, "        for (int64_t t = nd - 1; t %s pos; t--) acc = (%s)(acc + x[first + t * ni]);\n", excl ? ">" : ">=", T);
-    else w_printf(w, "        for (int64_t t = 0; t %s pos; t++) acc = (%s)(acc + x[first + t * ni]);\n", excl ? "<" : "<=", T);
-    w_puts(w, "        y[i] = acc;\n    }\n}\n\n");
+    w_printf(w, "        %s acc = 0;\n", CT);
+    if (rev) w_printf(w, "        for (int64_t t = nd - 1; t %s pos; t--) acc = (%s)(acc + ", excl ? ">" : ">=", CT);
+    else w_printf(w, "        for (int64_t t = 0; t %s pos; t++) acc = (%s)(acc + ", excl ? "<" : "<=", CT);
+    cu_load(w, Y->dtype, "x[first + t * ni]");
+    w_puts(w, ");\n        ");
+    cu_store(w, Y->dtype, "y[i]", "acc");
+    w_puts(w, "    }\n}\n\n");
     const Value *vs[3] = {Y, X, A};
     launch(c, kn, total, vs, cst ? 2 : 3);
     return 0;
@@ -596,8 +600,11 @@ static int emit_eyelike(Cu *c, const Node *n, Diag *d)
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
     w_printf(w, "GC_KERNEL k%d(%s *y)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, (long long)total);
-    w_printf(w, "        y[i] = (%s)(i %% %lld - i / %lld == %lld);\n    }\n}\n\n", T, (long long)cols, (long long)cols,
-             (long long)n->attrs[EYELIKE_K].i);
+    char val[96];
+    snprintf(val, sizeof val, "i %% %lld - i / %lld == %lld", (long long)cols, (long long)cols, (long long)n->attrs[EYELIKE_K].i);
+    w_puts(w, "        ");
+    cu_store(w, Y->dtype, "y[i]", val);
+    w_puts(w, "    }\n}\n\n");
     launch(c, kn, total, &Y, 1);
     return 0;
 }
@@ -607,26 +614,26 @@ static int emit_eyelike(Cu *c, const Node *n, Diag *d)
 #define OUT "a generated kernel, one thread per output element"
 
 const CudaEntry cuda_index_entries[] = {
-    {OP_Pad, pad_check, emit_pad, NULL, OUT},
-    {OP_Tile, NULL, emit_tile_expand, NULL, OUT},
-    {OP_Expand, NULL, emit_tile_expand, NULL, OUT},
-    {OP_Split, NULL, emit_split, NULL, "generated kernels, one per output, one thread per element"},
-    {OP_Trilu, NULL, emit_trilu, NULL, OUT},
-    {OP_GatherElements, gather_elements_check, emit_gather_elements, NULL, OUT},
+    {OP_Pad, pad_check, emit_pad, NULL, OUT, 1},
+    {OP_Tile, NULL, emit_tile_expand, NULL, OUT, 1},
+    {OP_Expand, NULL, emit_tile_expand, NULL, OUT, 1},
+    {OP_Split, NULL, emit_split, NULL, "generated kernels, one per output, one thread per element", 1},
+    {OP_Trilu, NULL, emit_trilu, NULL, OUT, 1},
+    {OP_GatherElements, gather_elements_check, emit_gather_elements, NULL, OUT, 1},
     {OP_ScatterElements, scatter_elements_check, emit_scatter_elements, NULL,
-     "a device copy of the data, then a generated kernel applying the updates in order (one thread)"},
-    {OP_GatherND, nd_check, emit_gather_nd, NULL, OUT},
+     "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0},
+    {OP_GatherND, nd_check, emit_gather_nd, NULL, OUT, 1},
     {OP_ScatterND, nd_check, emit_scatter_nd, NULL,
-     "a device copy of the data, then a generated kernel applying the updates in order (one thread)"},
-    {OP_CumSum, cumsum_check, emit_cumsum, NULL, OUT},
-    {OP_ArgMax, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)"},
-    {OP_ArgMin, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)"},
-    {OP_OneHot, NULL, emit_onehot, NULL, OUT},
-    {OP_Constant, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel"},
-    {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel"},
-    {OP_Range, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel"},
-    {OP_Shape, NULL, emit_shape_size, NULL, "the static dims as a table copied by a generated kernel"},
-    {OP_Size, NULL, emit_shape_size, NULL, "the static size as a table copied by a generated kernel"},
-    {OP_EyeLike, NULL, emit_eyelike, NULL, OUT},
-    {-1, NULL, NULL, NULL, NULL},
+     "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0},
+    {OP_CumSum, cumsum_check, emit_cumsum, NULL, OUT, 1},
+    {OP_ArgMax, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0},
+    {OP_ArgMin, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0},
+    {OP_OneHot, NULL, emit_onehot, NULL, OUT, 0},
+    {OP_Constant, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
+    {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
+    {OP_Range, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
+    {OP_Shape, NULL, emit_shape_size, NULL, "the static dims as a table copied by a generated kernel", 0},
+    {OP_Size, NULL, emit_shape_size, NULL, "the static size as a table copied by a generated kernel", 0},
+    {OP_EyeLike, NULL, emit_eyelike, NULL, OUT, 1},
+    {-1, NULL, NULL, NULL, NULL, 0},
 };

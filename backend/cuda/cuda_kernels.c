@@ -64,6 +64,23 @@ const char *cu_wtext(const Writer *w) { return w->buf ? w->buf : ""; }
 
 int cu_is_float(DType t) { return t == DT_F32 || t == DT_F64; }
 
+DType cu_compute_type(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
+
+void cu_load(Writer *w, DType t, const char *elem)
+{
+    if (t == DT_F16) w_printf(w, "GC_F16_TO_F32(%s)", elem);
+    else if (t == DT_BF16) w_printf(w, "GC_BF16_TO_F32(%s)", elem);
+    else w_puts(w, elem);
+}
+
+void cu_store(Writer *w, DType t, const char *elem, const char *val)
+{
+    if (t == DT_F16) w_printf(w, "%s = GC_F32_TO_F16((float)(%s));\n", elem, val);
+    else if (t == DT_BF16) w_printf(w, "%s = GC_F32_TO_BF16((float)(%s));\n", elem, val);
+    else if (t == DT_BOOL) w_printf(w, "%s = (uint8_t)((%s) != 0);\n", elem, val);
+    else w_printf(w, "%s = (%s)(%s);\n", elem, cfam_ctype(t), val);
+}
+
 int cu_check_float(const Node *n, Diag *d)
 {
     if (cu_is_float(n->in[0]->dtype) && cu_is_float(n->out[0]->dtype)) return 0;
@@ -108,8 +125,8 @@ void cu_strides_of(const Shape *s, int64_t *st)
 static DType compute_type(Value *const *in, int n)
 {
     for (int j = 0; j < n; j++)
-        if (in[j] && in[j]->dtype != DT_BOOL) return in[j]->dtype;
-    return n && in[0] ? in[0]->dtype : DT_BOOL;
+        if (in[j] && in[j]->dtype != DT_BOOL) return cu_compute_type(in[j]->dtype);
+    return n && in[0] ? cu_compute_type(in[0]->dtype) : DT_BOOL;
 }
 
 /* Node n's scalar expression, as op kind `op`'s description builds it (n's
@@ -120,7 +137,7 @@ static void write_expr_as(Writer *ex, Arena *trees, const Node *n, int op, const
     sx_build_init(&b, trees);
     const Sx **args = arena_alloc(trees, sizeof *args * (size_t)(n->n_in ? n->n_in : 1));
     for (int j = 0; j < n->n_in; j++)
-        if (names[j]) args[j] = sx_arg(&b, j, n->in[j]->dtype);
+        if (names[j]) args[j] = sx_arg(&b, j, cu_compute_type(n->in[j]->dtype));
     const Sx *e = ir_op(op)->scalar_expr(n, &b, args, compute_type(n->in, n->n_in));
     cfam_expr(ex, &cfam_cuda, e, names);
 }
@@ -217,7 +234,11 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
         if (how[j] == 0) snprintf(idx, sizeof idx, "i");
         else if (how[j] == 1) snprintf(idx, sizeof idx, "0");
         else snprintf(idx, sizeof idx, "o%d", j);
-        w_printf(k, "        const %s x%d = a%d[%s];\n", cfam_ctype(ops[j]->dtype), j, j, idx);
+        char ld[64];
+        snprintf(ld, sizeof ld, "a%d[%s]", j, idx);
+        w_printf(k, "        const %s x%d = ", cfam_ctype(cu_compute_type(ops[j]->dtype)), j);
+        cu_load(k, ops[j]->dtype, ld);
+        w_puts(k, ";\n");
     }
     free(st);
     Writer ex;
@@ -252,8 +273,8 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
         free(mloc);
     }
     arena_free(&trees);
-    if (out->dtype == DT_BOOL) w_printf(k, "        y[i] = (uint8_t)((%s) != 0);\n", cu_wtext(&ex));
-    else w_printf(k, "        y[i] = (%s)(%s);\n", cfam_ctype(out->dtype), cu_wtext(&ex));
+    w_puts(k, "        ");
+    cu_store(k, out->dtype, "y[i]", cu_wtext(&ex));
     w_free(&ex);
     w_puts(k, "    }\n}\n\n");
 
@@ -683,7 +704,7 @@ static int reduce_check(const Node *n, Diag *d)
 
 /* Into a reduction kernel: a loop over the cnt reduced elements of output
  * element o (offset p in x, value v as double) running `step`. */
-static void reduce_loop(Writer *k, int nr, const int64_t *rd, const int64_t *rm, int64_t cnt, const char *step)
+static void reduce_loop(Writer *k, DType t, int nr, const int64_t *rd, const int64_t *rm, int64_t cnt, const char *step)
 {
     w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)cnt);
     if (nr == 0) w_puts(k, "            const int64_t p = o;\n            (void)j;\n");
@@ -692,7 +713,9 @@ static void reduce_loop(Writer *k, int nr, const int64_t *rd, const int64_t *rm,
         if (q > 0) w_printf(k, "            p += r %% %lld * %lld;\n            r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
         else w_printf(k, "            p += r * %lld;\n", (long long)rm[q]);
     }
-    w_printf(k, "            const double v = (double)x[p];\n            %s\n        }\n", step);
+    w_puts(k, "            const double v = (double)");
+    cu_load(k, t, "x[p]");
+    w_printf(k, ";\n            %s\n        }\n", step);
 }
 
 /* Reduce*: one thread per output element, the reduced elements visited in
@@ -726,24 +749,26 @@ static int emit_reduce(Cu *c, const Node *n, Diag *d)
     const char *val = "acc";
     if (op == OP_ReduceLogSumExp) {
         w_puts(k, "        double mx = -INFINITY, acc = 0;\n");
-        reduce_loop(k, nr, rd, rm, cnt, "if (v != v || v > mx) mx = v;");
-        reduce_loop(k, nr, rd, rm, cnt, "acc += exp(v - mx);");
+        reduce_loop(k, X->dtype, nr, rd, rm, cnt, "if (v != v || v > mx) mx = v;");
+        reduce_loop(k, X->dtype, nr, rd, rm, cnt, "acc += exp(v - mx);");
         val = "mx - mx == 0 ? mx + log(acc) : mx";
     } else if (op == OP_ReduceMax || op == OP_ReduceMin) {
         const int mx = op == OP_ReduceMax;
         w_printf(k, "        double acc = %sINFINITY;\n", mx ? "-" : "");
-        reduce_loop(k, nr, rd, rm, cnt, mx ? "if (v != v || v > acc) acc = v;" : "if (v != v || v < acc) acc = v;");
+        reduce_loop(k, X->dtype, nr, rd, rm, cnt, mx ? "if (v != v || v > acc) acc = v;" : "if (v != v || v < acc) acc = v;");
     } else {
         w_printf(k, "        double acc = %d;\n", op == OP_ReduceProd);
-        reduce_loop(k, nr, rd, rm, cnt,
+        reduce_loop(k, X->dtype, nr, rd, rm, cnt,
                     op == OP_ReduceProd                                   ? "acc *= v;"
                     : op == OP_ReduceL1                                   ? "acc += fabs(v);"
                     : op == OP_ReduceL2 || op == OP_ReduceSumSquare ? "acc += v * v;"
                                                                           : "acc += v;");
         val = op == OP_ReduceL2 ? "sqrt(acc)" : op == OP_ReduceLogSum ? "log(acc)" : "acc";
     }
-    if (op == OP_ReduceMean) w_printf(k, "        y[i] = (%s)(acc / %lld.0);\n", T, (long long)cnt);
-    else w_printf(k, "        y[i] = (%s)(%s);\n", T, val);
+    char mean[48];
+    snprintf(mean, sizeof mean, "acc / %lld.0", (long long)cnt);
+    w_puts(k, "        ");
+    cu_store(k, Y->dtype, "y[i]", op == OP_ReduceMean ? mean : val);
     w_puts(k, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
     return 0;
@@ -849,30 +874,30 @@ static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
 /* Ops with a scalar expression need no row: cuda_backend.c gives them
  * emit_elementwise through cuda_elementwise_entry. */
 const CudaEntry cuda_kernel_entries[] = {
-    {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel"},
-    {OP_CastLike, NULL, emit_castlike, NULL, "a generated elementwise kernel (Cast's expression)"},
-    {OP_Softmax, NULL, emit_softmax, NULL, ROW},
-    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW},
-    {OP_MaxPool, pool_check, emit_pool, NULL, OUT},
-    {OP_AveragePool, pool_check, emit_pool, NULL, OUT},
-    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel"},
-    {OP_Transpose, NULL, emit_transpose, NULL, OUT},
-    {OP_Slice, NULL, emit_slice, NULL, OUT},
-    {OP_Concat, NULL, emit_concat, NULL, OUT},
-    {OP_Gather, gather_check, emit_gather, NULL, OUT},
-    {OP_ReduceSum, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceProd, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceL1, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceL2, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceLogSum, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceLogSumExp, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceSumSquare, reduce_check, emit_reduce, NULL, OUT},
-    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW},
-    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT},
-    {-1, NULL, NULL, NULL, NULL},
+    {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel", 1},
+    {OP_CastLike, NULL, emit_castlike, NULL, "a generated elementwise kernel (Cast's expression)", 1},
+    {OP_Softmax, NULL, emit_softmax, NULL, ROW, 0},
+    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW, 0},
+    {OP_MaxPool, pool_check, emit_pool, NULL, OUT, 0},
+    {OP_AveragePool, pool_check, emit_pool, NULL, OUT, 0},
+    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel", 0},
+    {OP_Transpose, NULL, emit_transpose, NULL, OUT, 1},
+    {OP_Slice, NULL, emit_slice, NULL, OUT, 1},
+    {OP_Concat, NULL, emit_concat, NULL, OUT, 1},
+    {OP_Gather, gather_check, emit_gather, NULL, OUT, 1},
+    {OP_ReduceSum, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceProd, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceL1, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceL2, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceLogSum, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceLogSumExp, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceSumSquare, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW, 0},
+    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT, 0},
+    {-1, NULL, NULL, NULL, NULL, 0},
 };
 
-const CudaEntry cuda_elementwise_entry = {-1, NULL, emit_elementwise, NULL, "a generated elementwise kernel"};
+const CudaEntry cuda_elementwise_entry = {-1, NULL, emit_elementwise, NULL, "a generated elementwise kernel", 1};

@@ -229,10 +229,10 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
 }
 
 const CudaEntry cuda_lib_entries[] = {
-    {OP_Gemm, gemm_check, emit_gemm, NULL, "cuBLAS sgemm, then generated kernels for C and the epilogue"},
-    {OP_MatMul, gemm_check, emit_matmul, NULL, "cuBLAS strided-batched sgemm, then a generated epilogue kernel"},
+    {OP_Gemm, gemm_check, emit_gemm, NULL, "cuBLAS sgemm, then generated kernels for C and the epilogue", 0},
+    {OP_MatMul, gemm_check, emit_matmul, NULL, "cuBLAS strided-batched sgemm, then a generated epilogue kernel", 0},
     {OP_Conv, conv_check, emit_conv, conv_ws_bytes,
      "cuDNN convolution forward (algorithm chosen at init within the workspace), then generated bias and epilogue kernels; "
-     "a generated kernel where cuDNN's descriptors cannot say the Conv"},
-    {-1, NULL, NULL, NULL, NULL},
+     "a generated kernel where cuDNN's descriptors cannot say the Conv", 0},
+    {-1, NULL, NULL, NULL, NULL, 0},
 };

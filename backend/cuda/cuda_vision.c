@@ -482,16 +482,16 @@ static int emit_dropout(Cu *c, const Node *n, Diag *d)
 #define OUT "a generated kernel, one thread per output element"
 
 const CudaEntry cuda_vision_entries[] = {
-    {OP_ConvTranspose, convtranspose_check, emit_convtranspose, NULL, "a generated kernel, one thread per output element (gather form)"},
-    {OP_Resize, resize_check, emit_resize, NULL, "a generated kernel over the compiler's tap tables, one thread per output element"},
-    {OP_Upsample, resize_check, emit_resize, NULL, "a generated kernel over the compiler's tap tables, one thread per output element"},
-    {OP_GlobalMaxPool, gmp_check, emit_globalmaxpool, NULL, "a generated kernel, one thread per image and channel"},
-    {OP_InstanceNormalization, instnorm_check, emit_instancenorm, NULL, "a generated kernel, one thread per image and channel"},
-    {OP_LRN, cu_check_float, emit_lrn, NULL, OUT},
-    {OP_MeanVarianceNormalization, cu_check_float, emit_mvn, NULL, "a generated kernel, one thread per kept index"},
-    {OP_Hardmax, cu_check_float, emit_hardmax, NULL, "a generated kernel, one thread per row"},
-    {OP_DepthToSpace, block_check, emit_block, NULL, OUT},
-    {OP_SpaceToDepth, block_check, emit_block, NULL, OUT},
-    {OP_Dropout, NULL, emit_dropout, NULL, "a device copy (none when in place) and a memset of the mask"},
-    {-1, NULL, NULL, NULL, NULL},
+    {OP_ConvTranspose, convtranspose_check, emit_convtranspose, NULL, "a generated kernel, one thread per output element (gather form)", 0},
+    {OP_Resize, resize_check, emit_resize, NULL, "a generated kernel over the compiler's tap tables, one thread per output element", 0},
+    {OP_Upsample, resize_check, emit_resize, NULL, "a generated kernel over the compiler's tap tables, one thread per output element", 0},
+    {OP_GlobalMaxPool, gmp_check, emit_globalmaxpool, NULL, "a generated kernel, one thread per image and channel", 0},
+    {OP_InstanceNormalization, instnorm_check, emit_instancenorm, NULL, "a generated kernel, one thread per image and channel", 0},
+    {OP_LRN, cu_check_float, emit_lrn, NULL, OUT, 0},
+    {OP_MeanVarianceNormalization, cu_check_float, emit_mvn, NULL, "a generated kernel, one thread per kept index", 0},
+    {OP_Hardmax, cu_check_float, emit_hardmax, NULL, "a generated kernel, one thread per row", 0},
+    {OP_DepthToSpace, block_check, emit_block, NULL, OUT, 1},
+    {OP_SpaceToDepth, block_check, emit_block, NULL, OUT, 1},
+    {OP_Dropout, NULL, emit_dropout, NULL, "a device copy (none when in place) and a memset of the mask", 1},
+    {-1, NULL, NULL, NULL, NULL, 0},
 };
