@@ -1,6 +1,8 @@
 /* cuda_grad.c — the CUDA backend's generated kernels for the grad family's
  * backward ops (see cuda_emit.h): ConvGradData, ConvGradFilter,
- * MaxPoolGrad, AveragePoolGrad, SoftmaxGrad and LogSoftmaxGrad.
+ * MaxPoolGrad, AveragePoolGrad, SoftmaxGrad and LogSoftmaxGrad, and the
+ * losses that training graphs end in (NegativeLogLikelihoodLoss,
+ * SoftmaxCrossEntropyLoss).
  *
  * The C runtime scatters (runtime/c/gcrt_grad.c: each dY element adds into
  * the dX elements of its window). Here every kernel gathers instead: one
@@ -17,6 +19,7 @@
 #include "../cfamily/cfam_expr.h"
 #include "../../ir/ops/geometry.h"
 #include "../../ir/ops/grad_attrs.h"
+#include "../../ir/ops/loss_attrs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,6 +285,123 @@ static int emit_softmax_grad(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- losses ---------------------------------------------------------------------------------- */
+
+static int loss_check(const Node *n, Diag *d)
+{
+    DType t = n->in[0]->dtype, ti = n->in[1]->dtype;
+    if (!(cu_is_float(t) || t == DT_F16 || t == DT_BF16) || (ti != DT_I32 && ti != DT_I64))
+        return diag_node_error(d, n, "the CUDA backend's %s takes float scores and i32/i64 targets", ir_op(n->op)->name);
+    return 0;
+}
+
+/* Element expression "P[IDX]" of dtype t loaded as double into w. */
+static void load_d(Writer *w, DType t, const char *p, const char *idx)
+{
+    char e[128];
+    snprintf(e, sizeof e, "%s[%s]", p, idx);
+    w_puts(w, "(double)");
+    cu_load(w, t, e);
+}
+
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss over the [N, C, D]
+ * view of the scores (the C backend's rules, ir/ops/loss.c): for each (i,
+ * j) the target t; an ignored one adds no loss and no weight, one outside
+ * [0, C) gives NaN, others -w[t] * (x[i, t, j] - lse), lse the stable
+ * log-sum-exp over C for the softmax loss (0 for NLL), log_prob = x - lse.
+ * With reduction none one thread per (i, j); sum and mean fold every (i,
+ * j) in order in one thread, in double (deterministic). */
+static int emit_loss(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Tg = n->in[1], *Wt = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const int sm = n->op == OP_SoftmaxCrossEntropyLoss;
+    const Value *LP = sm && n->n_out > 1 ? n->out[1] : NULL;
+    const char *red = n->attrs[LOSS_REDUCTION].s;
+    const int none = strcmp(red, "none") == 0, mean = strcmp(red, "mean") == 0;
+    const AttrVal *ii = &n->attrs[LOSS_IGNORE_INDEX];
+    const Shape *xs = &X->shape;
+    int64_t N = xs->dims[0], C = xs->dims[1], D = 1;
+    for (int k = 2; k < xs->rank; k++) D *= xs->dims[k];
+    if (none && N * D == 0) return 0;
+    const DType t = X->dtype;
+    const char *T = cfam_ctype(t);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *tg", kn, T, T, cfam_ctype(Tg->dtype));
+    if (Wt) w_printf(w, ", const %s *wt", T);
+    if (LP) w_printf(w, ", %s *lp", T);
+    w_printf(w, ")\n{\n    GC_FOR_EACH(s, %lld) {\n", (long long)(none ? N * D : 1));
+    if (!none) w_puts(w, "        double num = 0;\n");
+    if (mean) w_puts(w, "        double den = 0;\n");
+    if (none) w_puts(w, "        for (int64_t e = s; e < s + 1; e++) {\n");
+    else w_printf(w, "        for (int64_t e = s; e < %lld; e++) {\n", (long long)(N * D));
+    w_printf(w, "            const int64_t base = e / %lld * %lld + e %% %lld;\n", (long long)D, (long long)(C * D), (long long)D);
+    char idx[64];
+    snprintf(idx, sizeof idx, "base + k * %lld", (long long)D);
+    if (sm) {
+        w_puts(w, "            double mx = -INFINITY, sum = 0;\n");
+        w_printf(w, "            for (int64_t k = 0; k < %lld; k++) {\n                const double v = ", (long long)C);
+        load_d(w, t, "x", idx);
+        w_puts(w, ";\n                if (v != v || v > mx) mx = v;\n            }\n");
+        w_printf(w, "            for (int64_t k = 0; k < %lld; k++) sum += exp(", (long long)C);
+        load_d(w, t, "x", idx);
+        w_puts(w, " - mx);\n            const double lse = mx + log(sum);\n");
+        if (LP) {
+            char el[96], val[32];
+            snprintf(el, sizeof el, "lp[%s]", idx);
+            w_printf(w, "            for (int64_t k = 0; k < %lld; k++) {\n                const double v = ", (long long)C);
+            load_d(w, t, "x", idx);
+            w_puts(w, ";\n                ");
+            snprintf(val, sizeof val, "v - lse");
+            cu_store(w, t, el, val);
+            w_puts(w, "            }\n");
+        }
+    }
+    w_puts(w, "            const int64_t t = (int64_t)tg[e];\n            double wv = 0, lv = 0;\n");
+    if (ii->set) {
+        if (ii->i == INT64_MIN) w_puts(w, "            if (t == INT64_MIN) {\n");
+        else w_printf(w, "            if (t == %lldLL) {\n", (long long)ii->i);
+        w_printf(w, "                /* ignored: no loss, no weight */\n            } else if (t < 0 || t >= %lld) {\n", (long long)C);
+    } else {
+        w_printf(w, "            if (t < 0 || t >= %lld) {\n", (long long)C);
+    }
+    w_puts(w, "                lv = NAN;\n                wv = NAN;\n            } else {\n");
+    if (Wt) {
+        w_puts(w, "                wv = ");
+        load_d(w, t, "wt", "t");
+        w_puts(w, ";\n");
+    } else {
+        w_puts(w, "                wv = 1.0;\n");
+    }
+    char xt[64];
+    snprintf(xt, sizeof xt, "base + t * %lld", (long long)D);
+    w_puts(w, "                lv = -wv * (");
+    load_d(w, t, "x", xt);
+    w_printf(w, "%s);\n            }\n", sm ? " - lse" : "");
+    if (none) {
+        w_puts(w, "            ");
+        cu_store(w, Y->dtype, "y[e]", "lv");
+        w_puts(w, "            (void)wv;\n");
+    } else {
+        w_puts(w, "            num += lv;\n");
+        w_puts(w, mean ? "            den += wv;\n" : "            (void)wv;\n");
+    }
+    w_puts(w, "        }\n");
+    if (!none) {
+        w_puts(w, "        ");
+        cu_store(w, Y->dtype, "y[0]", mean ? "num / den" : "num");
+    }
+    w_puts(w, "    }\n}\n\n");
+    Writer *b = &c->body;
+    w_printf(b, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)(none ? N * D : 1), cu_ptr(c, Y), cu_ptr(c, X),
+             cu_ptr(c, Tg));
+    if (Wt) w_printf(b, ", %s", cu_ptr(c, Wt));
+    if (LP) w_printf(b, ", %s", cu_ptr(c, LP));
+    w_puts(b, "));\n");
+    return 0;
+}
+
 #define GATHER "a generated kernel, one thread per element of the result (gather form: deterministic)"
 
 const CudaEntry cuda_grad_entries[] = {
@@ -291,5 +411,7 @@ const CudaEntry cuda_grad_entries[] = {
     {OP_AveragePoolGrad, grad_check, emit_avgpool_grad, NULL, GATHER, 0},
     {OP_SoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0},
     {OP_LogSoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0},
+    {OP_NegativeLogLikelihoodLoss, loss_check, emit_loss, NULL, "a generated kernel, one thread per element (none) or one in all", 1},
+    {OP_SoftmaxCrossEntropyLoss, loss_check, emit_loss, NULL, "a generated kernel, one thread per element (none) or one in all", 1},
     {-1, NULL, NULL, NULL, NULL, 0},
 };

@@ -1,16 +1,20 @@
 /* cuda_index.c — the CUDA backend's generated kernels for data movement and
  * data-dependent indexing (see cuda_emit.h): Pad, Tile, Expand, Split,
  * Trilu, GatherElements, GatherND, ScatterElements, ScatterND, CumSum,
- * ArgMax/ArgMin and OneHot.
+ * ArgMax/ArgMin, OneHot, TopK, Compress, ReverseSequence, MaxUnpool, and
+ * the generators (Constant, ConstantOfShape, Range, Shape, Size, EyeLike:
+ * values known at compile time become GC_TABLE constants).
  *
  * Each follows the C backend's rules (backend/c/emit_index.c,
  * emit_shape.c, runtime/c/gcrt_index.c, gcrt_shape.c): a negative index
  * counts from the end, and one still out of range reads 0 (gathers) or is
  * skipped (scatters), so no kernel touches memory outside its tensors.
  * Movement kernels run one thread per output element and serve every
- * dtype. Scatters copy the data, then apply the updates in order in one
- * thread: duplicate indices then resolve as in the reference (the last
- * write wins, reductions fold in order), deterministically.
+ * dtype. Scatters (and MaxUnpool) copy the data, then apply the updates
+ * in order in one thread: duplicate indices then resolve as in the
+ * reference (the last write wins, reductions fold in order),
+ * deterministically. TopK ranks each element within its row instead of
+ * sorting: ranks are unique, so its writes never collide.
  */
 #include "cuda_emit.h"
 #include "../cfamily/cfam_eval.h"
@@ -609,6 +613,166 @@ static int emit_eyelike(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- TopK, Compress, ReverseSequence, MaxUnpool ------------------------------------------------ */
+
+static int topk_check(const Node *n, Diag *d)
+{
+    if (n->in[0]->dtype == DT_BOOL) return diag_node_error(d, n, "the CUDA backend's TopK takes numbers only");
+    return 0;
+}
+
+/* TopK: one thread per input element counts the elements of its row
+ * before it in gcrt_topk_order's total order (NaN first when largest, ties
+ * by index) and, when that rank is below k, writes itself and its index
+ * there: ranks are unique, so no two threads write one output. */
+static int emit_topk(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Y = n->out[0], *I = n->n_out > 1 ? n->out[1] : NULL;
+    const Shape *xs = &X->shape;
+    const int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank), largest = n->attrs[TOPK_LARGEST].i != 0;
+    const int64_t total = ir_numel(xs), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank), k = Y->shape.dims[ax];
+    if (total == 0 || k == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, int64_t *yi, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    w_printf(w, "        const int64_t in = i %% %lld, j = i / %lld %% %lld, o = i / %lld, row = o * %lld + in;\n", (long long)inner,
+             (long long)inner, (long long)dim, (long long)(inner * dim), (long long)(dim * inner));
+    w_puts(w, "        const double a = (double)");
+    cu_load(w, X->dtype, "x[i]");
+    w_puts(w, ";\n        int64_t rank = 0;\n");
+    w_printf(w, "        for (int64_t q = 0; q < %lld; q++) {\n", (long long)dim);
+    w_printf(w, "            const double b = (double)");
+    char e[64];
+    snprintf(e, sizeof e, "x[row + q * %lld]", (long long)inner);
+    cu_load(w, X->dtype, e);
+    w_puts(w, ";\n            const int an = a != a, bn = b != b;\n");
+    w_printf(w, "            rank += (an || bn) ? (an && bn ? q < j : %s) : a != b ? b %s a : q < j;\n", largest ? "bn" : "an",
+             largest ? ">" : "<");
+    w_puts(w, "        }\n");
+    w_printf(w, "        if (rank < %lld) {\n", (long long)k);
+    w_printf(w, "            const int64_t p = (o * %lld + rank) * %lld + in;\n", (long long)k, (long long)inner);
+    w_puts(w, "            y[p] = x[i];\n            if (yi) yi[p] = j;\n        }\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), I ? cu_ptr(c, I) : "NULL",
+             cu_ptr(c, X));
+    return 0;
+}
+
+/* Compress: the condition is a constant, so the kept positions along the
+ * axis (or of the flattened input) are a table; one thread per output
+ * element. */
+static int emit_compress(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Cd = n->in[1], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const Shape *xs = &X->shape;
+    const AttrVal *axis = &n->attrs[COMPRESS_AXIS];
+    int64_t dim = ir_numel(xs), inner = 1, len = Cd->shape.dims[0];
+    if (axis->set) {
+        const int ax = ir_norm_axis(axis->i, xs->rank);
+        dim = xs->dims[ax];
+        inner = dims_prod(xs, ax + 1, xs->rank);
+    }
+    const char *T = cfam_ctype(X->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    int64_t kept = 0;
+    w_printf(w, "GC_TABLE int64_t k%d_kept[] = {", kn);
+    for (int64_t i = 0; i < len && i < dim; i++)
+        if (ir_load_f64(DT_BOOL, Cd->data, (size_t)i) != 0.0) w_printf(w, "%s%lld", kept++ ? ", " : "", (long long)i);
+    w_puts(w, "};\n");
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    w_printf(w, "        const int64_t in = i %% %lld, j = i / %lld %% %lld, o = i / %lld;\n", (long long)inner, (long long)inner,
+             (long long)kept, (long long)(inner * kept));
+    w_printf(w, "        y[i] = x[(o * %lld + k%d_kept[j]) * %lld + in];\n    }\n}\n\n", (long long)dim, kn, (long long)inner);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    return 0;
+}
+
+static int compress_check(const Node *n, Diag *d)
+{
+    return n->in[1]->kind == VK_CONST ? 0 : diag_node_error(d, n, "the CUDA backend's Compress takes a constant condition");
+}
+
+/* ReverseSequence: per (batch, time) the first lens[b] steps reversed
+ * (lens clamped to [0, T]); one thread per output element. */
+static int emit_reverse_sequence(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *L = n->in[1], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const Shape *xs = &X->shape;
+    const int ba = (int)n->attrs[REVERSE_SEQUENCE_BATCH_AXIS].i;
+    const int64_t d0 = xs->dims[0], d1 = xs->dims[1], inner = dims_prod(xs, 2, xs->rank), tdim = ba == 0 ? d1 : d0;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *lens)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, cfam_ctype(L->dtype),
+             (long long)total);
+    w_printf(w, "        const int64_t in = i %% %lld, i1 = i / %lld %% %lld, i0 = i / %lld;\n", (long long)inner, (long long)inner,
+             (long long)d1, (long long)(inner * d1));
+    w_printf(w, "        const int64_t b = %s, t = %s;\n", ba == 0 ? "i0" : "i1", ba == 0 ? "i1" : "i0");
+    w_printf(w, "        int64_t len = (int64_t)lens[b];\n        len = len < 0 ? 0 : len > %lld ? %lld : len;\n", (long long)tdim,
+             (long long)tdim);
+    w_puts(w, "        const int64_t st = t < len ? len - 1 - t : t;\n");
+    w_printf(w, "        y[i] = x[(%s * %lld + %s) * %lld + in];\n    }\n}\n\n", ba == 0 ? "i0" : "st", (long long)d1,
+             ba == 0 ? "st" : "i1", (long long)inner);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X),
+             cu_ptr(c, L));
+    return 0;
+}
+
+static int maxunpool_check(const Node *n, Diag *d)
+{
+    int64_t src[IR_MAX_RANK];
+    int sr = ir_maxunpool_index_dims(n, src);
+    if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend takes 1 to 3 spatial dims for MaxUnpool");
+    return index_check(n, 1, d);
+}
+
+/* MaxUnpool: y = 0, then in one thread each x[i] in order to the place its
+ * index names (gcrt_maxunpool's rules: the index refers to the unpadded
+ * shape of ir_maxunpool_index_dims; one outside it or outside y is skipped). */
+static int emit_maxunpool(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *I = n->in[1], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    int64_t src[IR_MAX_RANK];
+    const int sr = ir_maxunpool_index_dims(n, src);
+    int64_t s3[3], d3[3];
+    for (int i = 0; i < 3; i++) {
+        int j = i - (3 - sr);
+        s3[i] = j < 0 ? 1 : src[j];
+        d3[i] = j < 0 ? 1 : Y->shape.dims[2 + j];
+    }
+    const int64_t NC = X->shape.dims[0] * X->shape.dims[1], psrc = s3[0] * s3[1] * s3[2], pdst = d3[0] * d3[1] * d3[2];
+    const char *T = cfam_ctype(Y->dtype);
+    w_printf(&c->body, "    if (cudaMemsetAsync(%s, 0, %lld, stream) != cudaSuccess) return -1;\n", cu_ptr(c, Y),
+             (long long)(total * (int64_t)ir_dtype_size(Y->dtype)));
+    const int64_t nx = ir_numel(&X->shape);
+    if (nx == 0) return 0;
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx)\n{\n    GC_FOR_EACH(s, 1) {\n", kn, T, T, cfam_ctype(I->dtype));
+    w_printf(w, "        for (int64_t i = s; i < %lld; i++) {\n", (long long)nx);
+    w_puts(w, "            const int64_t q = (int64_t)idx[i];\n");
+    w_printf(w, "            if (q < 0 || q >= %lld) continue;\n", (long long)(NC * psrc));
+    w_printf(w, "            const int64_t r = q %% %lld, cw = r %% %lld, ch = r / %lld %% %lld, cd = r / %lld;\n", (long long)psrc,
+             (long long)s3[2], (long long)s3[2], (long long)s3[1], (long long)(s3[1] * s3[2]));
+    w_printf(w, "            if (cd < %lld && ch < %lld && cw < %lld) y[q / %lld * %lld + (cd * %lld + ch) * %lld + cw] = x[i];\n",
+             (long long)d3[0], (long long)d3[1], (long long)d3[2], (long long)psrc, (long long)pdst, (long long)d3[1],
+             (long long)d3[2]);
+    w_puts(w, "        }\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, 1, stream, (%s, %s, %s));\n", kn, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, I));
+    return 0;
+}
+
 /* ---- the table --------------------------------------------------------------------------------- */
 
 #define OUT "a generated kernel, one thread per output element"
@@ -635,5 +799,9 @@ const CudaEntry cuda_index_entries[] = {
     {OP_Shape, NULL, emit_shape_size, NULL, "the static dims as a table copied by a generated kernel", 0},
     {OP_Size, NULL, emit_shape_size, NULL, "the static size as a table copied by a generated kernel", 0},
     {OP_EyeLike, NULL, emit_eyelike, NULL, OUT, 1},
+    {OP_TopK, topk_check, emit_topk, NULL, "a generated kernel, one thread per input element (its rank in the row)", 1},
+    {OP_Compress, compress_check, emit_compress, NULL, OUT, 1},
+    {OP_ReverseSequence, NULL, emit_reverse_sequence, NULL, OUT, 1},
+    {OP_MaxUnpool, maxunpool_check, emit_maxunpool, NULL, "a device memset, then a generated kernel placing the inputs in order (one thread)", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };
