@@ -2,7 +2,8 @@
  * data-dependent indexing (see cuda_emit.h): Pad, Tile, Expand, Split,
  * Trilu, GatherElements, GatherND, ScatterElements, ScatterND, CumSum,
  * ArgMax/ArgMin, OneHot, TopK, Compress, ReverseSequence, MaxUnpool, and
- * the generators (Constant, ConstantOfShape, Range, Shape, Size, EyeLike:
+ * the generators (Constant, ConstantOfShape, Range, Shape, Size, EyeLike,
+ * HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix:
  * values known at compile time become GC_TABLE constants).
  *
  * Each follows the C backend's rules (backend/c/emit_index.c,
@@ -555,7 +556,8 @@ static void emit_table_copy(Cu *c, const Node *n, const unsigned char *data, int
     launch(c, kn, cnt, &Y, 1);
 }
 
-/* Constant, ConstantOfShape, Range: the op's reference evaluation at
+/* Constant, ConstantOfShape, Range, the windows, MelWeightMatrix (constant
+ * inputs only): the op's reference evaluation at
  * compile time (a Constant's tensor attribute bit for bit), as a table. */
 static int emit_evaluated(Cu *c, const Node *n, Diag *d)
 {
@@ -796,6 +798,10 @@ const CudaEntry cuda_index_entries[] = {
     {OP_Constant, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
     {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
     {OP_Range, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
+    {OP_HannWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
+    {OP_HammingWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
+    {OP_BlackmanWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
+    {OP_MelWeightMatrix, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
     {OP_Shape, NULL, emit_shape_size, NULL, "the static dims as a table copied by a generated kernel", 0},
     {OP_Size, NULL, emit_shape_size, NULL, "the static size as a table copied by a generated kernel", 0},
     {OP_EyeLike, NULL, emit_eyelike, NULL, OUT, 1},
