@@ -90,6 +90,8 @@ int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, 
 /* Conv n as a generated kernel (cuda_vision.c): 1 to 3 spatial dims, f32
  * or f64, any pads; its bias included, not its epilogue. */
 int cu_emit_conv_direct(Cu *c, const Node *n);
+/* BatchNormalization n in training mode (cuda_grad.c). */
+int cu_emit_batchnorm_train(Cu *c, const Node *n);
 /* n's fused epilogue (Conv/Gemm/MatMul), in place on its output. */
 int cu_emit_epilogue(Cu *c, const Node *n, Diag *d);
 

@@ -2,7 +2,8 @@
  * backward ops (see cuda_emit.h): ConvGradData, ConvGradFilter,
  * MaxPoolGrad, AveragePoolGrad, SoftmaxGrad and LogSoftmaxGrad, and the
  * losses that training graphs end in (NegativeLogLikelihoodLoss,
- * SoftmaxCrossEntropyLoss).
+ * SoftmaxCrossEntropyLoss), LayerNormalizationGrad, BatchNormalizationGrad
+ * and BatchNormalization in training mode (one thread per channel).
  *
  * The C runtime scatters (runtime/c/gcrt_grad.c: each dY element adds into
  * the dX elements of its window). Here every kernel gathers instead: one
@@ -20,6 +21,7 @@
 #include "../../ir/ops/geometry.h"
 #include "../../ir/ops/grad_attrs.h"
 #include "../../ir/ops/loss_attrs.h"
+#include "../../ir/ops/nn_attrs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,6 +404,175 @@ static int emit_loss(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- normalizations: BatchNormalization in training mode, the norm grads ----------------------- */
+
+static int norm_check(const Node *n, Diag *d)
+{
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] && n->in[i]->dtype != n->in[0]->dtype)
+            return diag_node_error(d, n, "the CUDA backend's %s takes one dtype for all inputs", ir_op(n->op)->name);
+    for (int j = 0; j < n->n_out; j++)
+        if (n->out[j] && n->out[j]->dtype != n->in[0]->dtype)
+            return diag_node_error(d, n, "the CUDA backend's %s takes one dtype for all outputs", ir_op(n->op)->name);
+    if (!cu_is_float(n->in[0]->dtype) || n->in[0]->shape.rank < (n->op == OP_LayerNormalizationGrad ? 1 : 2))
+        return diag_node_error(d, n, "the CUDA backend computes %s in f32 and f64 only", ir_op(n->op)->name);
+    return 0;
+}
+
+/* Into a per-channel kernel (channel c of X[N, C, Sz]): mu and var, the
+ * batch statistics (population variance), in double. */
+static void channel_stats(Writer *w, int64_t N, int64_t C, int64_t Sz)
+{
+    w_printf(w, "        const double cnt = %lld.0;\n        double mu = 0, var = 0;\n", (long long)(N * Sz));
+    w_printf(w, "        for (int64_t e = 0; e < %lld; e++) mu += (double)x[(e / %lld * %lld + c) * %lld + e %% %lld];\n",
+             (long long)(N * Sz), (long long)Sz, (long long)C, (long long)Sz, (long long)Sz);
+    w_puts(w, "        mu /= cnt;\n");
+    w_printf(w, "        for (int64_t e = 0; e < %lld; e++) {\n", (long long)(N * Sz));
+    w_printf(w, "            const double dv = (double)x[(e / %lld * %lld + c) * %lld + e %% %lld] - mu;\n", (long long)Sz,
+             (long long)C, (long long)Sz, (long long)Sz);
+    w_puts(w, "            var += dv * dv;\n        }\n        var /= cnt;\n");
+}
+
+/* A per-channel kernel's loop over channel c's elements: `const int64_t p`
+ * their flat index (the body follows, then "}\n"). */
+static void channel_loop(Writer *w, int64_t N, int64_t C, int64_t Sz)
+{
+    w_printf(w, "        for (int64_t e = 0; e < %lld; e++) {\n", (long long)(N * Sz));
+    w_printf(w, "            const int64_t p = (e / %lld * %lld + c) * %lld + e %% %lld;\n", (long long)Sz, (long long)C,
+             (long long)Sz, (long long)Sz);
+}
+
+static int64_t spatial(const Shape *s)
+{
+    int64_t p = 1;
+    for (int k = 2; k < s->rank; k++) p *= s->dims[k];
+    return p;
+}
+
+/* BatchNormalization in training mode (gcrt_batchnorm_train's rules): one
+ * thread per channel: the batch statistics, the running mean and variance
+ * updated with the momentum, y = (x - mu) * scale / sqrt(var + eps) + b. */
+int cu_emit_batchnorm_train(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *Y = n->out[0], *Rm = n->n_out > 1 ? n->out[1] : NULL, *Rv = n->n_out > 2 ? n->out[2] : NULL;
+    const int64_t N = X->shape.dims[0], C = X->shape.dims[1], Sz = spatial(&X->shape);
+    if (C == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    char eps[48], mom[48];
+    cfam_lit(eps, sizeof eps, DT_F64, n->attrs[BN_EPSILON].f);
+    cfam_lit(mom, sizeof mom, DT_F64, n->attrs[BN_MOMENTUM].f);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, %s *rm, %s *rv, const %s *x, const %s *sc, const %s *bb, const %s *mean, const %s *vr)\n{\n", kn,
+             T, T, T, T, T, T, T, T);
+    w_printf(w, "    GC_FOR_EACH(c, %lld) {\n", (long long)C);
+    channel_stats(w, N, C, Sz);
+    w_printf(w, "        if (rm) rm[c] = (%s)((double)mean[c] * %s + mu * (1.0 - %s));\n", T, mom, mom);
+    w_printf(w, "        if (rv) rv[c] = (%s)((double)vr[c] * %s + var * (1.0 - %s));\n", T, mom, mom);
+    w_printf(w, "        const double a = (double)sc[c] / sqrt(var + %s);\n", eps);
+    channel_loop(w, N, C, Sz);
+    w_printf(w, "            y[p] = (%s)(((double)x[p] - mu) * a + bb[c]);\n        }\n    }\n}\n\n", T);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s, %s, %s, %s, %s));\n", kn, (long long)C, cu_ptr(c, Y),
+             Rm ? cu_ptr(c, Rm) : "NULL", Rv ? cu_ptr(c, Rv) : "NULL", cu_ptr(c, X), cu_ptr(c, n->in[1]), cu_ptr(c, n->in[2]),
+             cu_ptr(c, n->in[3]), cu_ptr(c, n->in[4]));
+    return 0;
+}
+
+/* Output j of a grad node if present and not empty. */
+static const Value *opt_out(const Node *n, int j)
+{
+    const Value *v = j < n->n_out ? n->out[j] : NULL;
+    return v && ir_numel(&v->shape) > 0 ? v : NULL;
+}
+
+/* BatchNormalizationGrad(dY, X, scale) -> dX, dScale, dBias
+ * (gcrt_batchnorm_grad's rules): one thread per channel. */
+static int emit_batchnorm_grad(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *dY = n->in[0], *X = n->in[1], *Sc = n->in[2], *dX = n->out[0], *dS = opt_out(n, 1), *dB = opt_out(n, 2);
+    const int64_t N = X->shape.dims[0], C = X->shape.dims[1], Sz = spatial(&X->shape);
+    if (C == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    char eps[48];
+    cfam_lit(eps, sizeof eps, DT_F64, n->attrs[BNGRAD_EPSILON].f);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *dx, %s *ds, %s *db, const %s *dy, const %s *x, const %s *sc)\n{\n", kn, T, T, T, T, T, T);
+    w_printf(w, "    GC_FOR_EACH(c, %lld) {\n", (long long)C);
+    channel_stats(w, N, C, Sz);
+    w_printf(w, "        const double rs = 1.0 / sqrt(var + %s);\n        double sdy = 0, sdyx = 0;\n", eps);
+    channel_loop(w, N, C, Sz);
+    w_puts(w, "            sdy += (double)dy[p];\n            sdyx += (double)dy[p] * ((double)x[p] - mu) * rs;\n        }\n");
+    w_printf(w, "        if (ds) ds[c] = (%s)sdyx;\n        if (db) db[c] = (%s)sdy;\n", T, T);
+    w_puts(w, "        const double a = (double)sc[c] * rs;\n");
+    channel_loop(w, N, C, Sz);
+    w_printf(w, "            dx[p] = (%s)(a * ((double)dy[p] - sdy / cnt - ((double)x[p] - mu) * rs * sdyx / cnt));\n", T);
+    w_puts(w, "        }\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s, %s, %s));\n", kn, (long long)C,
+             ir_numel(&dX->shape) ? cu_ptr(c, dX) : "NULL", dS ? cu_ptr(c, dS) : "NULL", dB ? cu_ptr(c, dB) : "NULL",
+             cu_ptr(c, dY), cu_ptr(c, X), cu_ptr(c, Sc));
+    return 0;
+}
+
+/* LayerNormalizationGrad's scratch: each row's mean and 1/std (doubles). */
+static size_t lngrad_workspace(const Node *n)
+{
+    int64_t outer, inner;
+    if (ir_layernorm_grad_split(n, &outer, &inner, NULL) < 0) return 0;
+    return (size_t)outer * 16;
+}
+
+/* LayerNormalizationGrad(dY, X, Scale) -> dX, dScale, dBias
+ * (gcrt_layernorm_grad's rules): one thread per row computes its
+ * statistics (kept in the workspace) and dX; then one thread per column
+ * sums dScale and dBias over the rows in order. */
+static int emit_layernorm_grad(Cu *c, const Node *n, Diag *d)
+{
+    const Value *dY = n->in[0], *X = n->in[1], *Sc = n->in[2], *dX = n->out[0], *dS = opt_out(n, 1), *dB = opt_out(n, 2);
+    int64_t outer, inner;
+    if (ir_layernorm_grad_split(n, &outer, &inner, d) < 0) return -1;
+    if (outer * inner == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    char eps[48], ws[64];
+    cfam_lit(eps, sizeof eps, DT_F64, n->attrs[LNGRAD_EPSILON].f);
+    GC_ASSERT(n->ws_bytes >= (size_t)outer * 16 && n->ws_offset >= 0);
+    snprintf(ws, sizeof ws, "(double *)(void *)(arena + %lld)", (long long)n->ws_offset);
+    Writer *w = &c->kern;
+    int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *dx, double *st, const %s *dy, const %s *x, const %s *sc)\n{\n", kn, T, T, T, T);
+    w_printf(w, "    GC_FOR_EACH(o, %lld) {\n", (long long)outer);
+    w_printf(w, "        const %s *xr = x + o * %lld, *dyr = dy + o * %lld;\n", T, (long long)inner, (long long)inner);
+    w_puts(w, "        double mu = 0, var = 0, sg = 0, sgx = 0;\n");
+    w_printf(w, "        for (int64_t j = 0; j < %lld; j++) mu += (double)xr[j];\n        mu /= %lld.0;\n", (long long)inner,
+             (long long)inner);
+    w_printf(w, "        for (int64_t j = 0; j < %lld; j++) var += ((double)xr[j] - mu) * ((double)xr[j] - mu);\n", (long long)inner);
+    w_printf(w, "        var /= %lld.0;\n        const double rs = 1.0 / sqrt(var + %s);\n", (long long)inner, eps);
+    w_puts(w, "        st[2 * o] = mu;\n        st[2 * o + 1] = rs;\n");
+    w_printf(w, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)inner);
+    w_puts(w, "            const double g = (double)dyr[j] * (double)sc[j];\n");
+    w_puts(w, "            sg += g;\n            sgx += g * ((double)xr[j] - mu) * rs;\n        }\n");
+    w_printf(w, "        sg /= %lld.0;\n        sgx /= %lld.0;\n", (long long)inner, (long long)inner);
+    w_printf(w, "        for (int64_t j = 0; j < %lld; j++)\n", (long long)inner);
+    w_printf(w, "            dx[o * %lld + j] = (%s)(rs * ((double)dyr[j] * (double)sc[j] - sg - ((double)xr[j] - mu) * rs * sgx));\n",
+             (long long)inner, T);
+    w_puts(w, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s, %s));\n", kn, (long long)outer, cu_ptr(c, dX), ws,
+             cu_ptr(c, dY), cu_ptr(c, X), cu_ptr(c, Sc));
+    if (!dS && !dB) return 0;
+    kn = cu_kernel_begin(c, n);
+    w_puts(w, "/* its dScale and dBias: sums over the rows, one thread per column */\n");
+    w_printf(w, "GC_KERNEL k%d(%s *ds, %s *db, const double *st, const %s *dy, const %s *x)\n{\n", kn, T, T, T, T);
+    w_printf(w, "    GC_FOR_EACH(j, %lld) {\n        double s = 0, b = 0;\n", (long long)inner);
+    w_printf(w, "        for (int64_t o = 0; o < %lld; o++) {\n", (long long)outer);
+    w_printf(w, "            const int64_t p = o * %lld + j;\n", (long long)inner);
+    w_puts(w, "            s += (double)dy[p] * ((double)x[p] - st[2 * o]) * st[2 * o + 1];\n            b += (double)dy[p];\n");
+    w_printf(w, "        }\n        if (ds) ds[j] = (%s)s;\n        if (db) db[j] = (%s)b;\n    }\n}\n\n", T, T);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s, %s));\n", kn, (long long)inner, dS ? cu_ptr(c, dS) : "NULL",
+             dB ? cu_ptr(c, dB) : "NULL", ws, cu_ptr(c, dY), cu_ptr(c, X));
+    return 0;
+}
+
 #define GATHER "a generated kernel, one thread per element of the result (gather form: deterministic)"
 
 const CudaEntry cuda_grad_entries[] = {
@@ -413,5 +584,8 @@ const CudaEntry cuda_grad_entries[] = {
     {OP_LogSoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0},
     {OP_NegativeLogLikelihoodLoss, loss_check, emit_loss, NULL, "a generated kernel, one thread per element (none) or one in all", 1},
     {OP_SoftmaxCrossEntropyLoss, loss_check, emit_loss, NULL, "a generated kernel, one thread per element (none) or one in all", 1},
+    {OP_BatchNormalizationGrad, norm_check, emit_batchnorm_grad, NULL, "a generated kernel, one thread per channel", 0},
+    {OP_LayerNormalizationGrad, norm_check, emit_layernorm_grad, lngrad_workspace,
+     "generated kernels: one thread per row (dX; row statistics in the workspace), one per column (dScale, dBias)", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };

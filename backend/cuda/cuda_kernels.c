@@ -780,12 +780,14 @@ static int layernorm_check(const Node *n, Diag *d)
         (n->n_in > 2 && n->in[2] && n->in[2]->dtype != n->in[0]->dtype))
         return diag_node_error(d, n, "the CUDA backend computes LayerNormalization in f32 and f64, one dtype");
     for (int j = 1; j < n->n_out; j++)
-        if (n->out[j]) return diag_node_error(d, n, "the CUDA backend has no LayerNormalization Mean/InvStdDev outputs yet");
+        if (n->out[j] && n->out[j]->dtype != n->in[0]->dtype)
+            return diag_node_error(d, n, "the CUDA backend takes LayerNormalization's Mean/InvStdDev in the dtype of X only");
     return 0;
 }
 
 /* LayerNormalization: one thread per row (the dims from axis on): mean,
- * variance (two passes, in double), then y = (x - mean) * rstd * scale + b,
+ * variance (two passes, in double; Mean and InvStdDev stored when asked),
+ * then y = (x - mean) * rstd * scale + b,
  * Scale and B broadcast over the row (numpy rules against X[axis:]). */
 static int emit_layernorm(Cu *c, const Node *n, Diag *d)
 {
@@ -810,9 +812,12 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     Writer *k = &c->kern;
     const int kn = c->nk++;
     cu_node_comment(k, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc%s%s%s)\n{\n", kn, T, T, T, B ? ", const " : "", B ? T : "",
+    const Value *Mo = n->n_out > 1 ? n->out[1] : NULL, *Io = n->n_out > 2 ? n->out[2] : NULL;
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc%s%s%s", kn, T, T, T, B ? ", const " : "", B ? T : "",
              B ? " *bb" : "");
-    w_printf(k, "    GC_FOR_EACH(rw, %lld) {\n", (long long)outer);
+    if (Mo) w_printf(k, ", %s *mo", T);
+    if (Io) w_printf(k, ", %s *io", T);
+    w_printf(k, ")\n{\n    GC_FOR_EACH(rw, %lld) {\n", (long long)outer);
     w_printf(k, "        const %s *xr = x + rw * %lld;\n        %s *yr = y + rw * %lld;\n", T, (long long)inner, T,
              (long long)inner);
     w_puts(k, "        double mean = 0, var = 0;\n");
@@ -820,6 +825,8 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     w_printf(k, "        mean /= %lld.0;\n", (long long)inner);
     w_printf(k, "        for (int64_t j = 0; j < %lld; j++) var += (xr[j] - mean) * (xr[j] - mean);\n", (long long)inner);
     w_printf(k, "        const double rstd = 1.0 / sqrt(var / %lld.0 + %s);\n", (long long)inner, eps);
+    if (Mo) w_printf(k, "        mo[rw] = (%s)mean;\n", T);
+    if (Io) w_printf(k, "        io[rw] = (%s)rstd;\n", T);
     w_printf(k, "        for (int64_t i = 0; i < %lld; i++) {\n", (long long)inner);
     cu_index_map(k, "s", row.rank, row.dims, ss, NULL);
     if (B) cu_index_map(k, "t", row.rank, row.dims, bs, NULL);
@@ -827,14 +834,16 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     w_puts(k, "        }\n    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)outer, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, Sc));
     if (B) w_printf(&c->body, ", %s", cu_ptr(c, B));
+    if (Mo) w_printf(&c->body, ", %s", cu_ptr(c, Mo));
+    if (Io) w_printf(&c->body, ", %s", cu_ptr(c, Io));
     w_puts(&c->body, "));\n");
     return 0;
 }
 
 static int batchnorm_check(const Node *n, Diag *d)
 {
-    if (!cu_is_float(n->in[0]->dtype) || n->attrs[BN_TRAINING_MODE].i)
-        return diag_node_error(d, n, "the CUDA backend has BatchNormalization in inference mode, f32/f64, only");
+    if (!cu_is_float(n->in[0]->dtype))
+        return diag_node_error(d, n, "the CUDA backend has BatchNormalization in f32/f64 only");
     for (int j = 1; j < 5; j++)
         if (n->in[j]->dtype != n->in[0]->dtype)
             return diag_node_error(d, n, "the CUDA backend's BatchNormalization takes one dtype for all inputs");
@@ -844,6 +853,7 @@ static int batchnorm_check(const Node *n, Diag *d)
 /* BatchNormalization (inference): y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + b[c]. */
 static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
 {
+    if (n->attrs[BN_TRAINING_MODE].i) return cu_emit_batchnorm_train(c, n);
     (void)d;
     const Value *X = n->in[0], *Y = n->out[0];
     const int64_t total = ir_numel(&Y->shape), C = X->shape.dims[1];
