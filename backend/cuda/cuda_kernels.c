@@ -876,6 +876,60 @@ static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- Det ------------------------------------------------------------------------------------- */
+
+/* Det's scratch: each matrix of the batch as doubles for its LU factors. */
+static size_t det_workspace(const Node *n)
+{
+    const Shape *s = &n->in[0]->shape;
+    const int64_t m = s->dims[s->rank - 1];
+    return sizeof(double) * (size_t)(m * m * ir_numel(&n->out[0]->shape));
+}
+
+/* Det: one thread per matrix, LU with partial pivoting in double in the
+ * workspace (the C runtime's det_lu: a zero pivot gives 0, each row swap
+ * flips the sign); the determinant of a 0 x 0 matrix is 1. */
+static int emit_det(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int64_t m = X->shape.dims[X->shape.rank - 1], nb = ir_numel(&Y->shape);
+    if (nb == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *k = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, double *work)\n{\n    GC_FOR_EACH(b, %lld) {\n", kn, T, T, (long long)nb);
+    if (m == 0) {
+        w_puts(k, "        (void)x, (void)work;\n        y[b] = 1; /* det of 0x0 is 1 */\n    }\n}\n\n");
+    } else {
+        const long long M = (long long)m;
+        w_printf(k, "        double *a = work + b * %lld, det = 1.0;\n", M * M);
+        w_printf(k, "        for (int64_t i = 0; i < %lld; i++) a[i] = (double)x[b * %lld + i];\n", M * M, M * M);
+        w_printf(k, "        for (int64_t kk = 0; kk < %lld && det != 0.0; kk++) {\n", M);
+        w_puts(k, "            int64_t p = kk;\n");
+        w_printf(k, "            for (int64_t i = kk + 1; i < %lld; i++)\n", M);
+        w_printf(k, "                if (fabs(a[i * %lld + kk]) > fabs(a[p * %lld + kk])) p = i;\n", M, M);
+        w_printf(k, "            if (a[p * %lld + kk] == 0.0) {\n                det = 0.0;\n                break;\n            }\n", M);
+        w_puts(k, "            if (p != kk) {\n");
+        w_printf(k, "                for (int64_t j = 0; j < %lld; j++) {\n", M);
+        w_printf(k, "                    const double t = a[kk * %lld + j];\n", M);
+        w_printf(k, "                    a[kk * %lld + j] = a[p * %lld + j];\n                    a[p * %lld + j] = t;\n", M, M, M);
+        w_puts(k, "                }\n                det = -det;\n            }\n");
+        w_printf(k, "            const double piv = a[kk * %lld + kk];\n            det *= piv;\n", M);
+        w_printf(k, "            for (int64_t i = kk + 1; i < %lld; i++) {\n", M);
+        w_printf(k, "                const double f = a[i * %lld + kk] / piv;\n", M);
+        w_printf(k, "                for (int64_t j = kk + 1; j < %lld; j++) a[i * %lld + j] -= f * a[kk * %lld + j];\n", M, M, M);
+        w_puts(k, "            }\n        }\n");
+        w_printf(k, "        y[b] = (%s)det;\n    }\n}\n\n", T);
+    }
+    GC_ASSERT(m == 0 || n->ws_offset >= 0);
+    char ws[64];
+    if (m) snprintf(ws, sizeof ws, "(double *)(void *)(arena + %lld)", (long long)n->ws_offset);
+    else snprintf(ws, sizeof ws, "NULL");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)nb, cu_ptr(c, Y), cu_ptr(c, X), ws);
+    return 0;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 #define ROW "a generated kernel, one thread per row"
@@ -907,6 +961,7 @@ const CudaEntry cuda_kernel_entries[] = {
     {OP_ReduceSumSquare, reduce_check, emit_reduce, NULL, OUT, 1},
     {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW, 0},
     {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT, 0},
+    {OP_Det, cu_check_float, emit_det, det_workspace, "a generated kernel, one thread per matrix (LU in its workspace)", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };
 
