@@ -1,5 +1,6 @@
-/* cuda_quant.c — the CUDA backend's generated kernels for QuantizeLinear
- * and DequantizeLinear (see cuda_emit.h): one thread per element, the
+/* cuda_quant.c — the CUDA backend's generated kernels for QuantizeLinear,
+ * DequantizeLinear, MatMulInteger and QLinearMatMul (see cuda_emit.h).
+ * Quantize/Dequantize: one thread per element, the
  * arithmetic of the C backend (backend/c/emit_quant.c) and the reference
  * (ir/ops/quant.c), so all give the same integers: x / scale divided in
  * float for float32 tensors and in double otherwise, rounded half to even
@@ -9,6 +10,7 @@
 #include "cuda_emit.h"
 #include "../cfamily/cfam_expr.h"
 #include "../../ir/ops/geometry.h"
+#include "../../ir/ops/quant_attrs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -83,8 +85,97 @@ static int emit_quant(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- MatMulInteger, QLinearMatMul ------------------------------------------------------------ */
+
+/* v[IDX] as a double, v's element 0 when it holds one value; "0.0" when v
+ * is absent. */
+static const char *pval(char *buf, size_t cap, const char *name, const Value *v, const char *idx)
+{
+    if (!v) snprintf(buf, cap, "0.0");
+    else snprintf(buf, cap, "(double)%s[%s]", name, ir_numel(&v->shape) == 1 ? "0" : idx);
+    return buf;
+}
+
+/* Into a kernel: `y[i] = ` the integer sum `acc` (double, exact) as int32,
+ * or requantized (QLinear*: (acc + bias) * s1 * s2 / y_scale rounded half
+ * to even, plus y_zero_point, saturated to y's type). */
+static void store_q(Writer *w, const Node *n, int qlinear, const char *s1, const char *s2, const char *bias)
+{
+    if (!qlinear) {
+        w_puts(w, "        y[i] = (int32_t)(int64_t)acc;\n");
+        return;
+    }
+    const DType t = n->out[0]->dtype;
+    const char *lo = t == DT_I8 ? "-128.0" : t == DT_U8 ? "0.0" : "-2147483648.0";
+    const char *hi = t == DT_I8 ? "127.0" : t == DT_U8 ? "255.0" : "2147483647.0";
+    const int yz = n->n_in > 7 && n->in[7];
+    w_printf(w, "        const double q = rint((acc%s) * (%s * %s / (double)ys[0])) + %s;\n", bias, s1, s2, yz ? "(double)yz[0]" : "0.0");
+    w_printf(w, "        y[i] = (%s)(q < %s ? %s : q > %s ? %s : q);\n", cfam_ctype(t), lo, lo, hi, hi);
+}
+
+/* MatMulInteger (A, B, a_zp, b_zp) and QLinearMatMul (a, a_scale, a_zp, b,
+ * b_scale, b_zp, y_scale, y_zp): one thread per output element sums the
+ * zero-point-shifted products exactly in double (A's parameters per row, B's
+ * per column, as the C backend reads them). */
+static int emit_qmatmul(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const int ql = n->op == OP_QLinearMatMul, ia = 0, ib = ql ? 3 : 1, iza = 2, izb = ql ? 5 : 3;
+    const Value *A = n->in[ia], *B = n->in[ib], *Y = n->out[0];
+    const Value *Za = n->n_in > iza ? n->in[iza] : NULL, *Zb = n->n_in > izb ? n->in[izb] : NULL;
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    IrMatMulGeom g;
+    GC_ASSERT(ir_matmul_geometry(n, ia, ib, &g, NULL) == 0);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    const Value *args[8];
+    const char *names[8];
+    int na = 0;
+#define ARG(v, nm) (args[na] = (v), names[na++] = (nm))
+    ARG(A, "a");
+    ARG(B, "b");
+    if (Za) ARG(Za, "za");
+    if (Zb) ARG(Zb, "zb");
+    if (ql) {
+        ARG(n->in[1], "sa");
+        ARG(n->in[4], "sb");
+        ARG(n->in[6], "ys");
+        if (n->n_in > 7 && n->in[7]) ARG(n->in[7], "yz");
+    }
+#undef ARG
+    w_printf(w, "GC_KERNEL k%d(%s *y", kn, cfam_ctype(Y->dtype));
+    for (int j = 0; j < na; j++) w_printf(w, ", const %s *%s", cfam_ctype(args[j]->dtype), names[j]);
+    w_printf(w, ")\n{\n    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    w_printf(w, "        const int64_t col = i %% %lld, row = i / %lld %% %lld, bi = i / %lld;\n", (long long)g.N, (long long)g.N,
+             (long long)g.M, (long long)(g.M * g.N));
+    w_puts(w, "        int64_t oa = 0, ob = 0, r = bi;\n");
+    for (int k = g.batch.rank - 1; k >= 0; k--)
+        w_printf(w, "        oa += r %% %lld * %lld;\n        ob += r %% %lld * %lld;\n        r /= %lld;\n", (long long)g.batch.dims[k],
+                 (long long)g.sa[k], (long long)g.batch.dims[k], (long long)g.sb[k], (long long)g.batch.dims[k]);
+    char za[48], zb[48], s1[48] = "", s2[48] = "";
+    pval(za, sizeof za, "za", Za, "row");
+    pval(zb, sizeof zb, "zb", Zb, "col");
+    w_puts(w, "        (void)r;\n        double acc = 0;\n");
+    w_printf(w, "        for (int64_t k = 0; k < %lld; k++)\n", (long long)g.K);
+    w_printf(w, "            acc += ((double)a[oa + row * %lld + k] - %s) * ((double)b[ob + k * %lld + col] - %s);\n", (long long)g.K, za,
+             (long long)g.N, zb);
+    if (ql) {
+        pval(s1, sizeof s1, "sa", n->in[1], "row");
+        pval(s2, sizeof s2, "sb", n->in[4], "col");
+    }
+    store_q(w, n, ql, s1, s2, "");
+    w_puts(w, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s", kn, (long long)total, cu_ptr(c, Y));
+    for (int j = 0; j < na; j++) w_printf(&c->body, ", %s", cu_ptr(c, args[j]));
+    w_puts(&c->body, "));\n");
+    return 0;
+}
+
 const CudaEntry cuda_quant_entries[] = {
     {OP_QuantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1},
     {OP_DequantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1},
+    {OP_MatMulInteger, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
+    {OP_QLinearMatMul, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };
