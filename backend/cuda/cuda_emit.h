@@ -89,9 +89,22 @@ void cu_strides_of(const Shape *s, int64_t *st);
  * broadcasting) computing fx, or node n's own scalar expression. */
 int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
                Diag *d);
+/* The integer convolutions' part of a direct Conv kernel: the inputs X and
+ * W, extra kernel arguments (named), the zero points as double
+ * expressions over them (the output channel is `m`), and the store of
+ * y[i] from the double sum `acc`. */
+typedef struct CuConvQuant {
+    int ix, iw;
+    const Value *extra[8];
+    const char *extra_names[8];
+    int n_extra;
+    const char *zx, *zw;
+    void (*store)(Writer *w, const Node *n);
+} CuConvQuant;
 /* Conv n as a generated kernel (cuda_vision.c): 1 to 3 spatial dims, f32
- * or f64, any pads; its bias included, not its epilogue. */
-int cu_emit_conv_direct(Cu *c, const Node *n);
+ * or f64, any pads; its bias included, not its epilogue. With q, an
+ * integer convolution (ConvInteger, QLinearConv). */
+int cu_emit_conv_direct(Cu *c, const Node *n, const CuConvQuant *q);
 /* BatchNormalization n in training mode (cuda_grad.c). */
 int cu_emit_batchnorm_train(Cu *c, const Node *n);
 /* n's fused epilogue (Conv/Gemm/MatMul), in place on its output. */

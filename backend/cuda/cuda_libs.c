@@ -241,7 +241,7 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
     if (ir_numel(&Y->shape) == 0) return 0;
-    if (!conv_on_cudnn(n)) return cu_emit_conv_direct(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
+    if (!conv_on_cudnn(n)) return cu_emit_conv_direct(c, n, NULL) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     const int two = sr == 2, i = c->nconv++;
     const int64_t G = n->attrs[CONV_GROUP].i;
     const long long xn = X->shape.dims[0], xc = X->shape.dims[1], xh = two ? X->shape.dims[2] : 1,

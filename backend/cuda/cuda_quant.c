@@ -1,5 +1,6 @@
 /* cuda_quant.c — the CUDA backend's generated kernels for QuantizeLinear,
- * DequantizeLinear, MatMulInteger and QLinearMatMul (see cuda_emit.h).
+ * DequantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and
+ * QLinearConv (see cuda_emit.h).
  * Quantize/Dequantize: one thread per element, the
  * arithmetic of the C backend (backend/c/emit_quant.c) and the reference
  * (ir/ops/quant.c), so all give the same integers: x / scale divided in
@@ -172,10 +173,63 @@ static int emit_qmatmul(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- ConvInteger, QLinearConv ------------------------------------------------------------------ */
+
+static void store_convinteger(Writer *w, const Node *n)
+{
+    store_q(w, n, 0, "", "", "");
+}
+
+static void store_qlinearconv(Writer *w, const Node *n)
+{
+    char s2[48];
+    pval(s2, sizeof s2, "ws", n->in[4], "m");
+    store_q(w, n, 1, "(double)xs[0]", s2, n->n_in > 8 && n->in[8] ? " + (double)bb[m]" : "");
+}
+
+static int qconv_check(const Node *n, Diag *d)
+{
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    return sr >= 1 && sr <= 3 ? 0 : diag_node_error(d, n, "the CUDA backend takes 1 to 3 spatial dims for %s", ir_op(n->op)->name);
+}
+
+/* ConvInteger (x, w, x_zp, w_zp) and QLinearConv (x, x_scale, x_zp, w,
+ * w_scale, w_zp, y_scale, y_zp, B): the direct Conv kernel over the
+ * zero-point-shifted operands (W's zero point and scale per output
+ * channel), its exact sum stored as int32 or requantized. */
+static int emit_qconv(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const int ql = n->op == OP_QLinearConv, izx = 2, izw = ql ? 5 : 3;
+    CuConvQuant q = {0};
+    q.ix = 0;
+    q.iw = ql ? 3 : 1;
+    q.store = ql ? store_qlinearconv : store_convinteger;
+    const Value *Zx = n->n_in > izx ? n->in[izx] : NULL, *Zw = n->n_in > izw ? n->in[izw] : NULL;
+    char zx[48], zw[48];
+#define ARG(v, nm) (q.extra[q.n_extra] = (v), q.extra_names[q.n_extra++] = (nm))
+    if (Zx) ARG(Zx, "zx");
+    if (Zw) ARG(Zw, "zw");
+    if (ql) {
+        ARG(n->in[1], "xs");
+        ARG(n->in[4], "ws");
+        ARG(n->in[6], "ys");
+        if (n->n_in > 7 && n->in[7]) ARG(n->in[7], "yz");
+        if (n->n_in > 8 && n->in[8]) ARG(n->in[8], "bb");
+    }
+#undef ARG
+    q.zx = pval(zx, sizeof zx, "zx", Zx, "0");
+    q.zw = pval(zw, sizeof zw, "zw", Zw, "m");
+    return cu_emit_conv_direct(c, n, &q);
+}
+
 const CudaEntry cuda_quant_entries[] = {
     {OP_QuantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1},
     {OP_DequantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1},
     {OP_MatMulInteger, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
     {OP_QLinearMatMul, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
+    {OP_ConvInteger, qconv_check, emit_qconv, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
+    {OP_QLinearConv, qconv_check, emit_qconv, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };

@@ -100,10 +100,12 @@ static int emit_convtranspose(Cu *c, const Node *n, Diag *d)
 /* Conv as a generated kernel (what cuDNN's descriptors cannot say: pads
  * that differ at the two ends, 3 spatial dims, f64): one thread per output
  * element (n, m, o) sums x[n, g * Cg + c, o * stride - pad + t * dil] *
- * w[m, c, t] over the taps inside the input, in double, plus b[m]. */
-int cu_emit_conv_direct(Cu *c, const Node *n)
+ * w[m, c, t] over the taps inside the input, in double, plus b[m]; with q,
+ * ConvInteger / QLinearConv: the operands minus their zero points, the
+ * exact integer sum stored by q->store. */
+int cu_emit_conv_direct(Cu *c, const Node *n, const CuConvQuant *q)
 {
-    const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const Value *X = n->in[q ? q->ix : 0], *W = n->in[q ? q->iw : 1], *B = !q && n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
     int64_t k[IR_MAX_RANK], s[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     const int sr = ir_nn_window_geometry(n, k, s, dl, pb, pe);
     const int64_t total = ir_numel(&Y->shape);
@@ -123,8 +125,10 @@ int cu_emit_conv_direct(Cu *c, const Node *n)
     const char *T = cfam_ctype(Y->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *w%s%s%s)\n{\n", kn, T, T, T, B ? ", const " : "", B ? T : "",
-             B ? " *b" : "");
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *w%s%s%s", kn, T, cfam_ctype(X->dtype), cfam_ctype(W->dtype),
+             B ? ", const " : "", B ? T : "", B ? " *b" : "");
+    for (int j = 0; q && j < q->n_extra; j++) w_printf(w, ", const %s *%s", cfam_ctype(q->extra[j]->dtype), q->extra_names[j]);
+    w_puts(w, ")\n{\n");
     w_printf(w, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
     w_printf(w, "        const int64_t op = i %% %lld, m = i / %lld %% %lld, nb = i / %lld;\n", (long long)OP,
              (long long)OP, (long long)M, (long long)(OP * M));
@@ -147,13 +151,16 @@ int cu_emit_conv_direct(Cu *c, const Node *n)
     w_puts(w, "            }\n");
     w_puts(w, "            if (!ok) continue;\n");
     w_printf(w, "            for (int64_t ci = 0; ci < %lld; ci++)\n", (long long)Cg);
-    w_printf(w, "                acc += (double)x[(nb * %lld + g * %lld + ci) * %lld + ip] * w[(m * %lld + ci) * %lld + t];\n",
-             (long long)C, (long long)Cg, (long long)IP, (long long)Cg, (long long)KP);
+    w_printf(w, "                acc += ((double)x[(nb * %lld + g * %lld + ci) * %lld + ip] - %s) * ((double)w[(m * %lld + ci) * %lld + t] - %s);\n",
+             (long long)C, (long long)Cg, (long long)IP, q ? q->zx : "0.0", (long long)Cg, (long long)KP, q ? q->zw : "0.0");
     w_puts(w, "        }\n");
-    w_printf(w, "        y[i] = (%s)acc;\n    }\n}\n\n", T);
+    if (q) q->store(w, n);
+    else w_printf(w, "        y[i] = (%s)acc;\n", T);
+    w_puts(w, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X),
              cu_ptr(c, W));
     if (B) w_printf(&c->body, ", %s", cu_ptr(c, B));
+    for (int j = 0; q && j < q->n_extra; j++) w_printf(&c->body, ", %s", cu_ptr(c, q->extra[j]));
     w_puts(&c->body, "));\n");
     return 0;
 }
