@@ -55,6 +55,7 @@ extern const CudaEntry cuda_index_entries[];
 extern const CudaEntry cuda_grad_entries[];
 extern const CudaEntry cuda_quant_entries[];
 extern const CudaEntry cuda_optim_entries[];
+extern const CudaEntry cuda_signal_entries[];
 
 /* The pointer expression of v in the schedule (marks it used: it gets a
  * declaration, and its storage's constant a place in the weights). */
