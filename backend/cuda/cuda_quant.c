@@ -1,6 +1,6 @@
 /* cuda_quant.c — the CUDA backend's generated kernels for QuantizeLinear,
- * DequantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and
- * QLinearConv (see cuda_emit.h).
+ * DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul,
+ * ConvInteger and QLinearConv (see cuda_emit.h).
  * Quantize/Dequantize: one thread per element, the
  * arithmetic of the C backend (backend/c/emit_quant.c) and the reference
  * (ir/ops/quant.c), so all give the same integers: x / scale divided in
@@ -224,6 +224,46 @@ static int emit_qconv(Cu *c, const Node *n, Diag *d)
     return cu_emit_conv_direct(c, n, &q);
 }
 
+/* ---- DynamicQuantizeLinear ------------------------------------------------------------------- */
+
+/* DynamicQuantizeLinear (the C backend's arithmetic): one thread finds the
+ * range [min(x, 0), max(x, 0)] and writes y_scale = range / 255 and the
+ * zero point; then one thread per element quantizes to u8. */
+static int emit_dynquant(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Y = n->out[0], *S = n->out[1], *Z = n->out[2];
+    const int64_t total = ir_numel(&X->shape);
+    Writer *w = &c->kern;
+    int kn = cu_kernel_begin(c, n);
+    w_puts(w, "/* its scale and zero point */\n");
+    w_printf(w, "GC_KERNEL k%d(float *ys, uint8_t *yz, const float *x)\n{\n    GC_FOR_EACH(s, 1) {\n", kn);
+    w_puts(w, "        float lo = 0.0f, hi = 0.0f;\n        double z = 0.0;\n");
+    w_printf(w, "        for (int64_t i = s; i < %lld; i++) {\n", (long long)total);
+    w_puts(w, "            if (x[i] < lo) lo = x[i];\n            if (x[i] > hi) hi = x[i];\n        }\n");
+    w_puts(w, "        const float sc = (hi - lo) / 255.0f;\n");
+    w_puts(w, "        if (sc != 0.0f) {\n            z = rint((double)(-lo / sc));\n            z = z < 0.0 ? 0.0 : z > 255.0 ? 255.0 : z;\n        }\n");
+    w_puts(w, "        ys[0] = sc;\n        yz[0] = (uint8_t)z;\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, 1, stream, (%s, %s, %s));\n", kn, cu_ptr(c, S), cu_ptr(c, Z), cu_ptr(c, X));
+    if (total == 0) return 0;
+    kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(uint8_t *y, const float *x, const float *ys, const uint8_t *yz)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn,
+             (long long)total);
+    w_puts(w, "        const float sc = ys[0];\n");
+    w_puts(w, "        const double q = sc == 0.0f ? 0.0 : rint((double)(x[i] / sc)) + (double)yz[0];\n");
+    w_puts(w, "        y[i] = (uint8_t)(q < 0.0 ? 0.0 : q > 255.0 ? 255.0 : q);\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X),
+             cu_ptr(c, S), cu_ptr(c, Z));
+    return 0;
+}
+
+static int dynquant_check(const Node *n, Diag *d)
+{
+    return n->in[0]->dtype == DT_F32 && n->n_out == 3 && n->out[1] && n->out[2]
+               ? 0
+               : diag_node_error(d, n, "the CUDA backend's DynamicQuantizeLinear takes f32 and all three outputs");
+}
+
 const CudaEntry cuda_quant_entries[] = {
     {OP_QuantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1},
     {OP_DequantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1},
@@ -231,5 +271,7 @@ const CudaEntry cuda_quant_entries[] = {
     {OP_QLinearMatMul, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
     {OP_ConvInteger, qconv_check, emit_qconv, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
     {OP_QLinearConv, qconv_check, emit_qconv, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
+    {OP_DynamicQuantizeLinear, dynquant_check, emit_dynquant, NULL,
+     "generated kernels: one thread for the scale and zero point, then one per element", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };
