@@ -3,8 +3,17 @@
  *                   workspace, kernel notes), the output folder (NAME.h,
  *                   NAME.cu, weights, Makefile, runner);
  *   cuda_kernels.c  the generated kernels: elementwise and Fused nodes
- *                   (the shared C-family printer), Softmax, pooling, index
- *                   maps, reductions, normalizations;
+ *                   (the shared C-family printer), Cast/CastLike, Softmax,
+ *                   pooling, index maps, reductions, normalizations, Det;
+ *   cuda_vision.c   ConvTranspose, Conv without cuDNN, Resize, the vision
+ *                   norms, Hardmax, DepthToSpace/SpaceToDepth, Dropout;
+ *   cuda_index.c    data movement, gathers and scatters, CumSum, ArgMax,
+ *                   TopK, OneHot, the compile-time generators;
+ *   cuda_grad.c     the backward ops (gather form), losses, training-mode
+ *                   batch norm;
+ *   cuda_quant.c    quantization and the integer matmuls/convolutions;
+ *   cuda_optim.c    Adagrad, Momentum, Adam;
+ *   cuda_signal.c   Einsum, DFT, STFT;
  *   cuda_libs.c     the library calls: Gemm/MatMul on cuBLAS, Conv on cuDNN.
  * An emitter appends its kernels to Cu.kern and its host statements to
  * Cu.body, and names tensors only through cu_ptr(), so it never knows where
