@@ -14,6 +14,7 @@
  *   cuda_quant.c    quantization and the integer matmuls/convolutions;
  *   cuda_optim.c    Adagrad, Momentum, Adam;
  *   cuda_signal.c   Einsum, DFT, STFT;
+ *   cuda_rnn.c      RNN, GRU, LSTM;
  *   cuda_libs.c     the library calls: Gemm/MatMul on cuBLAS, Conv on cuDNN.
  * An emitter appends its kernels to Cu.kern and its host statements to
  * Cu.body, and names tensors only through cu_ptr(), so it never knows where
@@ -65,6 +66,7 @@ extern const CudaEntry cuda_grad_entries[];
 extern const CudaEntry cuda_quant_entries[];
 extern const CudaEntry cuda_optim_entries[];
 extern const CudaEntry cuda_signal_entries[];
+extern const CudaEntry cuda_rnn_entries[];
 
 /* The pointer expression of v in the schedule (marks it used: it gets a
  * declaration, and its storage's constant a place in the weights). */

@@ -12,6 +12,7 @@
  *                        stream s (GC_THREADS per block, at most
  *                        GC_MAX_BLOCKS blocks), or calls it
  *   GC_TABLE             a constant table kernels read (a device constant)
+ *   GC_DEVICE            a helper function kernels call (static __device__)
  * and, where NAME.cu defines GC_CUDA_HALF (a model with f16/bf16 tensors,
  * stored as uint16_t bit patterns), the conversions GC_F16_TO_F32,
  * GC_F32_TO_F16, GC_BF16_TO_F32, GC_F32_TO_BF16 (round to nearest even):
@@ -35,6 +36,7 @@
 #define GC_FOR_EACH(i, n) for (int64_t i = 0; i < (int64_t)(n); i++)
 #define GC_LAUNCH(k, n, s, args) ((void)(s), k args)
 #define GC_TABLE static const
+#define GC_DEVICE static
 #ifdef GC_CUDA_HALF
 #include "gcrt_base.h"
 #define GC_F16_TO_F32(h) gcrt_f16_to_f32(h)
@@ -52,6 +54,7 @@
          i += (int64_t)gridDim.x * blockDim.x)
 #define GC_LAUNCH(k, n, s, args) k<<<gc_blocks(n), GC_THREADS, 0, (s)>>> args
 #define GC_TABLE static __device__ const
+#define GC_DEVICE static __device__
 #ifdef GC_CUDA_HALF
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
