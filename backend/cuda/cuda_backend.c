@@ -40,7 +40,8 @@ extern const CudaEntry cuda_elementwise_entry;
 
 static const CudaEntry *const cuda_families[] = {cuda_kernel_entries, cuda_lib_entries, cuda_vision_entries,
                                                  cuda_index_entries, cuda_grad_entries, cuda_quant_entries,
-                                                 cuda_optim_entries, cuda_signal_entries, cuda_rnn_entries};
+                                                 cuda_optim_entries, cuda_signal_entries, cuda_rnn_entries,
+                                                 cuda_text_entries};
 
 /* The entry of op kind k: a family's row, the elementwise emitter for an op
  * with a scalar expression, or NULL (the backend lacks the op). Views and

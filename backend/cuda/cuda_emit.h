@@ -13,8 +13,9 @@
  *                   batch norm;
  *   cuda_quant.c    quantization and the integer matmuls/convolutions;
  *   cuda_optim.c    Adagrad, Momentum, Adam;
- *   cuda_signal.c   Einsum, DFT, STFT;
+ *   cuda_signal.c   Einsum, DFT, STFT, GridSample;
  *   cuda_rnn.c      RNN, GRU, LSTM;
+ *   cuda_text.c     TfIdfVectorizer;
  *   cuda_libs.c     the library calls: Gemm/MatMul on cuBLAS, Conv on cuDNN.
  * An emitter appends its kernels to Cu.kern and its host statements to
  * Cu.body, and names tensors only through cu_ptr(), so it never knows where
@@ -67,6 +68,7 @@ extern const CudaEntry cuda_quant_entries[];
 extern const CudaEntry cuda_optim_entries[];
 extern const CudaEntry cuda_signal_entries[];
 extern const CudaEntry cuda_rnn_entries[];
+extern const CudaEntry cuda_text_entries[];
 
 /* The pointer expression of v in the schedule (marks it used: it gets a
  * declaration, and its storage's constant a place in the weights). */
