@@ -1,7 +1,7 @@
 /* cuda_vision.c — the CUDA backend's generated kernels for the vision family
  * (see cuda_emit.h): ConvTranspose, Resize/Upsample, GlobalMaxPool,
  * InstanceNormalization, LRN, MeanVarianceNormalization, Hardmax,
- * DepthToSpace, SpaceToDepth and inference Dropout.
+ * DepthToSpace, SpaceToDepth, inference Dropout and RoiAlign.
  *
  * Every kernel follows the C runtime's semantics (runtime/c/gcrt_vision.c)
  * with the geometry the op descriptions resolve (ir/ops/geometry.h), so the
@@ -486,6 +486,88 @@ static int emit_dropout(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- RoiAlign ---------------------------------------------------------------------------------- */
+
+static int roialign_check(const Node *n, Diag *d)
+{
+    if (cu_check_float(n, d)) return -1;
+    if (n->in[1]->dtype != n->in[0]->dtype || n->in[2]->dtype != DT_I64)
+        return diag_node_error(d, n, "the CUDA backend's RoiAlign takes rois in X's dtype and i64 batch indices");
+    return 0;
+}
+
+/* RoiAlign (opset 16; gcrt_roialign's rules): one thread per output
+ * element (roi, channel, bin) samples its bin on a regular grid (adaptive:
+ * ceil(extent / bins) per axis) with the reference's clamping and
+ * bilinear taps, averaging or taking the maximum of the weighted taps; a
+ * batch index outside [0, N) gives 0. */
+static int emit_roialign(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Ro = n->in[1], *Bi = n->in[2], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const long long N = (long long)X->shape.dims[0], C = (long long)X->shape.dims[1], H = (long long)X->shape.dims[2],
+                    W = (long long)X->shape.dims[3], OH = (long long)Y->shape.dims[2], OW = (long long)Y->shape.dims[3];
+    const long long sr = (long long)n->attrs[ROI_ALIGN_SAMPLING_RATIO].i;
+    const int half = strcmp(n->attrs[ROI_ALIGN_COORDINATE_TRANSFORMATION_MODE].s, "half_pixel") == 0;
+    const int mx = strcmp(n->attrs[ROI_ALIGN_MODE].s, "max") == 0;
+    char scale[48];
+    cfam_lit(scale, sizeof scale, DT_F64, n->attrs[ROI_ALIGN_SPATIAL_SCALE].f);
+    const char *T = cfam_ctype(X->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    /* the bilinear taps of sample (y, x): all weights 0 outside [-1, H] x [-1, W], else clamped */
+    w_printf(w, "GC_DEVICE void k%d_taps(double y, double x, int64_t *pos, double *wt)\n{\n", kn);
+    w_printf(w, "    if (y < -1.0 || y > %lld.0 || x < -1.0 || x > %lld.0) {\n", H, W);
+    w_puts(w, "        for (int k = 0; k < 4; k++) pos[k] = 0, wt[k] = 0;\n        return;\n    }\n");
+    w_puts(w, "    y = y > 0 ? y : 0;\n    x = x > 0 ? x : 0;\n");
+    w_puts(w, "    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1 = y0 + 1, x1 = x0 + 1;\n");
+    w_printf(w, "    if (y0 >= %lld) {\n        y0 = y1 = %lld;\n        y = (double)y0;\n    }\n", H - 1, H - 1);
+    w_printf(w, "    if (x0 >= %lld) {\n        x0 = x1 = %lld;\n        x = (double)x0;\n    }\n", W - 1, W - 1);
+    w_puts(w, "    const double ly = y - (double)y0, lx = x - (double)x0;\n");
+    w_printf(w, "    pos[0] = y0 * %lld + x0;\n    pos[1] = y0 * %lld + x1;\n    pos[2] = y1 * %lld + x0;\n    pos[3] = y1 * %lld + x1;\n", W, W, W, W);
+    w_puts(w, "    wt[0] = (1.0 - ly) * (1.0 - lx);\n    wt[1] = (1.0 - ly) * lx;\n    wt[2] = ly * (1.0 - lx);\n    wt[3] = ly * lx;\n}\n");
+    if (sr <= 0) {
+        w_printf(w, "GC_DEVICE int64_t k%d_grid(double extent, int64_t bins)\n{\n", kn);
+        w_puts(w, "    const double g = ceil(extent / (double)bins);\n    return g > 0 ? (g < 65536.0 ? (int64_t)g : 65536) : 0;\n}\n");
+    }
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *rois, const int64_t *bidx)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, T,
+             (long long)total);
+    w_printf(w, "        const int64_t pw = i %% %lld, ph = i / %lld %% %lld, ch = i / %lld %% %lld, r = i / %lld;\n", OW, OW, OH, OW * OH,
+             C, OW * OH * C);
+    w_printf(w, "        if (bidx[r] < 0 || bidx[r] >= %lld) {\n            y[i] = 0;\n            continue;\n        }\n", N);
+    w_printf(w, "        const %s *roi = rois + 4 * r, *plane = x + (bidx[r] * %lld + ch) * %lld;\n", T, C, H * W);
+    w_printf(w, "        const double off = %s;\n", half ? "0.5" : "0.0");
+    w_printf(w, "        const double x0 = (double)roi[0] * %s - off, y0 = (double)roi[1] * %s - off;\n", scale, scale);
+    w_printf(w, "        double rw = (double)roi[2] * %s - off - x0, rh = (double)roi[3] * %s - off - y0;\n", scale, scale);
+    if (!half) w_puts(w, "        rw = rw > 1.0 ? rw : 1.0;\n        rh = rh > 1.0 ? rh : 1.0;\n");
+    w_printf(w, "        const double bh = rh / %lld.0, bw = rw / %lld.0;\n", OH, OW);
+    if (sr > 0) w_printf(w, "        const int64_t gh = %lld, gw = %lld;\n", sr, sr);
+    else w_printf(w, "        const int64_t gh = k%d_grid(rh, %lld), gw = k%d_grid(rw, %lld);\n", kn, OH, kn, OW);
+    w_puts(w, mx ? "        double acc = 0.0;\n        int first = 1;\n" : "        double acc = 0.0;\n");
+    w_puts(w, "        for (int64_t iy = 0; iy < gh; iy++) {\n");
+    w_puts(w, "            const double sy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;\n");
+    w_puts(w, "            for (int64_t ix = 0; ix < gw; ix++) {\n");
+    w_puts(w, "                const double sx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;\n");
+    w_puts(w, "                double wt[4];\n                int64_t pos[4];\n");
+    w_printf(w, "                k%d_taps(sy, sx, pos, wt);\n", kn);
+    if (mx) {
+        w_puts(w, "                double v = wt[0] * (double)plane[pos[0]];\n");
+        w_puts(w, "                for (int k = 1; k < 4; k++)\n                    if (wt[k] * (double)plane[pos[k]] > v) v = wt[k] * (double)plane[pos[k]];\n");
+        w_puts(w, "                if (first || v > acc) acc = v;\n                first = 0;\n");
+    } else {
+        w_puts(w, "                for (int k = 0; k < 4; k++) acc += wt[k] * (double)plane[pos[k]];\n");
+    }
+    w_puts(w, "            }\n        }\n");
+    if (mx) w_printf(w, "        y[i] = (%s)acc;\n", T);
+    else w_printf(w, "        y[i] = (%s)(acc / (double)(gh * gw > 1 ? gh * gw : 1));\n", T);
+    w_puts(w, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X),
+             cu_ptr(c, Ro), cu_ptr(c, Bi));
+    return 0;
+}
+
 #define OUT "a generated kernel, one thread per output element"
 
 const CudaEntry cuda_vision_entries[] = {
@@ -500,5 +582,6 @@ const CudaEntry cuda_vision_entries[] = {
     {OP_DepthToSpace, block_check, emit_block, NULL, OUT, 1},
     {OP_SpaceToDepth, block_check, emit_block, NULL, OUT, 1},
     {OP_Dropout, NULL, emit_dropout, NULL, "a device copy (none when in place) and a memset of the mask", 1},
+    {OP_RoiAlign, roialign_check, emit_roialign, NULL, "a generated kernel, one thread per output element", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };
