@@ -543,15 +543,17 @@ class Targets(unittest.TestCase):
             self.assertIn("/* Softmax 'softmax': f32[1,10] <- f32[1,10] */", cu)
 
     def test_cuda_refuses_an_op_it_lacks(self):
-        """An op (or a dtype of an op) the CUDA backend has no kernel for: one line naming node, op and
-        backend; no folder."""
-        lstm = os.path.join(HERE, "..", "ops", "rnn", "lstm_bidi_bias_h0_peep.gir")
+        """A node the CUDA backend has no kernel for (an op's dtype or attributes): one line naming node, op
+        and backend; no folder."""
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
-            p = graphc("compile", lstm, "-o", out, "--target=cuda", "--no-fold", check=False)
+            gemm = os.path.join(tmp, "gemm_i32.gir")
+            with open(gemm, "w") as f:
+                f.write("graph gemm_i32 {\n  input %a: i32[2,3]\n  input %b: i32[3,4]\n  %y = Gemm(%a, %b)\n  output %y\n}\n")
+            p = graphc("compile", gemm, "-o", out, "--target=cuda", "--no-fold", check=False)
             self.assertEqual(p.returncode, 1)
-            self.assertRegex(p.stderr, r"^graphc: error: .*lstm_bidi_bias_h0_peep.gir: node '[^']*' \(LSTM\): "
-                                       r"the CUDA backend has no kernel for op 'LSTM' yet\n$")
+            self.assertRegex(p.stderr, r"^graphc: error: .*gemm_i32.gir: node 'y' \(Gemm\): "
+                                       r"the CUDA backend computes op 'Gemm' in f32 and f64 \(one dtype\), got i32\n$")
             self.assertFalse(os.path.exists(out))
             pool = os.path.join(tmp, "pool16.gir")
             with open(pool, "w") as f:
