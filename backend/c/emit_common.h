@@ -40,14 +40,6 @@ void emit_i64_array(Writer *w, const char *name, const int64_t *v, int n);
  * at the front with `fill`. */
 void emit_dims3(Writer *w, const int64_t *v, int sr, int64_t fill);
 
-/* Runs the op's reference evaluation on a node whose inputs are all
- * constants (or absent) and returns output 0 encoded in its dtype
- * (malloc'ed, *nb bytes), or NULL with a diagnostic. An output over
- * EMIT_EVAL_MAX_BYTES is refused with its size: constant folding left it
- * to run time because it is large, and it would become a source array of
- * several times its size. */
-#define EMIT_EVAL_MAX_BYTES ((int64_t)1 << 30)
-unsigned char *emit_eval_bytes(const Node *n, size_t *nb, Diag *d);
 /* Writes a block holding `static const unsigned char NAME[nb]` = b (NAME a
  * fresh identifier from base) and the statement that copies it into y:
  * `memcpy(y, NAME, nb);`, or with fill > 0 `gcrt_fill(y, NAME, nb, fill);`

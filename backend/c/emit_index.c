@@ -17,6 +17,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/index_attrs.h"
 
 #include <stdio.h>
@@ -118,7 +119,7 @@ static int emit_range(Cgen *c, const Node *n, Diag *d)
 {
     if (emit_empty_out(c, n)) return 0;
     size_t nb;
-    unsigned char *bytes = emit_eval_bytes(n, &nb, d);
+    unsigned char *bytes = cfam_eval_bytes(n, "C", &nb, d);
     if (!bytes) return -1;
     emit_const_bytes(c, n->out[0], "range", bytes, nb, 0);
     free(bytes);

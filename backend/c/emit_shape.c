@@ -17,6 +17,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/shape_attrs.h"
 #include "../../ir/ops/geometry.h"
 
@@ -282,7 +283,7 @@ static int emit_constant(Cgen *c, const Node *n, Diag *d)
         return 0;
     }
     size_t nb;
-    unsigned char *bytes = emit_eval_bytes(n, &nb, d);
+    unsigned char *bytes = cfam_eval_bytes(n, "C", &nb, d);
     if (!bytes) return -1;
     const AttrVal *tv = &n->attrs[CONSTANT_VALUE];
     if (tv->set && tv->t.dtype == y->dtype && tv->t.nbytes == nb) memcpy(bytes, tv->t.data, nb);

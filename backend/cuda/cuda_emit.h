@@ -3,8 +3,19 @@
  *                   workspace, kernel notes), the output folder (NAME.h,
  *                   NAME.cu, weights, Makefile, runner);
  *   cuda_kernels.c  the generated kernels: elementwise and Fused nodes
- *                   (the shared C-family printer), Softmax, pooling, index
- *                   maps, reductions, normalizations;
+ *                   (the shared C-family printer), Cast/CastLike, Softmax,
+ *                   pooling, index maps, reductions, normalizations, Det;
+ *   cuda_vision.c   ConvTranspose, Conv without cuDNN, Resize, the vision
+ *                   norms, Hardmax, DepthToSpace/SpaceToDepth, Dropout;
+ *   cuda_index.c    data movement, gathers and scatters, CumSum, ArgMax,
+ *                   TopK, OneHot, the compile-time generators;
+ *   cuda_grad.c     the backward ops (gather form), losses, training-mode
+ *                   batch norm;
+ *   cuda_quant.c    quantization and the integer matmuls/convolutions;
+ *   cuda_optim.c    Adagrad, Momentum, Adam;
+ *   cuda_signal.c   Einsum, DFT, STFT, GridSample;
+ *   cuda_rnn.c      RNN, GRU, LSTM;
+ *   cuda_text.c     TfIdfVectorizer;
  *   cuda_libs.c     the library calls: Gemm/MatMul on cuBLAS, Conv on cuDNN.
  * An emitter appends its kernels to Cu.kern and its host statements to
  * Cu.body, and names tensors only through cu_ptr(), so it never knows where
@@ -34,6 +45,7 @@ typedef struct Cu {
     int nk;            /* kernels written */
     int nconv;         /* Conv nodes: cuDNN descriptors m->cx[i], cw, cc, cy, algo */
     Writer init, fini; /* their set-up in NAME_init and release in NAME_free */
+    int half;          /* some tensor is f16/bf16: the conversions of gc_cuda.h (GC_CUDA_HALF) */
 } Cu;
 
 typedef struct CudaEntry {
@@ -44,10 +56,19 @@ typedef struct CudaEntry {
     int (*emit)(Cu *c, const Node *n, Diag *d);
     size_t (*workspace)(const Node *n); /* NULL: none */
     const char *note;                   /* the kernel note --print-after shows */
+    int half; /* 1: its kernels take f16/bf16 tensors (moved as 16-bit words, or converted to float) */
 } CudaEntry;
 
 extern const CudaEntry cuda_kernel_entries[];
 extern const CudaEntry cuda_lib_entries[];
+extern const CudaEntry cuda_vision_entries[];
+extern const CudaEntry cuda_index_entries[];
+extern const CudaEntry cuda_grad_entries[];
+extern const CudaEntry cuda_quant_entries[];
+extern const CudaEntry cuda_optim_entries[];
+extern const CudaEntry cuda_signal_entries[];
+extern const CudaEntry cuda_rnn_entries[];
+extern const CudaEntry cuda_text_entries[];
 
 /* The pointer expression of v in the schedule (marks it used: it gets a
  * declaration, and its storage's constant a place in the weights). */
@@ -58,6 +79,22 @@ void cu_comment_text(Writer *w, const char *s);
 void cu_node_comment(Writer *w, const Node *n);
 const char *cu_wtext(const Writer *w);
 int cu_is_float(DType t);
+/* The type a kernel computes t in: f32 for f16/bf16, else t. */
+DType cu_compute_type(DType t);
+/* Element expression elem of dtype t loaded as its compute type (f16/bf16
+ * converted, GC_F16_TO_F32 ...); val stored into elem of dtype t as one
+ * statement with its newline (converted, bool as != 0). */
+void cu_load(Writer *w, DType t, const char *elem);
+void cu_store(Writer *w, DType t, const char *elem, const char *val);
+/* 0 when n's first input and output are f32 or f64, else -1 with a
+ * diagnostic (a CudaEntry check). */
+int cu_check_float(const Node *n, Diag *d);
+/* Starts a kernel for node n: its comment into c->kern; returns the
+ * kernel's number (the kernel is named k<number>). */
+int cu_kernel_begin(Cu *c, const Node *n);
+/* Into a kernel over the elements i of an output of shape dims (rank r):
+ * `int64_t VAR = sum_k coord_k(i) * mult[k]` (+ add[k] * mult[k]). */
+void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult, const int64_t *add);
 /* Strides of operand shape s read along output shape os (0 on broadcast
  * dims); the dense strides of s. */
 void cu_bstrides(const Shape *s, const Shape *os, int64_t *st);
@@ -66,6 +103,24 @@ void cu_strides_of(const Shape *s, int64_t *st);
  * broadcasting) computing fx, or node n's own scalar expression. */
 int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
                Diag *d);
+/* The integer convolutions' part of a direct Conv kernel: the inputs X and
+ * W, extra kernel arguments (named), the zero points as double
+ * expressions over them (the output channel is `m`), and the store of
+ * y[i] from the double sum `acc`. */
+typedef struct CuConvQuant {
+    int ix, iw;
+    const Value *extra[8];
+    const char *extra_names[8];
+    int n_extra;
+    const char *zx, *zw;
+    void (*store)(Writer *w, const Node *n);
+} CuConvQuant;
+/* Conv n as a generated kernel (cuda_vision.c): 1 to 3 spatial dims, f32
+ * or f64, any pads; its bias included, not its epilogue. With q, an
+ * integer convolution (ConvInteger, QLinearConv). */
+int cu_emit_conv_direct(Cu *c, const Node *n, const CuConvQuant *q);
+/* BatchNormalization n in training mode (cuda_grad.c). */
+int cu_emit_batchnorm_train(Cu *c, const Node *n);
 /* n's fused epilogue (Conv/Gemm/MatMul), in place on its output. */
 int cu_emit_epilogue(Cu *c, const Node *n, Diag *d);
 

@@ -64,6 +64,36 @@ const char *cu_wtext(const Writer *w) { return w->buf ? w->buf : ""; }
 
 int cu_is_float(DType t) { return t == DT_F32 || t == DT_F64; }
 
+DType cu_compute_type(DType t) { return t == DT_F16 || t == DT_BF16 ? DT_F32 : t; }
+
+void cu_load(Writer *w, DType t, const char *elem)
+{
+    if (t == DT_F16) w_printf(w, "GC_F16_TO_F32(%s)", elem);
+    else if (t == DT_BF16) w_printf(w, "GC_BF16_TO_F32(%s)", elem);
+    else w_puts(w, elem);
+}
+
+void cu_store(Writer *w, DType t, const char *elem, const char *val)
+{
+    if (t == DT_F16) w_printf(w, "%s = GC_F32_TO_F16((float)(%s));\n", elem, val);
+    else if (t == DT_BF16) w_printf(w, "%s = GC_F32_TO_BF16((float)(%s));\n", elem, val);
+    else if (t == DT_BOOL) w_printf(w, "%s = (uint8_t)((%s) != 0);\n", elem, val);
+    else w_printf(w, "%s = (%s)(%s);\n", elem, cfam_ctype(t), val);
+}
+
+int cu_check_float(const Node *n, Diag *d)
+{
+    if (cu_is_float(n->in[0]->dtype) && cu_is_float(n->out[0]->dtype)) return 0;
+    return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only, got %s", ir_op(n->op)->name,
+                           ir_dtype_name(n->in[0]->dtype));
+}
+
+int cu_kernel_begin(Cu *c, const Node *n)
+{
+    cu_node_comment(&c->kern, n);
+    return c->nk++;
+}
+
 void cu_bstrides(const Shape *s, const Shape *os, int64_t *st)
 {
     int64_t acc = 1;
@@ -95,25 +125,32 @@ void cu_strides_of(const Shape *s, int64_t *st)
 static DType compute_type(Value *const *in, int n)
 {
     for (int j = 0; j < n; j++)
-        if (in[j] && in[j]->dtype != DT_BOOL) return in[j]->dtype;
-    return n && in[0] ? in[0]->dtype : DT_BOOL;
+        if (in[j] && in[j]->dtype != DT_BOOL) return cu_compute_type(in[j]->dtype);
+    return n && in[0] ? cu_compute_type(in[0]->dtype) : DT_BOOL;
 }
 
-static void write_expr(Writer *ex, Arena *trees, const Node *n, const char *const *names)
+/* Node n's scalar expression, as op kind `op`'s description builds it (n's
+ * own op, or Cast for CastLike). */
+static void write_expr_as(Writer *ex, Arena *trees, const Node *n, int op, const char *const *names)
 {
     SxBuild b;
     sx_build_init(&b, trees);
     const Sx **args = arena_alloc(trees, sizeof *args * (size_t)(n->n_in ? n->n_in : 1));
     for (int j = 0; j < n->n_in; j++)
-        if (names[j]) args[j] = sx_arg(&b, j, n->in[j]->dtype);
-    const Sx *e = ir_op(n->op)->scalar_expr(n, &b, args, compute_type(n->in, n->n_in));
+        if (names[j]) args[j] = sx_arg(&b, j, cu_compute_type(n->in[j]->dtype));
+    const Sx *e = ir_op(op)->scalar_expr(n, &b, args, compute_type(n->in, n->n_in));
     cfam_expr(ex, &cfam_cuda, e, names);
+}
+
+static void write_expr(Writer *ex, Arena *trees, const Node *n, const char *const *names)
+{
+    write_expr_as(ex, trees, n, n->op, names);
 }
 
 /* One kernel over out's elements: loads operands ops[j] (NULL: unused) with
  * broadcasting and stores what fx computes (or node n's own expression). */
-int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
-               Diag *d)
+static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const Value *const *ops, int nops,
+                     const FusedExpr *fx, Diag *d)
 {
     if (nops > CU_MAX_OPS) return diag_node_error(d, n, "the CUDA backend takes at most %d operands here", CU_MAX_OPS);
     const Shape *os = &out->shape;
@@ -197,14 +234,18 @@ int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, 
         if (how[j] == 0) snprintf(idx, sizeof idx, "i");
         else if (how[j] == 1) snprintf(idx, sizeof idx, "0");
         else snprintf(idx, sizeof idx, "o%d", j);
-        w_printf(k, "        const %s x%d = a%d[%s];\n", cfam_ctype(ops[j]->dtype), j, j, idx);
+        char ld[64];
+        snprintf(ld, sizeof ld, "a%d[%s]", j, idx);
+        w_printf(k, "        const %s x%d = ", cfam_ctype(cu_compute_type(ops[j]->dtype)), j);
+        cu_load(k, ops[j]->dtype, ld);
+        w_puts(k, ";\n");
     }
     free(st);
     Writer ex;
     w_init(&ex);
     Arena trees = {0};
     if (!fx) {
-        write_expr(&ex, &trees, n, loc);
+        write_expr_as(&ex, &trees, n, expr_op, loc);
     } else {
         char (*mloc)[16] = calloc((size_t)fx->n_members, sizeof *mloc);
         GC_ASSERT(mloc);
@@ -232,8 +273,8 @@ int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, 
         free(mloc);
     }
     arena_free(&trees);
-    if (out->dtype == DT_BOOL) w_printf(k, "        y[i] = (uint8_t)((%s) != 0);\n", cu_wtext(&ex));
-    else w_printf(k, "        y[i] = (%s)(%s);\n", cfam_ctype(out->dtype), cu_wtext(&ex));
+    w_puts(k, "        ");
+    cu_store(k, out->dtype, "y[i]", cu_wtext(&ex));
     w_free(&ex);
     w_puts(k, "    }\n}\n\n");
 
@@ -244,6 +285,20 @@ int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, 
         if (ops[j]) w_printf(b, ", %s", cu_ptr(c, ops[j]));
     w_puts(b, "));\n");
     return 0;
+}
+
+int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
+               Diag *d)
+{
+    return ew_kernel(c, n, n->op, out, ops, nops, fx, d);
+}
+
+/* CastLike: Cast's expression (it reads only the node's input and output
+ * dtypes) over input 0. */
+static int emit_castlike(Cu *c, const Node *n, Diag *d)
+{
+    const Value *ops[2] = {n->in[0], NULL};
+    return ew_kernel(c, n, OP_Cast, n->out[0], ops, 2, NULL, d);
 }
 
 /* The node's fused epilogue (Gemm/MatMul), applied to y in place. */
@@ -318,15 +373,63 @@ static int emit_softmax(Cu *c, const Node *n, Diag *d)
 static int pool_check(const Node *n, Diag *d)
 {
     const char *op = ir_op(n->op)->name;
-    if (!cu_is_float(n->in[0]->dtype))
+    const DType t = n->in[0]->dtype;
+    if (!cu_is_float(t) && !(n->op == OP_MaxPool && (t == DT_U8 || t == DT_I8)))
         return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only, got %s", op,
                                ir_dtype_name(n->in[0]->dtype));
     if (n->op == OP_GlobalAveragePool) return 0;
-    if (n->op == OP_MaxPool && n->n_out > 1 && n->out[1])
-        return diag_node_error(d, n, "the CUDA backend has no MaxPool with the Indices output yet");
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
     if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend takes 1 to 3 spatial dims for op '%s'", op);
+    return 0;
+}
+
+/* MaxPool with the Indices output or on u8/i8 (gcrt_maxpool_idx's rules):
+ * the first maximum of the taps inside the input (a NaN first tap yields
+ * to any later number), its flat index in X (per plane row-major, or
+ * column-major with storage_order=1, plus the plane's offset). The
+ * geometry has three spatial dims, leading ones of size 1. */
+static int emit_maxpool_idx(Cu *c, const Node *n, const int64_t *in3, const int64_t *out3, const int64_t *k3,
+                            const int64_t *s3, const int64_t *d3, const int64_t *p3)
+{
+    const Value *X = n->in[0], *Y = n->out[0], *I = n->n_out > 1 ? n->out[1] : NULL;
+    const int64_t total = ir_numel(&Y->shape), plane = in3[0] * in3[1] * in3[2], P = out3[0] * out3[1] * out3[2];
+    const int colmaj = n->attrs[MAXPOOL_STORAGE_ORDER].i == 1;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, I ? ", int64_t *idx" : "",
+             (long long)total);
+    w_printf(w, "        const int64_t op = i %% %lld, q = i / %lld;\n", (long long)P, (long long)P);
+    w_printf(w, "        const int64_t o[3] = {op / %lld, op / %lld %% %lld, op %% %lld};\n", (long long)(out3[1] * out3[2]),
+             (long long)out3[2], (long long)out3[1], (long long)out3[2]);
+    w_printf(w, "        const int64_t in[3] = {%lld, %lld, %lld}, kk[3] = {%lld, %lld, %lld}, st[3] = {%lld, %lld, %lld},\n",
+             (long long)in3[0], (long long)in3[1], (long long)in3[2], (long long)k3[0], (long long)k3[1], (long long)k3[2],
+             (long long)s3[0], (long long)s3[1], (long long)s3[2]);
+    w_printf(w, "                      dl[3] = {%lld, %lld, %lld}, pd[3] = {%lld, %lld, %lld};\n", (long long)d3[0],
+             (long long)d3[1], (long long)d3[2], (long long)p3[0], (long long)p3[1], (long long)p3[2]);
+    w_printf(w, "        const %s *xq = x + q * %lld;\n", T, (long long)plane);
+    w_printf(w, "        %s best = 0;\n%s        int found = 0;\n", T, I ? "        int64_t arg = 0;\n" : "");
+    w_puts(w, "        for (int64_t t = 0; t < kk[0] * kk[1] * kk[2]; t++) {\n");
+    w_puts(w, "            const int64_t tt[3] = {t / (kk[1] * kk[2]), t / kk[2] % kk[1], t % kk[2]};\n");
+    w_puts(w, "            int64_t p[3], ok = 1;\n");
+    w_puts(w, "            for (int a = 0; a < 3; a++) {\n");
+    w_puts(w, "                p[a] = o[a] * st[a] - pd[a] + tt[a] * dl[a];\n");
+    w_puts(w, "                ok = ok && p[a] >= 0 && p[a] < in[a];\n");
+    w_puts(w, "            }\n");
+    w_puts(w, "            if (!ok) continue;\n");
+    w_puts(w, "            const int64_t off = (p[0] * in[1] + p[1]) * in[2] + p[2];\n");
+    if (cu_is_float(X->dtype)) w_puts(w, "            if (!found || xq[off] > best || (best != best && xq[off] == xq[off])) {\n");
+    else w_puts(w, "            if (!found || xq[off] > best) {\n");
+    w_puts(w, "                best = xq[off];\n");
+    if (I && colmaj) w_puts(w, "                arg = (p[2] * in[1] + p[1]) * in[0] + p[0];\n");
+    else if (I) w_puts(w, "                arg = off;\n");
+    w_puts(w, "            }\n            found = 1;\n        }\n        y[i] = best;\n");
+    if (I) w_printf(w, "        idx[i] = q * %lld + arg;\n", (long long)plane);
+    w_puts(w, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    if (I) w_printf(&c->body, ", %s", cu_ptr(c, I));
+    w_puts(&c->body, "));\n");
     return 0;
 }
 
@@ -354,6 +457,8 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
         e3[i] = j < 0 ? 0 : pe[j];
     }
     const int is_max = n->op == OP_MaxPool;
+    if (is_max && ((n->n_out > 1 && n->out[1]) || !cu_is_float(X->dtype)))
+        return emit_maxpool_idx(c, n, in3, out3, k3, s3, d3, p3);
     const char *T = cfam_ctype(X->dtype);
     Writer *kw = &c->kern;
     const int kn = c->nk++;
@@ -428,7 +533,7 @@ static int emit_gap(Cu *c, const Node *n, Diag *d)
 /* Writes, into a kernel over the elements i of an output of shape dims
  * (rank r), code that sets `int64_t VAR` to sum_k coord_k(i) * mult[k]
  * (+ add[k] * mult[k]): each coordinate taken by one % and one /. */
-static void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult,
+void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult,
                          const int64_t *add)
 {
     int64_t base = 0;
@@ -589,15 +694,35 @@ static int reduce_check(const Node *n, Diag *d)
 {
     const char *op = ir_op(n->op)->name;
     int mask[IR_MAX_RANK];
-    if (!cu_is_float(n->in[0]->dtype))
-        return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only", op);
+    if (n->in[0]->dtype == DT_BOOL)
+        return diag_node_error(d, n, "the CUDA backend computes op '%s' on numbers only, got %s", op,
+                               ir_dtype_name(n->in[0]->dtype));
     if (ir_reduce_mask(n, mask, NULL) < 0)
         return diag_node_error(d, n, "the CUDA backend needs constant axes for op '%s'", op);
     return 0;
 }
 
-/* ReduceSum/Mean/Max/Min: one thread per output element, the reduced
- * elements visited in row-major order, sums in double. */
+/* Into a reduction kernel: a loop over the cnt reduced elements of output
+ * element o (offset p in x, value v as double) running `step`. */
+static void reduce_loop(Writer *k, DType t, int nr, const int64_t *rd, const int64_t *rm, int64_t cnt, const char *step)
+{
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)cnt);
+    if (nr == 0) w_puts(k, "            const int64_t p = o;\n            (void)j;\n");
+    else w_puts(k, "            int64_t p = o, r = j;\n");
+    for (int q = nr - 1; q >= 0; q--) {
+        if (q > 0) w_printf(k, "            p += r %% %lld * %lld;\n            r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
+        else w_printf(k, "            p += r * %lld;\n", (long long)rm[q]);
+    }
+    w_puts(k, "            const double v = (double)");
+    cu_load(k, t, "x[p]");
+    w_printf(k, ";\n            %s\n        }\n", step);
+}
+
+/* Reduce*: one thread per output element, the reduced elements visited in
+ * row-major order, accumulated in double (the C backend's rules: max/min
+ * propagate NaN, the sum of nothing is 0, the product 1, the mean 0/0;
+ * LogSumExp is m + log(sum exp(x - m)) after the maximum m, or m when m is
+ * infinite or NaN). A no-op reduction copies. */
 static int emit_reduce(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
@@ -617,27 +742,33 @@ static int emit_reduce(Cu *c, const Node *n, Diag *d)
         else rd[nr] = xs->dims[q], rm[nr++] = st[q], cnt *= xs->dims[q];
     }
     Writer *k = &c->kern;
-    const int kn = c->nk++;
-    cu_node_comment(k, n);
+    const int kn = cu_kernel_begin(c, n);
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
     cu_index_map(k, "o", nk, kd, km, NULL);
-    const int mx = n->op == OP_ReduceMax, mn = n->op == OP_ReduceMin;
-    if (mx || mn) w_printf(k, "        %s acc = %sINFINITY;\n", T, mx ? "-" : "");
-    else w_puts(k, "        double acc = 0;\n");
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)cnt);
-    /* the reduced coordinates of j */
-    w_puts(k, "            int64_t p = o, r = j;\n");
-    for (int q = nr - 1; q >= 0; q--) {
-        if (q > 0) w_printf(k, "            p += r %% %lld * %lld;\n            r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
-        else w_printf(k, "            p += r * %lld;\n", (long long)rm[q]);
+    const int op = n->op;
+    const char *val = "acc";
+    if (op == OP_ReduceLogSumExp) {
+        w_puts(k, "        double mx = -INFINITY, acc = 0;\n");
+        reduce_loop(k, X->dtype, nr, rd, rm, cnt, "if (v != v || v > mx) mx = v;");
+        reduce_loop(k, X->dtype, nr, rd, rm, cnt, "acc += exp(v - mx);");
+        val = "mx - mx == 0 ? mx + log(acc) : mx";
+    } else if (op == OP_ReduceMax || op == OP_ReduceMin) {
+        const int mx = op == OP_ReduceMax;
+        w_printf(k, "        double acc = %sINFINITY;\n", mx ? "-" : "");
+        reduce_loop(k, X->dtype, nr, rd, rm, cnt, mx ? "if (v != v || v > acc) acc = v;" : "if (v != v || v < acc) acc = v;");
+    } else {
+        w_printf(k, "        double acc = %d;\n", op == OP_ReduceProd);
+        reduce_loop(k, X->dtype, nr, rd, rm, cnt,
+                    op == OP_ReduceProd                                   ? "acc *= v;"
+                    : op == OP_ReduceL1                                   ? "acc += fabs(v);"
+                    : op == OP_ReduceL2 || op == OP_ReduceSumSquare ? "acc += v * v;"
+                                                                          : "acc += v;");
+        val = op == OP_ReduceL2 ? "sqrt(acc)" : op == OP_ReduceLogSum ? "log(acc)" : "acc";
     }
-    if (nr == 0) w_puts(k, "            (void)r;\n");
-    if (mx) w_puts(k, "            acc = x[p] > acc || x[p] != x[p] ? x[p] : acc;\n");
-    else if (mn) w_puts(k, "            acc = x[p] < acc || x[p] != x[p] ? x[p] : acc;\n");
-    else w_puts(k, "            acc += x[p];\n");
-    w_puts(k, "        }\n");
-    if (n->op == OP_ReduceMean) w_printf(k, "        y[i] = (%s)(acc / %lld.0);\n", T, (long long)(cnt ? cnt : 1));
-    else w_printf(k, "        y[i] = (%s)acc;\n", T);
+    char mean[48];
+    snprintf(mean, sizeof mean, "acc / %lld.0", (long long)cnt);
+    w_puts(k, "        ");
+    cu_store(k, Y->dtype, "y[i]", op == OP_ReduceMean ? mean : val);
     w_puts(k, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
     return 0;
@@ -649,12 +780,14 @@ static int layernorm_check(const Node *n, Diag *d)
         (n->n_in > 2 && n->in[2] && n->in[2]->dtype != n->in[0]->dtype))
         return diag_node_error(d, n, "the CUDA backend computes LayerNormalization in f32 and f64, one dtype");
     for (int j = 1; j < n->n_out; j++)
-        if (n->out[j]) return diag_node_error(d, n, "the CUDA backend has no LayerNormalization Mean/InvStdDev outputs yet");
+        if (n->out[j] && n->out[j]->dtype != n->in[0]->dtype)
+            return diag_node_error(d, n, "the CUDA backend takes LayerNormalization's Mean/InvStdDev in the dtype of X only");
     return 0;
 }
 
 /* LayerNormalization: one thread per row (the dims from axis on): mean,
- * variance (two passes, in double), then y = (x - mean) * rstd * scale + b,
+ * variance (two passes, in double; Mean and InvStdDev stored when asked),
+ * then y = (x - mean) * rstd * scale + b,
  * Scale and B broadcast over the row (numpy rules against X[axis:]). */
 static int emit_layernorm(Cu *c, const Node *n, Diag *d)
 {
@@ -679,9 +812,12 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     Writer *k = &c->kern;
     const int kn = c->nk++;
     cu_node_comment(k, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc%s%s%s)\n{\n", kn, T, T, T, B ? ", const " : "", B ? T : "",
+    const Value *Mo = n->n_out > 1 ? n->out[1] : NULL, *Io = n->n_out > 2 ? n->out[2] : NULL;
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc%s%s%s", kn, T, T, T, B ? ", const " : "", B ? T : "",
              B ? " *bb" : "");
-    w_printf(k, "    GC_FOR_EACH(rw, %lld) {\n", (long long)outer);
+    if (Mo) w_printf(k, ", %s *mo", T);
+    if (Io) w_printf(k, ", %s *io", T);
+    w_printf(k, ")\n{\n    GC_FOR_EACH(rw, %lld) {\n", (long long)outer);
     w_printf(k, "        const %s *xr = x + rw * %lld;\n        %s *yr = y + rw * %lld;\n", T, (long long)inner, T,
              (long long)inner);
     w_puts(k, "        double mean = 0, var = 0;\n");
@@ -689,6 +825,8 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     w_printf(k, "        mean /= %lld.0;\n", (long long)inner);
     w_printf(k, "        for (int64_t j = 0; j < %lld; j++) var += (xr[j] - mean) * (xr[j] - mean);\n", (long long)inner);
     w_printf(k, "        const double rstd = 1.0 / sqrt(var / %lld.0 + %s);\n", (long long)inner, eps);
+    if (Mo) w_printf(k, "        mo[rw] = (%s)mean;\n", T);
+    if (Io) w_printf(k, "        io[rw] = (%s)rstd;\n", T);
     w_printf(k, "        for (int64_t i = 0; i < %lld; i++) {\n", (long long)inner);
     cu_index_map(k, "s", row.rank, row.dims, ss, NULL);
     if (B) cu_index_map(k, "t", row.rank, row.dims, bs, NULL);
@@ -696,14 +834,16 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     w_puts(k, "        }\n    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)outer, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, Sc));
     if (B) w_printf(&c->body, ", %s", cu_ptr(c, B));
+    if (Mo) w_printf(&c->body, ", %s", cu_ptr(c, Mo));
+    if (Io) w_printf(&c->body, ", %s", cu_ptr(c, Io));
     w_puts(&c->body, "));\n");
     return 0;
 }
 
 static int batchnorm_check(const Node *n, Diag *d)
 {
-    if (!cu_is_float(n->in[0]->dtype) || n->attrs[BN_TRAINING_MODE].i)
-        return diag_node_error(d, n, "the CUDA backend has BatchNormalization in inference mode, f32/f64, only");
+    if (!cu_is_float(n->in[0]->dtype))
+        return diag_node_error(d, n, "the CUDA backend has BatchNormalization in f32/f64 only");
     for (int j = 1; j < 5; j++)
         if (n->in[j]->dtype != n->in[0]->dtype)
             return diag_node_error(d, n, "the CUDA backend's BatchNormalization takes one dtype for all inputs");
@@ -713,6 +853,7 @@ static int batchnorm_check(const Node *n, Diag *d)
 /* BatchNormalization (inference): y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + b[c]. */
 static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
 {
+    if (n->attrs[BN_TRAINING_MODE].i) return cu_emit_batchnorm_train(c, n);
     (void)d;
     const Value *X = n->in[0], *Y = n->out[0];
     const int64_t total = ir_numel(&Y->shape), C = X->shape.dims[1];
@@ -735,6 +876,60 @@ static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- Det ------------------------------------------------------------------------------------- */
+
+/* Det's scratch: each matrix of the batch as doubles for its LU factors. */
+static size_t det_workspace(const Node *n)
+{
+    const Shape *s = &n->in[0]->shape;
+    const int64_t m = s->dims[s->rank - 1];
+    return sizeof(double) * (size_t)(m * m * ir_numel(&n->out[0]->shape));
+}
+
+/* Det: one thread per matrix, LU with partial pivoting in double in the
+ * workspace (the C runtime's det_lu: a zero pivot gives 0, each row swap
+ * flips the sign); the determinant of a 0 x 0 matrix is 1. */
+static int emit_det(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int64_t m = X->shape.dims[X->shape.rank - 1], nb = ir_numel(&Y->shape);
+    if (nb == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *k = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, double *work)\n{\n    GC_FOR_EACH(b, %lld) {\n", kn, T, T, (long long)nb);
+    if (m == 0) {
+        w_puts(k, "        (void)x, (void)work;\n        y[b] = 1; /* det of 0x0 is 1 */\n    }\n}\n\n");
+    } else {
+        const long long M = (long long)m;
+        w_printf(k, "        double *a = work + b * %lld, det = 1.0;\n", M * M);
+        w_printf(k, "        for (int64_t i = 0; i < %lld; i++) a[i] = (double)x[b * %lld + i];\n", M * M, M * M);
+        w_printf(k, "        for (int64_t kk = 0; kk < %lld && det != 0.0; kk++) {\n", M);
+        w_puts(k, "            int64_t p = kk;\n");
+        w_printf(k, "            for (int64_t i = kk + 1; i < %lld; i++)\n", M);
+        w_printf(k, "                if (fabs(a[i * %lld + kk]) > fabs(a[p * %lld + kk])) p = i;\n", M, M);
+        w_printf(k, "            if (a[p * %lld + kk] == 0.0) {\n                det = 0.0;\n                break;\n            }\n", M);
+        w_puts(k, "            if (p != kk) {\n");
+        w_printf(k, "                for (int64_t j = 0; j < %lld; j++) {\n", M);
+        w_printf(k, "                    const double t = a[kk * %lld + j];\n", M);
+        w_printf(k, "                    a[kk * %lld + j] = a[p * %lld + j];\n                    a[p * %lld + j] = t;\n", M, M, M);
+        w_puts(k, "                }\n                det = -det;\n            }\n");
+        w_printf(k, "            const double piv = a[kk * %lld + kk];\n            det *= piv;\n", M);
+        w_printf(k, "            for (int64_t i = kk + 1; i < %lld; i++) {\n", M);
+        w_printf(k, "                const double f = a[i * %lld + kk] / piv;\n", M);
+        w_printf(k, "                for (int64_t j = kk + 1; j < %lld; j++) a[i * %lld + j] -= f * a[kk * %lld + j];\n", M, M, M);
+        w_puts(k, "            }\n        }\n");
+        w_printf(k, "        y[b] = (%s)det;\n    }\n}\n\n", T);
+    }
+    GC_ASSERT(m == 0 || n->ws_offset >= 0);
+    char ws[64];
+    if (m) snprintf(ws, sizeof ws, "(double *)(void *)(arena + %lld)", (long long)n->ws_offset);
+    else snprintf(ws, sizeof ws, "NULL");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)nb, cu_ptr(c, Y), cu_ptr(c, X), ws);
+    return 0;
+}
+
 /* ---- the table ------------------------------------------------------------------------ */
 
 #define ROW "a generated kernel, one thread per row"
@@ -743,23 +938,31 @@ static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
 /* Ops with a scalar expression need no row: cuda_backend.c gives them
  * emit_elementwise through cuda_elementwise_entry. */
 const CudaEntry cuda_kernel_entries[] = {
-    {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel"},
-    {OP_Softmax, NULL, emit_softmax, NULL, ROW},
-    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW},
-    {OP_MaxPool, pool_check, emit_pool, NULL, OUT},
-    {OP_AveragePool, pool_check, emit_pool, NULL, OUT},
-    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel"},
-    {OP_Transpose, NULL, emit_transpose, NULL, OUT},
-    {OP_Slice, NULL, emit_slice, NULL, OUT},
-    {OP_Concat, NULL, emit_concat, NULL, OUT},
-    {OP_Gather, gather_check, emit_gather, NULL, OUT},
-    {OP_ReduceSum, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT},
-    {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT},
-    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW},
-    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT},
-    {-1, NULL, NULL, NULL, NULL},
+    {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel", 1},
+    {OP_CastLike, NULL, emit_castlike, NULL, "a generated elementwise kernel (Cast's expression)", 1},
+    {OP_Softmax, NULL, emit_softmax, NULL, ROW, 0},
+    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW, 0},
+    {OP_MaxPool, pool_check, emit_pool, NULL, OUT, 0},
+    {OP_AveragePool, pool_check, emit_pool, NULL, OUT, 0},
+    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel", 0},
+    {OP_Transpose, NULL, emit_transpose, NULL, OUT, 1},
+    {OP_Slice, NULL, emit_slice, NULL, OUT, 1},
+    {OP_Concat, NULL, emit_concat, NULL, OUT, 1},
+    {OP_Gather, gather_check, emit_gather, NULL, OUT, 1},
+    {OP_ReduceSum, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceProd, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceL1, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceL2, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceLogSum, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceLogSumExp, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_ReduceSumSquare, reduce_check, emit_reduce, NULL, OUT, 1},
+    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW, 0},
+    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT, 0},
+    {OP_Det, cu_check_float, emit_det, det_workspace, "a generated kernel, one thread per matrix (LU in its workspace)", 0},
+    {-1, NULL, NULL, NULL, NULL, 0},
 };
 
-const CudaEntry cuda_elementwise_entry = {-1, NULL, emit_elementwise, NULL, "a generated elementwise kernel"};
+const CudaEntry cuda_elementwise_entry = {-1, NULL, emit_elementwise, NULL, "a generated elementwise kernel", 1};

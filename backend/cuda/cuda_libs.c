@@ -27,20 +27,83 @@ static int matmul_plan(const Node *n, IrMatMulGeom *g)
     return 0;
 }
 
-/* Gemm and MatMul: f32, dims below 2^31 (cuBLAS takes int), MatMul's batch
- * dense or shared on each side. */
+/* Whether Gemm/MatMul n maps onto cuBLAS sgemm: f32, dims below 2^31
+ * (cuBLAS takes int), MatMul's batch dense or shared on each side. Others
+ * run as a generated kernel. */
+static int gemm_on_cublas(const Node *n)
+{
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] && n->in[i]->dtype != DT_F32) return 0;
+    IrMatMulGeom g;
+    if (n->op == OP_MatMul) return matmul_plan(n, &g) == 0;
+    return n->out[0]->shape.dims[0] <= INT32_MAX && n->out[0]->shape.dims[1] <= INT32_MAX;
+}
+
+/* Gemm and MatMul: cuBLAS, or a generated kernel for f32/f64 (one dtype). */
 static int gemm_check(const Node *n, Diag *d)
 {
-    const char *op = ir_op(n->op)->name;
+    if (gemm_on_cublas(n)) return 0;
     for (int i = 0; i < n->n_in; i++)
-        if (n->in[i] && n->in[i]->dtype != DT_F32)
-            return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 only, got %s", op,
-                                   ir_dtype_name(n->in[i]->dtype));
-    IrMatMulGeom g;
-    if (n->op == OP_MatMul && matmul_plan(n, &g))
-        return diag_node_error(d, n, "the CUDA backend has no kernel for this MatMul's batch broadcast yet");
-    if (n->op == OP_Gemm && (n->out[0]->shape.dims[0] > INT32_MAX || n->out[0]->shape.dims[1] > INT32_MAX))
-        return diag_node_error(d, n, "the CUDA backend's Gemm takes at most 2^31-1 rows and columns");
+        if (n->in[i] && (!cu_is_float(n->in[i]->dtype) || n->in[i]->dtype != n->in[0]->dtype))
+            return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 (one dtype), got %s",
+                                   ir_op(n->op)->name, ir_dtype_name(n->in[i]->dtype));
+    return 0;
+}
+
+/* Gemm or MatMul as a generated kernel: one thread per output element,
+ * the dot product in double (MatMul's operands offset along the broadcast
+ * batch by IrMatMulGeom's strides; Gemm's alpha, transposes and beta * C
+ * broadcast). */
+static int emit_gemm_kernel(Cu *c, const Node *n)
+{
+    const Value *A = n->in[0], *B = n->in[1], *C = n->op == OP_Gemm && n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *a, const %s *b%s%s%s)\n{\n", kn, T, T, T, C ? ", const " : "", C ? T : "",
+             C ? " *cc" : "");
+    w_printf(w, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    if (n->op == OP_MatMul) {
+        IrMatMulGeom g;
+        GC_ASSERT(ir_matmul_geometry(n, 0, 1, &g, NULL) == 0);
+        w_printf(w, "        const int64_t col = i %% %lld, row = i / %lld %% %lld, bi = i / %lld;\n", (long long)g.N,
+                 (long long)g.N, (long long)g.M, (long long)(g.M * g.N));
+        w_puts(w, "        int64_t oa = 0, ob = 0, r = bi;\n");
+        for (int k = g.batch.rank - 1; k >= 0; k--)
+            w_printf(w, "        oa += r %% %lld * %lld;\n        ob += r %% %lld * %lld;\n        r /= %lld;\n",
+                     (long long)g.batch.dims[k], (long long)g.sa[k], (long long)g.batch.dims[k], (long long)g.sb[k],
+                     (long long)g.batch.dims[k]);
+        w_puts(w, "        (void)r;\n        double acc = 0;\n");
+        w_printf(w, "        for (int64_t k = 0; k < %lld; k++) acc += (double)a[oa + row * %lld + k] * b[ob + k * %lld + col];\n",
+                 (long long)g.K, (long long)g.K, (long long)g.N);
+        w_printf(w, "        y[i] = (%s)acc;\n", T);
+    } else {
+        const int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
+        const int64_t M = Y->shape.dims[0], N = Y->shape.dims[1], K = A->shape.dims[ta ? 0 : 1];
+        char al[48], be[48];
+        cfam_lit(al, sizeof al, DT_F64, n->attrs[GEMM_ALPHA].f);
+        cfam_lit(be, sizeof be, DT_F64, n->attrs[GEMM_BETA].f);
+        w_printf(w, "        const int64_t col = i %% %lld, row = i / %lld;\n        double acc = 0;\n", (long long)N, (long long)N);
+        char ia[64], ib[64];
+        if (ta) snprintf(ia, sizeof ia, "k * %lld + row", (long long)M);
+        else snprintf(ia, sizeof ia, "row * %lld + k", (long long)K);
+        if (tb) snprintf(ib, sizeof ib, "col * %lld + k", (long long)K);
+        else snprintf(ib, sizeof ib, "k * %lld + col", (long long)N);
+        w_printf(w, "        for (int64_t k = 0; k < %lld; k++) acc += (double)a[%s] * b[%s];\n", (long long)K, ia, ib);
+        w_printf(w, "        acc *= %s;\n", al);
+        if (C) {
+            int64_t st[IR_MAX_RANK];
+            cu_bstrides(&C->shape, &Y->shape, st);
+            w_printf(w, "        acc += %s * cc[row * %lld + col * %lld];\n", be, (long long)st[0], (long long)st[1]);
+        }
+        w_printf(w, "        y[i] = (%s)acc;\n", T);
+    }
+    w_puts(w, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, A), cu_ptr(c, B));
+    if (C) w_printf(&c->body, ", %s", cu_ptr(c, C));
+    w_puts(&c->body, "));\n");
     return 0;
 }
 
@@ -89,6 +152,7 @@ static void emit_fill_c(Cu *c, const Node *n, double beta)
 
 static int emit_gemm(Cu *c, const Node *n, Diag *d)
 {
+    if (!gemm_on_cublas(n)) return emit_gemm_kernel(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     const Value *A = n->in[0], *B = n->in[1], *C = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
     const int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
     const double alpha = n->attrs[GEMM_ALPHA].f, beta = C ? n->attrs[GEMM_BETA].f : 0.0;
@@ -102,6 +166,7 @@ static int emit_gemm(Cu *c, const Node *n, Diag *d)
 
 static int emit_matmul(Cu *c, const Node *n, Diag *d)
 {
+    if (!gemm_on_cublas(n)) return emit_gemm_kernel(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     IrMatMulGeom g;
     GC_ASSERT(matmul_plan(n, &g) == 0);
     const int64_t nb = ir_numel(&g.batch);
@@ -113,10 +178,28 @@ static int emit_matmul(Cu *c, const Node *n, Diag *d)
 
 /* ---- Conv (cuDNN) ------------------------------------------------------------------ */
 
+/* Whether cuDNN's legacy descriptors say Conv n: f32, 1 or 2 spatial
+ * dims, the same pad at both ends (one per dim), dims below 2^31. Other
+ * Convs run as a generated kernel (cu_emit_conv_direct). */
+static int conv_on_cudnn(const Node *n)
+{
+    const Value *X = n->in[0];
+    int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
+    int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    if (X->dtype != DT_F32 || sr < 1 || sr > 2) return 0;
+    for (int i = 0; i < sr; i++)
+        if (pb[i] != pe[i]) return 0;
+    for (int i = 0; i < X->shape.rank; i++)
+        if (X->shape.dims[i] > INT32_MAX || n->out[0]->shape.dims[i] > INT32_MAX) return 0;
+    return 1;
+}
+
 /* The workspace a Conv may use for its cuDNN algorithm: what an im2col
- * GEMM needs, at most 64 MiB (implicit GEMM needs none). */
+ * GEMM needs, at most 64 MiB (implicit GEMM needs none); none for a
+ * generated kernel. */
 static size_t conv_ws_bytes(const Node *n)
 {
+    if (!conv_on_cudnn(n)) return 0;
     const Value *W = n->in[1], *Y = n->out[0];
     int64_t per_out = 1;
     for (int i = 1; i < W->shape.rank; i++) per_out *= W->shape.dims[i];
@@ -125,22 +208,15 @@ static size_t conv_ws_bytes(const Node *n)
     return (size_t)(b < ((int64_t)64 << 20) ? b : ((int64_t)64 << 20));
 }
 
-/* Conv: f32, 1 or 2 spatial dims, the same pad at both ends (cuDNN takes
- * one per dim), dims below 2^31. */
+/* Conv: on cuDNN where its descriptors say it, else a generated kernel for
+ * f32/f64 and 1 to 3 spatial dims. */
 static int conv_check(const Node *n, Diag *d)
 {
-    const Value *X = n->in[0];
-    if (X->dtype != DT_F32) return diag_node_error(d, n, "the CUDA backend computes Conv in f32 only (cuDNN)");
+    if (conv_on_cudnn(n)) return 0;
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
-    if (sr < 1 || sr > 2) return diag_node_error(d, n, "the CUDA backend has Conv with 1 or 2 spatial dims only");
-    for (int i = 0; i < sr; i++)
-        if (pb[i] != pe[i])
-            return diag_node_error(d, n, "the CUDA backend's Conv (cuDNN) takes the same pad at both ends, got %lld and %lld",
-                                   (long long)pb[i], (long long)pe[i]);
-    for (int i = 0; i < X->shape.rank; i++)
-        if (X->shape.dims[i] > INT32_MAX || n->out[0]->shape.dims[i] > INT32_MAX)
-            return diag_node_error(d, n, "the CUDA backend's Conv takes dims below 2^31");
+    if (!cu_is_float(n->in[0]->dtype)) return diag_node_error(d, n, "the CUDA backend computes Conv in f32 and f64 only");
+    if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend has Conv with 1 to 3 spatial dims only");
     return 0;
 }
 
@@ -165,6 +241,7 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
     if (ir_numel(&Y->shape) == 0) return 0;
+    if (!conv_on_cudnn(n)) return cu_emit_conv_direct(c, n, NULL) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     const int two = sr == 2, i = c->nconv++;
     const int64_t G = n->attrs[CONV_GROUP].i;
     const long long xn = X->shape.dims[0], xc = X->shape.dims[1], xh = two ? X->shape.dims[2] : 1,
@@ -217,9 +294,10 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
 }
 
 const CudaEntry cuda_lib_entries[] = {
-    {OP_Gemm, gemm_check, emit_gemm, NULL, "cuBLAS sgemm, then generated kernels for C and the epilogue"},
-    {OP_MatMul, gemm_check, emit_matmul, NULL, "cuBLAS strided-batched sgemm, then a generated epilogue kernel"},
+    {OP_Gemm, gemm_check, emit_gemm, NULL, "cuBLAS sgemm, then generated kernels for C and the epilogue (other dtypes: a generated kernel)", 0},
+    {OP_MatMul, gemm_check, emit_matmul, NULL, "cuBLAS strided-batched sgemm, then a generated epilogue kernel (other dtypes, broadcast batches: a generated kernel)", 0},
     {OP_Conv, conv_check, emit_conv, conv_ws_bytes,
-     "cuDNN convolution forward (algorithm chosen at init within the workspace), then generated bias and epilogue kernels"},
-    {-1, NULL, NULL, NULL, NULL},
+     "cuDNN convolution forward (algorithm chosen at init within the workspace), then generated bias and epilogue kernels; "
+     "a generated kernel where cuDNN's descriptors cannot say the Conv", 0},
+    {-1, NULL, NULL, NULL, NULL, 0},
 };

@@ -11,6 +11,13 @@
  *   GC_LAUNCH(k, n, s, (args))  launches kernel k over n elements on
  *                        stream s (GC_THREADS per block, at most
  *                        GC_MAX_BLOCKS blocks), or calls it
+ *   GC_TABLE             a constant table kernels read (a device constant)
+ *   GC_DEVICE            a helper function kernels call (static __device__)
+ * and, where NAME.cu defines GC_CUDA_HALF (a model with f16/bf16 tensors,
+ * stored as uint16_t bit patterns), the conversions GC_F16_TO_F32,
+ * GC_F32_TO_F16, GC_BF16_TO_F32, GC_F32_TO_BF16 (round to nearest even):
+ * CUDA's cuda_fp16.h / cuda_bf16.h intrinsics under nvcc, the C runtime's
+ * gcrt_base.h (copied into such folders) in the emulation.
  * so the emulation runs every generated kernel and the host code around it
  * on the CPU: a machine without a GPU (and CI) tests what the generated code
  * computes, and nvcc checks that it is valid CUDA.
@@ -28,6 +35,15 @@
 #define GC_KERNEL static void
 #define GC_FOR_EACH(i, n) for (int64_t i = 0; i < (int64_t)(n); i++)
 #define GC_LAUNCH(k, n, s, args) ((void)(s), k args)
+#define GC_TABLE static const
+#define GC_DEVICE static
+#ifdef GC_CUDA_HALF
+#include "gcrt_base.h"
+#define GC_F16_TO_F32(h) gcrt_f16_to_f32(h)
+#define GC_F32_TO_F16(f) gcrt_f32_to_f16(f)
+#define GC_BF16_TO_F32(h) gcrt_bf16_to_f32(h)
+#define GC_F32_TO_BF16(f) gcrt_f32_to_bf16(f)
+#endif
 #else
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -37,6 +53,16 @@
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (int64_t)(n);                          \
          i += (int64_t)gridDim.x * blockDim.x)
 #define GC_LAUNCH(k, n, s, args) k<<<gc_blocks(n), GC_THREADS, 0, (s)>>> args
+#define GC_TABLE static __device__ const
+#define GC_DEVICE static __device__
+#ifdef GC_CUDA_HALF
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#define GC_F16_TO_F32(h) __half2float(__ushort_as_half(h))
+#define GC_F32_TO_F16(f) __half_as_ushort(__float2half_rn(f))
+#define GC_BF16_TO_F32(h) __bfloat162float(__ushort_as_bfloat16(h))
+#define GC_F32_TO_BF16(f) __bfloat16_as_ushort(__float2bfloat16_rn(f))
+#endif
 #endif
 
 /* The fastest deterministic cuDNN forward algorithm for the descriptors

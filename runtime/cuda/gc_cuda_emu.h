@@ -114,6 +114,15 @@ static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, 
     return cudaSuccess;
 }
 
+static inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s)
+{
+    (void)s;
+    if (n == 0) return cudaSuccess;
+    if (!gc_emu_is_device(dst, n)) return gc_emu_fail(cudaErrorInvalidValue, "cudaMemset: not device memory");
+    memset(dst, value, n);
+    return cudaSuccess;
+}
+
 static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind kind)
 {
     return cudaMemcpyAsync(dst, src, n, kind, (cudaStream_t)0);

@@ -545,20 +545,25 @@ class Targets(unittest.TestCase):
             self.assertIn("/* Softmax 'softmax': f32[1,10] <- f32[1,10] */", cu)
 
     def test_cuda_refuses_an_op_it_lacks(self):
-        """An op the CUDA backend has no kernel for: one line naming node, op and backend; no folder."""
-        cumsum = os.path.join(HERE, "..", "ops", "index", "cumsum_axes.gir")
-        conv = os.path.join(HERE, "..", "ops", "nn", "conv_1d.gir")  # pads 1 and 2: cuDNN takes one
+        """A node the CUDA backend has no kernel for (an op's dtype or attributes): one line naming node, op
+        and backend; no folder."""
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "out")
-            p = graphc("compile", cumsum, "-o", out, "--target=cuda", "--no-fold", check=False)
+            gemm = os.path.join(tmp, "gemm_i32.gir")
+            with open(gemm, "w") as f:
+                f.write("graph gemm_i32 {\n  input %a: i32[2,3]\n  input %b: i32[3,4]\n  %y = Gemm(%a, %b)\n  output %y\n}\n")
+            p = graphc("compile", gemm, "-o", out, "--target=cuda", "--no-fold", check=False)
             self.assertEqual(p.returncode, 1)
-            self.assertRegex(p.stderr, r"^graphc: error: .*cumsum_axes.gir: node '[^']*' \(CumSum\): "
-                                       r"the CUDA backend has no kernel for op 'CumSum' yet\n$")
+            self.assertRegex(p.stderr, r"^graphc: error: .*gemm_i32.gir: node 'y' \(Gemm\): "
+                                       r"the CUDA backend computes op 'Gemm' in f32 and f64 \(one dtype\), got i32\n$")
             self.assertFalse(os.path.exists(out))
-            p = graphc("compile", conv, "-o", out, "--target=cuda", "--no-fold", check=False)
+            pool = os.path.join(tmp, "pool16.gir")
+            with open(pool, "w") as f:
+                f.write("graph pool16 {\n  input %x: f16[1,1,4,4]\n  %y = MaxPool(%x) {kernel_shape=[2,2]}\n  output %y\n}\n")
+            p = graphc("compile", pool, "-o", out, "--target=cuda", "--no-fold", check=False)
             self.assertEqual(p.returncode, 1)
-            self.assertRegex(p.stderr, r"^graphc: error: .*conv_1d.gir: node '[^']*' \(Conv\): the CUDA backend's "
-                                       r"Conv \(cuDNN\) takes the same pad at both ends, got 1 and 2\n$")
+            self.assertRegex(p.stderr, r"^graphc: error: .*pool16.gir: node 'y' \(MaxPool\): "
+                                       r"the CUDA backend has no f16 kernels yet \(op 'MaxPool'\)\n$")
             self.assertFalse(os.path.exists(out))
 
     def test_help_lists_targets(self):
