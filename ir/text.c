@@ -840,7 +840,7 @@ static int parse_input(Parser *ps)
     const char *name = read_value_name(ps, &at);
     if (!name || check_new_value(ps, name, at)) return -1;
     DType t;
-    Shape s;
+    Shape s = {0};
     if (expect(ps, ':', "':' and a type after the input name") || parse_type(ps, &t, &s)) return -1;
     ir_add_input(ps->g, name, t, &s);
     return 0;
@@ -852,7 +852,7 @@ static int parse_const(Parser *ps, int state)
     const char *name = read_value_name(ps, &at);
     if (!name || check_new_value(ps, name, at)) return -1;
     DType t;
-    Shape s;
+    Shape s = {0};
     if (expect(ps, ':', "':' and a type after the constant name") || parse_type(ps, &t, &s)) return -1;
     if (expect(ps, '=', "'=' and the constant data")) return -1;
     const void *data = NULL;

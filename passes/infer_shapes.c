@@ -39,7 +39,7 @@ int pass_infer_shapes(Graph *g, Diag *d)
             if (n->in[j] && !n->in[j]->shape_known)
                 return diag_node_error(d, n, "input '%s' has no known shape", n->in[j]->name);
         for (int j = 0; j < n->n_out; j++) n->out[j]->shape_known = 0;
-        if (od->infer(n, d)) return -1;
+        if (ir_infer_node(g, n, d)) return -1;
         for (int j = 0; j < n->n_out; j++) {
             Value *v = n->out[j];
             GC_ASSERT(v->shape_known && "infer did not set every output");

@@ -163,7 +163,7 @@ static int emit_slice(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
     int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], off = 0;
-    Shape os;
+    Shape os = {0};
     if (ir_slice_plan(n, start, step, &os, d)) return -1;
     ir_row_strides(&x->shape, ist);
     ir_row_strides(&y->shape, ost);

@@ -211,7 +211,7 @@ static void test_unsigned_store(void **state)
 
 static void expect_broadcast(Shape a, Shape b, Shape want)
 {
-    Shape out;
+    Shape out = {0};
     char sa[64], sb[64], so[64], sw[64];
     if (ir_broadcast(&a, &b, &out) != 0 || !ir_shape_eq(&out, &want))
         fail_msg("broadcast %s with %s: got %s, want %s", ir_shape_str(&a, sa, 64), ir_shape_str(&b, sb, 64),
