@@ -318,6 +318,12 @@ int32_t ir_sym_derive(Graph *g, IrSymKind kind, IrSymTerm a, IrSymTerm b);
 /* Evaluates the derived symbols of g in order: val[k - 1] must hold every
  * SYM_VAR's value; fills the others. */
 void ir_sym_eval(const Graph *g, int64_t *val);
+/* Binds the symbols of g from the actual shapes of its inputs
+ * (actual[i] for g->inputs[i]): fixed dims must be the model's, each
+ * symbolic dim within its bounds and the same wherever the symbol appears.
+ * Fills val[n_syms] (derived symbols evaluated too); 0, or -1 with a
+ * one-line diagnostic naming the input and the dim. */
+int ir_sym_bind(const Graph *g, const Shape *const *actual, int64_t *val, Diag *d);
 /* Writes "[1,T<=64,128]" into buf: symbolic dims by name and bound. */
 const char *ir_shape_str_g(const Graph *g, const Shape *s, char *buf, size_t cap);
 /* Replaces every symbolic dim of every value by its value val[sym - 1]

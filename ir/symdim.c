@@ -18,6 +18,7 @@
 #include "ir.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const IrSym *ir_sym(const Graph *g, int32_t k)
@@ -140,6 +141,47 @@ const char *ir_shape_str_g(const Graph *g, const Shape *s, char *buf, size_t cap
     }
     if (k < cap) snprintf(buf + k, cap - k, "]");
     return buf;
+}
+
+int ir_sym_bind(const Graph *g, const Shape *const *actual, int64_t *val, Diag *d)
+{
+    const Value **from = calloc((size_t)g->n_syms + 1, sizeof *from);
+    GC_ASSERT(from);
+    int rc = 0;
+    char b1[256], b2[256];
+    for (int i = 0; i < g->n_inputs && !rc; i++) {
+        const Value *v = g->inputs[i];
+        const Shape *a = actual[i], *s = &v->shape;
+        if (a->rank != s->rank) {
+            rc = diag_error(d, "input '%s' is %s, got rank %d %s", v->name, ir_shape_str_g(g, s, b1, sizeof b1), a->rank,
+                            ir_shape_str(a, b2, sizeof b2));
+            break;
+        }
+        for (int k = 0; k < s->rank && !rc; k++) {
+            int32_t y = s->sym[k];
+            if (!y) {
+                if (a->dims[k] != s->dims[k])
+                    rc = diag_error(d, "input '%s' dim %d is %lld, but the model's is %lld", v->name, k,
+                                    (long long)a->dims[k], (long long)s->dims[k]);
+                continue;
+            }
+            const IrSym *sy = ir_sym(g, y);
+            if (a->dims[k] < sy->lo || a->dims[k] > sy->hi)
+                rc = diag_error(d, "input '%s' dim %d is %lld, beyond the bounds of %s (%lld to %lld)", v->name, k,
+                                (long long)a->dims[k], sy->name, (long long)sy->lo, (long long)sy->hi);
+            else if (from[y - 1] && val[y - 1] != a->dims[k])
+                rc = diag_error(d, "input '%s' dim %d is %lld, but %s is %lld in input '%s'", v->name, k,
+                                (long long)a->dims[k], sy->name, (long long)val[y - 1], from[y - 1]->name);
+            from[y - 1] = v;
+            val[y - 1] = a->dims[k];
+        }
+    }
+    for (int k = 0; k < g->n_syms && !rc; k++)
+        if (g->syms[k].kind == SYM_VAR && !from[k])
+            rc = diag_error(d, "symbolic dim %s appears in no graph input", g->syms[k].name);
+    free(from);
+    if (!rc) ir_sym_eval(g, val);
+    return rc;
 }
 
 void ir_sym_specialize(Graph *g, const int64_t *val)
