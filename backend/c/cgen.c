@@ -313,11 +313,11 @@ static void comment_text(Writer *w, const char *s)
     w_puts(w, buf);
 }
 
-static void value_desc(Writer *w, const Value *v)
+static void value_desc(Writer *w, const Graph *g, const Value *v)
 {
     char sh[256];
     comment_text(w, v->name);
-    w_printf(w, " %s%s", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+    w_printf(w, " %s%s", ir_dtype_name(v->dtype), ir_shape_str_g(g, &v->shape, sh, sizeof sh));
 }
 
 void cgen_node_comment(Cgen *c, const Node *n)
@@ -330,13 +330,13 @@ void cgen_node_comment(Cgen *c, const Node *n)
     w_puts(w, "': ");
     for (int i = 0; i < n->n_in; i++) {
         if (i) w_puts(w, ", ");
-        if (n->in[i]) value_desc(w, n->in[i]);
+        if (n->in[i]) value_desc(w, c->g, n->in[i]);
         else w_puts(w, "_");
     }
     w_puts(w, " -> ");
     for (int i = 0; i < n->n_out; i++) {
         if (i) w_puts(w, ", ");
-        value_desc(w, n->out[i]);
+        value_desc(w, c->g, n->out[i]);
     }
     w_puts(w, " */\n");
 }
@@ -363,6 +363,86 @@ const char *cgen_npy_descr(DType t)
 }
 
 static int64_t value_bytes(const Value *v) { return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype); }
+
+/* ---- runtime shapes: products of dims (cgen.h) ---------------------------- */
+
+CgenProd cgen_prod(int64_t c)
+{
+    CgenProd p;
+    memset(&p, 0, sizeof p);
+    p.c = c;
+    return p;
+}
+
+static void prod_add_sym(CgenProd *p, int32_t s)
+{
+    GC_ASSERT(p->n < CGEN_PROD_MAX_SYMS);
+    int i = p->n++;
+    for (; i > 0 && p->s[i - 1] > s; i--) p->s[i] = p->s[i - 1];
+    p->s[i] = s;
+}
+
+void cgen_prod_mul_dim(CgenProd *p, const Shape *s, int k)
+{
+    if (p->c == 0) return;
+    if (s->sym[k]) prod_add_sym(p, s->sym[k]);
+    else p->c *= s->dims[k];
+}
+
+CgenProd cgen_dims_prod(const Shape *s, int from, int to)
+{
+    CgenProd p = cgen_prod(1);
+    for (int k = from; k < to; k++) cgen_prod_mul_dim(&p, s, k);
+    return p;
+}
+
+CgenProd cgen_prod_mul(const CgenProd *a, const CgenProd *b)
+{
+    CgenProd r = *a;
+    r.c *= b->c;
+    if (r.c == 0) return cgen_prod(0);
+    for (int i = 0; i < b->n; i++) prod_add_sym(&r, b->s[i]);
+    return r;
+}
+
+int cgen_prod_eq(const CgenProd *a, const CgenProd *b)
+{
+    if (a->c != b->c || a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->s[i] != b->s[i]) return 0;
+    return 1;
+}
+
+int cgen_prod_is(const CgenProd *p, int64_t v) { return p->n == 0 && p->c == v; }
+
+const char *cgen_prod_str(const CgenProd *p, char *buf, size_t cap)
+{
+    if (p->n == 0 || p->c == 0) {
+        snprintf(buf, cap, "%lld", (long long)p->c);
+        return buf;
+    }
+    size_t k = 0;
+    for (int i = 0; i < p->n && k < cap; i++) k += (size_t)snprintf(buf + k, cap - k, "%sdim[%d]", i ? " * " : "", p->s[i] - 1);
+    if (p->c != 1 && k < cap) snprintf(buf + k, cap - k, " * %lld", (long long)p->c);
+    return buf;
+}
+
+int cgen_node_has_sym(const Node *n)
+{
+    for (int j = 0; j < n->n_in; j++)
+        if (n->in[j] && ir_shape_has_sym(&n->in[j]->shape)) return 1;
+    for (int j = 0; j < n->n_out; j++)
+        if (ir_shape_has_sym(&n->out[j]->shape)) return 1;
+    return 0;
+}
+
+/* The byte count of v as C text (a literal for a static shape). */
+static const char *value_bytes_str(const Value *v, char *buf, size_t cap)
+{
+    CgenProd p = cgen_dims_prod(&v->shape, 0, v->shape.rank);
+    p.c *= (int64_t)ir_dtype_size(v->dtype);
+    return cgen_prod_str(&p, buf, cap);
+}
 
 /* ---- NAME.c ------------------------------------------------------------- */
 
@@ -393,6 +473,7 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
             w_line(w, "/* empty output: nothing to compute */");
             continue;
         }
+        if (!table[n->op].dyn && cgen_node_has_sym(n)) return cgen_supports(n, d);
         w_line(w, "{");
         w->indent++;
         size_t mark = w->len;
@@ -413,7 +494,8 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
         comment_text(w, v->name);
         w_printf(w, "' is %s: copy */\n",
                  v->kind == VK_INPUT ? "a graph input" : v->kind != VK_TEMP ? "a constant" : "listed before");
-        w_line(w, "gcrt_copy(outputs[%d], %s, %lld);", k, cgen_ptr(c, v), (long long)value_bytes(v));
+        char nb[128];
+        w_line(w, "gcrt_copy(outputs[%d], %s, %s);", k, cgen_ptr(c, v), value_bytes_str(v, nb, sizeof nb));
     }
     return 0;
 }
@@ -527,7 +609,7 @@ static void gen_decls(Cgen *c, Writer *w)
             GC_ASSERT(r->offset >= 0);
             w_printf(w, "%s *const %s = (%s *)(void *)(arena + %lld);", ct, id, ct, (long long)r->offset);
         }
-        w_printf(w, " /* %s%s", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+        w_printf(w, " /* %s%s", ir_dtype_name(v->dtype), ir_shape_str_g(g, &v->shape, sh, sizeof sh));
         if (strcmp(v->name, id) != 0) {
             w_puts(w, " '");
             comment_text(w, v->name);
@@ -606,12 +688,29 @@ static void gen_schedule(Cgen *c, Writer *w, const char *fn)
         w_printf(w, "static int %s(const unsigned char *weights, %sunsigned char *state, unsigned char *arena,\n"
                     "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool)\n{\n", fn,
                  c->train == 2 ? "const " : "");
+    else if (g->n_syms)
+        w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
+                    "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool, const int64_t *dims)\n{\n",
+                 fn);
     else
         w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
                     "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool)\n{\n", fn);
+    if (g->n_syms) {
+        /* the shape table, each extent clamped to its bounds: the compiler
+         * then knows every loop's range (and a wrong caller cannot overflow) */
+        w_printf(w, "    int64_t dim[%d];\n", g->n_syms);
+        for (int k = 0; k < g->n_syms; k++) {
+            const IrSym *s = &g->syms[k];
+            w_printf(w, "    dim[%d] = dims[%d] < %lld ? %lld : dims[%d] > %lld ? %lld : dims[%d]; /* ", k, k, (long long)s->lo,
+                     (long long)s->lo, k, (long long)s->hi, (long long)s->hi, k);
+            comment_text(w, s->name);
+            w_puts(w, " */\n");
+        }
+    }
     w_puts(w, decls.buf ? decls.buf : "");
     w_free(&decls);
     w_puts(w, "    (void)pool;\n");
+    if (g->n_syms) w_puts(w, "    (void)dim;\n");
     const char *unused[5] = {"weights", "arena", "inputs", "outputs", "state"};
     int is_used[5] = {c->weights_used, c->arena_used, 0, 0, c->state_used || !c->train};
     for (int i = 0; i < g->n_values; i++) {
@@ -693,6 +792,108 @@ static void gen_blob_prologue(const CgenModel *m, Writer *w)
                 "    if (blob == NULL && (%s_WEIGHTS_BYTES > 0 || weights != NULL)) return -1;\n", N, N);
 }
 
+/* Runtime shapes: the table of maxima (what NAME_run_v runs at) and
+ * NAME_run_shapes, which binds the shape table from the actual input
+ * shapes (checking fixed dims, bounds and agreement between inputs),
+ * evaluates the derived symbols in order and reports the output shapes. */
+static void gen_max_dims(const Graph *g, const char *N, Writer *w)
+{
+    w_printf(w, "/* the runtime dims (the shape table dim[] of %s_schedule) */\n", N);
+    for (int k = 0; k < g->n_syms; k++) {
+        w_printf(w, "/* dim[%d]: ", k);
+        comment_text(w, g->syms[k].name);
+        w_printf(w, ", %lld to %lld */\n", (long long)g->syms[k].lo, (long long)g->syms[k].hi);
+    }
+    w_printf(w, "static const int64_t %s_max_dims[%d] = {", N, g->n_syms);
+    for (int k = 0; k < g->n_syms; k++) w_printf(w, "%s%lld", k ? ", " : "", (long long)g->syms[k].hi);
+    w_puts(w, "};\n\n");
+}
+
+static void sym_term(Writer *w, IrSymTerm t)
+{
+    if (t.sym) w_printf(w, "dim[%d]", t.sym - 1);
+    else w_printf(w, "INT64_C(%lld)", (long long)t.c);
+}
+
+static void gen_run_shapes(Cgen *c, Writer *w)
+{
+    const Graph *g = c->g;
+    const char *N = c->m->name;
+    int file = c->m->o->weights == BACKEND_WEIGHTS_FILE;
+    char *seen = calloc((size_t)g->n_syms + 1, 1);
+    GC_ASSERT(seen);
+    w_printf(w, "int %s_run_shapes(const void *weights, void *arena, const void *const *inputs, const int64_t *const *in_dims,\n"
+                "    void *const *outputs, int64_t *const *out_dims)\n{\n", N);
+    w_printf(w, "    int64_t dim[%d];\n", g->n_syms);
+    if (file) {
+        gen_blob_prologue(c->m, w);
+    } else {
+        w_printf(w, "    const unsigned char *blob = (const unsigned char *)(weights != NULL ? weights : %s_weights);\n", N);
+        w_printf(w, "    if (((uintptr_t)blob & 7u) != 0) return -1;\n");
+    }
+    if (g->arena_bytes > 0) w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
+    w_printf(w, "    if (in_dims == NULL) return %s_ERR_SHAPE;\n", N);
+    for (int i = 0; i < g->n_inputs; i++) {
+        const Shape *s = &g->inputs[i]->shape;
+        char sh[256];
+        w_printf(w, "    /* input %d: %s */\n", i, ir_shape_str_g(g, s, sh, sizeof sh));
+        if (s->rank == 0) continue;
+        w_printf(w, "    if (in_dims[%d] == NULL) return %s_ERR_SHAPE;\n", i, N);
+        for (int k = 0; k < s->rank; k++) {
+            int32_t y = s->sym[k];
+            if (!y) {
+                w_printf(w, "    if (in_dims[%d][%d] != %lld) return %s_ERR_SHAPE;\n", i, k, (long long)s->dims[k], N);
+            } else if (!seen[y - 1]) {
+                seen[y - 1] = 1;
+                const IrSym *sy = ir_sym(g, y);
+                w_printf(w, "    dim[%d] = in_dims[%d][%d];\n", y - 1, i, k);
+                w_printf(w, "    if (dim[%d] < %lld || dim[%d] > %lld) return %s_ERR_SHAPE;\n", y - 1, (long long)sy->lo,
+                         y - 1, (long long)sy->hi, N);
+            } else {
+                w_printf(w, "    if (in_dims[%d][%d] != dim[%d]) return %s_ERR_SHAPE;\n", i, k, y - 1, N);
+            }
+        }
+    }
+    static const char *const ops[] = {"", "+", "*", "/"};
+    for (int k = 0; k < g->n_syms; k++) {
+        const IrSym *sy = &g->syms[k];
+        if (sy->kind == SYM_VAR) {
+            if (!seen[k]) w_printf(w, "    dim[%d] = %lld; /* in no input */\n", k, (long long)sy->hi);
+            continue;
+        }
+        w_printf(w, "    dim[%d] = ", k);
+        if (sy->kind == SYM_MIN || sy->kind == SYM_MAX) {
+            const char *cmp = sy->kind == SYM_MIN ? "<" : ">";
+            sym_term(w, sy->a);
+            w_printf(w, " %s ", cmp);
+            sym_term(w, sy->b);
+            w_puts(w, " ? ");
+            sym_term(w, sy->a);
+            w_puts(w, " : ");
+            sym_term(w, sy->b);
+        } else {
+            sym_term(w, sy->a);
+            w_printf(w, " %s ", ops[sy->kind]);
+            sym_term(w, sy->b);
+        }
+        w_puts(w, ";\n");
+    }
+    free(seen);
+    w_puts(w, "    if (out_dims != NULL) {\n");
+    for (int i = 0; i < g->n_outputs; i++) {
+        const Shape *s = &g->outputs[i]->shape;
+        if (s->rank == 0) continue;
+        w_printf(w, "        if (out_dims[%d] != NULL) {\n", i);
+        for (int k = 0; k < s->rank; k++) {
+            if (s->sym[k]) w_printf(w, "            out_dims[%d][%d] = dim[%d];\n", i, k, s->sym[k] - 1);
+            else w_printf(w, "            out_dims[%d][%d] = %lld;\n", i, k, (long long)s->dims[k]);
+        }
+        w_puts(w, "        }\n");
+    }
+    w_puts(w, "    }\n");
+    w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, NULL, dim);\n}\n\n", N);
+}
+
 static void gen_source(Cgen *c, Cgen *ci, Writer *w)
 {
     const CgenModel *m = c->m;
@@ -726,6 +927,7 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
 
     char fn[96];
     snprintf(fn, sizeof fn, "%s_schedule", N);
+    if (g->n_syms) gen_max_dims(g, N, w);
     gen_schedule(c, w, fn);
 
     /* NAME_run_v_parallel, NAME_run_v */
@@ -739,7 +941,11 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     }
     if (g->arena_bytes > 0)
         w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
-    w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool);\n}\n\n", N);
+    if (g->n_syms)
+        w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool, %s_max_dims);\n}\n\n", N, N);
+    else
+        w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool);\n}\n\n", N);
+    if (g->n_syms) gen_run_shapes(c, w);
     w_printf(w, "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs)\n{\n"
                 "    return %s_run_v_parallel(weights, arena, inputs, outputs, NULL);\n}\n\n", N, N);
 
@@ -823,13 +1029,30 @@ static void gen_train_source(Cgen *c, Cgen *ci, Writer *w)
 
 /* ---- NAME.h ------------------------------------------------------------- */
 
+/* Runtime shapes: the runtime dims with their names and bounds. */
+static void gen_dims_defs(const CgenModel *m, Writer *w)
+{
+    const Graph *g = m->g;
+    const char *N = m->name;
+    w_printf(w, "/* Runtime shapes: the model runs at any extent of its %d runtime dim%s\n"
+                " * within their bounds (%s_run_shapes); memory is planned at the maximum. */\n"
+                "#define %s_NUM_DIMS %d\n", g->n_syms, g->n_syms == 1 ? "" : "s", N, N, g->n_syms);
+    for (int k = 0; k < g->n_syms; k++) {
+        w_printf(w, "#define %s_DIM_%d_NAME \"", N, k);
+        cgen_str_lit(w, g->syms[k].name);
+        w_printf(w, "\"\n#define %s_DIM_%d_MIN %lld\n#define %s_DIM_%d_MAX %lld\n", N, k, (long long)g->syms[k].lo, N, k,
+                 (long long)g->syms[k].hi);
+    }
+    w_puts(w, "\n");
+}
+
 static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const char *KIND, int i, const Value *v)
 {
     const char *N = m->name;
     char sh[256];
     w_printf(w, "/* %s %d: '", kind, i);
     comment_text(w, v->name);
-    w_printf(w, "' %s%s */\n", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+    w_printf(w, "' %s%s */\n", ir_dtype_name(v->dtype), ir_shape_str_g(m->g, &v->shape, sh, sizeof sh));
     w_printf(w, "#define %s_%s_%d_NAME \"", N, KIND, i);
     cgen_str_lit(w, v->name);
     w_printf(w, "\"\n#define %s_%s_%d_DTYPE \"%s\"\n", N, KIND, i, ir_dtype_name(v->dtype));
@@ -838,6 +1061,13 @@ static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const
     w_printf(w, "#define %s_%s_%d_DIMS {", N, KIND, i);
     for (int k = 0; k < v->shape.rank; k++) w_printf(w, "%s%lld", k ? ", " : "", (long long)v->shape.dims[k]);
     w_printf(w, "%s}\n", v->shape.rank ? "" : "1 /* rank 0: placeholder, no dims */");
+    if (m->g->n_syms) {
+        /* runtime shapes: _DIMS are the maxima; which runtime dim each dim is */
+        w_printf(w, "#define %s_%s_%d_MAX_DIMS %s_%s_%d_DIMS\n", N, KIND, i, N, KIND, i);
+        w_printf(w, "#define %s_%s_%d_DIM_SYMS {", N, KIND, i);
+        for (int k = 0; k < v->shape.rank; k++) w_printf(w, "%s%d", k ? ", " : "", v->shape.sym[k] - 1);
+        w_printf(w, "%s} /* -1: fixed, else the index of its runtime dim */\n", v->shape.rank ? "" : "-1");
+    }
     w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, KIND, i, (long long)ir_numel(&v->shape));
     w_printf(w, "#define %s_%s_%d_BYTES %lld\n\n", N, KIND, i, (long long)value_bytes(v));
 }
@@ -994,6 +1224,7 @@ static void gen_header(const CgenModel *m, Writer *w)
     w_printf(w, "#define %s_WEIGHTS_BYTES %lld\n", N, (long long)m->weights_bytes);
     w_printf(w, "#define %s_NUM_INPUTS %d\n", N, g->n_inputs);
     w_printf(w, "#define %s_NUM_OUTPUTS %d\n\n", N, g->n_outputs);
+    if (g->n_syms) gen_dims_defs(m, w);
     for (int i = 0; i < g->n_inputs; i++) gen_port_defs(m, w, "input", "INPUT", i, g->inputs[i]);
     for (int i = 0; i < g->n_outputs; i++) gen_port_defs(m, w, "output", "OUTPUT", i, g->outputs[i]);
     if (!file)
@@ -1019,6 +1250,19 @@ static void gen_header(const CgenModel *m, Writer *w)
     w_printf(w, ", const GcThreadPool *pool);\n"
                 "int %s_run_v_parallel(const void *weights, void *arena, const void *const *inputs, void *const *outputs,\n"
                 "    const GcThreadPool *pool);\n\n", N);
+    if (g->n_syms)
+        w_printf(w, "/* Runtime shapes: runs the model on inputs of the actual shapes in_dims[i]\n"
+                    " * (in_dims[i][k]: dim k of input i, within the bounds above; fixed dims\n"
+                    " * must be the model's, and a runtime dim the same wherever it appears).\n"
+                    " * Every buffer is dense at its actual shape (output buffers may be sized\n"
+                    " * for the maximum, _BYTES); out_dims[i] (NULL, or room for\n"
+                    " * _OUTPUT_i_RANK dims) receives output i's actual shape. Returns 0,\n"
+                    " * -1 as the run functions above, or %s_ERR_SHAPE when an input shape\n"
+                    " * is outside the bounds or inconsistent (nothing is then run or written).\n"
+                    " * %s_run and %s_run_v run at the maximum shapes (_DIMS). */\n"
+                    "#define %s_ERR_SHAPE (-2)\n"
+                    "int %s_run_shapes(const void *weights, void *arena, const void *const *inputs, const int64_t *const *in_dims,\n"
+                    "    void *const *outputs, int64_t *const *out_dims);\n\n", N, N, N, N, N);
     w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
@@ -1048,6 +1292,7 @@ static void cgen_ctx_init(Cgen *c, const Graph *g, CgenModel *m, int train)
     GC_ASSERT(c->ptr && c->touched && c->out_slot);
     for (int i = 0; i < g->n_values; i++) c->out_slot[i] = -1;
     for (int k = g->n_outputs - 1; k >= 0; k--) c->out_slot[g->outputs[k]->id] = k;
+    if (g->n_syms) ns_add(&c->used, "dim"); /* the shape table of runtime shapes */
     for (int i = 0; i < g->n_values; i++) c->ptr[i] = tensor_name(c, g->values[i]->name);
     c->upd = calloc(nv, sizeof *c->upd);
     GC_ASSERT(c->upd);

@@ -299,14 +299,14 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_nn_entries[] = {
-    {OP_Conv, emit_conv, 0, conv_workspace}, /* cpu, dwconv, winograd or nn: emit_conv says */
-    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL},
-    {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL},
-    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL},
-    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL},
-    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn, NULL},
-    {OP_Softmax, emit_softmax, CGEN_RT_nn, NULL},
-    {OP_LogSoftmax, emit_logsoftmax, CGEN_RT_nn, NULL},
-    {OP_LayerNormalization, emit_layernorm, CGEN_RT_nn, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_Conv, emit_conv, 0, conv_workspace, 0}, /* cpu, dwconv, winograd or nn: emit_conv says */
+    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL, 0},
+    {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL, 0},
+    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL, 0},
+    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL, 0},
+    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn, NULL, 0},
+    {OP_Softmax, emit_softmax, CGEN_RT_nn, NULL, 0},
+    {OP_LogSoftmax, emit_logsoftmax, CGEN_RT_nn, NULL, 0},
+    {OP_LayerNormalization, emit_layernorm, CGEN_RT_nn, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

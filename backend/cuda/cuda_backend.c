@@ -60,6 +60,9 @@ static int cuda_supports(const Node *n, Diag *d)
         if (v && !dtype_ok(v->dtype))
             return diag_node_error(d, n, "the CUDA backend has no %s kernels yet (op '%s')", ir_dtype_name(v->dtype),
                                    od->name);
+        if (v && ir_shape_has_sym(&v->shape))
+            return diag_node_error(d, n, "op '%s' does not support runtime shapes yet in the CUDA backend ('%s')", od->name,
+                                   v->name);
     }
     if (od->view) return 0;
     const CudaEntry *e = cuda_entry(n->op);
