@@ -8,6 +8,7 @@ Models are built with onnx.helper and seeded numpy weights; references are numpy
 * (a) An MLP with a symbolic batch (Gemm + Relu + MatMul + Add + Softmax),
   compiled ONCE with --max-shape x=8,784, runs in the interpreter (graph run)
   and as the compiled NAME_main at batches 1, 3 and 8, matching numpy.
+  The same for an MLP exported from PyTorch with dynamic_axes, against PyTorch.
 * (b) A transformer-encoder block with a symbolic sequence length T
   (LayerNormalization, MatMul, Add, Reshape with 0 and -1, Transpose,
   attention Softmax over T, Concat on a static axis), compiled once with
@@ -261,12 +262,12 @@ def run_both(graphc, work, model, mdir, name, x, refs, what):
     for i, ref in enumerate(refs):
         a = np.load(os.path.join(r_int, f"output_{i}.npy"))
         b = np.load(os.path.join(r_c, f"output_{i}.npy"))
-        check(close(a, ref), f"{what}: interpreter output {i} {a.shape} matches numpy")
-        check(close(b, ref), f"{what}: compiled output {i} {b.shape} matches numpy (max diff "
+        check(close(a, ref), f"{what}: interpreter output {i} {a.shape} matches the reference")
+        check(close(b, ref), f"{what}: compiled output {i} {b.shape} matches the reference (max diff "
               f"{np.abs(b - ref).max() if b.shape == ref.shape else 'shape'})")
 
 
-MAXES = {"mlp": "x=8,784", "enc": "x=1,16,%d" % D}
+MAXES = {"mlp": "x=8,784", "tmlp": "x=8,20", "enc": "x=1,16,%d" % D}
 
 
 def max_shape_arg(name):
@@ -321,6 +322,22 @@ def main():
         q = run([os.path.join(mdir, "mlp_main"), os.path.join(work, "big_c"), big])
         check(one_line_error(q, "beyond the model's bounds"), f"mlp_main beyond the bound: one line ({q.stderr.strip()})")
         check(not os.path.exists(os.path.join(work, "big_c")), "mlp_main beyond the bound writes nothing")
+
+    # (a') the same kind of MLP exported from PyTorch with dynamic_axes, against PyTorch
+    import torch
+    torch.manual_seed(15)
+    tm = torch.nn.Sequential(torch.nn.Linear(20, 16), torch.nn.ReLU(), torch.nn.Linear(16, 5), torch.nn.Softmax(dim=-1))
+    tm.eval()
+    tpath = os.path.join(work, "tmlp.onnx")
+    torch.onnx.export(tm, torch.zeros(2, 20), tpath, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+    tdir = os.path.join(work, "tmlp_out")
+    if compile_model(graphc, tpath, tdir, "tmlp", ["--max-shape", MAXES["tmlp"]]):
+        for b in (1, 3, 8):
+            x = rng.standard_normal((b, 20)).astype(np.float32)
+            with torch.no_grad():
+                want = tm(torch.from_numpy(x)).numpy()
+            run_both(graphc, work, tpath, tdir, "tmlp", x, [want], f"PyTorch MLP batch {b}")
 
     # (b) transformer encoder block, symbolic T
     enc, enc_ref = encoder_model(rng)
