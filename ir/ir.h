@@ -3,7 +3,8 @@
  * A Graph owns one Arena; every node, value, attribute, name and copied
  * constant lives in it, so ir_graph_free() releases everything at once.
  *
- * A Value is one tensor edge: dtype, static shape, kind (graph input,
+ * A Value is one tensor edge: dtype, shape (static, or with symbolic dims
+ * bounded at compile time: see "symbolic dimensions"), kind (graph input,
  * constant with data, or temporary produced by a node), its producer and, once
  * memory planning ran, its arena offset. A Node applies one operator (OpKind,
  * described in ir/op.h) to input values and produces output values; its

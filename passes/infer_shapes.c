@@ -2,7 +2,8 @@
  * constant folding on the way.
  *
  * Visits nodes in topological order and asks each op's description to set
- * its outputs' dtype and shape. Before asking, it checks what every op
+ * its outputs' dtype and shape (ir_infer_node: the op's `infer`, then, for
+ * symbolic inputs, its runtime-shape rule or the one-line refusal). Before asking, it checks what every op
  * shares: input/output counts, required inputs present and already typed.
  * After, it holds every output to the size policy (ir_check_tensor_size:
  * at most --max-tensor-bytes, 16 GiB by default; an element or byte count
