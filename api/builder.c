@@ -86,7 +86,7 @@ static int check_tensor(GcGraph *g, const char *what, const char *name, const ch
 GcValue *gc_input(GcGraph *g, const char *name, const char *dtype, int rank, const int64_t *dims, GcDiag *gd)
 {
     DType t;
-    Shape s;
+    Shape s = {0};
     Diag d = {0};
     if (check_tensor(g, "input", name, dtype, rank, dims, &t, &s, &d)) return export_diag(gd, &d, -1), NULL;
     return ir_add_input(g, name, t, &s);
@@ -96,7 +96,7 @@ GcValue *gc_const(GcGraph *g, const char *name, const char *dtype, int rank, con
                   const void *data, GcDiag *gd)
 {
     DType t;
-    Shape s;
+    Shape s = {0};
     Diag d = {0};
     if (check_tensor(g, "constant", name, dtype, rank, dims, &t, &s, &d)) return export_diag(gd, &d, -1), NULL;
     if (!data && ir_numel(&s) > 0)

@@ -147,6 +147,16 @@ int api_compile_graph(Graph *g, const char *dir, const CompileJob *job, Diag *d)
         w_line(job->report, "kernels: %d", pass_count_kernels(g));
         w_line(job->report, "arena: %lld bytes, lower bound: %lld bytes, no-reuse: %lld bytes",
                (long long)g->arena_bytes, (long long)g->plan_lower_bound, (long long)g->plan_no_reuse);
+        if (g->n_syms) {
+            /* runtime shapes: the symbols and their bounds; the arena above is at the maximum */
+            Writer sw;
+            w_init(&sw);
+            for (int k = 0; k < g->n_syms; k++)
+                w_printf(&sw, "%s%s in [%lld, %lld]", k ? ", " : "", g->syms[k].name, (long long)g->syms[k].lo,
+                         (long long)g->syms[k].hi);
+            w_line(job->report, "runtime dims: %s; arena planned at the maximum", sw.buf);
+            w_free(&sw);
+        }
     }
     return 0;
 }

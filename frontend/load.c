@@ -30,10 +30,13 @@ static Graph *check_static_shapes(Graph *g, const LoadOptions *o, Diag *d)
         for (int k = 0; k < g->n_inputs && !v; k++)
             if (strcmp(g->inputs[k]->name, s->name) == 0) v = g->inputs[k];
         char a[256], b[256];
-        if (!v) diag_error(d, "--shape names '%s', which is not a graph input", s->name);
-        else if (!ir_shape_eq(&v->shape, &s->shape))
-            diag_error(d, "--shape %s=%s differs from the input's static shape %s", s->name,
-                       ir_shape_str(&s->shape, a, sizeof a), ir_shape_str(&v->shape, b, sizeof b));
+        const char *flag = s->max ? "--max-shape" : "--shape";
+        Shape want = s->shape;
+        if (s->max && v) memcpy(want.sym, v->shape.sym, sizeof want.sym); /* the text gives the bounds */
+        if (!v) diag_error(d, "%s names '%s', which is not a graph input", flag, s->name);
+        else if (!ir_shape_eq(&v->shape, &want))
+            diag_error(d, "%s %s=%s differs from the input's shape %s", flag, s->name,
+                       ir_shape_str(&s->shape, a, sizeof a), ir_shape_str_g(g, &v->shape, b, sizeof b));
         else continue;
         ir_graph_free(g);
         return NULL;

@@ -8,10 +8,13 @@
 
 typedef Graph *(*ModelLoader)(const char *path, Diag *d);
 
-/* A `--shape NAME=d0,d1,...` request: the shape of graph input NAME. */
+/* A `--shape NAME=d0,d1,...` request: the shape of graph input NAME; with
+ * `max` set, a `--max-shape` request: the fixed dims of NAME and the upper
+ * bounds of its symbolic ones (runtime shapes, lower bound 1). */
 typedef struct InputShape {
     const char *name;
     Shape shape;
+    int max;
 } InputShape;
 
 typedef struct LoadOptions {

@@ -432,7 +432,7 @@ static int expand_scan(Ctl *c, ImpNode *n, const Scope *outer)
     int64_t batch = 1;
     for (int j = 0; j < M; j++) {
         DType dt;
-        Shape s;
+        Shape s = {0};
         if (!io.scan[j][0]) return imp_node_error(c->im, n, "scan input %d is absent", j);
         if (imp_known(c->im, io.scan[j], &dt, &s))
             return imp_node_error(c->im, n, "the length of scan input '%s' must be known at import (a graph input or constant)",

@@ -353,14 +353,29 @@ static int add_input(OnnxImp *im, const OnnxValueInfo *vi, const LoadOptions *o,
     Shape s = {0};
     char a[256], b[256];
     if (given) {
+        const char *flag = given->max ? "--max-shape" : "--shape";
         s = given->shape;
         if (vi->has_shape && vi->rank != s.rank)
-            return diag_error(d, "--shape %s=%s has rank %d, but the model declares input '%s' with rank %d", vi->name,
+            return diag_error(d, "%s %s=%s has rank %d, but the model declares input '%s' with rank %d", flag, vi->name,
                               ir_shape_str(&s, a, sizeof a), s.rank, vi->name, vi->rank);
+        if (given->max && !vi->has_shape)
+            return diag_error(d, "--max-shape %s: the model gives input '%s' no shape; pass --shape", vi->name, vi->name);
         for (int i = 0; vi->has_shape && i < vi->rank; i++)
             if (vi->dims[i].kind == 1 && vi->dims[i].value != s.dims[i])
-                return diag_error(d, "--shape %s=%s: dim %d is %lld in the model", vi->name, ir_shape_str(&s, a, sizeof a),
+                return diag_error(d, "%s %s=%s: dim %d is %lld in the model", flag, vi->name, ir_shape_str(&s, a, sizeof a),
                                   i, (long long)vi->dims[i].value);
+        /* --max-shape: each symbolic dim becomes a runtime dim in [1, bound]
+         * (a bound of 1 is the constant 1); dims the model names alike share
+         * one symbol */
+        for (int i = 0; given->max && i < vi->rank; i++) {
+            if (vi->dims[i].kind == 1 || s.dims[i] <= 1) continue;
+            char nm[160];
+            if (vi->dims[i].kind == 2 && vi->dims[i].param[0]) snprintf(nm, sizeof nm, "%s", vi->dims[i].param);
+            else snprintf(nm, sizeof nm, "%s_dim%d", vi->name, i);
+            int32_t k = ir_sym_var(im->g, nm, 1, s.dims[i], d);
+            if (k < 0) return -1;
+            s.sym[i] = k;
+        }
     } else {
         if (!vi->has_shape)
             return diag_error(d, "input '%s' has no shape in the model; pass --shape %s=d0,d1,...", vi->name, vi->name);
@@ -376,10 +391,17 @@ static int add_input(OnnxImp *im, const OnnxValueInfo *vi, const LoadOptions *o,
             size_t k = 0;
             for (int i = 0; i < s.rank && k < sizeof b; i++)
                 k += (size_t)snprintf(b + k, sizeof b - k, "%s%lld", i ? "," : "", (long long)s.dims[i]);
+            char m[256];
+            size_t km = 0;
+            for (int i = 0; i < s.rank && km < sizeof m; i++)
+                km += (size_t)(vi->dims[i].kind == 1 ? snprintf(m + km, sizeof m - km, "%s%lld", i ? "," : "", (long long)s.dims[i])
+                                                     : snprintf(m + km, sizeof m - km, "%sMAX", i ? "," : ""));
             if (vi->dims[bad].kind == 2)
-                return diag_error(d, "input '%s' dim %d is symbolic ('%s'); pass --shape %s=%s", vi->name, bad,
-                                  vi->dims[bad].param, vi->name, b);
-            return diag_error(d, "input '%s' dim %d is unknown; pass --shape %s=%s", vi->name, bad, vi->name, b);
+                return diag_error(d, "input '%s' dim %d is symbolic ('%s'); pass --max-shape %s=%s to compile once for "
+                                  "sizes up to MAX, or --shape %s=%s for one size", vi->name, bad, vi->dims[bad].param,
+                                  vi->name, m, vi->name, b);
+            return diag_error(d, "input '%s' dim %d is unknown; pass --max-shape %s=%s to compile once for sizes up to "
+                              "MAX, or --shape %s=%s for one size", vi->name, bad, vi->name, m, vi->name, b);
         }
     }
     int64_t numel;

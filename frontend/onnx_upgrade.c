@@ -86,7 +86,7 @@ static int ints_to_input(OnnxImp *im, ImpNode *n, const char *attr, int idx)
 static const char *typed_scalar(OnnxImp *im, ImpNode *n, const char *what, double v, const char *like)
 {
     DType dt;
-    Shape s;
+    Shape s = {0};
     char base[320];
     snprintf(base, sizeof base, "%.200s_%s", n->name, what);
     float f = (float)v;
@@ -223,7 +223,7 @@ static int up_softmax(OnnxImp *im, ImpNode *n)
     if (n->n_in != 1 || n->n_out != 1) return imp_node_error(im, n, "expects one input and one output");
     const char *x = n->in[0], *y = n->out[0];
     DType dt;
-    Shape s;
+    Shape s = {0};
     int known = imp_known(im, x, &dt, &s) == 0;
     if (known) {
         if (axis < -s.rank || axis >= (s.rank ? s.rank : 1))

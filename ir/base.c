@@ -277,7 +277,7 @@ double ir_round_to(DType t, double v)
 
 Shape ir_shape(int rank, const int64_t *dims)
 {
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     GC_ASSERT(rank >= 0 && rank <= IR_MAX_RANK);
     s.rank = rank;
@@ -289,8 +289,15 @@ int ir_shape_eq(const Shape *a, const Shape *b)
 {
     if (a->rank != b->rank) return 0;
     for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return 0;
+        if (a->dims[i] != b->dims[i] || a->sym[i] != b->sym[i]) return 0;
     return 1;
+}
+
+int ir_shape_has_sym(const Shape *s)
+{
+    for (int i = 0; i < s->rank; i++)
+        if (s->sym[i]) return 1;
+    return 0;
 }
 
 void ir_row_strides(const Shape *s, int64_t *st)
@@ -336,7 +343,7 @@ int64_t ir_numel(const Shape *s)
 
 int ir_broadcast(const Shape *a, const Shape *b, Shape *out)
 {
-    Shape r;
+    Shape r = {0};
     memset(&r, 0, sizeof r);
     r.rank = a->rank > b->rank ? a->rank : b->rank;
     for (int i = 0; i < r.rank; i++) {
@@ -355,7 +362,7 @@ const char *ir_shape_str(const Shape *s, char *buf, size_t cap)
     size_t k = 0;
     k += (size_t)snprintf(buf + k, cap - k, "[");
     for (int i = 0; i < s->rank && k < cap; i++)
-        k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+        k += (size_t)snprintf(buf + k, cap - k, "%s%s%lld", i ? "," : "", s->sym[i] ? "<=" : "", (long long)s->dims[i]);
     if (k < cap) snprintf(buf + k, cap - k, "]");
     return buf;
 }

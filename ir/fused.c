@@ -736,6 +736,7 @@ const OpDesc op_Fused = {
     .min_out = 1, .max_out = 1, .out_names = fused_out,
     OP_ATTRS(fused_attrs),
     .infer = fused_infer,
+    .infer_sym = ir_sym_broadcast,
     .inplace = fused_inplace, .n_inplace = FUSED_MAX_IN,
     .eval = fused_eval,
 };

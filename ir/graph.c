@@ -153,6 +153,7 @@ Value *ir_add_const(Graph *g, const char *name, DType t, const Shape *s,
     v->kind = VK_CONST;
     v->dtype = t;
     v->shape = *s;
+    memset(v->shape.sym, 0, sizeof v->shape.sym); /* constants are static */
     v->shape_known = 1;
     int64_t n = 0;
     GC_ASSERT(ir_shape_numel(s, &n) == 0);
@@ -564,5 +565,7 @@ void ir_set_out(Node *n, int i, DType t, const Shape *s)
     GC_ASSERT(i < n->n_out);
     n->out[i]->dtype = t;
     n->out[i]->shape = *s;
+    /* symbols are set after infer by the op's runtime-shape rule (ir_infer_node) */
+    memset(n->out[i]->shape.sym, 0, sizeof n->out[i]->shape.sym);
     n->out[i]->shape_known = 1;
 }

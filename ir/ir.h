@@ -3,7 +3,8 @@
  * A Graph owns one Arena; every node, value, attribute, name and copied
  * constant lives in it, so ir_graph_free() releases everything at once.
  *
- * A Value is one tensor edge: dtype, static shape, kind (graph input,
+ * A Value is one tensor edge: dtype, shape (static, or with symbolic dims
+ * bounded at compile time: see "symbolic dimensions"), kind (graph input,
  * constant with data, or temporary produced by a node), its producer and, once
  * memory planning ran, its arena offset. A Node applies one operator (OpKind,
  * described in ir/op.h) to input values and produces output values; its
@@ -68,20 +69,31 @@ void ir_fill_random(DType t, void *out, int64_t n, uint64_t seed, double lo, dou
 
 /* ---- shapes -------------------------------------------------------------- */
 
+/* dims[i] is dimension i's extent, or for a symbolic (runtime) dimension
+ * its upper bound: memory is planned from dims, so at the maximum. sym[i] is
+ * 0 for a constant dimension, else the 1-based index of its symbol in the
+ * graph's table (Graph.syms, see "symbolic dimensions" below). Declare
+ * shapes zeroed (`Shape s = {0}`): a stray sym would make a dim symbolic. */
 typedef struct Shape {
     int rank;
     int64_t dims[IR_MAX_RANK];
+    int32_t sym[IR_MAX_RANK];
 } Shape;
 
 Shape ir_shape(int rank, const int64_t *dims);
+/* Same rank and dims, and the same symbols: a symbolic dim differs from a
+ * constant equal to its bound. */
 int ir_shape_eq(const Shape *a, const Shape *b);
+/* Whether some dim of s is symbolic. */
+int ir_shape_has_sym(const Shape *s);
 /* Element count with overflow check: returns 0 and sets *out, or -1 when the
  * product exceeds INT64_MAX / a dim is negative. */
 int ir_shape_numel(const Shape *s, int64_t *out);
 int64_t ir_numel(const Shape *s); /* assumes a verified shape */
 /* Numpy broadcasting of a and b; -1 when incompatible. */
 int ir_broadcast(const Shape *a, const Shape *b, Shape *out);
-/* Writes "[1,3,224,224]" into buf. */
+/* Writes "[1,3,224,224]" into buf; a symbolic dim as "<=64" (its bound;
+ * ir_shape_str_g names the symbol). */
 const char *ir_shape_str(const Shape *s, char *buf, size_t cap);
 /* Row-major element strides of s into st[rank]. */
 void ir_row_strides(const Shape *s, int64_t *st);
@@ -266,7 +278,60 @@ typedef struct Graph {
     int n_updates, cap_updates;
     /* What autodiff builds (passes/autodiff.c); NULL: nothing. */
     struct TrainSpec *train;
+    /* The symbolic dimensions (runtime shapes): Shape.sym[i] = k refers to
+     * syms[k - 1]. Empty for a static graph. */
+    struct IrSym *syms;
+    int n_syms, cap_syms;
 } Graph;
+
+/* ---- symbolic dimensions -------------------------------------------------- */
+
+/* A dimension known only at run time, within [lo, hi] fixed at compile time
+ * (memory is planned at hi). SYM_VAR symbols come from the graph's inputs
+ * (an ONNX dim_param bounded by --max-shape, or `T<=64` in the text IR); the
+ * others are derived from earlier symbols and constants (a, b) by shape
+ * inference and evaluated in table order at run time, so a derived symbol
+ * only refers to earlier ones. */
+typedef enum IrSymKind { SYM_VAR, SYM_ADD, SYM_MUL, SYM_DIV, SYM_MIN, SYM_MAX } IrSymKind;
+/* An operand of a derived symbol: symbol `sym` (1-based), or the constant c
+ * when sym is 0. */
+typedef struct IrSymTerm {
+    int32_t sym;
+    int64_t c;
+} IrSymTerm;
+typedef struct IrSym {
+    const char *name;
+    int64_t lo, hi;
+    IrSymKind kind;
+    IrSymTerm a, b; /* derived symbols only */
+} IrSym;
+
+/* The symbol of index k (1-based). */
+const IrSym *ir_sym(const Graph *g, int32_t k);
+/* The index of the SYM_VAR symbol `name`, 0 if none. */
+int32_t ir_sym_find(const Graph *g, const char *name);
+/* Adds SYM_VAR `name` with bounds [lo, hi], or returns the existing one of
+ * that name; -1 (with a diagnostic) when it exists with other bounds. */
+int32_t ir_sym_var(Graph *g, const char *name, int64_t lo, int64_t hi, Diag *d);
+/* The derived symbol kind(a, b) (an existing equal one when there is one);
+ * its bounds follow from its operands'. */
+int32_t ir_sym_derive(Graph *g, IrSymKind kind, IrSymTerm a, IrSymTerm b);
+/* Evaluates the derived symbols of g in order: val[k - 1] must hold every
+ * SYM_VAR's value; fills the others. */
+void ir_sym_eval(const Graph *g, int64_t *val);
+/* Binds the symbols of g from the actual shapes of its inputs
+ * (actual[i] for g->inputs[i]): fixed dims must be the model's, each
+ * symbolic dim within its bounds and the same wherever the symbol appears.
+ * Fills val[n_syms] (derived symbols evaluated too); 0, or -1 with a
+ * one-line diagnostic naming the input and the dim. */
+int ir_sym_bind(const Graph *g, const Shape *const *actual, int64_t *val, Diag *d);
+/* Writes "[1,T<=64,128]" into buf: symbolic dims by name and bound. */
+const char *ir_shape_str_g(const Graph *g, const Shape *s, char *buf, size_t cap);
+/* Replaces every symbolic dim of every value by its value val[sym - 1]
+ * (checked against its bounds by the caller) and empties the symbol table:
+ * the graph becomes the static graph of one set of input shapes. Values
+ * computed by nodes lose shape_known (shape inference sets them again). */
+void ir_sym_specialize(Graph *g, const int64_t *val);
 
 typedef struct IrUpdate {
     Value *state, *value;

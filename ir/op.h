@@ -78,6 +78,12 @@ typedef struct OpDesc {
      * constant data where needed, sets every n->out[i] with ir_set_out().
      * Returns 0, or diag_node_error(d, n, "...") on a rule broken. */
     int (*infer)(Node *n, Diag *d);
+    /* Runtime shapes (ir/ops/sym_rules.c): run by ir_infer_node after
+     * `infer` when some input has a symbolic dim; marks the symbolic dims of
+     * the outputs (whose dims `infer` set to their maxima) and checks the
+     * op's constraints for every runtime value. NULL: the op refuses
+     * symbolic inputs, unless it has a scalar_expr (ir_sym_broadcast). */
+    int (*infer_sym)(Graph *g, Node *n, Diag *d);
 
     /* Gradient (ir/grad.h): builds the backward nodes of gc->n and sets
      * gc->dx[i] for every input with gc->need[i]. NULL: the op has no
@@ -156,6 +162,25 @@ int ir_op_count(void);
 #define OP(name, family) extern const OpDesc op_##name;
 #include "ops.def"
 #undef OP
+
+/* Shape inference of one node: the op's `infer`, then, when an input has a
+ * symbolic dim, its `infer_sym` rule (or the one-line refusal "op 'X' does
+ * not support runtime shapes yet"). Passes infer through this, never
+ * through `infer` alone. */
+int ir_infer_node(Graph *g, Node *n, Diag *d);
+/* The shared runtime-shape rules (ir/ops/sym_rules.c): outputs like input 0
+ * (unary ops, Softmax); numpy broadcasting of every input; MatMul; Gemm;
+ * LayerNormalization (static from the axis on); views (Reshape, Flatten,
+ * Squeeze, Unsqueeze: each symbolic dim stays one output dim); Transpose;
+ * Concat along a static axis. */
+int ir_sym_same(Graph *g, Node *n, Diag *d);
+int ir_sym_broadcast(Graph *g, Node *n, Diag *d);
+int ir_sym_matmul(Graph *g, Node *n, Diag *d);
+int ir_sym_gemm(Graph *g, Node *n, Diag *d);
+int ir_sym_layernorm(Graph *g, Node *n, Diag *d);
+int ir_sym_view(Graph *g, Node *n, Diag *d);
+int ir_sym_transpose(Graph *g, Node *n, Diag *d);
+int ir_sym_concat(Graph *g, Node *n, Diag *d);
 
 /* Whether input i of n is present (not absent optional, not past n_in). */
 int ir_has_input(const Node *n, int i);

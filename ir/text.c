@@ -96,11 +96,16 @@ static void print_value_name(Writer *w, const Value *v)
     print_name(w, v->name);
 }
 
-static void print_type(Writer *w, DType t, const Shape *s)
+/* f32[1,T<=64,128]: a symbolic dim as its symbol's name and bound. */
+static void print_type(Writer *w, const Graph *g, DType t, const Shape *s)
 {
     w_puts(w, ir_dtype_name(t));
     w_puts(w, "[");
-    for (int i = 0; i < s->rank; i++) w_printf(w, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+    for (int i = 0; i < s->rank; i++) {
+        if (i) w_puts(w, ",");
+        if (s->sym[i]) w_printf(w, "%s<=", ir_sym(g, s->sym[i])->name);
+        w_printf(w, "%lld", (long long)s->dims[i]);
+    }
     w_puts(w, "]");
 }
 
@@ -259,7 +264,7 @@ static void print_attr_value(Writer *w, AttrKind k, const AttrVal *a, int elide)
         w_puts(w, "]");
         break;
     case ATTR_TENSOR:
-        print_type(w, a->t.dtype, &a->t.shape);
+        print_type(w, NULL, a->t.dtype, &a->t.shape);
         w_puts(w, " ");
         print_data(w, a->t.dtype, &a->t.shape, a->t.data, a->t.nbytes, elide);
         break;
@@ -284,12 +289,12 @@ static void print_attrs(Writer *w, const Node *n, const Node *def, int elide)
     if (!first) w_puts(w, "}");
 }
 
-static void print_out_value(Writer *w, const Value *v)
+static void print_out_value(Writer *w, const Graph *g, const Value *v)
 {
     print_value_name(w, v);
     if (v->shape_known && v->dtype != DT_UNDEF) {
         w_puts(w, ": ");
-        print_type(w, v->dtype, &v->shape);
+        print_type(w, g, v->dtype, &v->shape);
     }
 }
 
@@ -308,7 +313,7 @@ void ir_print(const Graph *g, Writer *w, int elide)
         w_puts(w, "  input ");
         print_value_name(w, v);
         w_puts(w, ": ");
-        print_type(w, v->dtype, &v->shape);
+        print_type(w, g, v->dtype, &v->shape);
         w_puts(w, "\n");
     }
     for (int i = 0; i < g->n_values; i++) {
@@ -317,7 +322,7 @@ void ir_print(const Graph *g, Writer *w, int elide)
         w_puts(w, v->kind == VK_STATE ? "  state " : "  const ");
         print_value_name(w, v);
         w_puts(w, ": ");
-        print_type(w, v->dtype, &v->shape);
+        print_type(w, g, v->dtype, &v->shape);
         w_puts(w, " = ");
         print_data(w, v->dtype, &v->shape, v->data, v->nbytes, elide);
         w_puts(w, "\n");
@@ -333,7 +338,7 @@ void ir_print(const Graph *g, Writer *w, int elide)
         }
         for (int j = 0; j < n->n_out; j++) {
             if (j) w_puts(w, ", ");
-            print_out_value(w, n->out[j]);
+            print_out_value(w, g, n->out[j]);
         }
         if (n->n_out) w_puts(w, " = ");
         w_puts(w, od->name);
@@ -579,6 +584,36 @@ static int parse_type(Parser *ps, DType *t, Shape *s)
         skip_ws(ps);
         const char *dat = ps->p;
         if (ps->p < ps->end && *ps->p == '-') return perr(ps, dat, "dimensions must not be negative");
+        int32_t sym = 0;
+        if (ps->p < ps->end && (is_alpha((unsigned char)*ps->p) || *ps->p == '_')) {
+            /* a symbolic dim: NAME<=BOUND */
+            while (ps->p < ps->end && (is_alpha((unsigned char)*ps->p) || is_digit((unsigned char)*ps->p) || *ps->p == '_'))
+                ps->p++;
+            size_t nlen = (size_t)(ps->p - dat);
+            if (nlen > 63) return perr(ps, dat, "symbolic dim name is too long");
+            if (ps->end - ps->p < 2 || ps->p[0] != '<' || ps->p[1] != '=')
+                return perr(ps, ps->p, "expected '<=' and a bound after symbolic dim '%.*s'", (int)nlen, dat);
+            ps->p += 2;
+            char *e2;
+            errno = 0;
+            long long bound = strtoll(ps->p, &e2, 10);
+            if (e2 == ps->p || errno == ERANGE || bound < 2)
+                return perr(ps, ps->p, "the bound of symbolic dim '%.*s' must be an integer of at least 2", (int)nlen, dat);
+            char sname[64];
+            snprintf(sname, sizeof sname, "%.*s", (int)nlen, dat);
+            Diag sd = {0};
+            sym = ir_sym_var(ps->g, sname, 1, bound, &sd);
+            if (sym < 0) return perr(ps, dat, "%s", sd.msg);
+            if (s->rank == IR_MAX_RANK) return perr(ps, dat, "rank exceeds the maximum of %d", IR_MAX_RANK);
+            s->sym[s->rank] = sym;
+            s->dims[s->rank++] = bound;
+            ps->p = e2;
+            int c = peek(ps);
+            if (c == ',') { ps->p++; continue; }
+            if (c == ']') { ps->p++; break; }
+            char b[16];
+            return perr(ps, ps->p, "expected ',' or ']' in shape, found %s", char_desc(ps, ps->p, b, sizeof b));
+        }
         if (ps->p >= ps->end || !is_digit((unsigned char)*ps->p)) {
             char b[16];
             return perr(ps, dat, "expected a dimension, found %s", char_desc(ps, dat, b, sizeof b));
@@ -840,7 +875,7 @@ static int parse_input(Parser *ps)
     const char *name = read_value_name(ps, &at);
     if (!name || check_new_value(ps, name, at)) return -1;
     DType t;
-    Shape s;
+    Shape s = {0};
     if (expect(ps, ':', "':' and a type after the input name") || parse_type(ps, &t, &s)) return -1;
     ir_add_input(ps->g, name, t, &s);
     return 0;
@@ -852,8 +887,9 @@ static int parse_const(Parser *ps, int state)
     const char *name = read_value_name(ps, &at);
     if (!name || check_new_value(ps, name, at)) return -1;
     DType t;
-    Shape s;
+    Shape s = {0};
     if (expect(ps, ':', "':' and a type after the constant name") || parse_type(ps, &t, &s)) return -1;
+    if (ir_shape_has_sym(&s)) return perr(ps, at, "constant '%s' must have a static shape", name);
     if (expect(ps, '=', "'=' and the constant data")) return -1;
     const void *data = NULL;
     size_t nbytes = 0;
@@ -911,6 +947,7 @@ static int parse_attr_value(Parser *ps, Node *n, int idx)
         AttrVal nv;
         memset(&nv, 0, sizeof nv);
         if (parse_type(ps, &nv.t.dtype, &nv.t.shape)) return -1;
+        if (ir_shape_has_sym(&nv.t.shape)) return perr(ps, at, "a tensor attribute must have a static shape");
         if (parse_data(ps, nv.t.dtype, &nv.t.shape, &nv.t.data, &nv.t.nbytes)) return -1;
         nv.set = 1;
         *a = nv;
@@ -1104,7 +1141,10 @@ static int parse_node(Parser *ps)
     Node *n = ir_add_node(ps->g, op, node_name, ins, n_in, n_out, n_out ? names : NULL);
     free(names);
     for (int i = 0; i < n_out; i++)
-        if (outs[i].typed) ir_set_out(n, i, outs[i].t, &outs[i].s);
+        if (outs[i].typed) {
+            ir_set_out(n, i, outs[i].t, &outs[i].s);
+            memcpy(n->out[i]->shape.sym, outs[i].s.sym, sizeof outs[i].s.sym);
+        }
     rc = 0;
     if (peek(ps) == '{') rc = parse_attrs(ps, n);
 done:

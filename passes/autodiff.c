@@ -262,6 +262,9 @@ int pass_autodiff(Graph *g, Diag *d)
 {
     TrainSpec *t = g->train;
     if (!t) return 0;
+    if (g->n_syms)
+        return diag_error(d, "autodiff: training does not support runtime shapes yet (symbolic dim %s); pass --shape",
+                          g->syms[0].name);
     char sh[256];
     if (g->n_outputs < 1) return diag_error(d, "autodiff: the model has no outputs (the first output is the loss)");
     Value *loss = g->outputs[0];

@@ -272,7 +272,7 @@ static int finish(Fuser *f, Node *n, Diag *d)
     n->in = ir_alloc(g, sizeof(Value *) * (size_t)gr->n_in);
     memcpy(n->in, gr->ins, sizeof(Value *) * (size_t)gr->n_in);
     n->n_in = gr->n_in;
-    if (ir_op(OP_Fused)->infer(n, d)) return -1;
+    if (ir_infer_node(g, n, d)) return -1;
     GC_ASSERT(n->out[0]->dtype == ot && ir_shape_eq(&n->out[0]->shape, &os));
     return 0;
 }

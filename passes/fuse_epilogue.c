@@ -146,7 +146,7 @@ static int absorb(Epi *e, Node *p, int ei, int first, Diag *d)
     g->nodes[e->slot[r->id]] = p;
     e->slot[p->id] = e->slot[r->id];
     e->slot[r->id] = -1;
-    if (od->infer(p, d)) return -1;
+    if (ir_infer_node(e->g, p, d)) return -1;
     return 1;
 }
 

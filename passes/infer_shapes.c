@@ -2,7 +2,8 @@
  * constant folding on the way.
  *
  * Visits nodes in topological order and asks each op's description to set
- * its outputs' dtype and shape. Before asking, it checks what every op
+ * its outputs' dtype and shape (ir_infer_node: the op's `infer`, then, for
+ * symbolic inputs, its runtime-shape rule or the one-line refusal). Before asking, it checks what every op
  * shares: input/output counts, required inputs present and already typed.
  * After, it holds every output to the size policy (ir_check_tensor_size:
  * at most --max-tensor-bytes, 16 GiB by default; an element or byte count
@@ -39,7 +40,7 @@ int pass_infer_shapes(Graph *g, Diag *d)
             if (n->in[j] && !n->in[j]->shape_known)
                 return diag_node_error(d, n, "input '%s' has no known shape", n->in[j]->name);
         for (int j = 0; j < n->n_out; j++) n->out[j]->shape_known = 0;
-        if (od->infer(n, d)) return -1;
+        if (ir_infer_node(g, n, d)) return -1;
         for (int j = 0; j < n->n_out; j++) {
             Value *v = n->out[j];
             GC_ASSERT(v->shape_known && "infer did not set every output");

@@ -92,14 +92,19 @@ int rw_same_type(const Value *a, const Value *b)
 void rw_check_node(Node *n)
 {
     DType t[IR_MAX_RANK];
-    Shape s[IR_MAX_RANK];
+    Shape s[IR_MAX_RANK] = {{0}};
     GC_ASSERT(n->n_out <= IR_MAX_RANK);
     for (int i = 0; i < n->n_out; i++) { t[i] = n->out[i]->dtype; s[i] = n->out[i]->shape; }
     Diag d = {0};
     int rc = ir_op(n->op)->infer(n, &d);
     GC_ASSERT(rc == 0 && "a rewritten node fails shape inference");
-    for (int i = 0; i < n->n_out; i++)
-        GC_ASSERT(n->out[i]->dtype == t[i] && ir_shape_eq(&n->out[i]->shape, &s[i]));
+    for (int i = 0; i < n->n_out; i++) {
+        /* infer alone leaves symbolic dims static: compare dims, keep the symbols */
+        Shape got = n->out[i]->shape;
+        memcpy(got.sym, s[i].sym, sizeof got.sym);
+        GC_ASSERT(n->out[i]->dtype == t[i] && ir_shape_eq(&got, &s[i]));
+        n->out[i]->shape = s[i];
+    }
 }
 
 void rw_uses_take(const Graph *g, RwUses *u)

@@ -209,6 +209,7 @@ static int merge_reshapes(Graph *g, Node *n)
         rw_check_node(n);
         return 1;
     }
+    if (ir_shape_has_sym(&y->shape)) return 0; /* a runtime dim has no literal to write */
     Shape s1 = ir_shape(1, (int64_t[]){y->shape.rank});
     char name[512];
     snprintf(name, sizeof name, "%s_shape", y->name);

@@ -57,6 +57,10 @@ int read_inputs(const char *model, const Graph *g, const char *const *files, int
 #define HELP_LOAD                                                                             \
     "  --shape NAME=D0,D1,...  the shape of graph input NAME, for dims the model\n"           \
     "                       leaves symbolic (ONNX dim_param); may be repeated\n"              \
+    "  --max-shape NAME=D0,D1,...  runtime shapes: the model is compiled once for\n"        \
+    "                       every size of NAME's symbolic dims from 1 up to the\n"          \
+    "                       given bound (fixed dims must match the model's); the\n"         \
+    "                       arena is planned at the maximum; may be repeated\n"             \
     "  --no-fold            fold nothing at compile time: nodes with constant\n"              \
     "                       inputs stay nodes (shape operands must be constants)\n"           \
     "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"              \

@@ -146,7 +146,8 @@ const char *parse_shape_opt(const char *text, InputShape *out)
     if (!eq || eq == text) return "expected NAME=d0,d1,...";
     out->name = strndup(text, (size_t)(eq - text));
     if (!out->name) return "out of memory";
-    out->shape.rank = 0;
+    memset(&out->shape, 0, sizeof out->shape);
+    out->max = 0;
     const char *p = eq + 1;
     while (*p) {
         if (out->shape.rank == IR_MAX_RANK) return "too many dims";
@@ -211,13 +212,20 @@ int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, In
         if (why) { fail("%s: bad --max-tensor-bytes '%s': %s", cmd, v ? v : "", why); return -1; }
         return 1;
     }
-    if (!opt_value(argc, argv, i, "--shape", &v)) return 0;
-    if (!v || !*v) { fail("%s: --shape needs NAME=d0,d1,...", cmd); return -1; }
+    int max = 0;
+    if (opt_value(argc, argv, i, "--max-shape", &v)) max = 1;
+    else if (!opt_value(argc, argv, i, "--shape", &v)) return 0;
+    const char *flag = max ? "--max-shape" : "--shape";
+    if (!v || !*v) { fail("%s: %s needs NAME=d0,d1,...", cmd, flag); return -1; }
     InputShape *s = &store[o->n_shapes];
     const char *why = parse_shape_opt(v, s);
-    if (why) { fail("%s: bad --shape '%s': %s", cmd, v, why); return -1; }
+    if (why) { fail("%s: bad %s '%s': %s", cmd, flag, v, why); return -1; }
+    s->max = max;
     for (int k = 0; k < o->n_shapes; k++)
-        if (strcmp(store[k].name, s->name) == 0) { fail("%s: --shape for '%s' is given twice", cmd, s->name); return -1; }
+        if (strcmp(store[k].name, s->name) == 0) {
+            fail("%s: --shape/--max-shape for '%s' is given twice", cmd, s->name);
+            return -1;
+        }
     o->n_shapes++;
     return 1;
 }
@@ -536,7 +544,8 @@ int read_inputs(const char *model, const Graph *g, const char *const *files, int
         const Value *v = g->inputs[i];
         Diag d = {0};
         if (npy_read(files[i], &arrs[i], &d)) return fail_diag(&d);
-        if (!npy_dtype_fits(arrs[i].dtype, v->dtype) || !ir_shape_eq(&arrs[i].shape, &v->shape)) {
+        /* runtime shapes: the caller binds the symbols (ir_sym_bind) */
+        if (!npy_dtype_fits(arrs[i].dtype, v->dtype) || (!g->n_syms && !ir_shape_eq(&arrs[i].shape, &v->shape))) {
             char want[256], got[256];
             ir_shape_str(&v->shape, want, sizeof want);
             ir_shape_str(&arrs[i].shape, got, sizeof got);
@@ -550,13 +559,37 @@ int read_inputs(const char *model, const Graph *g, const char *const *files, int
 
 /* ---- run ---- */
 
+/* Runtime shapes: g becomes the static graph of the inputs' actual shapes
+ * (their symbols bound and checked, shapes inferred again), so the
+ * interpreter runs at those extents and writes outputs of their shapes. */
+static int run_specialize(Graph *g, const NpyArray *arrs, Diag *d)
+{
+    const Shape **act = calloc((size_t)g->n_inputs + 1, sizeof *act);
+    int64_t *val = calloc((size_t)g->n_syms + 1, sizeof *val);
+    int rc = -1;
+    if (act && val) {
+        for (int i = 0; i < g->n_inputs; i++) act[i] = &arrs[i].shape;
+        rc = ir_sym_bind(g, act, val, d);
+        if (!rc) {
+            ir_sym_specialize(g, val);
+            rc = pass_infer_shapes(g, d);
+        }
+    } else {
+        rc = diag_error(d, "out of memory");
+    }
+    free(act);
+    free(val);
+    return rc;
+}
+
 static const char run_help[] =
     "usage: graphc run MODEL OUTDIR IN0.npy [IN1.npy ...] [options]\n"
     "\n"
     "Runs MODEL in the reference interpreter: one .npy file per graph input, in\n"
     "the order of the graph's inputs, each with exactly the input's dtype and\n"
-    "shape (bf16 travels as '<u2' raw bits). Writes OUTDIR/output_<i>.npy for\n"
-    "each graph output i in the output's dtype; OUTDIR is created if needed.\n"
+    "shape (bf16 travels as '<u2' raw bits; with runtime shapes, --max-shape,\n"
+    "any shape within the bounds). Writes OUTDIR/output_<i>.npy for each graph\n"
+    "output i in the output's dtype and actual shape; OUTDIR is created if needed.\n"
     "\n"
     "By default the interpreter runs the graph as loaded (shape inference only):\n"
     "it is the reference that compiled code is tested against. With -O0 or -O2\n"
@@ -629,6 +662,7 @@ static int cmd_run(int argc, char **argv)
     inptr = calloc((size_t)n_ins + 1, sizeof *inptr);
     if (!arrs || !outs || !inptr) { fail("out of memory"); goto out; }
     if (read_inputs(model, g, ins, n_ins, arrs, inptr)) goto out;
+    if (g->n_syms && run_specialize(g, arrs, &d)) goto diag_fail;
     for (int i = 0; i < g->n_outputs; i++) {
         size_t nb = (size_t)ir_numel(&g->outputs[i]->shape) * ir_dtype_size(g->outputs[i]->dtype);
         outs[i] = malloc(nb ? nb : 1);

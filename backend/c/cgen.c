@@ -24,7 +24,9 @@
  * Everything is a function of the graph and the options: names follow value
  * ids, constants go in value-id order, nothing prints a pointer or a time.
  * The output folder itself (weights, runtime, Makefile, main) is written by
- * cgen_files.c and cgen_main.c; cgen_write() orchestrates.
+ * cgen_files.c and cgen_main.c; cgen_write() orchestrates. A graph with
+ * runtime shapes (symbolic dims) adds the shape table `dim[]` to the
+ * schedule and NAME_run_shapes to the API (cgen_shapes.c).
  */
 #include "cgen_model.h"
 
@@ -313,11 +315,13 @@ static void comment_text(Writer *w, const char *s)
     w_puts(w, buf);
 }
 
-static void value_desc(Writer *w, const Value *v)
+void cgen_comment_text(Writer *w, const char *s) { comment_text(w, s); }
+
+static void value_desc(Writer *w, const Graph *g, const Value *v)
 {
     char sh[256];
     comment_text(w, v->name);
-    w_printf(w, " %s%s", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+    w_printf(w, " %s%s", ir_dtype_name(v->dtype), ir_shape_str_g(g, &v->shape, sh, sizeof sh));
 }
 
 void cgen_node_comment(Cgen *c, const Node *n)
@@ -330,13 +334,13 @@ void cgen_node_comment(Cgen *c, const Node *n)
     w_puts(w, "': ");
     for (int i = 0; i < n->n_in; i++) {
         if (i) w_puts(w, ", ");
-        if (n->in[i]) value_desc(w, n->in[i]);
+        if (n->in[i]) value_desc(w, c->g, n->in[i]);
         else w_puts(w, "_");
     }
     w_puts(w, " -> ");
     for (int i = 0; i < n->n_out; i++) {
         if (i) w_puts(w, ", ");
-        value_desc(w, n->out[i]);
+        value_desc(w, c->g, n->out[i]);
     }
     w_puts(w, " */\n");
 }
@@ -363,6 +367,14 @@ const char *cgen_npy_descr(DType t)
 }
 
 static int64_t value_bytes(const Value *v) { return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype); }
+
+/* The byte count of v as C text (a literal for a static shape). */
+static const char *value_bytes_str(const Value *v, char *buf, size_t cap)
+{
+    CgenProd p = cgen_dims_prod(&v->shape, 0, v->shape.rank);
+    p.c *= (int64_t)ir_dtype_size(v->dtype);
+    return cgen_prod_str(&p, buf, cap);
+}
 
 /* ---- NAME.c ------------------------------------------------------------- */
 
@@ -393,6 +405,7 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
             w_line(w, "/* empty output: nothing to compute */");
             continue;
         }
+        if (!table[n->op].dyn && cgen_node_has_sym(n)) return cgen_supports(n, d);
         w_line(w, "{");
         w->indent++;
         size_t mark = w->len;
@@ -413,7 +426,8 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
         comment_text(w, v->name);
         w_printf(w, "' is %s: copy */\n",
                  v->kind == VK_INPUT ? "a graph input" : v->kind != VK_TEMP ? "a constant" : "listed before");
-        w_line(w, "gcrt_copy(outputs[%d], %s, %lld);", k, cgen_ptr(c, v), (long long)value_bytes(v));
+        char nb[128];
+        w_line(w, "gcrt_copy(outputs[%d], %s, %s);", k, cgen_ptr(c, v), value_bytes_str(v, nb, sizeof nb));
     }
     return 0;
 }
@@ -527,7 +541,7 @@ static void gen_decls(Cgen *c, Writer *w)
             GC_ASSERT(r->offset >= 0);
             w_printf(w, "%s *const %s = (%s *)(void *)(arena + %lld);", ct, id, ct, (long long)r->offset);
         }
-        w_printf(w, " /* %s%s", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+        w_printf(w, " /* %s%s", ir_dtype_name(v->dtype), ir_shape_str_g(g, &v->shape, sh, sizeof sh));
         if (strcmp(v->name, id) != 0) {
             w_puts(w, " '");
             comment_text(w, v->name);
@@ -606,12 +620,29 @@ static void gen_schedule(Cgen *c, Writer *w, const char *fn)
         w_printf(w, "static int %s(const unsigned char *weights, %sunsigned char *state, unsigned char *arena,\n"
                     "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool)\n{\n", fn,
                  c->train == 2 ? "const " : "");
+    else if (g->n_syms)
+        w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
+                    "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool, const int64_t *dims)\n{\n",
+                 fn);
     else
         w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
                     "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool)\n{\n", fn);
+    if (g->n_syms) {
+        /* the shape table, each extent clamped to its bounds: the compiler
+         * then knows every loop's range (and a wrong caller cannot overflow) */
+        w_printf(w, "    int64_t dim[%d];\n", g->n_syms);
+        for (int k = 0; k < g->n_syms; k++) {
+            const IrSym *s = &g->syms[k];
+            w_printf(w, "    dim[%d] = dims[%d] < %lld ? %lld : dims[%d] > %lld ? %lld : dims[%d]; /* ", k, k, (long long)s->lo,
+                     (long long)s->lo, k, (long long)s->hi, (long long)s->hi, k);
+            comment_text(w, s->name);
+            w_puts(w, " */\n");
+        }
+    }
     w_puts(w, decls.buf ? decls.buf : "");
     w_free(&decls);
     w_puts(w, "    (void)pool;\n");
+    if (g->n_syms) w_puts(w, "    (void)dim;\n");
     const char *unused[5] = {"weights", "arena", "inputs", "outputs", "state"};
     int is_used[5] = {c->weights_used, c->arena_used, 0, 0, c->state_used || !c->train};
     for (int i = 0; i < g->n_values; i++) {
@@ -693,6 +724,8 @@ static void gen_blob_prologue(const CgenModel *m, Writer *w)
                 "    if (blob == NULL && (%s_WEIGHTS_BYTES > 0 || weights != NULL)) return -1;\n", N, N);
 }
 
+void cgen_blob_prologue(const CgenModel *m, Writer *w) { gen_blob_prologue(m, w); }
+
 static void gen_source(Cgen *c, Cgen *ci, Writer *w)
 {
     const CgenModel *m = c->m;
@@ -726,6 +759,7 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
 
     char fn[96];
     snprintf(fn, sizeof fn, "%s_schedule", N);
+    if (g->n_syms) cgen_write_max_dims(m, w);
     gen_schedule(c, w, fn);
 
     /* NAME_run_v_parallel, NAME_run_v */
@@ -739,7 +773,11 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     }
     if (g->arena_bytes > 0)
         w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
-    w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool);\n}\n\n", N);
+    if (g->n_syms)
+        w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool, %s_max_dims);\n}\n\n", N, N);
+    else
+        w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool);\n}\n\n", N);
+    if (g->n_syms) cgen_write_run_shapes(m, w);
     w_printf(w, "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs)\n{\n"
                 "    return %s_run_v_parallel(weights, arena, inputs, outputs, NULL);\n}\n\n", N, N);
 
@@ -829,7 +867,7 @@ static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const
     char sh[256];
     w_printf(w, "/* %s %d: '", kind, i);
     comment_text(w, v->name);
-    w_printf(w, "' %s%s */\n", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+    w_printf(w, "' %s%s */\n", ir_dtype_name(v->dtype), ir_shape_str_g(m->g, &v->shape, sh, sizeof sh));
     w_printf(w, "#define %s_%s_%d_NAME \"", N, KIND, i);
     cgen_str_lit(w, v->name);
     w_printf(w, "\"\n#define %s_%s_%d_DTYPE \"%s\"\n", N, KIND, i, ir_dtype_name(v->dtype));
@@ -838,6 +876,13 @@ static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const
     w_printf(w, "#define %s_%s_%d_DIMS {", N, KIND, i);
     for (int k = 0; k < v->shape.rank; k++) w_printf(w, "%s%lld", k ? ", " : "", (long long)v->shape.dims[k]);
     w_printf(w, "%s}\n", v->shape.rank ? "" : "1 /* rank 0: placeholder, no dims */");
+    if (m->g->n_syms) {
+        /* runtime shapes: _DIMS are the maxima; which runtime dim each dim is */
+        w_printf(w, "#define %s_%s_%d_MAX_DIMS %s_%s_%d_DIMS\n", N, KIND, i, N, KIND, i);
+        w_printf(w, "#define %s_%s_%d_DIM_SYMS {", N, KIND, i);
+        for (int k = 0; k < v->shape.rank; k++) w_printf(w, "%s%d", k ? ", " : "", v->shape.sym[k] - 1);
+        w_printf(w, "%s} /* -1: fixed, else the index of its runtime dim */\n", v->shape.rank ? "" : "-1");
+    }
     w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, KIND, i, (long long)ir_numel(&v->shape));
     w_printf(w, "#define %s_%s_%d_BYTES %lld\n\n", N, KIND, i, (long long)value_bytes(v));
 }
@@ -994,6 +1039,7 @@ static void gen_header(const CgenModel *m, Writer *w)
     w_printf(w, "#define %s_WEIGHTS_BYTES %lld\n", N, (long long)m->weights_bytes);
     w_printf(w, "#define %s_NUM_INPUTS %d\n", N, g->n_inputs);
     w_printf(w, "#define %s_NUM_OUTPUTS %d\n\n", N, g->n_outputs);
+    if (g->n_syms) cgen_write_dims_defs(m, w);
     for (int i = 0; i < g->n_inputs; i++) gen_port_defs(m, w, "input", "INPUT", i, g->inputs[i]);
     for (int i = 0; i < g->n_outputs; i++) gen_port_defs(m, w, "output", "OUTPUT", i, g->outputs[i]);
     if (!file)
@@ -1019,6 +1065,19 @@ static void gen_header(const CgenModel *m, Writer *w)
     w_printf(w, ", const GcThreadPool *pool);\n"
                 "int %s_run_v_parallel(const void *weights, void *arena, const void *const *inputs, void *const *outputs,\n"
                 "    const GcThreadPool *pool);\n\n", N);
+    if (g->n_syms)
+        w_printf(w, "/* Runtime shapes: runs the model on inputs of the actual shapes in_dims[i]\n"
+                    " * (in_dims[i][k]: dim k of input i, within the bounds above; fixed dims\n"
+                    " * must be the model's, and a runtime dim the same wherever it appears).\n"
+                    " * Every buffer is dense at its actual shape (output buffers may be sized\n"
+                    " * for the maximum, _BYTES); out_dims[i] (NULL, or room for\n"
+                    " * _OUTPUT_i_RANK dims) receives output i's actual shape. Returns 0,\n"
+                    " * -1 as the run functions above, or %s_ERR_SHAPE when an input shape\n"
+                    " * is outside the bounds or inconsistent (nothing is then run or written).\n"
+                    " * %s_run and %s_run_v run at the maximum shapes (_DIMS). */\n"
+                    "#define %s_ERR_SHAPE (-2)\n"
+                    "int %s_run_shapes(const void *weights, void *arena, const void *const *inputs, const int64_t *const *in_dims,\n"
+                    "    void *const *outputs, int64_t *const *out_dims);\n\n", N, N, N, N, N);
     w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
@@ -1048,6 +1107,7 @@ static void cgen_ctx_init(Cgen *c, const Graph *g, CgenModel *m, int train)
     GC_ASSERT(c->ptr && c->touched && c->out_slot);
     for (int i = 0; i < g->n_values; i++) c->out_slot[i] = -1;
     for (int k = g->n_outputs - 1; k >= 0; k--) c->out_slot[g->outputs[k]->id] = k;
+    if (g->n_syms) ns_add(&c->used, "dim"); /* the shape table of runtime shapes */
     for (int i = 0; i < g->n_values; i++) c->ptr[i] = tensor_name(c, g->values[i]->name);
     c->upd = calloc(nv, sizeof *c->upd);
     GC_ASSERT(c->upd);

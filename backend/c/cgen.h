@@ -65,6 +65,10 @@ typedef struct CgenEntry {
     /* Scratch bytes the emitted code needs for node n (cgen_workspace());
      * NULL: none. The C backend's workspace policy (backend_c.workspace). */
     size_t (*workspace)(const Node *n);
+    /* 1 when `emit` supports runtime shapes (symbolic dims, read through
+     * cgen_prod_str from the run's shape table); a node with a symbolic dim
+     * whose entry lacks it is refused by cgen_supports. */
+    int dyn;
 } CgenEntry;
 
 /* The C backend's emitter families: backend/c/emit_<name>.c defines
@@ -90,6 +94,37 @@ size_t cgen_custom_workspace(const Node *n);
 /* Applies n's `epilogue` attribute (Conv/Gemm/MatMul; nothing when absent)
  * to its output in one loop right after the op's kernel (emit_elementwise.c). */
 int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d);
+
+/* ---- runtime shapes ----
+ * A model with symbolic dims (Graph.syms) has one run function for every
+ * size within the bounds: memory is planned at the maximum, and kernels
+ * read the actual extents from the shape table `dim[]` of the schedule
+ * function (dim[k - 1] for symbol k, filled from the actual input shapes
+ * at entry). Emitters build sizes as CgenProd products and print them with
+ * cgen_prod_str: a static product prints as the same literal as before, so
+ * a static model generates exactly the code it did without this. */
+
+/* A product of dims as generated code computes it: c times the runtime
+ * extents of symbols s[0..n) (sorted); a literal when n is 0. */
+#define CGEN_PROD_MAX_SYMS 24
+typedef struct CgenProd {
+    int64_t c;
+    int n;
+    int32_t s[CGEN_PROD_MAX_SYMS];
+} CgenProd;
+CgenProd cgen_prod(int64_t c);
+/* p times dim k of s (its symbol when it has one). */
+void cgen_prod_mul_dim(CgenProd *p, const Shape *s, int k);
+/* The product of dims [from, to) of s. */
+CgenProd cgen_dims_prod(const Shape *s, int from, int to);
+CgenProd cgen_prod_mul(const CgenProd *a, const CgenProd *b);
+int cgen_prod_eq(const CgenProd *a, const CgenProd *b);
+/* Whether p is the literal v. */
+int cgen_prod_is(const CgenProd *p, int64_t v);
+/* C text of p into buf: "128", "dim[0]", "dim[0] * 128". */
+const char *cgen_prod_str(const CgenProd *p, char *buf, size_t cap);
+/* Whether an input or output of n has a symbolic dim. */
+int cgen_node_has_sym(const Node *n);
 
 /* The writer for the body of the run function (statements; indentation is
  * managed by the core: emitters may use `w->indent++` inside blocks they open). */

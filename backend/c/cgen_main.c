@@ -9,7 +9,10 @@
  * Lines marked CGEN_T_FILE appear only when the weights live in NAME.weights
  * (the runner loads them from next to itself and refuses, before it reads
  * an input, a file that NAME_check_weights refuses), CGEN_T_EMBEDDED only
- * when they are linked in. The runner may use stdio and malloc: it is not part of the
+ * when they are linked in; CGEN_T_DYN lines only for a model with runtime
+ * shapes (it reads each input's shape from its header, checks it against
+ * the bounds, runs NAME_run_shapes and writes the outputs at their actual
+ * shapes), CGEN_T_STATIC lines only for the others. The runner may use stdio and malloc: it is not part of the
  * model library. It checks every .npy strictly (magic, version, a header
  * dict of exactly numpy's three keys, dtype and shape equal to the model's,
  * C order, exact data size, all bounded by the file's size) and fails with
@@ -20,7 +23,7 @@
 
 #include <string.h>
 
-enum { CGEN_T_ALL = 0, CGEN_T_FILE = 1, CGEN_T_EMBEDDED = 2 };
+enum { CGEN_T_ALL = 0, CGEN_T_FILE = 1, CGEN_T_EMBEDDED = 2, CGEN_T_STATIC = 4, CGEN_T_DYN = 8 };
 
 typedef struct TemplateLine {
     int when;
@@ -69,6 +72,10 @@ static const TemplateLine main_template[] = {
     {0, "} Port;\n"},
     {0, "\n"},
     {0, "@PORTS@\n"},
+    {CGEN_T_DYN, "/* the actual shapes of the inputs (read from their headers) and outputs */\n"},
+    {CGEN_T_DYN, "static int64_t in_shapes[@N@_NUM_INPUTS + 1][8];\n"},
+    {CGEN_T_DYN, "static int64_t out_shapes[@N@_NUM_OUTPUTS + 1][8];\n"},
+    {CGEN_T_DYN, "\n"},
     {0, "static void fail(const char *fmt, ...)\n"},
     {0, "{\n"},
     {0, "    va_list ap;\n"},
@@ -190,6 +197,7 @@ static const TemplateLine main_template[] = {
     {0, "    size_t npre, got;\n"},
     {0, "    struct stat st;\n"},
     {0, "    void *data;\n"},
+    {CGEN_T_DYN, "    Port actual;\n"},
     {0, "    FILE *f = fopen(path, \"rb\");\n"},
     {0, "    snprintf(where, sizeof where, \"%s: input %d ('%s')\", path, idx, port->name);\n"},
     {0, "    if (!f) fail(\"%s: cannot open: %s\", where, strerror(errno));\n"},
@@ -219,13 +227,28 @@ static const TemplateLine main_template[] = {
     {0, "    if (!descr_eq(descr, port->descr))\n"},
     {0, "        fail(\"%s: dtype '%s', but the model expects %s (numpy '%s')\", where, descr, port->dtype, port->descr);\n"},
     {0, "    if (fortran && port->rank > 1) fail(\"%s: fortran_order arrays are not supported (save the array in C order)\", where);\n"},
-    {0, "    same = rank == port->rank;\n"},
-    {0, "    for (i = 0; same && i < rank; i++) same = dims[i] == port->dims[i];\n"},
-    {0, "    shape_str(port->dims, port->rank, want_shape, sizeof want_shape);\n"},
-    {0, "    if (!same) {\n"},
-    {0, "        shape_str(dims, rank, got_shape, sizeof got_shape);\n"},
-    {0, "        fail(\"%s: shape %s, but the model expects %s\", where, got_shape, want_shape);\n"},
-    {0, "    }\n"},
+    {CGEN_T_STATIC, "    same = rank == port->rank;\n"},
+    {CGEN_T_STATIC, "    for (i = 0; same && i < rank; i++) same = dims[i] == port->dims[i];\n"},
+    {CGEN_T_STATIC, "    shape_str(port->dims, port->rank, want_shape, sizeof want_shape);\n"},
+    {CGEN_T_STATIC, "    if (!same) {\n"},
+    {CGEN_T_STATIC, "        shape_str(dims, rank, got_shape, sizeof got_shape);\n"},
+    {CGEN_T_STATIC, "        fail(\"%s: shape %s, but the model expects %s\", where, got_shape, want_shape);\n"},
+    {CGEN_T_STATIC, "    }\n"},
+    {CGEN_T_DYN, "    /* runtime shapes: each dim at most the model's (fixed dims are checked by @N@_run_shapes) */\n"},
+    {CGEN_T_DYN, "    same = rank == port->rank;\n"},
+    {CGEN_T_DYN, "    for (i = 0; same && i < rank; i++) same = dims[i] >= 1 && dims[i] <= port->dims[i];\n"},
+    {CGEN_T_DYN, "    shape_str(port->dims, port->rank, want_shape, sizeof want_shape);\n"},
+    {CGEN_T_DYN, "    if (!same) {\n"},
+    {CGEN_T_DYN, "        shape_str(dims, rank, got_shape, sizeof got_shape);\n"},
+    {CGEN_T_DYN, "        fail(\"%s: shape %s is beyond the model's bounds %s\", where, got_shape, want_shape);\n"},
+    {CGEN_T_DYN, "    }\n"},
+    {CGEN_T_DYN, "    actual = *port;\n"},
+    {CGEN_T_DYN, "    for (i = 0; i < rank; i++) {\n"},
+    {CGEN_T_DYN, "        actual.bytes = actual.bytes / (size_t)port->dims[i] * (size_t)dims[i];\n"},
+    {CGEN_T_DYN, "        actual.dims[i] = in_shapes[idx][i] = dims[i];\n"},
+    {CGEN_T_DYN, "    }\n"},
+    {CGEN_T_DYN, "    port = &actual;\n"},
+    {CGEN_T_DYN, "    shape_str(port->dims, port->rank, want_shape, sizeof want_shape);\n"},
     {0, "    have = size >= 0 ? size - (long)npre - (long)hlen : -1;\n"},
     {0, "    if (have >= 0 && (unsigned long)have < (unsigned long)port->bytes)\n"},
     {0, "        fail(\"%s: truncated data: shape %s of '%s' needs %lu bytes, the file has %ld\", where, want_shape, descr,\n"},
@@ -382,7 +405,11 @@ static const TemplateLine main_template[] = {
     {0, "    const char *weights_path = NULL;\n"},
     {0, "    int i, argi = 1, threads = 1;\n"},
     {0, "    GcPthreadPool *pool = NULL;\n"},
-    {0, "    GcThreadPool view;\n"},
+    {CGEN_T_STATIC, "    GcThreadPool view;\n"},
+    {CGEN_T_DYN, "    GcThreadPool view = {0};\n"},
+    {CGEN_T_DYN, "    const int64_t *in_dims[@N@_NUM_INPUTS + 1] = {0};\n"},
+    {CGEN_T_DYN, "    int64_t *out_dims[@N@_NUM_OUTPUTS + 1] = {0};\n"},
+    {CGEN_T_DYN, "    int rc;\n"},
     {0, "    for (; argi < argc && argv[argi][0] == '-' && argv[argi][1] == '-'; argi++) {\n"},
     {0, "        if (strcmp(argv[argi], \"--\") == 0) {\n"},
     {0, "            argi++;\n"},
@@ -419,15 +446,32 @@ static const TemplateLine main_template[] = {
     {0, "        if (!pool) fail(\"cannot start %d threads\", threads);\n"},
     {0, "        view = gc_pthread_pool_get(pool);\n"},
     {0, "    }\n"},
-    {0, "    if (@N@_run_v_parallel(weights, arena, ins, outs, pool ? &view : NULL) != 0)\n"},
-    {0, "        fail(\"@N@_run_v failed (misaligned arena or weights)\");\n"},
+    {CGEN_T_STATIC, "    if (@N@_run_v_parallel(weights, arena, ins, outs, pool ? &view : NULL) != 0)\n"},
+    {CGEN_T_STATIC, "        fail(\"@N@_run_v failed (misaligned arena or weights)\");\n"},
+    {CGEN_T_DYN, "    (void)view; /* runtime shapes run serially */\n"},
+    {CGEN_T_DYN, "    for (i = 0; i < @N@_NUM_INPUTS; i++) in_dims[i] = in_shapes[i];\n"},
+    {CGEN_T_DYN, "    for (i = 0; i < @N@_NUM_OUTPUTS; i++) out_dims[i] = out_shapes[i];\n"},
+    {CGEN_T_DYN, "    rc = @N@_run_shapes(weights, arena, ins, in_dims, outs, out_dims);\n"},
+    {CGEN_T_DYN, "    if (rc == @N@_ERR_SHAPE)\n"},
+    {CGEN_T_DYN, "        fail(\"the input shapes do not fit the model: a fixed dim differs, a runtime dim is out of its bounds or \"\n"},
+    {CGEN_T_DYN, "             \"differs between inputs (see @N@.h)\");\n"},
+    {CGEN_T_DYN, "    if (rc != 0) fail(\"@N@_run_shapes failed (misaligned arena or weights)\");\n"},
     {0, "    gc_pthread_pool_stop(pool);\n"},
     {0, "    make_dirs(argv[argi]);\n"},
     {0, "    for (i = 0; i < @N@_NUM_OUTPUTS; i++) {\n"},
     {0, "        char *path = malloc(strlen(argv[argi]) + 32);\n"},
     {0, "        if (!path) fail(\"out of memory\");\n"},
     {0, "        sprintf(path, \"%s/output_%d.npy\", argv[argi], i);\n"},
-    {0, "        write_npy(path, &out_ports[i], outs[i]);\n"},
+    {CGEN_T_STATIC, "        write_npy(path, &out_ports[i], outs[i]);\n"},
+    {CGEN_T_DYN, "        {\n"},
+    {CGEN_T_DYN, "            Port p = out_ports[i];\n"},
+    {CGEN_T_DYN, "            int k;\n"},
+    {CGEN_T_DYN, "            for (k = 0; k < p.rank; k++) {\n"},
+    {CGEN_T_DYN, "                if (p.dims[k] != 0) p.bytes = p.bytes / (size_t)p.dims[k] * (size_t)out_shapes[i][k];\n"},
+    {CGEN_T_DYN, "                p.dims[k] = out_shapes[i][k];\n"},
+    {CGEN_T_DYN, "            }\n"},
+    {CGEN_T_DYN, "            write_npy(path, &p, outs[i]);\n"},
+    {CGEN_T_DYN, "        }\n"},
     {0, "        free(path);\n"},
     {0, "        free(raw_out[i]);\n"},
     {0, "    }\n"},
@@ -463,7 +507,9 @@ void cgen_write_main(const CgenModel *m, Writer *w)
     int when = file ? CGEN_T_FILE : CGEN_T_EMBEDDED;
     for (size_t i = 0; i < sizeof main_template / sizeof main_template[0]; i++) {
         const TemplateLine *t = &main_template[i];
-        if (t->when != CGEN_T_ALL && t->when != when) continue;
+        int wfile = t->when & (CGEN_T_FILE | CGEN_T_EMBEDDED), wdyn = t->when & (CGEN_T_STATIC | CGEN_T_DYN);
+        if (wfile && wfile != when) continue;
+        if (wdyn && wdyn != (m->g->n_syms ? CGEN_T_DYN : CGEN_T_STATIC)) continue;
         if (strcmp(t->text, "@PORTS@\n") == 0) {
             port_table(w, "in_ports", m->g->n_inputs, m->g->inputs);
             port_table(w, "out_ports", m->g->n_outputs, m->g->outputs);

@@ -143,4 +143,16 @@ void cgen_write_cmake(const CgenModel *m, Writer *w);
 /* cgen_main.c: NAME_main.c (npy in, npy out). */
 void cgen_write_main(const CgenModel *m, Writer *w);
 
+/* ---- runtime shapes (cgen_shapes.c) ------------------------------------ */
+
+/* NAME.c: the table of maxima NAME_run_v runs at, and NAME_run_shapes. */
+void cgen_write_max_dims(const CgenModel *m, Writer *w);
+void cgen_write_run_shapes(const CgenModel *m, Writer *w);
+/* NAME.h: the runtime dims with their names and bounds. */
+void cgen_write_dims_defs(const CgenModel *m, Writer *w);
+/* From cgen.c: s as comment text (no comment terminator), and the weights
+ * prologue of an API function (declares `blob`). */
+void cgen_comment_text(Writer *w, const char *s);
+void cgen_blob_prologue(const CgenModel *m, Writer *w);
+
 #endif

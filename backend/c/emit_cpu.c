@@ -69,6 +69,9 @@ typedef struct CpuPlan {
     int64_t N, C, H, Wd, M, G, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
     /* gemm: Y[b] (Mm x Nn) = A[b] (Mm x Kk) * B[b] */
     int64_t batch, Mm, Nn, Kk, a_bs, b_bs, trans_b;
+    /* gemm with runtime shapes: the sizes as products of runtime dims */
+    int dyn;
+    CgenProd d_batch, d_M, d_N, d_K, d_a_bs, d_b_bs, d_c_bs;
     const Value *own_bias; /* Conv's B or Gemm's C (per channel / column) */
     CpuEpi epi;
 } CpuPlan;
@@ -280,11 +283,66 @@ static int plan_matmul(const Node *n, CpuPlan *p)
     return 1;
 }
 
+/* Runtime shapes: Gemm (M runtime) and MatMul with one shared B (the batch
+ * folded into M) or operands batched alike; every size a product of
+ * runtime dims. Packed weights have static shapes by nature. */
+static int plan_gemm_dyn(const Node *n, CpuPlan *p)
+{
+    const Value *A = n->in[0], *B = n->in[1], *Y = n->out[0];
+    const Shape *as = &A->shape, *bs = &B->shape, *ys = &Y->shape;
+    if (n->op == OP_Gemm) {
+        if (!plan_gemm(n, p)) return 0;
+        p->d_M = cgen_dims_prod(ys, 0, 1);
+        p->d_N = cgen_dims_prod(ys, 1, 2);
+        p->d_K = cgen_dims_prod(as, 1, 2);
+        p->d_batch = cgen_prod(1);
+        p->d_a_bs = p->d_b_bs = p->d_c_bs = cgen_prod(0);
+        p->dyn = 1;
+        return 1;
+    }
+    int ra = as->rank, rb = bs->rank, ry = ys->rank;
+    if (!is_f32(A) || !is_f32(B) || !is_f32(Y) || ra < 2 || rb < 2) return 0;
+    int b_shared = 1, a_full = ra == ry, b_full = rb == ry;
+    for (int k = 0; k < rb - 2; k++)
+        if (bs->dims[k] != 1 || bs->sym[k]) b_shared = 0;
+    for (int k = 0; k < ry - 2; k++) {
+        if (a_full && (as->dims[k] != ys->dims[k] || as->sym[k] != ys->sym[k])) a_full = 0;
+        if (b_full && (bs->dims[k] != ys->dims[k] || bs->sym[k] != ys->sym[k])) b_full = 0;
+    }
+    CgenProd M = cgen_dims_prod(as, ra - 2, ra - 1);
+    p->d_K = cgen_dims_prod(as, ra - 1, ra);
+    p->d_N = cgen_dims_prod(bs, rb - 1, rb);
+    if (b_shared && a_full) {
+        p->d_batch = cgen_prod(1);
+        p->d_M = cgen_dims_prod(as, 0, ra - 1);
+        p->d_a_bs = p->d_b_bs = p->d_c_bs = cgen_prod(0);
+    } else if (a_full && b_full) {
+        p->d_batch = cgen_dims_prod(ys, 0, ry - 2);
+        p->d_M = M;
+        p->d_a_bs = cgen_prod_mul(&M, &p->d_K);
+        p->d_b_bs = cgen_prod_mul(&p->d_K, &p->d_N);
+        p->d_c_bs = cgen_prod_mul(&M, &p->d_N);
+    } else {
+        return 0;
+    }
+    p->Mm = as->dims[ra - 2];
+    p->Kk = as->dims[ra - 1];
+    p->Nn = bs->dims[rb - 1];
+    p->batch = 1;
+    p->W = B;
+    p->packed = B->kind == VK_CONST && B->data != NULL && b_shared;
+    p->kind = CPUK_GEMM;
+    p->dyn = 1;
+    match_epilogue(n, ry - 1, 0, 0, &p->epi);
+    return 1;
+}
+
 /* The fast kernel for n, or 0. */
 static int cpu_plan(const Node *n, CpuPlan *p)
 {
     memset(p, 0, sizeof *p);
     if (n->n_out < 1 || !n->out[0]->shape_known || ir_numel(&n->out[0]->shape) == 0) return 0;
+    if (cgen_node_has_sym(n)) return n->op == OP_Gemm || n->op == OP_MatMul ? plan_gemm_dyn(n, p) : 0;
     for (int i = 0; i < n->n_in; i++)
         if (n->in[i] && !n->in[i]->shape_known) return 0;
     if (n->op == OP_Conv) return plan_conv(n, p);
@@ -473,11 +531,22 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
         const char *pb = p.packed ? packed_weights(c, &p) : cgen_ptr(c, p.W);
         w_line(w, "const GcrtGemm gm = {");
         w->indent++;
+        if (p.dyn) {
+            char b[7][160];
+            w_printf(w, ".batch = %s, .a_bs = %s, .b_bs = %s, .c_bs = %s, .M = %s, .N = %s, .K = %s,\n",
+                     cgen_prod_str(&p.d_batch, b[0], sizeof b[0]), cgen_prod_str(&p.d_a_bs, b[1], sizeof b[1]),
+                     cgen_prod_str(&p.d_b_bs, b[2], sizeof b[2]), cgen_prod_str(&p.d_c_bs, b[3], sizeof b[3]),
+                     cgen_prod_str(&p.d_M, b[4], sizeof b[4]), cgen_prod_str(&p.d_N, b[5], sizeof b[5]),
+                     cgen_prod_str(&p.d_K, b[6], sizeof b[6]));
+            w_printf(w, ".A = %s, .a_rs = %s, .a_ks = 1, .B = %s, .b_packed = %d, .ldb = %s, .C = %s, .ldc = %s,\n",
+                     cgen_ptr(c, n->in[0]), b[6], pb, p.packed, b[5], py, b[5]);
+        } else {
         w_printf(w, ".batch = %lld, .a_bs = %lld, .b_bs = %lld, .c_bs = %lld, .M = %lld, .N = %lld, .K = %lld,\n",
                  (long long)p.batch, (long long)p.a_bs, (long long)p.b_bs, (long long)(p.batch > 1 ? p.Mm * p.Nn : 0),
                  (long long)p.Mm, (long long)p.Nn, (long long)p.Kk);
         w_printf(w, ".A = %s, .a_rs = %lld, .a_ks = 1, .B = %s, .b_packed = %d, .ldb = %lld, .C = %s, .ldc = %lld,\n",
                  cgen_ptr(c, n->in[0]), (long long)p.Kk, pb, p.packed, (long long)p.Nn, py, (long long)p.Nn);
+        }
         emit_epi_fields(c, w, &p, "bias_col");
         w_puts(w, "};\n");
         w->indent--;

@@ -51,30 +51,35 @@ static char *xstrdup(const char *s)
 }
 
 /* Strides of operand shape s read along output shape os (0 on broadcast
- * dims), in the output's dim order. */
-static void broadcast_strides(const Shape *s, const Shape *os, int64_t *st)
+ * dims), in the output's dim order; products of runtime dims where s has
+ * symbolic dims (a symbolic dim is never broadcast). */
+static void broadcast_strides(const Shape *s, const Shape *os, CgenProd *st)
 {
-    int64_t acc = 1;
+    CgenProd acc = cgen_prod(1);
     for (int k = os->rank - 1; k >= 0; k--) {
         int ks = s->rank - os->rank + k;
-        if (ks < 0 || s->dims[ks] == 1) {
-            st[k] = 0;
+        if (ks < 0 || (s->dims[ks] == 1 && !s->sym[ks])) {
+            st[k] = cgen_prod(0);
         } else {
             st[k] = acc;
-            acc *= s->dims[ks];
+            cgen_prod_mul_dim(&acc, s, ks);
         }
     }
 }
 
 /* Writes "i0 * 12 + i1 * 4 + i2"-style offsets; "0" when every stride is 0. */
-static void write_offset(Writer *w, int rank, char **idx, const int64_t *st)
+static void write_offset(Writer *w, int rank, char **idx, const CgenProd *st)
 {
     int any = 0;
     for (int k = 0; k < rank; k++) {
-        if (st[k] == 0) continue;
+        if (cgen_prod_is(&st[k], 0)) continue;
         if (any) w_puts(w, " + ");
-        if (st[k] == 1) w_puts(w, idx[k]);
-        else w_printf(w, "%s * %lld", idx[k], (long long)st[k]);
+        if (cgen_prod_is(&st[k], 1)) {
+            w_puts(w, idx[k]);
+        } else {
+            char b[160];
+            w_printf(w, "%s * %s", idx[k], cgen_prod_str(&st[k], b, sizeof b));
+        }
         any = 1;
     }
     if (!any) w_puts(w, "0");
@@ -87,8 +92,8 @@ static void write_offset(Writer *w, int rank, char **idx, const int64_t *st)
  * st[1+j] operand j's (0 where broadcast). */
 typedef struct EwLoop {
     int rank, nops;
-    int64_t dims[IR_MAX_RANK];
-    int64_t (*st)[IR_MAX_RANK];
+    CgenProd dims[IR_MAX_RANK];
+    CgenProd (*st)[IR_MAX_RANK];
     char *idx[IR_MAX_RANK];
 } EwLoop;
 
@@ -100,22 +105,25 @@ static void loop_plan(Cgen *c, EwLoop *L, const Value *out, const Value *const *
     int nrows = nops + 1;
     L->nops = nops;
     L->st = calloc((size_t)nrows, sizeof *L->st);
-    int64_t (*fs)[IR_MAX_RANK] = calloc((size_t)nrows, sizeof *fs);
+    CgenProd (*fs)[IR_MAX_RANK] = calloc((size_t)nrows, sizeof *fs);
     GC_ASSERT(L->st && fs);
     L->rank = 0;
     broadcast_strides(os, os, fs[0]);
     for (int j = 0; j < nops; j++)
         if (ops[j]) broadcast_strides(&ops[j]->shape, os, fs[j + 1]);
     for (int k = 0; k < os->rank; k++) {
-        if (os->dims[k] == 1) continue;
+        if (os->dims[k] == 1 && !os->sym[k]) continue;
+        CgenProd dk = cgen_dims_prod(os, k, k + 1);
         int r = L->rank, merge = r > 0;
-        for (int o = 0; o < nrows && merge; o++)
-            if (L->st[o][r - 1] != fs[o][k] * os->dims[k]) merge = 0;
+        for (int o = 0; o < nrows && merge; o++) {
+            CgenProd want = cgen_prod_mul(&fs[o][k], &dk);
+            if (!cgen_prod_eq(&L->st[o][r - 1], &want)) merge = 0;
+        }
         if (merge) {
-            L->dims[r - 1] *= os->dims[k];
+            L->dims[r - 1] = cgen_prod_mul(&L->dims[r - 1], &dk);
             for (int o = 0; o < nrows; o++) L->st[o][r - 1] = fs[o][k];
         } else {
-            L->dims[r] = os->dims[k];
+            L->dims[r] = dk;
             for (int o = 0; o < nrows; o++) L->st[o][r] = fs[o][k];
             L->rank++;
         }
@@ -129,7 +137,9 @@ static void loop_begin(Writer *w, const EwLoop *L)
 {
     if (L->rank == 0) w_line(w, "{");
     for (int k = 0; k < L->rank; k++) {
-        w_line(w, "for (int64_t %s = 0; %s < %lld; %s++) {", L->idx[k], L->idx[k], (long long)L->dims[k], L->idx[k]);
+        char b[160];
+        w_line(w, "for (int64_t %s = 0; %s < %s; %s++) {", L->idx[k], L->idx[k], cgen_prod_str(&L->dims[k], b, sizeof b),
+               L->idx[k]);
         w->indent++;
     }
     if (L->rank == 0) w->indent++;
@@ -309,6 +319,6 @@ int cgen_emit_epilogue(Cgen *c, const Node *n, Diag *d)
 /* Fused is registered; every op whose description has a scalar expression
  * gets cgen_emit_elementwise by default (see emit_table.c). */
 const CgenEntry cgen_elementwise_entries[] = {
-    {OP_Fused, emit_fused, 0, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_Fused, emit_fused, 0, NULL, 1},
+    {-1, NULL, 0, NULL, 0},
 };

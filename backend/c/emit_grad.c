@@ -203,13 +203,13 @@ static int emit_normgrad(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_grad_entries[] = {
-    {OP_ConvGradData, emit_convgrad, CGEN_RT_grad, convgrad_workspace},
-    {OP_ConvGradFilter, emit_convgrad, CGEN_RT_grad, convgrad_workspace},
-    {OP_MaxPoolGrad, emit_poolgrad, CGEN_RT_grad, NULL},
-    {OP_AveragePoolGrad, emit_poolgrad, CGEN_RT_grad, NULL},
-    {OP_SoftmaxGrad, emit_smgrad, CGEN_RT_grad, NULL},
-    {OP_LogSoftmaxGrad, emit_smgrad, CGEN_RT_grad, NULL},
-    {OP_LayerNormalizationGrad, emit_normgrad, CGEN_RT_grad, NULL},
-    {OP_BatchNormalizationGrad, emit_normgrad, CGEN_RT_grad, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_ConvGradData, emit_convgrad, CGEN_RT_grad, convgrad_workspace, 0},
+    {OP_ConvGradFilter, emit_convgrad, CGEN_RT_grad, convgrad_workspace, 0},
+    {OP_MaxPoolGrad, emit_poolgrad, CGEN_RT_grad, NULL, 0},
+    {OP_AveragePoolGrad, emit_poolgrad, CGEN_RT_grad, NULL, 0},
+    {OP_SoftmaxGrad, emit_smgrad, CGEN_RT_grad, NULL, 0},
+    {OP_LogSoftmaxGrad, emit_smgrad, CGEN_RT_grad, NULL, 0},
+    {OP_LayerNormalizationGrad, emit_normgrad, CGEN_RT_grad, NULL, 0},
+    {OP_BatchNormalizationGrad, emit_normgrad, CGEN_RT_grad, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

@@ -176,7 +176,7 @@ static int emit_nll(Cgen *c, const Node *n, Diag *d) { return emit_loss_any(c, n
 static int emit_sce(Cgen *c, const Node *n, Diag *d) { return emit_loss_any(c, n, d, 1); }
 
 const CgenEntry cgen_loss_entries[] = {
-    {OP_NegativeLogLikelihoodLoss, emit_nll, 0, NULL},
-    {OP_SoftmaxCrossEntropyLoss, emit_sce, 0, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_NegativeLogLikelihoodLoss, emit_nll, 0, NULL, 0},
+    {OP_SoftmaxCrossEntropyLoss, emit_sce, 0, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

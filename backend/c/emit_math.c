@@ -17,6 +17,6 @@ static int emit_castlike(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_math_entries[] = {
-    {OP_CastLike, emit_castlike, 0, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_CastLike, emit_castlike, 0, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

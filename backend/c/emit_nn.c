@@ -236,13 +236,17 @@ static int emit_softmax_any(Cgen *c, const Node *n, Diag *d, const char *kernel)
     const Shape *xs = &X->shape;
     int a = ir_norm_axis(n->attrs[SOFTMAX_AXIS].i, xs->rank);
     GC_ASSERT(a >= 0);
-    int64_t outer = emit_dims_prod(xs, 0, a), inner = emit_dims_prod(xs, a + 1, xs->rank);
-    if (Y->dtype == DT_F32 && inner == 1) /* the reduced axis is contiguous: the fast kernel */
-        w_line(cgen_w(c), "gcrt_%s_last_f32(%lld, %lld, %s, %s);", kernel, (long long)outer, (long long)xs->dims[a],
-               cgen_ptr(c, X), cgen_ptr(c, Y));
+    /* sizes as products of runtime dims (literals for static shapes) */
+    CgenProd outer = cgen_dims_prod(xs, 0, a), len = cgen_dims_prod(xs, a, a + 1),
+             inner = cgen_dims_prod(xs, a + 1, xs->rank);
+    char so[160], sl[160], si[160];
+    cgen_prod_str(&outer, so, sizeof so);
+    cgen_prod_str(&len, sl, sizeof sl);
+    cgen_prod_str(&inner, si, sizeof si);
+    if (Y->dtype == DT_F32 && cgen_prod_is(&inner, 1)) /* the reduced axis is contiguous: the fast kernel */
+        w_line(cgen_w(c), "gcrt_%s_last_f32(%s, %s, %s, %s);", kernel, so, sl, cgen_ptr(c, X), cgen_ptr(c, Y));
     else
-        w_line(cgen_w(c), "gcrt_%s_%s(%lld, %lld, %lld, %s, %s);", kernel, sfx, (long long)outer,
-               (long long)xs->dims[a], (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Y));
+        w_line(cgen_w(c), "gcrt_%s_%s(%s, %s, %s, %s, %s);", kernel, sfx, so, sl, si, cgen_ptr(c, X), cgen_ptr(c, Y));
     return 0;
 }
 
@@ -285,28 +289,32 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
     if (outer * inner == 0) return 0;
     char eps[48];
     emit_float_lit(eps, sizeof eps, n->attrs[LN_EPSILON].f, Y->dtype);
+    /* the rows as a product of runtime dims (the normalized dims are static) */
+    CgenProd rows = cgen_dims_prod(xs, 0, a);
+    char so[160];
+    cgen_prod_str(&rows, so, sizeof so);
     if (Y->dtype == DT_F32 && period[0] == inner && (!B || period[1] == inner) && n->n_out == 1) {
         /* full-length Scale and B, no Mean/InvStdDev: the fast kernel */
-        w_line(cgen_w(c), "gcrt_layernorm_last_f32(%lld, %lld, %s, %s, %s, %s, %s);", (long long)outer,
-               (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Sc), B ? cgen_ptr(c, B) : "0", eps, cgen_ptr(c, Y));
+        w_line(cgen_w(c), "gcrt_layernorm_last_f32(%s, %lld, %s, %s, %s, %s, %s);", so, (long long)inner,
+               cgen_ptr(c, X), cgen_ptr(c, Sc), B ? cgen_ptr(c, B) : "0", eps, cgen_ptr(c, Y));
         return 0;
     }
-    w_line(cgen_w(c), "gcrt_layernorm_%s(%lld, %lld, %s, %s, %lld, %s, %lld, %s, %s, %s, %s);", sfx,
-           (long long)outer, (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Sc), (long long)period[0],
+    w_line(cgen_w(c), "gcrt_layernorm_%s(%s, %lld, %s, %s, %lld, %s, %lld, %s, %s, %s, %s);", sfx, so,
+           (long long)inner, cgen_ptr(c, X), cgen_ptr(c, Sc), (long long)period[0],
            B ? cgen_ptr(c, B) : "0", (long long)period[1], eps, cgen_ptr(c, Y),
            n->n_out > 1 ? cgen_ptr(c, n->out[1]) : "0", n->n_out > 2 ? cgen_ptr(c, n->out[2]) : "0");
     return 0;
 }
 
 const CgenEntry cgen_nn_entries[] = {
-    {OP_Conv, emit_conv, 0, conv_workspace}, /* cpu, dwconv, winograd or nn: emit_conv says */
-    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL},
-    {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL},
-    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL},
-    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL},
-    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn, NULL},
-    {OP_Softmax, emit_softmax, CGEN_RT_nn, NULL},
-    {OP_LogSoftmax, emit_logsoftmax, CGEN_RT_nn, NULL},
-    {OP_LayerNormalization, emit_layernorm, CGEN_RT_nn, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_Conv, emit_conv, 0, conv_workspace, 0}, /* cpu, dwconv, winograd or nn: emit_conv says */
+    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL, 0},
+    {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL, 0},
+    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL, 0},
+    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL, 0},
+    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn, NULL, 0},
+    {OP_Softmax, emit_softmax, CGEN_RT_nn, NULL, 1},
+    {OP_LogSoftmax, emit_logsoftmax, CGEN_RT_nn, NULL, 1},
+    {OP_LayerNormalization, emit_layernorm, CGEN_RT_nn, NULL, 1},
+    {-1, NULL, 0, NULL, 0},
 };

@@ -132,8 +132,8 @@ static int emit_momentum(Cgen *c, const Node *n, Diag *d) { return emit_optim(c,
 static int emit_adam(Cgen *c, const Node *n, Diag *d) { return emit_optim(c, n, d, OPT_ADAM); }
 
 const CgenEntry cgen_optim_entries[] = {
-    {OP_Adagrad, emit_adagrad, 0, NULL},
-    {OP_Momentum, emit_momentum, 0, NULL},
-    {OP_Adam, emit_adam, 0, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_Adagrad, emit_adagrad, 0, NULL, 0},
+    {OP_Momentum, emit_momentum, 0, NULL, 0},
+    {OP_Adam, emit_adam, 0, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

@@ -331,12 +331,12 @@ static size_t convi_workspace(const Node *n) { return qkernel_workspace(n, 0, 1)
 static size_t qconv_workspace(const Node *n) { return qkernel_workspace(n, 0, 3) + emit_conv_im2col_bytes(n, sizeof(double)); }
 
 const CgenEntry cgen_quant_entries[] = {
-    {OP_QuantizeLinear, emit_quantize, 0, NULL},
-    {OP_DequantizeLinear, emit_dequantize, 0, NULL},
-    {OP_DynamicQuantizeLinear, emit_dynquant, 0, NULL},
-    {OP_MatMulInteger, emit_matmulinteger, CGEN_RT_linalg, mmi_workspace},
-    {OP_ConvInteger, emit_convinteger, CGEN_RT_nn, convi_workspace},
-    {OP_QLinearMatMul, emit_qlinearmatmul, CGEN_RT_linalg, qmm_workspace},
-    {OP_QLinearConv, emit_qlinearconv, CGEN_RT_nn, qconv_workspace},
-    {-1, NULL, 0, NULL},
+    {OP_QuantizeLinear, emit_quantize, 0, NULL, 0},
+    {OP_DequantizeLinear, emit_dequantize, 0, NULL, 0},
+    {OP_DynamicQuantizeLinear, emit_dynquant, 0, NULL, 0},
+    {OP_MatMulInteger, emit_matmulinteger, CGEN_RT_linalg, mmi_workspace, 0},
+    {OP_ConvInteger, emit_convinteger, CGEN_RT_nn, convi_workspace, 0},
+    {OP_QLinearMatMul, emit_qlinearmatmul, CGEN_RT_linalg, qmm_workspace, 0},
+    {OP_QLinearConv, emit_qlinearconv, CGEN_RT_nn, qconv_workspace, 0},
+    {-1, NULL, 0, NULL, 0},
 };

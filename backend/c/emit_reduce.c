@@ -200,15 +200,15 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_reduce_entries[] = {
-    {OP_ReduceMean, emit_reduce, 0, NULL},
-    {OP_ReduceSum, emit_reduce, 0, NULL},
-    {OP_ReduceMax, emit_reduce, 0, NULL},
-    {OP_ReduceMin, emit_reduce, 0, NULL},
-    {OP_ReduceL1, emit_reduce, 0, NULL},
-    {OP_ReduceL2, emit_reduce, 0, NULL},
-    {OP_ReduceLogSum, emit_reduce, 0, NULL},
-    {OP_ReduceLogSumExp, emit_reduce, 0, NULL},
-    {OP_ReduceProd, emit_reduce, 0, NULL},
-    {OP_ReduceSumSquare, emit_reduce, 0, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_ReduceMean, emit_reduce, 0, NULL, 0},
+    {OP_ReduceSum, emit_reduce, 0, NULL, 0},
+    {OP_ReduceMax, emit_reduce, 0, NULL, 0},
+    {OP_ReduceMin, emit_reduce, 0, NULL, 0},
+    {OP_ReduceL1, emit_reduce, 0, NULL, 0},
+    {OP_ReduceL2, emit_reduce, 0, NULL, 0},
+    {OP_ReduceLogSum, emit_reduce, 0, NULL, 0},
+    {OP_ReduceLogSumExp, emit_reduce, 0, NULL, 0},
+    {OP_ReduceProd, emit_reduce, 0, NULL, 0},
+    {OP_ReduceSumSquare, emit_reduce, 0, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

@@ -75,8 +75,8 @@ static size_t rnn_workspace(const Node *n)
 }
 
 const CgenEntry cgen_rnn_entries[] = {
-    {OP_RNN, emit_rnn, CGEN_RT_rnn, rnn_workspace},
-    {OP_GRU, emit_gru, CGEN_RT_rnn, rnn_workspace},
-    {OP_LSTM, emit_lstm, CGEN_RT_rnn, rnn_workspace},
-    {-1, NULL, 0, NULL},
+    {OP_RNN, emit_rnn, CGEN_RT_rnn, rnn_workspace, 0},
+    {OP_GRU, emit_gru, CGEN_RT_rnn, rnn_workspace, 0},
+    {OP_LSTM, emit_lstm, CGEN_RT_rnn, rnn_workspace, 0},
+    {-1, NULL, 0, NULL, 0},
 };

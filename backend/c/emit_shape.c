@@ -82,6 +82,68 @@ static void emit_copy(Cgen *c, const char *dst, const char *src, int rank, const
     w_line(w, "}");
 }
 
+/* Runtime shapes: the box copy of emit_copy with sizes and strides that are
+ * products of runtime dims; the tables are locals filled at run time. */
+static void emit_copy_dyn(Cgen *c, const char *dst, const char *src, int rank, const CgenProd *dims,
+                          const CgenProd *dst_st, const CgenProd *src_st, size_t esize)
+{
+    Writer *w = cgen_w(c);
+    CgenProd md[IR_MAX_RANK], mdst[IR_MAX_RANK], msrc[IR_MAX_RANK];
+    int r = 0;
+    for (int k = 0; k < rank; k++) {
+        if (cgen_prod_is(&dims[k], 1)) continue;
+        CgenProd wd = cgen_prod_mul(&dst_st[k], &dims[k]), ws = cgen_prod_mul(&src_st[k], &dims[k]);
+        if (r > 0 && cgen_prod_eq(&mdst[r - 1], &wd) && cgen_prod_eq(&msrc[r - 1], &ws)) {
+            md[r - 1] = cgen_prod_mul(&md[r - 1], &dims[k]);
+            mdst[r - 1] = dst_st[k];
+            msrc[r - 1] = src_st[k];
+            continue;
+        }
+        md[r] = dims[k];
+        mdst[r] = dst_st[k];
+        msrc[r] = src_st[k];
+        r++;
+    }
+    char b[160];
+    if (r == 0) {
+        w_line(w, "memcpy(%s, %s, %zu);", dst, src, esize);
+        return;
+    }
+    if (r == 1 && cgen_prod_is(&mdst[0], 1) && cgen_prod_is(&msrc[0], 1)) {
+        CgenProd nb = cgen_prod_mul(&md[0], &(CgenProd){(int64_t)esize, 0, {0}});
+        w_line(w, "memcpy(%s, %s, %s);", dst, src, cgen_prod_str(&nb, b, sizeof b));
+        return;
+    }
+    char nd[64], nds[64], nss[64];
+    snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "dims"));
+    snprintf(nds, sizeof nds, "%s", cgen_tmp(c, "dst_st"));
+    snprintf(nss, sizeof nss, "%s", cgen_tmp(c, "src_st"));
+    const char *names[3] = {nd, nds, nss};
+    const CgenProd *tabs[3] = {md, mdst, msrc};
+    w_line(w, "{");
+    w->indent++;
+    for (int t = 0; t < 3; t++) {
+        Writer row;
+        w_init(&row);
+        for (int k = 0; k < r; k++) w_printf(&row, "%s%s", k ? ", " : "", cgen_prod_str(&tabs[t][k], b, sizeof b));
+        w_line(w, "const int64_t %s[%d] = {%s};", names[t], r, row.buf);
+        w_free(&row);
+    }
+    w_line(w, "gcrt_strided_copy(%s, %s, %s, %s, %s, %d, %zu);", dst, nds, src, nss, nd, r, esize);
+    w->indent--;
+    w_line(w, "}");
+}
+
+/* Row-major strides of s as products of runtime dims. */
+static void prod_strides(const Shape *s, CgenProd *st)
+{
+    CgenProd acc = cgen_prod(1);
+    for (int i = s->rank - 1; i >= 0; i--) {
+        st[i] = acc;
+        cgen_prod_mul_dim(&acc, s, i);
+    }
+}
+
 /* Reshape, Flatten, Squeeze, Unsqueeze: same bytes, new shape. */
 static int emit_alias_copy(Cgen *c, const Node *n, Diag *d)
 {
@@ -93,10 +155,12 @@ static int emit_alias_copy(Cgen *c, const Node *n, Diag *d)
         w_line(w, "/* empty tensor */");
         return 0;
     }
-    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], nb[160];
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, y, by);
-    w_line(w, "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %lld);", by, bx, by, bx, (long long)bytes);
+    CgenProd p = cgen_dims_prod(&y->shape, 0, y->shape.rank);
+    p.c *= (int64_t)ir_dtype_size(y->dtype);
+    w_line(w, "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %s);", by, bx, by, bx, cgen_prod_str(&p, nb, sizeof nb));
     return 0;
 }
 
@@ -107,6 +171,18 @@ static int emit_transpose(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank, perm[IR_MAX_RANK];
     ir_transpose_perm(n, perm);
+    if (cgen_node_has_sym(n)) {
+        CgenProd ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], dims[IR_MAX_RANK];
+        prod_strides(&x->shape, ist);
+        prod_strides(&y->shape, ost);
+        for (int i = 0; i < r; i++) {
+            sst[i] = ist[perm[i]];
+            dims[i] = cgen_dims_prod(&y->shape, i, i + 1);
+        }
+        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+        emit_copy_dyn(c, emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), r, dims, ost, sst, ir_dtype_size(x->dtype));
+        return 0;
+    }
     int64_t ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK];
     ir_row_strides(&x->shape, ist);
     ir_row_strides(&y->shape, ost);
@@ -116,12 +192,38 @@ static int emit_transpose(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Runtime shapes (ir_sym_concat: a static axis): each input's rows land at
+ * the running offset along the axis; sizes are products of runtime dims. */
+static void emit_concat_dyn(Cgen *c, const Node *n, int ax)
+{
+    const Value *y = n->out[0];
+    const Shape *os = &y->shape;
+    CgenProd outer = cgen_dims_prod(os, 0, ax), inner = cgen_dims_prod(os, ax + 1, os->rank);
+    CgenProd orow = cgen_prod_mul(&(CgenProd){os->dims[ax], 0, {0}}, &inner);
+    int64_t off = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        int64_t len = n->in[i]->shape.dims[ax];
+        CgenProd row = cgen_prod_mul(&(CgenProd){len, 0, {0}}, &inner);
+        CgenProd dims[2] = {outer, row}, dst_st[2] = {orow, cgen_prod(1)}, src_st[2] = {row, cgen_prod(1)};
+        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], b[160];
+        CgenProd po = cgen_prod_mul(&(CgenProd){off, 0, {0}}, &inner);
+        if (off) snprintf(by, sizeof by, "%s + %s", cgen_ptr(c, y), cgen_prod_str(&po, b, sizeof b));
+        else emit_ptr_name(c, y, by);
+        if (len > 0) emit_copy_dyn(c, by, emit_ptr_name(c, n->in[i], bx), 2, dims, dst_st, src_st, ir_dtype_size(y->dtype));
+        off += len;
+    }
+}
+
 static int emit_concat(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *y = n->out[0];
     const Shape *os = &y->shape;
     int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, os->rank);
+    if (cgen_node_has_sym(n)) {
+        emit_concat_dyn(c, n, ax);
+        return 0;
+    }
     int64_t outer = 1, inner = 1, off = 0;
     for (int k = 0; k < ax; k++) outer *= os->dims[k];
     for (int k = ax + 1; k < os->rank; k++) inner *= os->dims[k];
@@ -164,7 +266,7 @@ static int emit_slice(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
     int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], ist[IR_MAX_RANK], ost[IR_MAX_RANK], sst[IR_MAX_RANK], off = 0;
-    Shape os;
+    Shape os = {0};
     if (ir_slice_plan(n, start, step, &os, d)) return -1;
     ir_row_strides(&x->shape, ist);
     ir_row_strides(&y->shape, ost);
@@ -293,18 +395,18 @@ static int emit_constant(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_shape_entries[] = {
-    {OP_Reshape, emit_alias_copy, 0, NULL},
-    {OP_Flatten, emit_alias_copy, 0, NULL},
-    {OP_Squeeze, emit_alias_copy, 0, NULL},
-    {OP_Unsqueeze, emit_alias_copy, 0, NULL},
-    {OP_Transpose, emit_transpose, CGEN_RT_shape, NULL},
-    {OP_Concat, emit_concat, CGEN_RT_shape, NULL},
-    {OP_Split, emit_split, CGEN_RT_shape, NULL},
-    {OP_Slice, emit_slice, CGEN_RT_shape, NULL},
-    {OP_Expand, emit_expand, CGEN_RT_shape, NULL},
-    {OP_Gather, emit_gather, CGEN_RT_shape, NULL},
-    {OP_Pad, emit_pad, CGEN_RT_shape, NULL},
-    {OP_Shape, emit_shape, 0, NULL},
-    {OP_Constant, emit_constant, 0, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_Reshape, emit_alias_copy, 0, NULL, 1},
+    {OP_Flatten, emit_alias_copy, 0, NULL, 1},
+    {OP_Squeeze, emit_alias_copy, 0, NULL, 1},
+    {OP_Unsqueeze, emit_alias_copy, 0, NULL, 1},
+    {OP_Transpose, emit_transpose, CGEN_RT_shape, NULL, 1},
+    {OP_Concat, emit_concat, CGEN_RT_shape, NULL, 1},
+    {OP_Split, emit_split, CGEN_RT_shape, NULL, 0},
+    {OP_Slice, emit_slice, CGEN_RT_shape, NULL, 0},
+    {OP_Expand, emit_expand, CGEN_RT_shape, NULL, 0},
+    {OP_Gather, emit_gather, CGEN_RT_shape, NULL, 0},
+    {OP_Pad, emit_pad, CGEN_RT_shape, NULL, 0},
+    {OP_Shape, emit_shape, 0, NULL, 0},
+    {OP_Constant, emit_constant, 0, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

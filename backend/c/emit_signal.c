@@ -292,13 +292,13 @@ static int emit_mel(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_signal_entries[] = {
-    {OP_Einsum, emit_einsum, 0, NULL},
-    {OP_GridSample, emit_gridsample, CGEN_RT_signal, NULL},
-    {OP_HannWindow, emit_hann, 0, NULL},
-    {OP_HammingWindow, emit_hamming, 0, NULL},
-    {OP_BlackmanWindow, emit_blackman, 0, NULL},
-    {OP_DFT, emit_dft, 0, NULL},
-    {OP_STFT, emit_stft, 0, NULL},
-    {OP_MelWeightMatrix, emit_mel, 0, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_Einsum, emit_einsum, 0, NULL, 0},
+    {OP_GridSample, emit_gridsample, CGEN_RT_signal, NULL, 0},
+    {OP_HannWindow, emit_hann, 0, NULL, 0},
+    {OP_HammingWindow, emit_hamming, 0, NULL, 0},
+    {OP_BlackmanWindow, emit_blackman, 0, NULL, 0},
+    {OP_DFT, emit_dft, 0, NULL, 0},
+    {OP_STFT, emit_stft, 0, NULL, 0},
+    {OP_MelWeightMatrix, emit_mel, 0, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

@@ -24,12 +24,12 @@ static const CgenEntry *const cgen_families[] = {
 CgenEntry cgen_entry(int k)
 {
     GC_ASSERT(k >= 0 && k < ir_op_count());
-    if (ir_op(k)->custom) return (CgenEntry){k, cgen_emit_custom, 0, cgen_custom_workspace};
+    if (ir_op(k)->custom) return (CgenEntry){k, cgen_emit_custom, 0, cgen_custom_workspace, 0};
     for (size_t f = 0; f < sizeof cgen_families / sizeof cgen_families[0]; f++)
         for (const CgenEntry *e = cgen_families[f]; e->op != -1; e++)
             if (e->op == k) return *e;
-    if (ir_op(k)->scalar_expr) return (CgenEntry){k, cgen_emit_elementwise, 0, NULL};
-    return (CgenEntry){k, NULL, 0, NULL};
+    if (ir_op(k)->scalar_expr) return (CgenEntry){k, cgen_emit_elementwise, 0, NULL, 1};
+    return (CgenEntry){k, NULL, 0, NULL, 0};
 }
 
 void cgen_build_table(CgenEntry *table)
@@ -47,6 +47,17 @@ void cgen_build_table(CgenEntry *table)
 
 int cgen_supports(const Node *n, Diag *d)
 {
-    if (cgen_entry(n->op).emit) return 0;
-    return diag_node_error(d, n, "the C backend has no emitter for op '%s'", ir_op(n->op)->name);
+    CgenEntry e = cgen_entry(n->op);
+    if (!e.emit) return diag_node_error(d, n, "the C backend has no emitter for op '%s'", ir_op(n->op)->name);
+    if (e.dyn || !cgen_node_has_sym(n)) return 0;
+    for (int j = 0; j < n->n_in + n->n_out; j++) {
+        const Value *v = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
+        if (v && ir_shape_has_sym(&v->shape)) {
+            char b[160];
+            return diag_node_error(d, n, "op '%s' does not support runtime shapes yet in the C backend (%s '%s' is %s)",
+                                   ir_op(n->op)->name, j < n->n_in ? "input" : "output", v->name,
+                                   ir_shape_str(&v->shape, b, sizeof b));
+        }
+    }
+    return 0;
 }

@@ -75,6 +75,6 @@ static int emit_tfidf(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_text_entries[] = {
-    {OP_TfIdfVectorizer, emit_tfidf, CGEN_RT_text, NULL},
-    {-1, NULL, 0, NULL},
+    {OP_TfIdfVectorizer, emit_tfidf, CGEN_RT_text, NULL, 0},
+    {-1, NULL, 0, NULL, 0},
 };

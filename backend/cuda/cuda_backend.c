@@ -67,6 +67,9 @@ static int cuda_supports(const Node *n, Diag *d)
         if (v && (v->dtype == DT_UNDEF || (is_half(v->dtype) && !od->view && !(e && e->half))))
             return diag_node_error(d, n, "the CUDA backend has no %s kernels yet (op '%s')", ir_dtype_name(v->dtype),
                                    od->name);
+        if (v && ir_shape_has_sym(&v->shape))
+            return diag_node_error(d, n, "op '%s' does not support runtime shapes yet in the CUDA backend ('%s')", od->name,
+                                   v->name);
     }
     if (od->view) return 0;
     if (!e) return diag_node_error(d, n, "the CUDA backend has no kernel for op '%s' yet", od->name);

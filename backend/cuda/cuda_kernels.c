@@ -657,7 +657,7 @@ static int emit_slice(Cu *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
     int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], st[IR_MAX_RANK], mult[IR_MAX_RANK];
-    Shape out;
+    Shape out = {0};
     if (ir_slice_plan(n, start, step, &out, d)) return -1;
     cu_strides_of(&X->shape, st);
     int64_t base[IR_MAX_RANK];

@@ -63,7 +63,7 @@ static int infer_equal(Node *n, Diag *d) { return ew_infer_nary(n, EW_ANY, DT_BO
 static int infer_pow(Node *n, Diag *d)
 {
     if (ew_check_count(n, d) || ew_check_class(n, 0, EW_NUMERIC, d) || ew_check_class(n, 1, EW_NUMERIC, d)) return -1;
-    Shape s;
+    Shape s = {0};
     if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &s);
     return 0;
@@ -72,7 +72,7 @@ static int infer_pow(Node *n, Diag *d)
 static int infer_where(Node *n, Diag *d)
 {
     if (ew_check_count(n, d) || ew_check_class(n, 0, EW_BOOL, d) || ew_check_same_dtype(n, 2, 1, d)) return -1;
-    Shape s;
+    Shape s = {0};
     if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
     ir_set_out(n, 0, n->in[1]->dtype, &s);
     return 0;

@@ -83,7 +83,7 @@ int ew_check_same_dtype(Node *n, int j, int ref, Diag *d)
 
 int ew_broadcast_inputs(Node *n, int first, Shape *out, Diag *d)
 {
-    Shape acc;
+    Shape acc = {0};
     int have = 0;
     for (int j = first; j < n->n_in; j++) {
         if (!n->in[j]) continue;
@@ -93,7 +93,7 @@ int ew_broadcast_inputs(Node *n, int first, Shape *out, Diag *d)
             have = 1;
             continue;
         }
-        Shape r;
+        Shape r = {0};
         if (ir_broadcast(&acc, s, &r) == 0) {
             acc = r;
             continue;
@@ -146,7 +146,7 @@ int ew_infer_nary(Node *n, EwClass c, DType out, Diag *d)
     if (ew_check_count(n, d) || ew_check_class(n, 0, c, d)) return -1;
     for (int j = 1; j < n->n_in; j++)
         if (ew_check_same_dtype(n, j, 0, d)) return -1;
-    Shape s;
+    Shape s = {0};
     if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
     ir_set_out(n, 0, out == DT_UNDEF ? n->in[0]->dtype : out, &s);
     return 0;

@@ -83,7 +83,7 @@ static int grad_check_dy(const Node *n, int i, const Shape *want, const char *fw
 /* [N, channels, w->out...]: the forward output shape of a window over X xs. */
 static Shape grad_window_out(const Shape *xs, const NnWindow *w, int64_t channels)
 {
-    Shape s;
+    Shape s = {0};
     s.rank = w->sr + 2;
     s.dims[0] = xs->dims[0];
     s.dims[1] = channels;
@@ -265,7 +265,7 @@ static int poolgrad_geo(const Node *n, NnWindow *w, Shape *xs, Diag *d)
 static int poolgrad_infer(Node *n, Diag *d)
 {
     NnWindow w;
-    Shape xs;
+    Shape xs = {0};
     if (nn_check_float(n, 0, d)) return -1;
     if (n->op == OP_MaxPoolGrad) {
         int64_t so = n->attrs[MAXPOOLGRAD_STORAGE_ORDER].i;
@@ -285,7 +285,7 @@ static int poolgrad_infer(Node *n, Diag *d)
 static int poolgrad_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     NnWindow w;
-    Shape xs;
+    Shape xs = {0};
     if (poolgrad_geo(n, &w, &xs, d)) return -1;
     int is_max = n->op == OP_MaxPoolGrad;
     int cip = !is_max && n->attrs[AVGPOOLGRAD_COUNT_INCLUDE_PAD].i != 0;
@@ -351,7 +351,7 @@ int ir_grad_window_geometry(const Node *n, int64_t *in, int64_t *out, int64_t *k
                             int64_t *dilations, int64_t *pad_begin, int64_t *pad_end)
 {
     NnWindow w;
-    Shape xs;
+    Shape xs = {0};
     if (n->op == OP_ConvGradData || n->op == OP_ConvGradFilter) {
         ConvGradGeo g;
         if (convgrad_geo(n, &g, NULL)) return -1;

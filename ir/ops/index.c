@@ -189,7 +189,7 @@ static int cos_infer(Node *n, Diag *d)
     int k = const_list(n, 0, dims, d);
     if (k < 0) return -1;
     if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'input' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     s.rank = k;
     for (int i = 0; i < k; i++) {
@@ -235,7 +235,7 @@ static const char *const size_out[] = {"size"};
 static int size_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     ir_set_out(n, 0, DT_I64, &s);
     return 0;
@@ -432,7 +432,7 @@ static int gnd_infer(Node *n, Diag *d)
     int orank = (int)(q - 1 + r - b - m);
     if (orank > IR_MAX_RANK) return diag_node_error(d, n, "output rank %d exceeds the maximum %d", orank, IR_MAX_RANK);
     if (check_const_indices(n, ind, &x->shape.dims[b], (int)m, (int)b, d)) return -1;
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     for (int k = 0; k < q - 1; k++) s.dims[s.rank++] = ind->shape.dims[k];
     for (int k = (int)(b + m); k < r; k++) s.dims[s.rank++] = x->shape.dims[k];
@@ -502,7 +502,7 @@ static int snd_infer(Node *n, Diag *d)
     int64_t k = ind->shape.dims[q - 1];
     if (k < 1 || k > r)
         return diag_node_error(d, n, "last dim of input 'indices' is %lld; it must be in [1, rank(data) = %d]", (long long)k, r);
-    Shape want;
+    Shape want = {0};
     memset(&want, 0, sizeof want);
     for (int i = 0; i < q - 1; i++) want.dims[want.rank++] = ind->shape.dims[i];
     for (int i = (int)k; i < r; i++) {
@@ -635,7 +635,7 @@ static int range_infer(Node *n, Diag *d)
     double v[3];
     int64_t count = 0;
     if (range_read(n, v, &count, d)) return -1;
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     s.rank = 1;
     s.dims[0] = count;
@@ -709,7 +709,7 @@ static int tile_grad(GradCtx *gc)
     }
     int64_t rep[MAX_LIST], axes[IR_MAX_RANK];
     if (const_list(n, 1, rep, gc->d) < 0) return -1;
-    Shape sp;
+    Shape sp = {0};
     memset(&sp, 0, sizeof sp);
     int na = 0;
     for (int k = 0; k < x->shape.rank; k++) {
@@ -831,7 +831,7 @@ static int onehot_infer(Node *n, Diag *d)
     int64_t a = n->attrs[ONEHOT_AXIS].i;
     int ax = ir_norm_axis(a, r);
     if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for output rank %d", (long long)a, r);
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     s.rank = r;
     for (int i = 0, j = 0; i < r; i++) s.dims[i] = i == ax ? (int64_t)dv : ind->shape.dims[j++];
@@ -888,7 +888,7 @@ static int arg_infer(Node *n, Diag *d)
     int ax = ir_norm_axis(a, r);
     if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, r);
     if (x->shape.dims[ax] == 0) return diag_node_error(d, n, "cannot reduce axis %d of size 0", ax);
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     for (int i = 0; i < r; i++) {
         if (i == ax && !n->attrs[ARG_KEEPDIMS].i) continue;

@@ -160,7 +160,7 @@ static int matmul_grad(GradCtx *gc)
     if (bs.rank == 1) bs = ir_shape(2, (int64_t[]){b->shape.dims[0], 1});
     Value *a2 = gb_reshape(gc, a, &as), *b2 = gb_reshape(gc, b, &bs);
     /* dY with the 1-D promotions undone: the shape MatMul(a2, b2) has */
-    Shape ys;
+    Shape ys = {0};
     Shape ab = as, bb = bs;
     ab.rank -= 2;
     bb.rank -= 2;
@@ -213,6 +213,7 @@ const OpDesc op_MatMul = {
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
     OP_ATTRS(matmul_attrs),
     .infer = matmul_infer,
+    .infer_sym = ir_sym_matmul,
     .eval = matmul_eval,
     .gradient = matmul_grad,
     .backward_reads = matmul_bw_reads,
@@ -311,6 +312,7 @@ const OpDesc op_Gemm = {
     .min_out = 1, .max_out = 1, .out_names = one_out_Y,
     OP_ATTRS(gemm_attrs),
     .infer = gemm_infer,
+    .infer_sym = ir_sym_gemm,
     .eval = gemm_eval,
     .gradient = gemm_grad,
     .backward_reads = matmul_bw_reads,

@@ -99,7 +99,7 @@ static int loss_infer(Node *n, Diag *d)
     if (red < 0)
         return diag_node_error(d, n, "attribute 'reduction' is \"%s\"; expected \"none\", \"sum\" or \"mean\"",
                                n->attrs[LOSS_REDUCTION].s ? n->attrs[LOSS_REDUCTION].s : "");
-    Shape scalar;
+    Shape scalar = {0};
     memset(&scalar, 0, sizeof scalar);
     ir_set_out(n, 0, x->dtype, red == LR_NONE ? ts : &scalar);
     if (n->n_out > 1 && n->out[1]) ir_set_out(n, 1, x->dtype, xs);

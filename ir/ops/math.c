@@ -95,7 +95,7 @@ static int infer_prelu(Node *n, Diag *d)
 {
     if (ew_check_count(n, d) || ew_check_class(n, 0, EW_NUMERIC, d) || ew_check_same_dtype(n, 1, 0, d)) return -1;
     const Shape *x = &n->in[0]->shape, *s = &n->in[1]->shape;
-    Shape r;
+    Shape r = {0};
     if (ir_broadcast(x, s, &r) != 0 || !ir_shape_eq(&r, x)) {
         char xb[128], sb[128];
         return diag_node_error(d, n, "input 'slope' shape %s does not broadcast to input 'X' shape %s",
@@ -127,7 +127,7 @@ static int infer_bitshift(Node *n, Diag *d)
     if (!a->set) return diag_node_error(d, n, "required attribute 'direction' is missing");
     if (strcmp(a->s, "LEFT") != 0 && strcmp(a->s, "RIGHT") != 0)
         return diag_node_error(d, n, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"%s\"", a->s);
-    Shape s;
+    Shape s = {0};
     if (ew_broadcast_inputs(n, 0, &s, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &s);
     return 0;

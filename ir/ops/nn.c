@@ -94,7 +94,7 @@ static int conv_infer(Node *n, Diag *d)
         return diag_node_error(d, n, "input 'W' has %lld input channels per group but X has %lld channels and group=%lld (expects %lld)",
                                (long long)ws->dims[1], (long long)C, (long long)group, (long long)(C / group));
     if (n->n_in > 2 && n->in[2] && nn_check_vec(n, 2, M, "output channels of W", d)) return -1;
-    Shape os;
+    Shape os = {0};
     nn_window_out_shape(n, &w, M, &os);
     ir_set_out(n, 0, n->in[0]->dtype, &os);
     return ir_epilogue_infer(n, 3, d);
@@ -176,7 +176,7 @@ static int pool_infer(Node *n, Diag *d)
                                    (long long)so);
     }
     if (nn_window_geo(n, &w, d)) return -1;
-    Shape os;
+    Shape os = {0};
     nn_window_out_shape(n, &w, n->in[0]->shape.dims[1], &os);
     ir_set_out(n, 0, t, &os);
     if (n->n_out > 1 && n->out[1]) ir_set_out(n, 1, DT_I64, &os);
@@ -666,6 +666,7 @@ const OpDesc op_Softmax = {
     .min_out = 1, .max_out = 1, .out_names = sm_out,
     OP_ATTRS(sm_attrs),
     .infer = sm_infer,
+    .infer_sym = ir_sym_same,
     .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = softmax_eval,
     .gradient = sm_grad,
@@ -678,6 +679,7 @@ const OpDesc op_LogSoftmax = {
     .min_out = 1, .max_out = 1, .out_names = sm_out,
     OP_ATTRS(sm_attrs),
     .infer = sm_infer,
+    .infer_sym = ir_sym_same,
     .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = logsoftmax_eval,
     .gradient = sm_grad,
@@ -831,6 +833,7 @@ const OpDesc op_LayerNormalization = {
     .min_out = 1, .max_out = 3, .out_names = ln_out,
     OP_ATTRS(ln_attrs),
     .infer = ln_infer,
+    .infer_sym = ir_sym_layernorm,
     .inplace = ir_inplace_00, .n_inplace = 1,
     .eval = ln_eval,
     .gradient = ln_grad,

@@ -239,7 +239,7 @@ static int dql_infer(Node *n, Diag *d)
     if (n->in[0]->dtype != DT_F32)
         return diag_node_error(d, n, "input 'x' must be f32, got %s", ir_dtype_name(n->in[0]->dtype));
     if (n->n_out != 3) return diag_node_error(d, n, "expects 3 outputs (y, y_scale, y_zero_point), got %d", n->n_out);
-    Shape sc;
+    Shape sc = {0};
     memset(&sc, 0, sizeof sc);
     ir_set_out(n, 0, DT_U8, &n->in[0]->shape);
     ir_set_out(n, 1, DT_F32, &sc);
@@ -465,7 +465,7 @@ static int qconv_run(const Node *n, const double *const *in, int qlinear, double
 static int convi_infer(Node *n, Diag *d)
 {
     NnWindow win;
-    Shape s;
+    Shape s = {0};
     if (qconv_check(n, 0, &win, d)) return -1;
     nn_window_out_shape(n, &win, n->in[1]->shape.dims[0], &s);
     ir_set_out(n, 0, DT_I32, &s);
@@ -488,7 +488,7 @@ const OpDesc op_ConvInteger = {
 static int qconv_infer(Node *n, Diag *d)
 {
     NnWindow win;
-    Shape s;
+    Shape s = {0};
     if (qconv_check(n, 1, &win, d)) return -1;
     nn_window_out_shape(n, &win, n->in[3]->shape.dims[0], &s);
     ir_set_out(n, 0, ir_has_input(n, 7) ? n->in[7]->dtype : DT_U8, &s);

@@ -119,7 +119,7 @@ static int reduce_infer(Node *n, Diag *d)
         return 0;
     }
     int keep = reduce_keepdims(n);
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     int64_t count = 1;
     for (int i = 0; i < x->shape.rank; i++) {

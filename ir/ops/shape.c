@@ -108,7 +108,7 @@ static int reshape_infer(Node *n, Diag *d)
     if (k < 0) return -1;
     if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'shape' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
     int allowzero = n->attrs[RESHAPE_ALLOWZERO].i != 0;
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     s.rank = k;
     int infer_at = -1, has_zero = 0;
@@ -149,6 +149,24 @@ static int reshape_infer(Node *n, Diag *d)
     return 0;
 }
 
+/* Runtime shapes: each symbolic dim of data stays one output dim
+ * (ir_sym_view), and that dim must come from a 0 (copy) at its own index or
+ * the -1 of input 'shape': a literal extent cannot follow a runtime one. */
+static int reshape_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    if (ir_sym_view(g, n, d)) return -1;
+    int64_t req[MAX_LIST];
+    int k = ir_const_ints(n->in[1], req, MAX_LIST);
+    const Shape *xs = &n->in[0]->shape, *ys = &n->out[0]->shape;
+    for (int j = 0; j < k; j++) {
+        if (!ys->sym[j] || req[j] == -1 || (req[j] == 0 && !n->attrs[RESHAPE_ALLOWZERO].i && j < xs->rank && xs->sym[j] == ys->sym[j]))
+            continue;
+        return diag_node_error(d, n, "input 'shape' gives runtime dim %d of the output as the literal %lld; use 0 or -1",
+                               j, (long long)req[j]);
+    }
+    return 0;
+}
+
 /* The views (Reshape, Flatten, Squeeze, Unsqueeze): dY reshaped back (an
  * empty X gets its zeros: a Reshape to a shape with 0 would copy a dim). */
 static int view_grad(GradCtx *gc)
@@ -161,7 +179,7 @@ static int view_grad(GradCtx *gc)
 const OpDesc op_Reshape = {
     .name = "Reshape", .min_in = 2, .max_in = 2, .in_names = reshape_in,
     .min_out = 1, .max_out = 1, .out_names = out_reshaped,
-    OP_ATTRS(reshape_attrs), .infer = reshape_infer,
+    OP_ATTRS(reshape_attrs), .infer = reshape_infer, .infer_sym = reshape_infer_sym,
     .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
 };
@@ -181,7 +199,7 @@ static int flatten_infer(Node *n, Diag *d)
     if (axis < -r || axis > r)
         return diag_node_error(d, n, "attribute 'axis' = %lld is out of range [%d, %d]", (long long)axis, -r, r);
     if (axis < 0) axis += r;
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     s.rank = 2;
     s.dims[0] = s.dims[1] = 1;
@@ -193,7 +211,7 @@ static int flatten_infer(Node *n, Diag *d)
 const OpDesc op_Flatten = {
     .name = "Flatten", .min_in = 1, .max_in = 1, .in_names = flatten_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    OP_ATTRS(flatten_attrs), .infer = flatten_infer,
+    OP_ATTRS(flatten_attrs), .infer = flatten_infer, .infer_sym = ir_sym_view,
     .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
 };
@@ -269,7 +287,7 @@ static int transpose_grad(GradCtx *gc)
 const OpDesc op_Transpose = {
     .name = "Transpose", .min_in = 1, .max_in = 1, .in_names = transpose_in,
     .min_out = 1, .max_out = 1, .out_names = out_transposed,
-    OP_ATTRS(transpose_attrs), .infer = transpose_infer, .eval = transpose_eval,
+    OP_ATTRS(transpose_attrs), .infer = transpose_infer, .infer_sym = ir_sym_transpose, .eval = transpose_eval,
     .gradient = transpose_grad, .backward_reads = ir_bw_none,
 };
 
@@ -355,7 +373,7 @@ static int concat_grad(GradCtx *gc)
 const OpDesc op_Concat = {
     .name = "Concat", .min_in = 1, .max_in = -1, .in_names = concat_in,
     .min_out = 1, .max_out = 1, .out_names = out_concat,
-    OP_ATTRS(concat_attrs), .infer = concat_infer, .eval = concat_eval,
+    OP_ATTRS(concat_attrs), .infer = concat_infer, .infer_sym = ir_sym_concat, .eval = concat_eval,
     .gradient = concat_grad, .backward_reads = ir_bw_none,
 };
 
@@ -652,7 +670,7 @@ static int gather_infer(Node *n, Diag *d)
                                        (long long)dim);
         }
     }
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     for (int k = 0; k < ax; k++) s.dims[s.rank++] = x->shape.dims[k];
     for (int k = 0; k < q; k++) s.dims[s.rank++] = ind->shape.dims[k];
@@ -743,7 +761,7 @@ static int squeeze_infer(Node *n, Diag *d)
     } else {
         for (int i = 0; i < r; i++) drop[i] = x->shape.dims[i] == 1;
     }
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     for (int i = 0; i < r; i++)
         if (!drop[i]) s.dims[s.rank++] = x->shape.dims[i];
@@ -754,7 +772,7 @@ static int squeeze_infer(Node *n, Diag *d)
 const OpDesc op_Squeeze = {
     .name = "Squeeze", .min_in = 1, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_squeezed,
-    .infer = squeeze_infer, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .infer = squeeze_infer, .infer_sym = ir_sym_view, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
 };
 
@@ -774,7 +792,7 @@ static int unsqueeze_infer(Node *n, Diag *d)
         if (ins[ax]) return diag_node_error(d, n, "input 'axes' lists axis %d twice", ax);
         ins[ax] = 1;
     }
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     s.rank = r;
     for (int i = 0, j = 0; i < r; i++) s.dims[i] = ins[i] ? 1 : x->shape.dims[j++];
@@ -785,7 +803,7 @@ static int unsqueeze_infer(Node *n, Diag *d)
 const OpDesc op_Unsqueeze = {
     .name = "Unsqueeze", .min_in = 2, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_unsqueezed,
-    .infer = unsqueeze_infer, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .infer = unsqueeze_infer, .infer_sym = ir_sym_view, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
 };
 
@@ -959,7 +977,7 @@ static int expand_infer(Node *n, Diag *d)
     int k = const_list(n, 1, "shape", req, d);
     if (k < 0) return -1;
     if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'shape' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
-    Shape t, s;
+    Shape t = {0}, s = {0};
     memset(&t, 0, sizeof t);
     t.rank = k;
     for (int i = 0; i < k; i++) {
@@ -1027,7 +1045,7 @@ static int shape_infer(Node *n, Diag *d)
     (void)d;
     int s, e;
     ir_shape_range(n, &s, &e);
-    Shape o;
+    Shape o = {0};
     memset(&o, 0, sizeof o);
     o.rank = 1;
     o.dims[0] = e - s;
@@ -1075,7 +1093,7 @@ static int constant_infer(Node *n, Diag *d)
         return diag_node_error(d, n, "exactly one of the attributes value, value_float, value_floats, value_int, value_ints must be set, got %d",
                                count);
     const AttrVal *a = &n->attrs[which];
-    Shape s;
+    Shape s = {0};
     memset(&s, 0, sizeof s);
     switch (which) {
     case CONSTANT_VALUE:

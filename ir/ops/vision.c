@@ -183,7 +183,7 @@ static int ct_infer(Node *n, Diag *d)
                                ir_shape_str(ws, b1, sizeof b1), (long long)C);
     int64_t M = ws->dims[1] * group;
     if (n->n_in > 2 && n->in[2] && nn_check_vec(n, 2, M, "output channels (W.shape[1]*group)", d)) return -1;
-    Shape os;
+    Shape os = {0};
     os.rank = xs->rank;
     os.dims[0] = xs->dims[0];
     os.dims[1] = M;

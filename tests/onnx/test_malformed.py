@@ -33,7 +33,7 @@ EXPECTED = {
     "ext_absolute.onnx": "tensor 'w': external data location '/etc/passwd' is an absolute path",
     "ext_symlink.onnx": "tensor 'w': external data location 'ext_link.bin' resolves outside the model's folder",
     "ext_range.onnx": "tensor 'w': external data range [8, +24) runs past the end of 'ext_data.bin' (24 bytes)",
-    "symbolic_dim.onnx": "input 'x' dim 0 is symbolic ('batch'); pass --shape x=1,3",
+    "symbolic_dim.onnx": "input 'x' dim 0 is symbolic ('batch'); pass --max-shape x=MAX,3 to compile once for sizes up to MAX, or --shape x=1,3 for one size",
 }
 
 # (extra arguments, expected text or None for success) on symbolic_dim.onnx

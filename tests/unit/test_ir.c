@@ -211,7 +211,7 @@ static void test_unsigned_store(void **state)
 
 static void expect_broadcast(Shape a, Shape b, Shape want)
 {
-    Shape out;
+    Shape out = {0};
     char sa[64], sb[64], so[64], sw[64];
     if (ir_broadcast(&a, &b, &out) != 0 || !ir_shape_eq(&out, &want))
         fail_msg("broadcast %s with %s: got %s, want %s", ir_shape_str(&a, sa, 64), ir_shape_str(&b, sb, 64),
@@ -437,6 +437,58 @@ static void test_attr_schemas(void **state)
     }
 }
 
+/* Runtime shapes: the symbol table, derived symbols and their bounds,
+ * binding from actual shapes, specialization, and shape equality that tells
+ * a symbolic dim from a constant equal to its bound. */
+static void test_symbolic_dims(void **state)
+{
+    (void)state;
+    Graph *g = ir_graph_new("syms");
+    Diag d = {0};
+    int32_t t = ir_sym_var(g, "T", 1, 64, &d), b = ir_sym_var(g, "B", 1, 8, &d);
+    assert_int_equal(t, 1);
+    assert_int_equal(b, 2);
+    assert_int_equal(ir_sym_var(g, "T", 1, 64, &d), t);
+    assert_int_equal(ir_sym_var(g, "T", 1, 32, &d), -1);
+    assert_non_null(strstr(d.msg, "symbolic dim 'T' is bounded"));
+    int32_t tb = ir_sym_derive(g, SYM_MUL, (IrSymTerm){t, 0}, (IrSymTerm){b, 0});
+    int32_t h = ir_sym_derive(g, SYM_DIV, (IrSymTerm){t, 0}, (IrSymTerm){0, 2});
+    assert_int_equal(ir_sym_derive(g, SYM_MUL, (IrSymTerm){t, 0}, (IrSymTerm){b, 0}), tb); /* interned */
+    assert_int_equal(ir_sym(g, tb)->hi, 512);
+    assert_int_equal(ir_sym(g, h)->lo, 0);
+    assert_int_equal(ir_sym(g, h)->hi, 32);
+
+    Shape s = ir_shape(3, (int64_t[]){1, 64, 128}), c = s;
+    s.sym[1] = t;
+    assert_false(ir_shape_eq(&s, &c)); /* T<=64 is not the constant 64 */
+    assert_true(ir_shape_has_sym(&s));
+    char buf[64];
+    assert_string_equal(ir_shape_str_g(g, &s, buf, sizeof buf), "[1,T<=64,128]");
+    Shape bs = ir_shape(2, (int64_t[]){8, 4});
+    bs.sym[0] = b;
+    Value *x = ir_add_input(g, "x", DT_F32, &s);
+    ir_add_input(g, "y", DT_F32, &bs);
+    Shape a1 = ir_shape(3, (int64_t[]){1, 10, 128}), a2 = ir_shape(2, (int64_t[]){3, 4});
+    const Shape *act[2] = {&a1, &a2};
+    int64_t val[4];
+    assert_int_equal(ir_sym_bind(g, act, val, &d), 0);
+    assert_int_equal(val[t - 1], 10);
+    assert_int_equal(val[tb - 1], 30);
+    assert_int_equal(val[h - 1], 5);
+    Shape over = ir_shape(3, (int64_t[]){1, 65, 128});
+    act[0] = &over;
+    Diag d2 = {0};
+    assert_int_equal(ir_sym_bind(g, act, val, &d2), -1);
+    assert_non_null(strstr(d2.msg, "input 'x' dim 1 is 65, beyond the bounds of T"));
+    act[0] = &a1;
+    assert_int_equal(ir_sym_bind(g, act, val, &d), 0);
+    ir_sym_specialize(g, val);
+    assert_int_equal(g->n_syms, 0);
+    assert_false(ir_shape_has_sym(&x->shape));
+    assert_int_equal(x->shape.dims[1], 10);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_toposort_cycle),
         cmocka_unit_test(test_const_ints),
         cmocka_unit_test(test_attr_schemas),
+        cmocka_unit_test(test_symbolic_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,257 @@
+/* sym_rules.c — how symbolic (runtime) dimensions flow through ops: the
+ * rules that op descriptions name in their `infer_sym` facet, and
+ * ir_infer_node, which runs an op's shape inference and then its rule.
+ *
+ * An op's `infer` works on dims alone, which for a symbolic dim is its
+ * upper bound, so it computes every output's maximum shape unchanged;
+ * ir_set_out leaves the outputs static. When some input has a symbolic dim,
+ * the op's `infer_sym` rule then marks which output dims are symbolic and
+ * checks that the op's structural constraints hold for every runtime value,
+ * not only at the bound (a symbolic dim broadcasts against 1 or the same
+ * symbol only; a matmul's K must be the same on both sides; ...). An op
+ * without a rule refuses runtime shapes with one line naming the node, the
+ * op and the value, never computing a result at the wrong size. Ops with a
+ * scalar expression (the elementwise family) use the broadcasting rule
+ * unless they name another.
+ */
+#include "../op.h"
+#include "nn_attrs.h"
+#include "shape_attrs.h"
+#include "linalg_attrs.h"
+#include "geometry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int has_sym_input(const Node *n)
+{
+    for (int j = 0; j < n->n_in; j++)
+        if (n->in[j] && ir_shape_has_sym(&n->in[j]->shape)) return 1;
+    return 0;
+}
+
+int ir_infer_node(Graph *g, Node *n, Diag *d)
+{
+    const OpDesc *od = ir_op(n->op);
+    if (od->infer(n, d)) return -1;
+    if (!has_sym_input(n)) return 0;
+    int (*rule)(Graph *, Node *, Diag *) = od->infer_sym ? od->infer_sym : od->scalar_expr ? ir_sym_broadcast : NULL;
+    if (!rule) {
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] && ir_shape_has_sym(&n->in[j]->shape)) {
+                char b[160];
+                return diag_node_error(d, n, "op '%s' does not support runtime shapes yet (input '%s' is %s)", od->name,
+                                       n->in[j]->name, ir_shape_str_g(g, &n->in[j]->shape, b, sizeof b));
+            }
+    }
+    return rule(g, n, d);
+}
+
+/* "T" for a symbol, for messages. */
+static const char *sym_name(const Graph *g, int32_t s) { return g && s <= g->n_syms ? ir_sym(g, s)->name : "?"; }
+
+int ir_sym_same(Graph *g, Node *n, Diag *d)
+{
+    (void)g;
+    (void)d;
+    const Shape *xs = &n->in[0]->shape;
+    for (int i = 0; i < n->n_out; i++) {
+        Shape *ys = &n->out[i]->shape;
+        GC_ASSERT(ys->rank == xs->rank);
+        memcpy(ys->sym, xs->sym, sizeof ys->sym);
+    }
+    return 0;
+}
+
+/* Output dims broadcast from inputs ins[0..nin) aligned at the right: a
+ * symbolic dim takes the symbol; every other operand's dim there must be 1
+ * or the same symbol. */
+static int broadcast_syms(Graph *g, Node *n, Value *const *ins, int nin, Shape *ys, int from, int to, int *rank_of,
+                          Diag *d)
+{
+    for (int k = from; k < to; k++) {
+        int32_t s = 0;
+        int owner = -1;
+        for (int j = 0; j < nin; j++) {
+            if (!ins[j]) continue;
+            int kj = rank_of[j] - (to - k);
+            if (kj < 0 || !ins[j]->shape.sym[kj]) continue;
+            if (!s) {
+                s = ins[j]->shape.sym[kj];
+                owner = j;
+            } else if (ins[j]->shape.sym[kj] != s) {
+                return diag_node_error(d, n, "runtime dims %s of input '%s' and %s of input '%s' do not broadcast",
+                                       sym_name(g, s), ins[owner]->name, sym_name(g, ins[j]->shape.sym[kj]),
+                                       ins[j]->name);
+            }
+        }
+        if (!s) continue;
+        for (int j = 0; j < nin; j++) {
+            if (!ins[j]) continue;
+            int kj = rank_of[j] - (to - k);
+            if (kj >= 0 && !ins[j]->shape.sym[kj] && ins[j]->shape.dims[kj] != 1)
+                return diag_node_error(d, n, "dim %d of input '%s' (%lld) does not broadcast against runtime dim %s of input '%s'",
+                                       kj, ins[j]->name, (long long)ins[j]->shape.dims[kj], sym_name(g, s),
+                                       ins[owner]->name);
+        }
+        ys->sym[k] = s;
+    }
+    return 0;
+}
+
+int ir_sym_broadcast(Graph *g, Node *n, Diag *d)
+{
+    int rank_of[64];
+    if (n->n_in > 64) return diag_node_error(d, n, "runtime shapes support at most 64 inputs here");
+    for (int j = 0; j < n->n_in; j++) rank_of[j] = n->in[j] ? n->in[j]->shape.rank : 0;
+    for (int i = 0; i < n->n_out; i++) {
+        Shape *ys = &n->out[i]->shape;
+        if (broadcast_syms(g, n, n->in, n->n_in, ys, 0, ys->rank, rank_of, d)) return -1;
+    }
+    return 0;
+}
+
+/* A's dim ka and B's dim kb are one contraction length: the same symbol,
+ * or both static. */
+static int same_dim(Graph *g, Node *n, const Value *a, int ka, const Value *b, int kb, Diag *d)
+{
+    if (a->shape.sym[ka] == b->shape.sym[kb]) return 0;
+    char sa[64], sb[64];
+    snprintf(sa, sizeof sa, "%s", a->shape.sym[ka] ? sym_name(g, a->shape.sym[ka]) : "");
+    snprintf(sb, sizeof sb, "%s", b->shape.sym[kb] ? sym_name(g, b->shape.sym[kb]) : "");
+    return diag_node_error(d, n, "dim %d of input '%s' (%s%s%lld) and dim %d of input '%s' (%s%s%lld) must be the same at run time",
+                           ka, a->name, sa, *sa ? "<=" : "", (long long)a->shape.dims[ka], kb, b->name, sb,
+                           *sb ? "<=" : "", (long long)b->shape.dims[kb]);
+}
+
+/* The epilogue operands (inputs from `first` on: ir/fused.h) broadcast
+ * into Y: a symbolic dim of theirs is Y's, a static one is 1 where Y's is
+ * symbolic. */
+static int epilogue_syms(Graph *g, Node *n, int first, Diag *d)
+{
+    const Shape *ys = &n->out[0]->shape;
+    for (int j = first; j < n->n_in; j++) {
+        const Value *e = n->in[j];
+        if (!e) continue;
+        for (int k = 0; k < e->shape.rank; k++) {
+            int ky = ys->rank - e->shape.rank + k;
+            int32_t s = ky >= 0 ? ys->sym[ky] : 0;
+            if (e->shape.sym[k] ? e->shape.sym[k] != s : s && e->shape.dims[k] != 1)
+                return diag_node_error(d, n, "epilogue input '%s' does not broadcast against the runtime shape of Y (%s)",
+                                       e->name, s ? sym_name(g, s) : "static");
+        }
+    }
+    return 0;
+}
+
+int ir_sym_matmul(Graph *g, Node *n, Diag *d)
+{
+    Value *a = n->in[0], *b = n->in[1];
+    Shape *ys = &n->out[0]->shape;
+    int ra = a->shape.rank, rb = b->shape.rank;
+    if (ra < 2 || rb < 2)
+        return diag_node_error(d, n, "runtime shapes need both inputs of rank 2 or more (got %d and %d)", ra, rb);
+    if (same_dim(g, n, a, ra - 1, b, rb - 2, d)) return -1;
+    Value *ins[2] = {a, b};
+    int rank_of[2] = {ra - 2, rb - 2};
+    if (broadcast_syms(g, n, ins, 2, ys, 0, ys->rank - 2, rank_of, d)) return -1;
+    ys->sym[ys->rank - 2] = a->shape.sym[ra - 2];
+    ys->sym[ys->rank - 1] = b->shape.sym[rb - 1];
+    return epilogue_syms(g, n, 2, d);
+}
+
+int ir_sym_gemm(Graph *g, Node *n, Diag *d)
+{
+    Value *a = n->in[0], *b = n->in[1];
+    int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
+    Shape *ys = &n->out[0]->shape;
+    if (same_dim(g, n, a, ta ? 0 : 1, b, tb ? 1 : 0, d)) return -1;
+    ys->sym[0] = a->shape.sym[ta ? 1 : 0];
+    ys->sym[1] = b->shape.sym[tb ? 0 : 1];
+    if (ir_has_input(n, 2)) {
+        const Value *c = n->in[2];
+        for (int k = 0; k < c->shape.rank; k++) {
+            int ky = 2 - c->shape.rank + k;
+            if (c->shape.sym[k] ? c->shape.sym[k] != ys->sym[ky] : ys->sym[ky] && c->shape.dims[k] != 1)
+                return diag_node_error(d, n, "input 'C' dim %d does not broadcast against the runtime shape of Y", k);
+        }
+    }
+    return epilogue_syms(g, n, 3, d);
+}
+
+/* Dims [axis, rank) of X must be static (a normalization over them). */
+int ir_sym_layernorm(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int a = ir_norm_axis(n->attrs[LN_AXIS].i, xs->rank);
+    GC_ASSERT(a >= 0);
+    for (int k = a; k < xs->rank; k++)
+        if (xs->sym[k])
+            return diag_node_error(d, n, "normalizes over runtime dim %s of input '%s'; runtime shapes need static dims from the axis on",
+                                   sym_name(g, xs->sym[k]), n->in[0]->name);
+    for (int j = 1; j < n->n_in; j++)
+        if (n->in[j] && ir_shape_has_sym(&n->in[j]->shape))
+            return diag_node_error(d, n, "input '%s' must have a static shape", n->in[j]->name);
+    for (int i = 0; i < n->n_out; i++) {
+        Shape *ys = &n->out[i]->shape;
+        for (int k = 0; k < a && k < ys->rank; k++) ys->sym[k] = xs->sym[k];
+    }
+    return 0;
+}
+
+int ir_sym_view(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    Shape *ys = &n->out[0]->shape;
+    int j = 0;
+    int64_t acc_in = 1;
+    for (int i = 0; i < xs->rank; i++) {
+        if (!xs->sym[i]) {
+            acc_in *= xs->dims[i];
+            continue;
+        }
+        int64_t acc_out = 1;
+        while (j < ys->rank && acc_out < acc_in) acc_out *= ys->dims[j++];
+        while (j < ys->rank && ys->dims[j] == 1 && acc_out == acc_in) j++;
+        if (acc_out != acc_in || j >= ys->rank || ys->dims[j] != xs->dims[i]) {
+            char b1[160], b2[160];
+            return diag_node_error(d, n, "runtime dim %s of input '%s' %s must stay one dim of the output (got %s)",
+                                   sym_name(g, xs->sym[i]), n->in[0]->name, ir_shape_str_g(g, xs, b1, sizeof b1),
+                                   ir_shape_str(ys, b2, sizeof b2));
+        }
+        ys->sym[j++] = xs->sym[i];
+        acc_in = 1;
+    }
+    return 0;
+}
+
+int ir_sym_transpose(Graph *g, Node *n, Diag *d)
+{
+    (void)g;
+    (void)d;
+    int perm[IR_MAX_RANK];
+    ir_transpose_perm(n, perm);
+    Shape *ys = &n->out[0]->shape;
+    for (int i = 0; i < ys->rank; i++) ys->sym[i] = n->in[0]->shape.sym[perm[i]];
+    return 0;
+}
+
+int ir_sym_concat(Graph *g, Node *n, Diag *d)
+{
+    Shape *ys = &n->out[0]->shape;
+    int a = ir_norm_axis(n->attrs[CONCAT_AXIS].i, ys->rank);
+    GC_ASSERT(a >= 0);
+    const Value *x0 = n->in[0];
+    for (int j = 0; j < n->n_in; j++) {
+        const Value *x = n->in[j];
+        if (x->shape.sym[a])
+            return diag_node_error(d, n, "concatenates along runtime dim %s of input '%s'; runtime shapes need a static axis",
+                                   sym_name(g, x->shape.sym[a]), x->name);
+        for (int k = 0; k < ys->rank; k++)
+            if (k != a && x->shape.sym[k] != x0->shape.sym[k])
+                return diag_node_error(d, n, "dim %d of inputs '%s' and '%s' must be the same at run time", k, x0->name,
+                                       x->name);
+    }
+    memcpy(ys->sym, x0->shape.sym, sizeof ys->sym);
+    return 0;
+}
