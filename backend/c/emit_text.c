@@ -1,8 +1,7 @@
 /* emit_text.c — C emitter for TfIdfVectorizer (ir/ops/text.c).
  *
- * The gram layout from ir_tfidf_grams() is filtered to the grams whose
- * length lies in [min_gram_length, max_gram_length] (the others never
- * count) and written as static tables next to the call: pool positions,
+ * The grams that can count (ir_tfidf_selected(): length in
+ * [min_gram_length, max_gram_length]) are written as static tables next to the call: pool positions,
  * lengths, output columns and weights (1 when the model gives none), plus
  * the pool itself. One call of gcrt_tfidf_i32 / _i64 (runtime/gcrt_text.h)
  * then fills Y, zeroing columns no counted gram maps to.
@@ -20,29 +19,19 @@ static int emit_tfidf(Cgen *c, const Node *n, Diag *d)
 {
     Writer *w = cgen_w(c);
     const Value *X = n->in[0], *Y = n->out[0];
-    const AttrVal *pool = &n->attrs[TFIDF_POOL_INT64S], *cols = &n->attrs[TFIDF_NGRAM_INDEXES];
-    const AttrVal *wts = &n->attrs[TFIDF_WEIGHTS];
-    int64_t lo = n->attrs[TFIDF_MIN_GRAM_LENGTH].i, hi = n->attrs[TFIDF_MAX_GRAM_LENGTH].i;
+    const AttrVal *pool = &n->attrs[TFIDF_POOL_INT64S];
     const char *mode = n->attrs[TFIDF_MODE].s;
     if (ir_numel(&Y->shape) == 0) return 0;
-    int64_t *tab = calloc((size_t)(5 * pool->n + 5), sizeof(int64_t));
-    float *wt = calloc((size_t)(pool->n + 1), sizeof(float));
-    if (!tab || !wt) {
-        free(tab);
+    int64_t *foff = calloc((size_t)(3 * pool->n + 3), sizeof(int64_t));
+    double *wt = calloc((size_t)(pool->n + 1), sizeof(double));
+    if (!foff || !wt) {
+        free(foff);
         free(wt);
         return diag_node_error(d, n, "out of memory");
     }
-    int64_t *off = tab, *len = tab + pool->n + 1, *foff = len + pool->n + 1, *flen = foff + pool->n + 1;
-    int64_t *fcol = flen + pool->n + 1;
-    int ng = ir_tfidf_grams(n, off, len), nf = 0;
-    GC_ASSERT(ng >= 0);
-    for (int g = 0; g < ng; g++)
-        if (len[g] >= lo && len[g] <= hi) {
-            foff[nf] = off[g];
-            flen[nf] = len[g];
-            fcol[nf] = cols->ints[g];
-            wt[nf++] = wts->set ? (float)wts->floats[g] : 1.0f;
-        }
+    int64_t *flen = foff + pool->n + 1, *fcol = flen + pool->n + 1;
+    int nf = ir_tfidf_selected(n, foff, flen, fcol, wt);
+    GC_ASSERT(nf >= 0);
     char name[5][64];
     static const char *const base[5] = {"tfidf_pool", "tfidf_off", "tfidf_len", "tfidf_col", "tfidf_weight"};
     for (int i = 0; i < 5; i++) snprintf(name[i], sizeof name[i], "%s", cgen_tmp(c, base[i]));
@@ -69,7 +58,7 @@ static int emit_tfidf(Cgen *c, const Node *n, Diag *d)
            emit_ptr_name(c, Y, py));
     w->indent--;
     w_line(w, "}");
-    free(tab);
+    free(foff);
     free(wt);
     return 0;
 }

@@ -1,8 +1,7 @@
 /* cuda_text.c — the CUDA backend's generated kernel for TfIdfVectorizer
- * (see cuda_emit.h): the gram layout of ir_tfidf_grams(), filtered to the
- * grams whose length lies in [min_gram_length, max_gram_length] (the
- * others never count), as GC_TABLE constants (pool, positions, lengths,
- * output columns, weights); one thread per row zeroes its output row and
+ * (see cuda_emit.h): the grams that can count (ir_tfidf_selected():
+ * length in [min_gram_length, max_gram_length]) as GC_TABLE constants
+ * (pool, positions, lengths, output columns, weights); one thread per row zeroes its output row and
  * counts each gram in order with up to max_skip skips (the C runtime's
  * rules, runtime/c/gcrt_text.c: a later gram mapped to the same column
  * wins).
@@ -32,28 +31,19 @@ static int tfidf_check(const Node *n, Diag *d)
 static int emit_tfidf(Cu *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    const AttrVal *pool = &n->attrs[TFIDF_POOL_INT64S], *cols = &n->attrs[TFIDF_NGRAM_INDEXES], *wts = &n->attrs[TFIDF_WEIGHTS];
-    const int64_t lo = n->attrs[TFIDF_MIN_GRAM_LENGTH].i, hi = n->attrs[TFIDF_MAX_GRAM_LENGTH].i;
+    const AttrVal *pool = &n->attrs[TFIDF_POOL_INT64S];
     const char *mode = n->attrs[TFIDF_MODE].s;
     if (ir_numel(&Y->shape) == 0) return 0;
-    int64_t *tab = calloc((size_t)(5 * pool->n + 5), sizeof(int64_t));
+    int64_t *foff = calloc((size_t)(3 * pool->n + 3), sizeof(int64_t));
     double *wt = calloc((size_t)(pool->n + 1), sizeof(double));
-    if (!tab || !wt) {
-        free(tab);
+    if (!foff || !wt) {
+        free(foff);
         free(wt);
         return diag_node_error(d, n, "out of memory");
     }
-    int64_t *off = tab, *len = tab + pool->n + 1, *foff = len + pool->n + 1, *flen = foff + pool->n + 1, *fcol = flen + pool->n + 1;
-    const int ng = ir_tfidf_grams(n, off, len);
-    int nf = 0;
-    GC_ASSERT(ng >= 0);
-    for (int g = 0; g < ng; g++)
-        if (len[g] >= lo && len[g] <= hi) {
-            foff[nf] = off[g];
-            flen[nf] = len[g];
-            fcol[nf] = cols->ints[g];
-            wt[nf++] = wts->set ? (double)(float)wts->floats[g] : 1.0;
-        }
+    int64_t *flen = foff + pool->n + 1, *fcol = flen + pool->n + 1;
+    const int nf = ir_tfidf_selected(n, foff, flen, fcol, wt);
+    GC_ASSERT(nf >= 0);
     const Shape *xs = &X->shape;
     const int64_t rows = xs->rank == 2 ? xs->dims[0] : 1, C = xs->dims[xs->rank - 1], Wd = Y->shape.dims[Y->shape.rank - 1];
     const int64_t max_skip = n->attrs[TFIDF_MAX_SKIP_COUNT].i;
@@ -96,7 +86,7 @@ static int emit_tfidf(Cu *c, const Node *n, Diag *d)
     }
     w_puts(w, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)rows, cu_ptr(c, Y), cu_ptr(c, X));
-    free(tab);
+    free(foff);
     free(wt);
     return 0;
 }

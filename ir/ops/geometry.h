@@ -25,10 +25,12 @@ int ir_nn_window_geometry(const Node *n, int64_t *kernel, int64_t *strides, int6
  * the end of each spatial dim. Returns the spatial rank, -1 if invalid. */
 int ir_maxunpool_index_dims(const Node *n, int64_t *dims);
 
-/* For a TfIdfVectorizer node: each pool n-gram's position in pool_int64s
- * and its length (arrays with room for the pool's size), in gram order.
- * Returns the number of grams, or -1 if the node is invalid. */
-int ir_tfidf_grams(const Node *n, int64_t *off, int64_t *len);
+/* For a TfIdfVectorizer node: the n-grams that can count (length in
+ * [min_gram_length, max_gram_length]), in gram order: each one's position
+ * in pool_int64s, length, output column and weight (the attribute's float,
+ * or 1 without weights); arrays with room for the pool's size. Returns
+ * their number, or -1 if the node is invalid. */
+int ir_tfidf_selected(const Node *n, int64_t *off, int64_t *len, int64_t *col, double *wt);
 
 /* For a Reduce* node: fills mask[rank] (1 = reduced) from its axes (the
  * attribute, or ReduceSum's constant input). Returns 0, 1 when the node is

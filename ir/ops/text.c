@@ -15,8 +15,8 @@
  * gram's weight when the count is positive (IDF) or count * weight (TFIDF);
  * weights default to 1. Y is f32, [max(ngram_indexes) + 1] per row.
  *
- * ir_tfidf_grams() lays out the grams once for the reference evaluation
- * here and for the C emitter (backend/c/emit_text.c). String pools
+ * tfidf_layout() lays out the grams once for the reference evaluation
+ * here and, through ir_tfidf_selected(), for the backends' emitters. String pools
  * (pool_strings) are not supported: graphc has no string tensors.
  */
 #include "../op.h"
@@ -63,9 +63,18 @@ static int tfidf_layout(const Node *n, int64_t *off, int64_t *len, Diag *d)
     return (int)ng;
 }
 
-int ir_tfidf_grams(const Node *n, int64_t *off, int64_t *len)
+int ir_tfidf_selected(const Node *n, int64_t *off, int64_t *len, int64_t *col, double *wt)
 {
-    return tfidf_layout(n, off, len, NULL);
+    const AttrVal *a = n->attrs;
+    int ng = tfidf_layout(n, off, len, NULL), nf = 0;
+    for (int g = 0; g < ng; g++) /* compacted in place: nf <= g */
+        if (len[g] >= a[TFIDF_MIN_GRAM_LENGTH].i && len[g] <= a[TFIDF_MAX_GRAM_LENGTH].i) {
+            off[nf] = off[g];
+            len[nf] = len[g];
+            col[nf] = a[TFIDF_NGRAM_INDEXES].ints[g];
+            wt[nf++] = a[TFIDF_WEIGHTS].set ? (double)(float)a[TFIDF_WEIGHTS].floats[g] : 1.0;
+        }
+    return ng < 0 ? -1 : nf;
 }
 
 static int tfidf_infer(Node *n, Diag *d)
