@@ -71,6 +71,7 @@ Graph *api_load(const char *path, const LoadOptions *lo, Diag *d)
     if (!g) return NULL;
     g->no_fold = lo->no_fold;
     g->max_tensor_bytes = lo->max_tensor_bytes;
+    g->max_dim = lo->max_dim;
     if (apply_binds(g, lo, d)) {
         ir_graph_free(g);
         return NULL;

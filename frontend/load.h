@@ -22,6 +22,7 @@ typedef struct LoadOptions {
     int n_shapes;
     int no_fold; /* copied into Graph.no_fold by the driver */
     int64_t max_tensor_bytes; /* copied into Graph.max_tensor_bytes; 0: the default */
+    int64_t max_dim; /* --max-dim: copied into Graph.max_dim; 0: none */
     /* --bind NAME=FILE.npy: graph inputs turned into constants (the driver
      * applies them after loading); the strings are borrowed. */
 #define LOAD_MAX_BINDS 32

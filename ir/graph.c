@@ -565,7 +565,9 @@ void ir_set_out(Node *n, int i, DType t, const Shape *s)
     GC_ASSERT(i < n->n_out);
     n->out[i]->dtype = t;
     n->out[i]->shape = *s;
-    /* symbols are set after infer by the op's runtime-shape rule (ir_infer_node) */
-    memset(n->out[i]->shape.sym, 0, sizeof n->out[i]->shape.sym);
+    /* symbols are set after infer by the op's runtime-shape rule
+     * (ir_infer_node), which also turns IR_SYM_NEW into data symbols */
+    for (int k = 0; k < IR_MAX_RANK; k++)
+        n->out[i]->shape.sym[k] = k < s->rank && s->sym[k] == IR_SYM_NEW ? IR_SYM_NEW : 0;
     n->out[i]->shape_known = 1;
 }

@@ -44,6 +44,43 @@ static void round_value(const Value *v, double *p, InterpPrec prec)
     for (int64_t i = 0; i < n; i++) p[i] = ir_round_to(v->dtype, p[i]);
 }
 
+/* Data-dependent shapes: whether some node reads a shape from an input
+ * that is not a constant (OpDesc.shape_inputs). */
+static int has_runtime_shape_inputs(const Graph *g)
+{
+    for (int s = 0; s < g->n_nodes; s++) {
+        const Node *n = g->nodes[s];
+        uint32_t m = ir_op(n->op)->shape_inputs;
+        for (int j = 0; j < n->n_in && j < 32; j++)
+            if ((m >> j & 1) && n->in[j] && n->in[j]->kind != VK_CONST) return 1;
+    }
+    return 0;
+}
+
+/* Before node n runs in a graph with data-dependent shapes: its shape
+ * inputs, computed by now (buf), become constants holding their values,
+ * and n's shapes are inferred again, so its outputs get their actual
+ * extents (and the nodes after it, inferred in turn, theirs). This is the
+ * one place the interpreter changes the graph: only for such graphs, which
+ * `graphc run` specializes to one run anyway. */
+static int infer_at_run_time(Graph *g, Node *n, double *const *buf, Diag *d)
+{
+    uint32_t m = ir_op(n->op)->shape_inputs;
+    for (int j = 0; j < n->n_in && j < 32; j++) {
+        Value *v = n->in[j];
+        if (!(m >> j & 1) || !v || v->kind == VK_CONST) continue;
+        GC_ASSERT(buf[v->id]);
+        int64_t cnt = ir_numel(&v->shape);
+        size_t nb = (size_t)cnt * ir_dtype_size(v->dtype);
+        unsigned char *data = ir_alloc(g, nb ? nb : 1);
+        for (int64_t i = 0; i < cnt; i++) ir_store_f64(v->dtype, data, (size_t)i, buf[v->id][i]);
+        v->data = data;
+        v->nbytes = nb;
+        v->kind = VK_CONST;
+    }
+    return ir_infer_node(g, n, d);
+}
+
 int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inputs,
                       double *const *outputs, Diag *d)
 {
@@ -68,10 +105,12 @@ int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inpu
     }
     const double *in_small[16];
     double *out_small[16];
+    int dynamic = has_runtime_shape_inputs(g);
     for (int s = 0; s < g->n_nodes && !rc; s++) {
         const Node *n = g->nodes[s];
         const OpDesc *od = ir_op(n->op);
         if (!od->eval) { rc = diag_node_error(d, n, "op '%s' has no reference evaluation", od->name); break; }
+        if (dynamic && (rc = infer_at_run_time((Graph *)g, (Node *)n, buf, d)) != 0) break;
         const double **in = n->n_in <= 16 ? in_small : malloc(sizeof(double *) * (size_t)n->n_in);
         double **out = n->n_out <= 16 ? out_small : malloc(sizeof(double *) * (size_t)n->n_out);
         GC_ASSERT(in && out);

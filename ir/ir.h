@@ -282,6 +282,10 @@ typedef struct Graph {
      * syms[k - 1]. Empty for a static graph. */
     struct IrSym *syms;
     int n_syms, cap_syms;
+    /* option (--max-dim): the bound of a data-dependent dim that nothing in
+     * the model bounds (a Range's length, Resize's output size); 0: none,
+     * such a dim is an error. */
+    int64_t max_dim;
 } Graph;
 
 /* ---- symbolic dimensions -------------------------------------------------- */
@@ -292,7 +296,15 @@ typedef struct Graph {
  * others are derived from earlier symbols and constants (a, b) by shape
  * inference and evaluated in table order at run time, so a derived symbol
  * only refers to earlier ones. */
-typedef enum IrSymKind { SYM_VAR, SYM_ADD, SYM_MUL, SYM_DIV, SYM_MIN, SYM_MAX } IrSymKind;
+typedef enum IrSymKind { SYM_VAR, SYM_ADD, SYM_MUL, SYM_DIV, SYM_MIN, SYM_MAX, SYM_DATA } IrSymKind;
+/* SYM_DATA: a data-dependent dim (NonZero's count, Reshape's shape read at
+ * run time): the node that computes it sets it while the model runs, within
+ * [0, hi]. An op's `infer` asks for one by writing IR_SYM_NEW into
+ * shape.sym[k] of an output, with dims[k] the bound, or IR_DIM_UNBOUNDED
+ * when nothing in the model bounds it (the graph's max_dim then does, else
+ * ir_infer_node refuses the node suggesting --max-dim). */
+#define IR_SYM_NEW (-1)
+#define IR_DIM_UNBOUNDED (-1)
 /* An operand of a derived symbol: symbol `sym` (1-based), or the constant c
  * when sym is 0. */
 typedef struct IrSymTerm {
@@ -316,6 +328,13 @@ int32_t ir_sym_var(Graph *g, const char *name, int64_t lo, int64_t hi, Diag *d);
 /* The derived symbol kind(a, b) (an existing equal one when there is one);
  * its bounds follow from its operands'. */
 int32_t ir_sym_derive(Graph *g, IrSymKind kind, IrSymTerm a, IrSymTerm b);
+/* The SYM_DATA symbol of dim k of node n's output `out` (found again
+ * when the node is inferred again; its bound then follows `hi`). */
+int32_t ir_sym_data(Graph *g, const Node *n, int out, int k, int64_t hi);
+/* Whether symbol k (1-based) is SYM_DATA or derived from one. */
+int ir_sym_is_data(const Graph *g, int32_t k);
+/* Whether g has SYM_DATA symbols. */
+int ir_graph_has_data_syms(const Graph *g);
 /* Evaluates the derived symbols of g in order: val[k - 1] must hold every
  * SYM_VAR's value; fills the others. */
 void ir_sym_eval(const Graph *g, int64_t *val);

@@ -99,6 +99,14 @@ typedef struct OpDesc {
      * shape inference needs its data), never a trainable parameter. Only
      * float operands need saying; integer tensors are never parameters. */
     uint32_t const_inputs;
+    /* Bit i set: the values of input i decide output shapes (Reshape's
+     * shape, Slice's starts, NonZero's X). Shape inference reads them when
+     * they are constants; otherwise `infer` gives each output dim they
+     * decide IR_SYM_NEW (ir/ir.h) with its bound, so the dim becomes a
+     * data-dependent symbol that the node's kernel sets at run time. The
+     * interpreter makes such inputs constants once computed and infers the
+     * node again before evaluating it (ir_interp_run_f64). */
+    uint32_t shape_inputs;
 
     /* Running statistics (training-mode BatchNormalization's mean and
      * variance): output `out` is the new value of input `in`, when the node

@@ -76,13 +76,14 @@ static int64_t apply(IrSymKind k, int64_t a, int64_t b)
     case SYM_DIV: return b ? a / b : 0;
     case SYM_MIN: return a < b ? a : b;
     case SYM_MAX: return a > b ? a : b;
-    case SYM_VAR: break;
+    case SYM_VAR:
+    case SYM_DATA: break;
     }
     GC_ASSERT(0 && "not a derived symbol");
     return 0;
 }
 
-static const char *const kind_op[] = {"", "+", "*", "/", "min", "max"};
+static const char *const kind_op[] = {"", "+", "*", "/", "min", "max", ""};
 
 static void term_str(const Graph *g, IrSymTerm t, char *buf, size_t cap)
 {
@@ -117,11 +118,47 @@ int32_t ir_sym_derive(Graph *g, IrSymKind kind, IrSymTerm a, IrSymTerm b)
     return push_sym(g, &s);
 }
 
+int32_t ir_sym_data(Graph *g, const Node *n, int out, int k, int64_t hi)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s:%d", n->out[out]->name, k);
+    for (int i = 0; i < g->n_syms; i++)
+        if (g->syms[i].kind == SYM_DATA && strcmp(g->syms[i].name, name) == 0) {
+            g->syms[i].hi = hi;
+            return i + 1;
+        }
+    IrSym s = {0};
+    s.name = ir_strdup(g, name);
+    s.lo = 0;
+    s.hi = hi;
+    s.kind = SYM_DATA;
+    return push_sym(g, &s);
+}
+
+int ir_sym_is_data(const Graph *g, int32_t k)
+{
+    const IrSym *s = ir_sym(g, k);
+    if (s->kind == SYM_DATA) return 1;
+    if (s->kind == SYM_VAR) return 0;
+    return (s->a.sym && ir_sym_is_data(g, s->a.sym)) || (s->b.sym && ir_sym_is_data(g, s->b.sym));
+}
+
+int ir_graph_has_data_syms(const Graph *g)
+{
+    for (int i = 0; i < g->n_syms; i++)
+        if (g->syms[i].kind == SYM_DATA) return 1;
+    return 0;
+}
+
 void ir_sym_eval(const Graph *g, int64_t *val)
 {
     for (int i = 0; i < g->n_syms; i++) {
         const IrSym *s = &g->syms[i];
         if (s->kind == SYM_VAR) continue;
+        if (s->kind == SYM_DATA) {
+            val[i] = s->hi; /* until the node that computes it runs */
+            continue;
+        }
         int64_t a = s->a.sym ? val[s->a.sym - 1] : s->a.c, b = s->b.sym ? val[s->b.sym - 1] : s->b.c;
         val[i] = apply(s->kind, a, b);
     }

@@ -61,6 +61,9 @@ int read_inputs(const char *model, const Graph *g, const char *const *files, int
     "                       every size of NAME's symbolic dims from 1 up to the\n"          \
     "                       given bound (fixed dims must match the model's); the\n"         \
     "                       arena is planned at the maximum; may be repeated\n"             \
+    "  --max-dim=N          the bound of a data-dependent dim that nothing in the\n"       \
+    "                       model bounds (a Range's length, a Resize output size\n"        \
+    "                       from runtime scales); without it such a dim is an error\n"     \
     "  --no-fold            fold nothing at compile time: nodes with constant\n"              \
     "                       inputs stay nodes (shape operands must be constants)\n"           \
     "  --bind NAME=FILE.npy  specialize the model: graph input NAME becomes a\n"              \

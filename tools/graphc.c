@@ -212,6 +212,16 @@ int shape_opt(int argc, char **argv, int *i, const char *cmd, LoadOptions *o, In
         if (why) { fail("%s: bad --max-tensor-bytes '%s': %s", cmd, v ? v : "", why); return -1; }
         return 1;
     }
+    if (opt_value(argc, argv, i, "--max-dim", &v)) {
+        char *end = NULL;
+        long long n = v && *v ? strtoll(v, &end, 10) : 0;
+        if (!v || !*v || *end || n < 1 || n > ((long long)1 << 40)) {
+            fail("%s: bad --max-dim '%s': expected a positive extent", cmd, v ? v : "");
+            return -1;
+        }
+        o->max_dim = n;
+        return 1;
+    }
     int max = 0;
     if (opt_value(argc, argv, i, "--max-shape", &v)) max = 1;
     else if (!opt_value(argc, argv, i, "--shape", &v)) return 0;

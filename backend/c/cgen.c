@@ -171,6 +171,7 @@ struct Cgen {
     Value **derived;
     const char **derived_id;
     int n_derived, cap_derived;
+    int dims_set; /* the node being written set a data-dependent dim (cgen_set_dim) */
 };
 
 Writer *cgen_w(Cgen *c) { return &c->body; }
@@ -180,6 +181,17 @@ const Graph *cgen_graph(Cgen *c) { return c->g; }
 int cgen_max_threads(const Graph *g) { return g->max_threads > 0 ? g->max_threads : CGEN_MAX_THREADS; }
 
 void cgen_use_runtime(Cgen *c, unsigned units) { c->m->runtime |= units; }
+
+void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr)
+{
+    int32_t y = v->shape.sym[k];
+    GC_ASSERT(y > 0 && ir_sym(c->g, y)->kind == SYM_DATA);
+    const IrSym *s = ir_sym(c->g, y);
+    w_line(&c->body, "dim[%d] = %s; /* %s */", y - 1, expr, s->name);
+    w_line(&c->body, "if (dim[%d] < %lld || dim[%d] > %lld) return %s_ERR_SHAPE;", y - 1, (long long)s->lo, y - 1,
+           (long long)s->hi, c->m->name);
+    c->dims_set = 1;
+}
 
 /* A unique identifier from `base` (already sanitized): base, base_2, ... */
 static const char *unique_name(Cgen *c, NameSet *set, const char *base)
@@ -393,7 +405,7 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
         }
         if (i) w_puts(w, "\n");
         cgen_node_comment(c, n);
-        if (ir_op(n->op)->view && n->n_out >= 1 && n->out[0]->alias) {
+        if (ir_op(n->op)->view && n->n_out >= 1 && n->out[0]->alias && !cgen_sets_dims(g, n)) {
             w_puts(w, "/* view: ");
             comment_text(w, n->out[0]->name);
             w_puts(w, " aliases ");
@@ -414,6 +426,8 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
         if (w->len == mark) w_line(w, "/* nothing to do */");
         w->indent--;
         w_line(w, "}");
+        if (c->dims_set) cgen_derive_data_dims(g, w);
+        c->dims_set = 0;
     }
     int first = 1;
     for (int k = 0; k < g->n_outputs; k++) {
@@ -622,7 +636,8 @@ static void gen_schedule(Cgen *c, Writer *w, const char *fn)
                  c->train == 2 ? "const " : "");
     else if (g->n_syms)
         w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
-                    "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool, const int64_t *dims)\n{\n",
+                    "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool, const int64_t *dims,\n"
+                    "    int64_t *dims_out)\n{\n",
                  fn);
     else
         w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
@@ -663,6 +678,13 @@ static void gen_schedule(Cgen *c, Writer *w, const char *fn)
     free(toks);
     w_puts(w, "\n");
     w_puts(w, c->body.buf ? c->body.buf : "");
+    if (g->n_syms && !c->train) {
+        /* the extents this run had, data-dependent ones included */
+        w_printf(w, "    if (dims_out != NULL) {\n"
+                    "        int k;\n"
+                    "        for (k = 0; k < %d; k++) dims_out[k] = dim[k];\n"
+                    "    }\n", g->n_syms);
+    }
     w_puts(w, "    return 0;\n}\n\n");
 }
 
@@ -774,7 +796,7 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     if (g->arena_bytes > 0)
         w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
     if (g->n_syms)
-        w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool, %s_max_dims);\n}\n\n", N, N);
+        w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool, %s_max_dims, NULL);\n}\n\n", N, N);
     else
         w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, pool);\n}\n\n", N);
     if (g->n_syms) cgen_write_run_shapes(m, w);

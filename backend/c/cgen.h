@@ -125,6 +125,18 @@ int cgen_prod_is(const CgenProd *p, int64_t v);
 const char *cgen_prod_str(const CgenProd *p, char *buf, size_t cap);
 /* Whether an input or output of n has a symbolic dim. */
 int cgen_node_has_sym(const Node *n);
+/* Data-dependent dims (SYM_DATA, ir/ir.h): the node whose kernel computes
+ * one (NonZero's count, Reshape's shape read at run time) sets it with
+ * cgen_set_dim: `dim[j] = EXPR;` and the check that returns NAME_ERR_SHAPE
+ * when the value is beyond its bounds (the run stops there). The core then
+ * evaluates the derived dims that depend on it. A view node (alias, no
+ * kernel) that sets dims still has its emitter called, to set them. */
+void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr);
+/* Whether node n's outputs have data-dependent dims that n sets. */
+int cgen_sets_dims(const Graph *g, const Node *n);
+/* Writes `dim[k] = ...;` for every derived dim that depends on a
+ * data-dependent one, in table order. */
+void cgen_derive_data_dims(const Graph *g, Writer *w);
 
 /* The writer for the body of the run function (statements; indentation is
  * managed by the core: emitters may use `w->indent++` inside blocks they open). */

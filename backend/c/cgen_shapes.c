@@ -95,6 +95,36 @@ int cgen_node_has_sym(const Node *n)
     return 0;
 }
 
+static void write_derived(const Graph *g, Writer *w, int k);
+
+int cgen_sets_dims(const Graph *g, const Node *n)
+{
+    for (int i = 0; i < n->n_out; i++) {
+        const Shape *s = &n->out[i]->shape;
+        for (int k = 0; k < s->rank; k++) {
+            if (!s->sym[k] || ir_sym(g, s->sym[k])->kind != SYM_DATA) continue;
+            /* its own (ir_sym_data names it after the output), not one passed through */
+            const char *nm = ir_sym(g, s->sym[k])->name;
+            size_t l = strlen(n->out[i]->name);
+            if (strncmp(nm, n->out[i]->name, l) == 0 && nm[l] == ':') return 1;
+        }
+    }
+    return 0;
+}
+
+void cgen_derive_data_dims(const Graph *g, Writer *w)
+{
+    for (int k = 0; k < g->n_syms; k++) {
+        const IrSym *sy = &g->syms[k];
+        if (sy->kind == SYM_VAR || sy->kind == SYM_DATA || !ir_sym_is_data(g, k + 1)) continue;
+        Writer t;
+        w_init(&t);
+        write_derived(g, &t, k);
+        w_line(w, "%s", t.buf);
+        w_free(&t);
+    }
+}
+
 /* Runtime shapes: the table of maxima (what NAME_run_v runs at) and
  * NAME_run_shapes, which binds the shape table from the actual input
  * shapes (checking fixed dims, bounds and agreement between inputs),
@@ -120,6 +150,40 @@ static void sym_term(Writer *w, IrSymTerm t)
     else w_printf(w, "INT64_C(%lld)", (long long)t.c);
 }
 
+/* The expression of derived symbol k + 1: "dim[k] = dim[0] * INT64_C(4);" */
+static void write_derived(const Graph *g, Writer *w, int k)
+{
+    static const char *const ops[] = {"", "+", "*", "/"};
+    const IrSym *sy = &g->syms[k];
+    w_printf(w, "dim[%d] = ", k);
+    if (sy->kind == SYM_MIN || sy->kind == SYM_MAX) {
+        const char *cmp = sy->kind == SYM_MIN ? "<" : ">";
+        sym_term(w, sy->a);
+        w_printf(w, " %s ", cmp);
+        sym_term(w, sy->b);
+        w_puts(w, " ? ");
+        sym_term(w, sy->a);
+        w_puts(w, " : ");
+        sym_term(w, sy->b);
+    } else {
+        sym_term(w, sy->a);
+        w_printf(w, " %s ", ops[sy->kind]);
+        sym_term(w, sy->b);
+    }
+    w_puts(w, ";");
+}
+
+static void write_derived_dims(const Graph *g, Writer *w)
+{
+    for (int k = 0; k < g->n_syms; k++) {
+        const IrSym *sy = &g->syms[k];
+        if (sy->kind == SYM_VAR || sy->kind == SYM_DATA) continue;
+        w_puts(w, "    ");
+        write_derived(g, w, k);
+        w_puts(w, "\n");
+    }
+}
+
 void cgen_write_run_shapes(const CgenModel *m, Writer *w)
 {
     const Graph *g = m->g;
@@ -129,7 +193,7 @@ void cgen_write_run_shapes(const CgenModel *m, Writer *w)
     GC_ASSERT(seen);
     w_printf(w, "int %s_run_shapes(const void *weights, void *arena, const void *const *inputs, const int64_t *const *in_dims,\n"
                 "    void *const *outputs, int64_t *const *out_dims)\n{\n", N);
-    w_printf(w, "    int64_t dim[%d];\n", g->n_syms);
+    w_printf(w, "    int64_t dim[%d];\n    int rc;\n", g->n_syms);
     if (file) {
         cgen_blob_prologue(m, w);
     } else {
@@ -159,31 +223,15 @@ void cgen_write_run_shapes(const CgenModel *m, Writer *w)
             }
         }
     }
-    static const char *const ops[] = {"", "+", "*", "/"};
     for (int k = 0; k < g->n_syms; k++) {
         const IrSym *sy = &g->syms[k];
-        if (sy->kind == SYM_VAR) {
-            if (!seen[k]) w_printf(w, "    dim[%d] = %lld; /* in no input */\n", k, (long long)sy->hi);
-            continue;
-        }
-        w_printf(w, "    dim[%d] = ", k);
-        if (sy->kind == SYM_MIN || sy->kind == SYM_MAX) {
-            const char *cmp = sy->kind == SYM_MIN ? "<" : ">";
-            sym_term(w, sy->a);
-            w_printf(w, " %s ", cmp);
-            sym_term(w, sy->b);
-            w_puts(w, " ? ");
-            sym_term(w, sy->a);
-            w_puts(w, " : ");
-            sym_term(w, sy->b);
-        } else {
-            sym_term(w, sy->a);
-            w_printf(w, " %s ", ops[sy->kind]);
-            sym_term(w, sy->b);
-        }
-        w_puts(w, ";\n");
+        if (sy->kind == SYM_VAR && !seen[k]) w_printf(w, "    dim[%d] = %lld; /* in no input */\n", k, (long long)sy->hi);
+        if (sy->kind == SYM_DATA) w_printf(w, "    dim[%d] = %lld; /* set while the model runs */\n", k, (long long)sy->hi);
     }
+    write_derived_dims(g, w);
     free(seen);
+    w_printf(w, "    rc = %s_schedule(blob, (unsigned char *)arena, inputs, outputs, NULL, dim, dim);\n", N);
+    w_puts(w, "    if (rc != 0) return rc;\n");
     w_puts(w, "    if (out_dims != NULL) {\n");
     for (int i = 0; i < g->n_outputs; i++) {
         const Shape *s = &g->outputs[i]->shape;
@@ -196,7 +244,7 @@ void cgen_write_run_shapes(const CgenModel *m, Writer *w)
         w_puts(w, "        }\n");
     }
     w_puts(w, "    }\n");
-    w_printf(w, "    return %s_schedule(blob, (unsigned char *)arena, inputs, outputs, NULL, dim);\n}\n\n", N);
+    w_puts(w, "    return 0;\n}\n\n");
 }
 
 /* Runtime shapes: the runtime dims with their names and bounds. */

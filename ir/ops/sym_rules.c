@@ -21,6 +21,7 @@
 #include "geometry.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int has_sym_input(const Node *n)
@@ -30,21 +31,54 @@ static int has_sym_input(const Node *n)
     return 0;
 }
 
+/* The output dims `infer` marked IR_SYM_NEW (data-dependent) become
+ * symbols of n, bounded by their dims (or the graph's max_dim); fresh[i]
+ * gets a bit per such dim of output i, and the marks are cleared. */
+static int take_fresh(Graph *g, Node *n, uint32_t *fresh, Diag *d)
+{
+    for (int i = 0; i < n->n_out; i++) {
+        Shape *s = &n->out[i]->shape;
+        fresh[i] = 0;
+        for (int k = 0; k < s->rank; k++) {
+            if (s->sym[k] != IR_SYM_NEW) continue;
+            s->sym[k] = 0;
+            fresh[i] |= 1u << k;
+            if (s->dims[k] != IR_DIM_UNBOUNDED) continue;
+            if (g->max_dim <= 0)
+                return diag_node_error(d, n, "dim %d of output '%s' is known only at run time and nothing in the model bounds it; "
+                                       "compile with --max-dim=N (its largest extent)", k, n->out[i]->name);
+            s->dims[k] = g->max_dim;
+        }
+    }
+    return 0;
+}
+
 int ir_infer_node(Graph *g, Node *n, Diag *d)
 {
     const OpDesc *od = ir_op(n->op);
     if (od->infer(n, d)) return -1;
-    if (!has_sym_input(n)) return 0;
-    int (*rule)(Graph *, Node *, Diag *) = od->infer_sym ? od->infer_sym : od->scalar_expr ? ir_sym_broadcast : NULL;
-    if (!rule) {
-        for (int j = 0; j < n->n_in; j++)
-            if (n->in[j] && ir_shape_has_sym(&n->in[j]->shape)) {
-                char b[160];
-                return diag_node_error(d, n, "op '%s' does not support runtime shapes yet (input '%s' is %s)", od->name,
-                                       n->in[j]->name, ir_shape_str_g(g, &n->in[j]->shape, b, sizeof b));
-            }
+    uint32_t fresh_small[8], *fresh = n->n_out <= 8 ? fresh_small : calloc((size_t)n->n_out, sizeof *fresh);
+    GC_ASSERT(fresh);
+    int rc = take_fresh(g, n, fresh, d);
+    if (!rc && has_sym_input(n)) {
+        int (*rule)(Graph *, Node *, Diag *) = od->infer_sym ? od->infer_sym : od->scalar_expr ? ir_sym_broadcast : NULL;
+        if (!rule) {
+            for (int j = 0; j < n->n_in; j++)
+                if (n->in[j] && ir_shape_has_sym(&n->in[j]->shape)) {
+                    char b[160];
+                    rc = diag_node_error(d, n, "op '%s' does not support runtime shapes yet (input '%s' is %s)", od->name,
+                                         n->in[j]->name, ir_shape_str_g(g, &n->in[j]->shape, b, sizeof b));
+                    break;
+                }
+        } else {
+            rc = rule(g, n, d);
+        }
     }
-    return rule(g, n, d);
+    for (int i = 0; i < n->n_out && !rc; i++)
+        for (int k = 0; k < n->out[i]->shape.rank; k++)
+            if (fresh[i] >> k & 1) n->out[i]->shape.sym[k] = ir_sym_data(g, n, i, k, n->out[i]->shape.dims[k]);
+    if (fresh != fresh_small) free(fresh);
+    return rc;
 }
 
 /* "T" for a symbol, for messages. */

@@ -235,7 +235,7 @@ def check_test(args, test, work, ins, outs):
     model, overridden = override_declared_shapes(test, work, ins)
     note = "; ".join(f"declared shape of {name} overridden by test data" for name in overridden)
     compile_cmd = [args.graphc, "compile", str(model), "-o", str(cdir), "--emit-main", "--name", "m",
-                   f"-O{args.opt}"]
+                   f"-O{args.opt}"] + ([f"--max-dim={args.max_dim}"] if args.max_dim else [])
     p = run(compile_cmd)
     if p.returncode != 0 and not NEEDS_CONST_RE.search(p.stderr or ""):
         return graphc_failure(p, "graphc compile")
@@ -274,7 +274,7 @@ def check_test(args, test, work, ins, outs):
         return bad
     if args.interp:
         out_i = work / "out_interp"
-        p = run([args.graphc, "run", str(model), str(out_i)] + binds + in_files)
+        p = run([args.graphc, "run", str(model), str(out_i)] + binds + in_files + ([f"--max-dim={args.max_dim}"] if args.max_dim else []))
         if p.returncode != 0:
             return graphc_failure(p, "graphc run")
         bad = check_outputs(out_i, expected, "interpreter")
@@ -330,6 +330,8 @@ def main():
     ap.add_argument("--csv", help="write name,status,detail per test to this file")
     ap.add_argument("--interp", action="store_true", help="also check the reference interpreter (graphc run)")
     ap.add_argument("--opt", choices=("0", "2"), default="2", help="compile at -O0 or -O2 (default 2)")
+    ap.add_argument("--max-dim", type=int, help="compile every test with --max-dim=N (the bound of data-dependent "
+                    "dims nothing in the model bounds)")
     ap.add_argument("--expect", help="file of test names that must pass (regression guard)")
     ap.add_argument("--write-expect", metavar="FILE",
                     help="write the names of the passing tests to FILE (to refresh the --expect list)")
