@@ -109,11 +109,41 @@ static int emit_gridsample(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* The window of a runtime size: its extent is set from the size input, and
+ * N = size (periodic) or size - 1 is computed at run time. */
+static int emit_window_dyn(Cgen *c, const Node *n, double a0, double a1, double a2)
+{
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    char sz[256], len[64], val[512];
+    snprintf(sz, sizeof sz, "(int64_t)%s[0]", cgen_ptr(c, n->in[0]));
+    cgen_set_dim(c, y, 0, sz);
+    CgenProd p = cgen_dims_prod(&y->shape, 0, 1);
+    cgen_prod_str(&p, len, sizeof len);
+    const char *i = cgen_tmp(c, "i"), *nn = cgen_tmp(c, "n");
+    const char *ct = cgen_ctype(cgen_compute_type(y->dtype));
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "int64_t %s;", i);
+    w_line(w, "double %s = (double)(%s)%s;", nn, len, n->attrs[WINDOW_PERIODIC].i ? "" : " - 1.0");
+    snprintf(val, sizeof val,
+             "%s > 0 ? (%s)(%.17g - %.17g * cos(6.283185307179586 * (double)%s / %s) + %.17g * cos(12.566370614359172 * (double)%s / %s)) "
+             ": (%s)%.17g",
+             nn, ct, a0, a1, i, nn, a2, i, nn, ct, a0 - a1 + a2);
+    w_line(w, "for (%s = 0; %s < %s; %s++)", i, i, len, i);
+    w->indent++;
+    cgen_store(w, y->dtype, cgen_ptr(c, y), i, val);
+    w->indent -= 2;
+    w_line(w, "}");
+    return 0;
+}
+
 /* a0 - a1 cos(2 pi i / N) + a2 cos(4 pi i / N) in double, stored in y's dtype. */
 static int emit_window(Cgen *c, const Node *n, double a0, double a1, double a2)
 {
     Writer *w = cgen_w(c);
     const Value *y = n->out[0];
+    if (y->shape.sym[0]) return emit_window_dyn(c, n, a0, a1, a2);
     int64_t size = y->shape.dims[0];
     if (size == 0) return 0;
     int64_t N = n->attrs[WINDOW_PERIODIC].i ? size : size - 1;
@@ -294,9 +324,9 @@ static int emit_mel(Cgen *c, const Node *n, Diag *d)
 const CgenEntry cgen_signal_entries[] = {
     {OP_Einsum, emit_einsum, 0, NULL, 0},
     {OP_GridSample, emit_gridsample, CGEN_RT_signal, NULL, 0},
-    {OP_HannWindow, emit_hann, 0, NULL, 0},
-    {OP_HammingWindow, emit_hamming, 0, NULL, 0},
-    {OP_BlackmanWindow, emit_blackman, 0, NULL, 0},
+    {OP_HannWindow, emit_hann, 0, NULL, 1},
+    {OP_HammingWindow, emit_hamming, 0, NULL, 1},
+    {OP_BlackmanWindow, emit_blackman, 0, NULL, 1},
     {OP_DFT, emit_dft, 0, NULL, 0},
     {OP_STFT, emit_stft, 0, NULL, 0},
     {OP_MelWeightMatrix, emit_mel, 0, NULL, 0},

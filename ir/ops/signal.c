@@ -16,7 +16,9 @@
  * even) / bicubic (A = -0.75) sampling with zeros, border or reflection
  * padding. Bicubic applies the padding to each of its 4x4 taps.
  *
- * The windows' size input must be a constant (it fixes the output shape).
+ * The windows' size input fixes the output shape: a constant gives a static
+ * shape, a runtime size a data-dependent dim (bounded by --max-dim) that the
+ * C kernel sets from the value.
  *
  * DFT and STFT share one transform line (dft_line): a plain O(n^2) sum with
  * the twiddle angle reduced as (k * j) mod L so it stays exact for long
@@ -499,11 +501,19 @@ static int win_infer(Node *n, Diag *d)
         return diag_node_error(d, n, "input 'size' must be i32 or i64, got %s", ir_dtype_name(v->dtype));
     if (ir_numel(&v->shape) != 1)
         return diag_node_error(d, n, "input 'size' must hold one value, got shape %s", ir_shape_str(&v->shape, b, sizeof b));
-    if (v->kind != VK_CONST || ir_const_ints(v, &size, 1) != 1) return diag_node_error(d, n, "input 'size' must be a constant");
-    if (size < 0) return diag_node_error(d, n, "input 'size' value %lld must be >= 0", (long long)size);
     DType t = onnx_dtype(n->attrs[WINDOW_OUTPUT_DATATYPE].i);
     if (t == DT_UNDEF)
         return diag_node_error(d, n, "attribute 'output_datatype' %lld is not a supported numeric type", (long long)n->attrs[WINDOW_OUTPUT_DATATYPE].i);
+    if (v->kind != VK_CONST) {
+        /* the size is read at run time: a data-dependent dim bounded by --max-dim */
+        size = IR_DIM_UNBOUNDED;
+        Shape s = ir_shape(1, &size);
+        s.sym[0] = IR_SYM_NEW;
+        ir_set_out(n, 0, t, &s);
+        return 0;
+    }
+    if (ir_const_ints(v, &size, 1) != 1) return diag_node_error(d, n, "input 'size' must be a constant");
+    if (size < 0) return diag_node_error(d, n, "input 'size' value %lld must be >= 0", (long long)size);
     Shape s = ir_shape(1, &size);
     ir_set_out(n, 0, t, &s);
     return 0;
@@ -550,6 +560,7 @@ const OpDesc op_HannWindow = {
     .min_out = 1, .max_out = 1, .out_names = win_out,
     OP_ATTRS(win_attrs),
     .infer = win_infer, .eval = hann_eval,
+    .shape_inputs = 1u << 0,
 };
 
 const OpDesc op_HammingWindow = {
@@ -558,6 +569,7 @@ const OpDesc op_HammingWindow = {
     .min_out = 1, .max_out = 1, .out_names = win_out,
     OP_ATTRS(win_attrs),
     .infer = win_infer, .eval = hamming_eval,
+    .shape_inputs = 1u << 0,
 };
 
 const OpDesc op_BlackmanWindow = {
@@ -566,6 +578,7 @@ const OpDesc op_BlackmanWindow = {
     .min_out = 1, .max_out = 1, .out_names = win_out,
     OP_ATTRS(win_attrs),
     .infer = win_infer, .eval = blackman_eval,
+    .shape_inputs = 1u << 0,
 };
 
 
