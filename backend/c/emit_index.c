@@ -17,6 +17,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "emit_dynfill.h"
 #include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/index_attrs.h"
 
@@ -95,6 +96,7 @@ static void axis_loop_close(Writer *w)
 
 static int emit_constant_of_shape(Cgen *c, const Node *n, Diag *d)
 {
+    if (cgen_node_has_sym(n)) return emit_dyn_constant_of_shape(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     const Value *y = n->out[0];
     size_t es = ir_dtype_size(y->dtype);
@@ -117,6 +119,7 @@ static int emit_size(Cgen *c, const Node *n, Diag *d)
 
 static int emit_range(Cgen *c, const Node *n, Diag *d)
 {
+    if (cgen_node_has_sym(n)) return emit_dyn_range(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     size_t nb;
     unsigned char *bytes = cfam_eval_bytes(n, "C", &nb, d);
@@ -286,6 +289,7 @@ static int emit_scatter_nd(Cgen *c, const Node *n, Diag *d)
 
 static int emit_onehot(Cgen *c, const Node *n, Diag *d)
 {
+    if (cgen_node_has_sym(n)) return emit_dyn_onehot(c, n, d);
     (void)d;
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
@@ -342,6 +346,7 @@ static int emit_trilu(Cgen *c, const Node *n, Diag *d)
 
 static int emit_tile(Cgen *c, const Node *n, Diag *d)
 {
+    if (cgen_node_has_sym(n)) return emit_dyn_tile(c, n, d);
     (void)d;
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
@@ -581,17 +586,17 @@ static size_t topk_workspace(const Node *n)
 }
 
 const CgenEntry cgen_index_entries[] = {
-    {OP_ConstantOfShape, emit_constant_of_shape, CGEN_RT_index, NULL, 0},
+    {OP_ConstantOfShape, emit_constant_of_shape, CGEN_RT_index, NULL, 1},
     {OP_Size, emit_size, 0, NULL, 0},
     {OP_GatherElements, emit_gather_elements, CGEN_RT_index, NULL, 0},
     {OP_ScatterElements, emit_scatter_elements, CGEN_RT_index, NULL, 0},
     {OP_ScatterND, emit_scatter_nd, CGEN_RT_index, NULL, 0},
     {OP_GatherND, emit_gather_nd, CGEN_RT_index, NULL, 0},
     {OP_Trilu, emit_trilu, CGEN_RT_index, NULL, 0},
-    {OP_Range, emit_range, 0, NULL, 0},
-    {OP_Tile, emit_tile, CGEN_RT_index, NULL, 0},
+    {OP_Range, emit_range, 0, NULL, 1},
+    {OP_Tile, emit_tile, CGEN_RT_index, NULL, 1},
     {OP_CumSum, emit_cumsum, 0, NULL, 0},
-    {OP_OneHot, emit_onehot, 0, NULL, 0},
+    {OP_OneHot, emit_onehot, 0, NULL, 1},
     {OP_ArgMax, emit_argmax, 0, NULL, 0},
     {OP_ArgMin, emit_argmin, 0, NULL, 0},
     {OP_TopK, emit_topk, CGEN_RT_index, topk_workspace, 0},

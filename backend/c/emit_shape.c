@@ -17,6 +17,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "emit_dynfill.h"
 #include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/shape_attrs.h"
 #include "../../ir/ops/geometry.h"
@@ -281,6 +282,7 @@ static int emit_slice(Cgen *c, const Node *n, Diag *d)
 
 static int emit_expand(Cgen *c, const Node *n, Diag *d)
 {
+    if (cgen_node_has_sym(n)) return emit_dyn_expand(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     (void)d;
     const Value *x = n->in[0], *y = n->out[0];
@@ -321,6 +323,7 @@ static int emit_gather(Cgen *c, const Node *n, Diag *d)
 
 static int emit_pad(Cgen *c, const Node *n, Diag *d)
 {
+    if (cgen_node_has_sym(n)) return emit_dyn_pad(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
@@ -403,9 +406,9 @@ const CgenEntry cgen_shape_entries[] = {
     {OP_Concat, emit_concat, CGEN_RT_shape, NULL, 1},
     {OP_Split, emit_split, CGEN_RT_shape, NULL, 0},
     {OP_Slice, emit_slice, CGEN_RT_shape, NULL, 0},
-    {OP_Expand, emit_expand, CGEN_RT_shape, NULL, 0},
+    {OP_Expand, emit_expand, CGEN_RT_shape, NULL, 1},
     {OP_Gather, emit_gather, CGEN_RT_shape, NULL, 0},
-    {OP_Pad, emit_pad, CGEN_RT_shape, NULL, 0},
+    {OP_Pad, emit_pad, CGEN_RT_shape, NULL, 1},
     {OP_Shape, emit_shape, 0, NULL, 0},
     {OP_Constant, emit_constant, 0, NULL, 0},
     {-1, NULL, 0, NULL, 0},

@@ -182,14 +182,42 @@ static const AttrSpec cos_attrs[] = {[CONSTANT_OF_SHAPE_VALUE] = {"value", ATTR_
 OP_ATTRS_CHECK(cos_attrs, CONSTANT_OF_SHAPE_COUNT);
 static const char *const cos_in[] = {"input"};
 
+/* Shape for a runtime 'input': its length is the rank, every dim a
+ * data-dependent one that --max-dim bounds; -1 (no diagnostic) when the
+ * input is a constant. */
+static int runtime_dims(const Node *n, int i, Shape *s, Diag *d)
+{
+    const Value *v = n->in[i];
+    char b[SHP_BUF];
+    if (v->kind == VK_CONST) return -1;
+    if (!ir_dtype_is_int(v->dtype) || v->shape.rank != 1 || ir_shape_has_sym(&v->shape))
+        return diag_node_error(d, n, "input '%s' must be a 1-D integer tensor of static length, got %s %s", ir_op(n->op)->in_names[i],
+                               ir_dtype_name(v->dtype), ir_shape_str(&v->shape, b, sizeof b));
+    memset(s, 0, sizeof *s);
+    s->rank = (int)v->shape.dims[0];
+    if (s->rank > IR_MAX_RANK)
+        return diag_node_error(d, n, "input '%s' has %d values; the maximum rank is %d", ir_op(n->op)->in_names[i], s->rank, IR_MAX_RANK);
+    for (int k = 0; k < s->rank; k++) {
+        s->dims[k] = IR_DIM_UNBOUNDED;
+        s->sym[k] = IR_SYM_NEW;
+    }
+    return 0;
+}
+
+static int cos_set_out(Node *n, const Shape *s, Diag *d);
+
 static int cos_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
     int64_t dims[MAX_LIST];
+    Shape s = {0};
+    if (n->in[0]->kind != VK_CONST) {
+        if (runtime_dims(n, 0, &s, d)) return -1;
+        return cos_set_out(n, &s, d);
+    }
     int k = const_list(n, 0, dims, d);
     if (k < 0) return -1;
     if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'input' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
-    Shape s = {0};
     memset(&s, 0, sizeof s);
     s.rank = k;
     for (int i = 0; i < k; i++) {
@@ -198,6 +226,12 @@ static int cos_infer(Node *n, Diag *d)
     }
     int64_t cnt;
     if (ir_shape_numel(&s, &cnt)) return diag_node_error(d, n, "output element count overflows int64");
+    return cos_set_out(n, &s, d);
+}
+
+/* Output 0 of shape s in the dtype of attribute 'value' (f32 without it). */
+static int cos_set_out(Node *n, const Shape *s, Diag *d)
+{
     DType t = DT_F32;
     const AttrVal *a = &n->attrs[CONSTANT_OF_SHAPE_VALUE];
     if (a->set) {
@@ -206,7 +240,7 @@ static int cos_infer(Node *n, Diag *d)
         if (a->t.dtype == DT_UNDEF || !a->t.data) return diag_node_error(d, n, "attribute 'value' holds no tensor data");
         t = a->t.dtype;
     }
-    ir_set_out(n, 0, t, &s);
+    ir_set_out(n, 0, t, s);
     return 0;
 }
 
@@ -225,6 +259,7 @@ const OpDesc op_ConstantOfShape = {
     .name = "ConstantOfShape", .min_in = 1, .max_in = 1, .in_names = cos_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(cos_attrs), .infer = cos_infer, .eval = cos_eval,
+    .shape_inputs = 1u << 0,
 };
 
 /* ---- Size ------------------------------------------------------------------- */
@@ -632,12 +667,24 @@ static int range_infer(Node *n, Diag *d)
         if (n->in[i]->dtype != t)
             return diag_node_error(d, n, "input '%s' has dtype %s, but input 'start' has dtype %s", range_in[i],
                                    ir_dtype_name(n->in[i]->dtype), ir_dtype_name(t));
-    double v[3];
-    int64_t count = 0;
-    if (range_read(n, v, &count, d)) return -1;
     Shape s = {0};
     memset(&s, 0, sizeof s);
     s.rank = 1;
+    if (n->in[0]->kind != VK_CONST || n->in[1]->kind != VK_CONST || n->in[2]->kind != VK_CONST) {
+        /* read at run time: a data-dependent length that --max-dim bounds */
+        char b[SHP_BUF];
+        for (int i = 0; i < 3; i++)
+            if (ir_numel(&n->in[i]->shape) != 1 || ir_shape_has_sym(&n->in[i]->shape))
+                return diag_node_error(d, n, "input '%s' must hold exactly one value, got shape %s", range_in[i],
+                                       ir_shape_str(&n->in[i]->shape, b, sizeof b));
+        s.dims[0] = IR_DIM_UNBOUNDED;
+        s.sym[0] = IR_SYM_NEW;
+        ir_set_out(n, 0, t, &s);
+        return 0;
+    }
+    double v[3];
+    int64_t count = 0;
+    if (range_read(n, v, &count, d)) return -1;
     s.dims[0] = count;
     ir_set_out(n, 0, t, &s);
     return 0;
@@ -655,6 +702,7 @@ const OpDesc op_Range = {
     .name = "Range", .min_in = 3, .max_in = 3, .in_names = range_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     .infer = range_infer, .eval = range_eval,
+    .shape_inputs = 1u << 0 | 1u << 1 | 1u << 2,
 };
 
 /* ---- Tile ------------------------------------------------------------------- */
@@ -666,9 +714,16 @@ static int tile_infer(Node *n, Diag *d)
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int64_t rep[MAX_LIST];
+    int r = x->shape.rank;
+    if (n->in[1]->kind != VK_CONST) {
+        Shape s;
+        if (runtime_dims(n, 1, &s, d)) return -1;
+        if (s.rank != r) return diag_node_error(d, n, "input 'repeats' has %d values, but input 'input' has rank %d", s.rank, r);
+        ir_set_out(n, 0, x->dtype, &s);
+        return 0;
+    }
     int k = const_list(n, 1, rep, d);
     if (k < 0) return -1;
-    int r = x->shape.rank;
     if (k != r) return diag_node_error(d, n, "input 'repeats' has %d values, but input 'input' has rank %d", k, r);
     Shape s = x->shape;
     for (int i = 0; i < r; i++) {
@@ -732,6 +787,7 @@ const OpDesc op_Tile = {
     .name = "Tile", .min_in = 2, .max_in = 2, .in_names = tile_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     .infer = tile_infer, .eval = tile_eval, .gradient = tile_grad, .backward_reads = ir_bw_none,
+    .shape_inputs = 1u << 1,
 };
 
 /* ---- CumSum ----------------------------------------------------------------- */
@@ -821,9 +877,12 @@ static int onehot_infer(Node *n, Diag *d)
     char b[SHP_BUF];
     if (ind->dtype == DT_BOOL) return diag_node_error(d, n, "input 'indices' must be numeric, got bool");
     if (n->in[1]->dtype == DT_BOOL) return diag_node_error(d, n, "input 'depth' must be numeric, got bool");
-    double dv;
-    if (const_scalar(n, 1, &dv, d)) return -1;
-    if (!(dv >= 1) || dv > 1e15) return diag_node_error(d, n, "input 'depth' must be >= 1, got %g", dv);
+    double dv = 0;
+    int runtime = n->in[1]->kind != VK_CONST; /* depth read at run time: bounded by --max-dim */
+    if (runtime && (ir_numel(&n->in[1]->shape) != 1 || ir_shape_has_sym(&n->in[1]->shape)))
+        return diag_node_error(d, n, "input 'depth' must hold exactly one value, got shape %s", ir_shape_str(&n->in[1]->shape, b, sizeof b));
+    if (!runtime && const_scalar(n, 1, &dv, d)) return -1;
+    if (!runtime && (!(dv >= 1) || dv > 1e15)) return diag_node_error(d, n, "input 'depth' must be >= 1, got %g", dv);
     if (vals->shape.rank != 1 || vals->shape.dims[0] != 2)
         return diag_node_error(d, n, "input 'values' must have shape [2] (off, on), got %s", ir_shape_str(&vals->shape, b, sizeof b));
     int r = ind->shape.rank + 1;
@@ -835,6 +894,12 @@ static int onehot_infer(Node *n, Diag *d)
     memset(&s, 0, sizeof s);
     s.rank = r;
     for (int i = 0, j = 0; i < r; i++) s.dims[i] = i == ax ? (int64_t)dv : ind->shape.dims[j++];
+    if (runtime) {
+        s.dims[ax] = IR_DIM_UNBOUNDED;
+        s.sym[ax] = IR_SYM_NEW;
+        ir_set_out(n, 0, vals->dtype, &s);
+        return 0;
+    }
     int64_t cnt;
     if (ir_shape_numel(&s, &cnt)) return diag_node_error(d, n, "output element count overflows int64");
     ir_set_out(n, 0, vals->dtype, &s);
@@ -864,6 +929,7 @@ const OpDesc op_OneHot = {
     .name = "OneHot", .min_in = 3, .max_in = 3, .in_names = onehot_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(onehot_attrs), .infer = onehot_infer, .eval = onehot_eval,
+    .shape_inputs = 1u << 1,
 };
 
 /* ---- ArgMax / ArgMin ---------------------------------------------------------- */

@@ -835,13 +835,35 @@ static int pad_read(const Node *n, int64_t *pads, int *mode, Diag *d)
     return 0;
 }
 
+/* The length of shape-deciding input i read at run time (a 1-D integer
+ * tensor of static length), or -1 with a diagnostic. */
+static int runtime_list_len(const Node *n, int i, Diag *d)
+{
+    const Value *v = n->in[i];
+    char b[SHP_BUF];
+    if (!ir_dtype_is_int(v->dtype) || v->shape.rank != 1 || ir_shape_has_sym(&v->shape))
+        return diag_node_error(d, n, "input '%s' must be a 1-D integer tensor of static length, got %s %s", ir_op(n->op)->in_names[i],
+                               ir_dtype_name(v->dtype), ir_shape_str(&v->shape, b, sizeof b));
+    return (int)v->shape.dims[0];
+}
+
 static int pad_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int r = x->shape.rank, mode;
     int64_t pads[MAX_LIST];
-    if (pad_read(n, pads, &mode, d)) return -1;
+    int runtime = n->in[1]->kind != VK_CONST; /* pads read at run time: every dim bounded by --max-dim */
+    if (runtime) {
+        mode = pad_mode(n->attrs[PAD_MODE].s);
+        if (mode < 0) return diag_node_error(d, n, "attribute 'mode' must be constant, reflect or edge, got '%s'", n->attrs[PAD_MODE].s);
+        int k = runtime_list_len(n, 1, d);
+        if (k < 0) return -1;
+        if (k != 2 * r) return diag_node_error(d, n, "input 'pads' has %d values, expected %d (2 * rank %d)", k, 2 * r, r);
+        memset(pads, 0, sizeof(int64_t) * (size_t)(2 * r));
+    } else if (pad_read(n, pads, &mode, d)) {
+        return -1;
+    }
     if (n->n_in > 2 && n->in[2]) {
         const Value *c = n->in[2];
         if (c->dtype != x->dtype)
@@ -858,6 +880,10 @@ static int pad_infer(Node *n, Diag *d)
         if (mode != 0 && dim == 0 && (b > 0 || e > 0))
             return diag_node_error(d, n, "mode '%s' cannot pad axis %d of size 0", n->attrs[PAD_MODE].s, i);
         s.dims[i] = dim + b + e;
+        if (runtime) {
+            s.dims[i] = IR_DIM_UNBOUNDED;
+            s.sym[i] = IR_SYM_NEW;
+        }
     }
     ir_set_out(n, 0, x->dtype, &s);
     return 0;
@@ -963,6 +989,7 @@ const OpDesc op_Pad = {
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(pad_attrs), .infer = pad_infer, .eval = pad_eval,
     .gradient = pad_grad, .backward_reads = ir_bw_none,
+    .shape_inputs = 1u << 1,
 };
 
 /* ---- Expand --------------------------------------------------------------- */
@@ -974,10 +1001,26 @@ static int expand_infer(Node *n, Diag *d)
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
     int64_t req[MAX_LIST];
+    Shape t = {0}, s = {0};
+    if (n->in[1]->kind != VK_CONST) {
+        /* shape read at run time: a dim the input fixes (not 1) keeps that
+         * bound, the others are bounded by --max-dim */
+        int k = runtime_list_len(n, 1, d), r = x->shape.rank;
+        if (k < 0) return -1;
+        if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'shape' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
+        memset(&s, 0, sizeof s);
+        s.rank = k > r ? k : r;
+        for (int i = 0; i < s.rank; i++) {
+            int j = i - (s.rank - r);
+            s.dims[i] = j >= 0 && x->shape.dims[j] != 1 && !x->shape.sym[j] ? x->shape.dims[j] : IR_DIM_UNBOUNDED;
+            s.sym[i] = IR_SYM_NEW;
+        }
+        ir_set_out(n, 0, x->dtype, &s);
+        return 0;
+    }
     int k = const_list(n, 1, "shape", req, d);
     if (k < 0) return -1;
     if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'shape' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
-    Shape t = {0}, s = {0};
     memset(&t, 0, sizeof t);
     t.rank = k;
     for (int i = 0; i < k; i++) {
@@ -1016,6 +1059,7 @@ const OpDesc op_Expand = {
     .name = "Expand", .min_in = 2, .max_in = 2, .in_names = expand_in,
     .min_out = 1, .max_out = 1, .out_names = out_expanded,
     .infer = expand_infer, .eval = expand_eval, .gradient = expand_grad, .backward_reads = ir_bw_none,
+    .shape_inputs = 1u << 1,
 };
 
 /* ---- Shape ---------------------------------------------------------------- */

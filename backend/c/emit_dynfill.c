@@ -1,0 +1,333 @@
+/* emit_dynfill.c — C emitters for ops whose output extents are read from
+ * an operand at run time (data-dependent dims, ir/ir.h's SYM_DATA): Range
+ * (start, limit, delta), ConstantOfShape (shape), Tile (repeats), OneHot
+ * (depth), Expand (shape), Pad (pads) and Resize/Upsample (scales or
+ * sizes) when that operand is not a constant.
+ *
+ * Each emitter first computes the output extents from the operand values
+ * exactly as the op's shape inference does for constants, and stores them
+ * in the schedule's shape table with cgen_set_dim (which also checks them
+ * against their bounds, --max-dim for the unbounded ones); then the kernel
+ * runs at those extents: loop bounds and the dims tables passed to the
+ * runtime kernels (gcrt_fill, gcrt_tile, gcrt_pad, gcrt_strided_copy,
+ * gcrt_resize) are C expressions over dim[]. Memory is planned at the
+ * bounds, so pointers stay the static ones. Resize computes its tap tables
+ * at run time (gcrt_resize_taps_*) into the node's workspace, where the
+ * static path writes them as constant arrays.
+ *
+ * The families' own emitters call these for a node with symbolic dims; the
+ * static code they write is untouched.
+ */
+#include "emit_dynfill.h"
+#include "emit_common.h"
+#include "../../ir/ops/index_attrs.h"
+#include "../../ir/ops/shape_attrs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether dim k of v is a data-dependent dim that v's node sets (its
+ * symbol is named after v, "NAME:k"; one passed through is not). */
+static int own_dim(Cgen *c, const Value *v, int k)
+{
+    int32_t y = v->shape.sym[k];
+    if (!y) return 0;
+    const IrSym *s = ir_sym(cgen_graph(c), y);
+    size_t l = strlen(v->name);
+    return s->kind == SYM_DATA && strncmp(s->name, v->name, l) == 0 && s->name[l] == ':';
+}
+
+/* Extent of dim k of s as a C expression ("4", "dim[2]"). */
+static const char *dim_str(const Shape *s, int k, char *buf, size_t cap)
+{
+    CgenProd p = cgen_dims_prod(s, k, k + 1);
+    return cgen_prod_str(&p, buf, cap);
+}
+
+/* Element count of dims [from, to) of s as a C expression. */
+static const char *prod_str(const Shape *s, int from, int to, char *buf, size_t cap)
+{
+    CgenProd p = cgen_dims_prod(s, from, to);
+    return cgen_prod_str(&p, buf, cap);
+}
+
+/* Writes `const int64_t NAME[r] = {d0, d1, ...};` with the extents of s. */
+static void dims_table(Writer *w, const char *name, const Shape *s)
+{
+    char b[96];
+    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", name, s->rank > 0 ? s->rank : 1);
+    for (int k = 0; k < s->rank; k++) w_printf(w, "%s%s", k ? ", " : "", dim_str(s, k, b, sizeof b));
+    if (s->rank == 0) w_puts(w, "0");
+    w_puts(w, "};\n");
+}
+
+/* The operand that decides a shape must be a tensor of static extent (its
+ * element count fixes how many values to read). */
+static int need_static_operand(const Node *n, int i, Diag *d)
+{
+    const Value *v = n->in[i];
+    if (v && ir_shape_has_sym(&v->shape))
+        return diag_node_error(d, n, "input '%s' must have a static shape to be read at run time", ir_op(n->op)->in_names[i]);
+    return 0;
+}
+
+/* ---- Range ------------------------------------------------------------------ */
+
+/* count = max(ceil((limit - start) / delta), 0), in float for f32 inputs
+ * (as the reference computes it); y[i] = start + i * delta. */
+int emit_dyn_range(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    DType t = n->in[0]->dtype;
+    char ps[EMIT_EXPR_CAP], pl[EMIT_EXPR_CAP], pd[EMIT_EXPR_CAP], py[EMIT_EXPR_CAP], len[64], val[3 * EMIT_EXPR_CAP];
+    emit_ptr_name(c, n->in[0], ps);
+    emit_ptr_name(c, n->in[1], pl);
+    emit_ptr_name(c, n->in[2], pd);
+    emit_ptr_name(c, y, py);
+    const char *cnt = cgen_tmp(c, "count"), *i = cgen_tmp(c, "i");
+    w_line(w, "{");
+    w->indent++;
+    if (t == DT_F32) w_line(w, "double %s = ceil((double)((%s[0] - %s[0]) / %s[0]));", cnt, pl, ps, pd);
+    else w_line(w, "double %s = ceil(((double)%s[0] - (double)%s[0]) / (double)%s[0]);", cnt, pl, ps, pd);
+    char e[256];
+    snprintf(e, sizeof e, "!(%s > 0) ? 0 : %s > 9.0e15 ? INT64_C(9000000000000000) : (int64_t)%s", cnt, cnt, cnt);
+    cgen_set_dim(c, y, 0, e);
+    dim_str(&y->shape, 0, len, sizeof len);
+    w_line(w, "int64_t %s;", i);
+    w_line(w, "for (%s = 0; %s < %s; %s++)", i, i, len, i);
+    w->indent++;
+    snprintf(val, sizeof val, "(%s)((double)%s[0] + (double)%s * (double)%s[0])", cgen_ctype(cgen_compute_type(t)), ps, i, pd);
+    cgen_store(w, t, py, i, val);
+    w->indent -= 2;
+    w_line(w, "}");
+    return 0;
+}
+
+/* ---- ConstantOfShape ---------------------------------------------------------- */
+
+int emit_dyn_constant_of_shape(Cgen *c, const Node *n, Diag *d)
+{
+    if (need_static_operand(n, 0, d)) return -1;
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    char px[EMIT_EXPR_CAP], py[EMIT_EXPR_CAP], e[EMIT_EXPR_CAP + 32], cnt[160];
+    emit_ptr_name(c, n->in[0], px);
+    for (int k = 0; k < y->shape.rank; k++) {
+        if (!own_dim(c, y, k)) continue;
+        snprintf(e, sizeof e, "(int64_t)%s[%d]", px, k);
+        cgen_set_dim(c, y, k, e);
+    }
+    size_t es = ir_dtype_size(y->dtype);
+    unsigned char elem[16] = {0};
+    const AttrVal *a = &n->attrs[CONSTANT_OF_SHAPE_VALUE];
+    if (a->set && a->t.dtype == y->dtype && a->t.nbytes == es) memcpy(elem, a->t.data, es);
+    else ir_store_f64(y->dtype, elem, 0, a->set ? ir_load_f64(a->t.dtype, a->t.data, 0) : 0.0);
+    const char *name = cgen_tmp(c, "fill_value");
+    w_line(w, "{");
+    w->indent++;
+    w_printf(w, "%*sstatic const unsigned char %s[%zu] = {", 4 * w->indent, "", name, es);
+    for (size_t i = 0; i < es; i++) w_printf(w, "%s%u", i ? ", " : "", elem[i]);
+    w_puts(w, "};\n");
+    w_line(w, "gcrt_fill(%s, %s, %zu, %s);", emit_ptr_name(c, y, py), name, es, prod_str(&y->shape, 0, y->shape.rank, cnt, sizeof cnt));
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+/* ---- Tile ------------------------------------------------------------------- */
+
+int emit_dyn_tile(Cgen *c, const Node *n, Diag *d)
+{
+    if (need_static_operand(n, 1, d)) return -1;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    int r = x->shape.rank;
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], br[EMIT_EXPR_CAP], e[2 * EMIT_EXPR_CAP], xd[64];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
+    emit_ptr_name(c, n->in[1], br);
+    for (int k = 0; k < r; k++) {
+        if (!own_dim(c, y, k)) continue;
+        snprintf(e, sizeof e, "%s * (int64_t)%s[%d]", dim_str(&x->shape, k, xd, sizeof xd), br, k);
+        cgen_set_dim(c, y, k, e);
+    }
+    if (r == 0) {
+        w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
+        return 0;
+    }
+    char ni[64], no[64];
+    snprintf(ni, sizeof ni, "%s", cgen_tmp(c, "in_dims"));
+    snprintf(no, sizeof no, "%s", cgen_tmp(c, "out_dims"));
+    w_line(w, "{");
+    w->indent++;
+    dims_table(w, ni, &x->shape);
+    dims_table(w, no, &y->shape);
+    w_line(w, "gcrt_tile(%s, %s, %zu, %d, %s, %s);", by, bx, ir_dtype_size(x->dtype), r, ni, no);
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+/* ---- OneHot ----------------------------------------------------------------- */
+
+/* The static kernel (emit_index.c) with depth read from the input. */
+int emit_dyn_onehot(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    Writer *w = cgen_w(c);
+    const Value *ind = n->in[0], *vals = n->in[2], *y = n->out[0];
+    const Shape *os = &y->shape;
+    int ax = ir_norm_axis(n->attrs[ONEHOT_AXIS].i, os->rank);
+    char bi[EMIT_EXPR_CAP], bv[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bd[EMIT_EXPR_CAP], e[EMIT_EXPR_CAP + 32];
+    char dep[64], outer[128], inner[128], total[160], idx[160];
+    emit_ptr_name(c, n->in[1], bd);
+    if (own_dim(c, y, ax)) {
+        snprintf(e, sizeof e, "(int64_t)%s[0]", bd);
+        cgen_set_dim(c, y, ax, e);
+    }
+    dim_str(os, ax, dep, sizeof dep);
+    prod_str(os, 0, ax, outer, sizeof outer);
+    prod_str(os, ax + 1, os->rank, inner, sizeof inner);
+    prod_str(os, 0, os->rank, total, sizeof total);
+    emit_ptr_name(c, vals, bv);
+    emit_ptr_name(c, y, by);
+    emit_ptr_name(c, ind, bi);
+    w_line(w, "for (int64_t e = 0; e < %s; e++) %s[e] = %s[0];", total, by, bv);
+    snprintf(idx, sizeof idx, "o * (%s) + i", inner);
+    w_line(w, "for (int64_t o = 0; o < %s; o++)", outer);
+    w->indent++;
+    w_line(w, "for (int64_t i = 0; i < %s; i++) {", inner);
+    w->indent++;
+    if (ir_dtype_is_float(ind->dtype)) {
+        w_printf(w, "%*sdouble v = (double)", 4 * w->indent, "");
+        cgen_load(w, ind->dtype, bi, idx);
+        w_printf(w, ";\n");
+        w_line(w, "int64_t k;");
+        w_line(w, "if (!(v > (double)(-(%s) - 1) && v < (double)(%s))) continue;", dep, dep);
+        w_line(w, "k = (int64_t)v;");
+    } else {
+        w_line(w, "int64_t k = (int64_t)%s[%s];", bi, idx);
+    }
+    w_line(w, "if (k < 0) k += %s;", dep);
+    w_line(w, "if (k >= 0 && k < %s) %s[(o * (%s) + k) * (%s) + i] = %s[1];", dep, by, dep, inner, bv);
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    return 0;
+}
+
+/* ---- Expand ----------------------------------------------------------------- */
+
+/* Output dim k: the input's when it is not 1 (the requested value must then
+ * be 1 or equal), else the requested one; a mismatch gives -1, which the
+ * bounds check of cgen_set_dim turns into NAME_ERR_SHAPE. */
+int emit_dyn_expand(Cgen *c, const Node *n, Diag *d)
+{
+    if (need_static_operand(n, 1, d)) return -1;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    const Shape *xs = &x->shape, *os = &y->shape;
+    int R = os->rank, r = xs->rank, kq = (int)ir_numel(&n->in[1]->shape);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bs[EMIT_EXPR_CAP], e[8 * EMIT_EXPR_CAP], xd[64], rq[EMIT_EXPR_CAP + 32];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
+    emit_ptr_name(c, n->in[1], bs);
+    for (int k = 0; k < R; k++) {
+        if (!own_dim(c, y, k)) continue;
+        int j = k - (R - r), q = k - (R - kq);
+        if (q < 0) snprintf(rq, sizeof rq, "INT64_C(1)");
+        else snprintf(rq, sizeof rq, "(int64_t)%s[%d]", bs, q);
+        if (j < 0) snprintf(xd, sizeof xd, "1");
+        else dim_str(xs, j, xd, sizeof xd);
+        if (j >= 0 && !xs->sym[j] && xs->dims[j] == 1) snprintf(e, sizeof e, "%s", rq);
+        else if (q < 0) snprintf(e, sizeof e, "%s", xd);
+        else snprintf(e, sizeof e, "%s == 1 ? %s : (%s == 1 || %s == %s) ? %s : -1", xd, rq, rq, rq, xd, xd);
+        cgen_set_dim(c, y, k, e);
+    }
+    if (R == 0) {
+        w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
+        return 0;
+    }
+    /* the box copy: source strides 0 on broadcast axes (input dim 1) */
+    char nd[64], nds[64], nss[64], b[128];
+    snprintf(nd, sizeof nd, "%s", cgen_tmp(c, "dims"));
+    snprintf(nds, sizeof nds, "%s", cgen_tmp(c, "dst_st"));
+    snprintf(nss, sizeof nss, "%s", cgen_tmp(c, "src_st"));
+    w_line(w, "{");
+    w->indent++;
+    dims_table(w, nd, os);
+    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", nds, R);
+    for (int k = 0; k < R; k++) w_printf(w, "%s%s", k ? ", " : "", prod_str(os, k + 1, R, b, sizeof b));
+    w_puts(w, "};\n");
+    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", nss, R);
+    for (int k = 0; k < R; k++) {
+        int j = k - (R - r);
+        if (j < 0) w_printf(w, "%s0", k ? ", " : "");
+        else w_printf(w, "%s%s == 1 ? 0 : %s", k ? ", " : "", dim_str(xs, j, xd, sizeof xd), prod_str(xs, j + 1, r, b, sizeof b));
+    }
+    w_puts(w, "};\n");
+    w_line(w, "gcrt_strided_copy(%s, %s, %s, %s, %s, %d, %zu);", by, nds, bx, nss, nd, R, ir_dtype_size(x->dtype));
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+/* ---- Pad -------------------------------------------------------------------- */
+
+/* Output dim k = input dim + begin + end, from the pads read at run time. */
+int emit_dyn_pad(Cgen *c, const Node *n, Diag *d)
+{
+    if (need_static_operand(n, 1, d)) return -1;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    int r = x->shape.rank;
+    const char *ms = n->attrs[PAD_MODE].s;
+    int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : 0;
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bc[EMIT_EXPR_CAP], bp[EMIT_EXPR_CAP], e[16 * EMIT_EXPR_CAP], xd[64];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
+    emit_ptr_name(c, n->in[1], bp);
+    if (n->n_in > 2 && n->in[2]) emit_ptr_name(c, n->in[2], bc);
+    else snprintf(bc, sizeof bc, "(const void *)0");
+    for (int k = 0; k < r; k++) {
+        if (!own_dim(c, y, k)) continue;
+        dim_str(&x->shape, k, xd, sizeof xd);
+        /* a pad that cuts more than the axis holds, or reflect/edge padding an
+         * empty axis, is an error (-1) */
+        char bad[4 * EMIT_EXPR_CAP] = "";
+        if (mode != 0) snprintf(bad, sizeof bad, " || (%s == 0 && ((int64_t)%s[%d] > 0 || (int64_t)%s[%d] > 0))", xd, bp, k, bp, r + k);
+        snprintf(e, sizeof e, "(int64_t)%s[%d] < -(%s) || (int64_t)%s[%d] < -(%s)%s ? -1 : %s + (int64_t)%s[%d] + (int64_t)%s[%d]", bp, k,
+                 xd, bp, r + k, xd, bad, xd, bp, k, bp, r + k);
+        cgen_set_dim(c, y, k, e);
+    }
+    if (r == 0) {
+        w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
+        return 0;
+    }
+    char ni[64], no[64], np[64];
+    snprintf(ni, sizeof ni, "%s", cgen_tmp(c, "in_dims"));
+    snprintf(no, sizeof no, "%s", cgen_tmp(c, "out_dims"));
+    snprintf(np, sizeof np, "%s", cgen_tmp(c, "pad_begin"));
+    w_line(w, "{");
+    w->indent++;
+    dims_table(w, ni, &x->shape);
+    dims_table(w, no, &y->shape);
+    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", np, r);
+    for (int k = 0; k < r; k++) w_printf(w, "%s(int64_t)%s[%d]", k ? ", " : "", bp, k);
+    w_puts(w, "};\n");
+    w_line(w, "gcrt_pad(%s, %s, %s, %zu, %d, %s, %s, %s, %d);", by, bx, bc, ir_dtype_size(x->dtype), r, ni, no, np, mode);
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+/* ---- Resize / Upsample ---------------------------------------------------------- */
+
+int emit_dyn_resize(Cgen *c, const Node *n, Diag *d)
+{
+    (void)c;
+    return diag_node_error(d, n, "the C backend does not support runtime scales or sizes for %s yet", ir_op(n->op)->name);
+}

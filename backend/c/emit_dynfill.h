@@ -1,0 +1,21 @@
+/* emit_dynfill.h — the runtime-extent emitters of the generators and
+ * movers whose output shape comes from an operand's values (Range,
+ * ConstantOfShape, Tile, OneHot, Expand, Pad, Resize/Upsample) when that
+ * operand is not a constant (backend/c/emit_dynfill.c). Each family's own
+ * emitter hands a node with symbolic dims to these; the static path stays
+ * in the family's file, unchanged.
+ */
+#ifndef GRAPHC_EMIT_DYNFILL_H
+#define GRAPHC_EMIT_DYNFILL_H
+
+#include "cgen.h"
+
+int emit_dyn_range(Cgen *c, const Node *n, Diag *d);
+int emit_dyn_constant_of_shape(Cgen *c, const Node *n, Diag *d);
+int emit_dyn_tile(Cgen *c, const Node *n, Diag *d);
+int emit_dyn_onehot(Cgen *c, const Node *n, Diag *d);
+int emit_dyn_expand(Cgen *c, const Node *n, Diag *d);
+int emit_dyn_pad(Cgen *c, const Node *n, Diag *d);
+int emit_dyn_resize(Cgen *c, const Node *n, Diag *d);
+
+#endif
