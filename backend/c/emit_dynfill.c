@@ -22,6 +22,7 @@
 #include "emit_common.h"
 #include "../../ir/ops/index_attrs.h"
 #include "../../ir/ops/shape_attrs.h"
+#include "../../ir/ops/vision_attrs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,8 +327,130 @@ int emit_dyn_pad(Cgen *c, const Node *n, Diag *d)
 
 /* ---- Resize / Upsample ---------------------------------------------------------- */
 
+/* Index of s in names[0..count), 0 when absent (resize_plan checked it). */
+static int pick(const char *s, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    return 0;
+}
+
+/* Input i of n when present, non-empty and not a constant. */
+static const Value *runtime_in(const Node *n, int i)
+{
+    if (i >= n->n_in || !n->in[i] || n->in[i]->kind == VK_CONST || ir_numel(&n->in[i]->shape) == 0) return NULL;
+    return n->in[i];
+}
+
+/* Input i of n when present and non-empty. */
+static const Value *given_in(const Node *n, int i)
+{
+    if (i >= n->n_in || !n->in[i] || ir_numel(&n->in[i]->shape) == 0) return NULL;
+    return n->in[i];
+}
+
+static int resize_tf_crop(const Node *n)
+{
+    return n->op == OP_Resize && strcmp(n->attrs[RESIZE_COORDINATE_TRANSFORMATION_MODE].s, "tf_crop_and_resize") == 0;
+}
+
+int emit_dyn_resize_needed(const Node *n)
+{
+    return cgen_node_has_sym(n) || (resize_tf_crop(n) && runtime_in(n, 1));
+}
+
+/* Taps per output index: 1 nearest, 2 linear, 4 cubic. */
+static int resize_taps(const Node *n)
+{
+    static const int k[] = {1, 2, 4};
+    static const char *const modes[] = {"nearest", "linear", "cubic"};
+    return k[pick(n->attrs[n->op == OP_Resize ? RESIZE_MODE : UPSAMPLE_MODE].s, modes, 3)];
+}
+
+size_t emit_dyn_resize_workspace(const Node *n)
+{
+    if (!emit_dyn_resize_needed(n)) return 0;
+    const Shape *os = &n->out[0]->shape;
+    int64_t total = 0;
+    for (int a = 0; a < os->rank; a++) total += os->dims[a] * resize_taps(n);
+    return (size_t)total * (sizeof(int64_t) + ir_dtype_size(n->out[0]->dtype));
+}
+
+/* The extents from scales (floor(scale * in)) or sizes, set at run time when
+ * they are the node's own; the scales, roi and tap tables are computed at
+ * run time (gcrt_resize_taps_*) into the workspace, then gcrt_resize runs. */
 int emit_dyn_resize(Cgen *c, const Node *n, Diag *d)
 {
-    (void)c;
-    return diag_node_error(d, n, "the C backend does not support runtime scales or sizes for %s yet", ir_op(n->op)->name);
+    static const char *const ctms[] = {"half_pixel", "asymmetric", "pytorch_half_pixel", "tf_crop_and_resize", "align_corners"};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    static const char *const modes[] = {"nearest", "linear", "cubic"};
+    const Value *X = n->in[0], *Y = n->out[0];
+    const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
+    if (!sfx) return -1;
+    if (ir_shape_has_sym(&X->shape))
+        return diag_node_error(d, n, "the C backend resizes at run time only an input 'X' of static shape");
+    Writer *w = cgen_w(c);
+    int r = X->shape.rank, up = n->op == OP_Upsample, K = resize_taps(n);
+    int mode = pick(n->attrs[up ? UPSAMPLE_MODE : RESIZE_MODE].s, modes, 3);
+    int ctm = up ? 1 : pick(n->attrs[RESIZE_COORDINATE_TRANSFORMATION_MODE].s, ctms, 5);
+    int nearest = up ? 2 : pick(n->attrs[RESIZE_NEAREST_MODE].s, nms, 4);
+    double A = up ? -0.75 : n->attrs[RESIZE_CUBIC_COEFF_A].f;
+    int exclude = up ? 0 : n->attrs[RESIZE_EXCLUDE_OUTSIDE].i != 0;
+    const Value *scales = up ? n->in[1] : given_in(n, 2), *sizes = up ? NULL : given_in(n, 3), *roi = given_in(n, 1);
+    char ps[EMIT_EXPR_CAP], pr[EMIT_EXPR_CAP], xd[64], e[4 * EMIT_EXPR_CAP], b[160], lit[64];
+    const char *sc = cgen_tmp(c, "scale"), *ro = cgen_tmp(c, "roi"), *ni = cgen_tmp(c, "in_dims"), *no = cgen_tmp(c, "out_dims");
+    const char *nk = cgen_tmp(c, "taps");
+    char sc_s[64], ro_s[64], ni_s[64], no_s[64], nk_s[64];
+    snprintf(sc_s, sizeof sc_s, "%s", sc);
+    snprintf(ro_s, sizeof ro_s, "%s", ro);
+    snprintf(ni_s, sizeof ni_s, "%s", ni);
+    snprintf(no_s, sizeof no_s, "%s", no);
+    snprintf(nk_s, sizeof nk_s, "%s", nk);
+    emit_ptr_name(c, scales ? scales : sizes, ps);
+    w_line(w, "{");
+    w->indent++;
+    dims_table(w, ni_s, &X->shape);
+    w_line(w, "double %s[%d];", sc_s, r);
+    for (int a = 0; a < r; a++) {
+        snprintf(xd, sizeof xd, "%lld", (long long)X->shape.dims[a]);
+        if (scales) {
+            w_line(w, "%s[%d] = (double)%s[%d];", sc_s, a, ps, a);
+            if (own_dim(c, Y, a)) {
+                snprintf(e, sizeof e, "%s[%d] > 0 && %s[%d] * %s.0 < 4.0e18 ? (int64_t)floor(%s[%d] * %s.0) : -1", sc_s, a, sc_s, a, xd,
+                         sc_s, a, xd);
+                cgen_set_dim(c, Y, a, e);
+            }
+        } else {
+            if (own_dim(c, Y, a)) {
+                snprintf(e, sizeof e, "%s == 0 && %s[%d] > 0 ? -1 : (int64_t)%s[%d]", xd, ps, a, ps, a);
+                cgen_set_dim(c, Y, a, e);
+            }
+            w_line(w, "%s[%d] = %s > 0 ? (double)(%s) / %s.0 : 1.0;", sc_s, a, xd, dim_str(&Y->shape, a, b, sizeof b), xd);
+        }
+    }
+    dims_table(w, no_s, &Y->shape);
+    w_printf(w, "%*sconst double %s[%d] = {", 4 * w->indent, "", ro_s, 2 * r);
+    if (ctm == 3 && roi) {
+        emit_ptr_name(c, roi, pr);
+        for (int k = 0; k < 2 * r; k++) w_printf(w, "%s(double)%s[%d]", k ? ", " : "", pr, k);
+    } else {
+        for (int k = 0; k < 2 * r; k++) w_printf(w, "%s%s", k ? ", " : "", k < r ? "0.0" : "1.0");
+    }
+    w_puts(w, "};\n");
+    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", nk_s, r);
+    for (int a = 0; a < r; a++) w_printf(w, "%s%d", a ? ", " : "", K);
+    w_puts(w, "};\n");
+    int64_t total = 0;
+    for (int a = 0; a < r; a++) total += Y->shape.dims[a] * K;
+    const char *ws = cgen_workspace(c, n);
+    char pidx[EMIT_EXPR_CAP + 64], pw[EMIT_EXPR_CAP + 64];
+    snprintf(pidx, sizeof pidx, "(int64_t *)(%s)", ws);
+    snprintf(pw, sizeof pw, "(%s *)(%s + %lld)", cgen_ctype(Y->dtype), ws, (long long)total * (long long)sizeof(int64_t));
+    w_line(w, "gcrt_resize_taps_%s(%d, %s, %s, %s, %s, %d, %d, %d, %.17g, %d, %s, %s, %s);", sfx, r, ni_s, no_s, sc_s, ro_s, mode, ctm,
+           nearest, A, exclude, nk_s, pidx, pw);
+    w_line(w, "gcrt_resize_%s(%d, %s, %s, %s, %s, %s, %s, %s, %s);", sfx, r, ni_s, no_s, nk_s, pidx, pw,
+           emit_float_lit(lit, sizeof lit, ir_resize_extrapolation(n), Y->dtype), cgen_ptr(c, X), cgen_ptr(c, Y));
+    w->indent--;
+    w_line(w, "}");
+    return 0;
 }

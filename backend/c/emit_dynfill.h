@@ -17,5 +17,10 @@ int emit_dyn_onehot(Cgen *c, const Node *n, Diag *d);
 int emit_dyn_expand(Cgen *c, const Node *n, Diag *d);
 int emit_dyn_pad(Cgen *c, const Node *n, Diag *d);
 int emit_dyn_resize(Cgen *c, const Node *n, Diag *d);
+/* Whether Resize/Upsample node n needs emit_dyn_resize (runtime extents, or
+ * a tf_crop_and_resize roi read at run time), and its workspace (the tap
+ * tables; 0 for a node the static emitter writes). */
+int emit_dyn_resize_needed(const Node *n);
+size_t emit_dyn_resize_workspace(const Node *n);
 
 #endif

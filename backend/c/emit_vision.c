@@ -14,6 +14,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "emit_dynfill.h"
 #include "../../ir/ops/vision_attrs.h"
 #include "../../ir/ops/geometry.h"
 
@@ -135,6 +136,7 @@ static int emit_s2d(Cgen *c, const Node *n, Diag *d) { (void)d; return emit_bloc
  * index, as static const arrays, then one gcrt_resize call. */
 static int emit_resize(Cgen *c, const Node *n, Diag *d)
 {
+    if (emit_dyn_resize_needed(n)) return emit_dyn_resize(c, n, d);
     const Value *X = n->in[0], *Y = n->out[0];
     const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
@@ -262,8 +264,8 @@ const CgenEntry cgen_vision_entries[] = {
     {OP_LRN, emit_lrn, CGEN_RT_vision, NULL, 0},
     {OP_DepthToSpace, emit_d2s, CGEN_RT_vision, NULL, 0},
     {OP_SpaceToDepth, emit_s2d, CGEN_RT_vision, NULL, 0},
-    {OP_Resize, emit_resize, CGEN_RT_vision, NULL, 0},
-    {OP_Upsample, emit_resize, CGEN_RT_vision, NULL, 0},
+    {OP_Resize, emit_resize, CGEN_RT_vision, emit_dyn_resize_workspace, 1},
+    {OP_Upsample, emit_resize, CGEN_RT_vision, emit_dyn_resize_workspace, 1},
     {OP_Hardmax, emit_hardmax, CGEN_RT_vision, NULL, 0},
     {OP_Dropout, emit_dropout, 0, NULL, 0},
     {OP_MeanVarianceNormalization, emit_mvn, CGEN_RT_vision, NULL, 0},

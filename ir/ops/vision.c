@@ -654,7 +654,30 @@ static int const_floats(const Node *n, int i, int len, double *v, Diag *d)
     return 0;
 }
 
-static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
+/* A shape-deciding float vector input i (roi, scales) read at run time:
+ * checks its dtype and length as const_floats does. */
+static int runtime_floats(const Node *n, int i, int len, Diag *d)
+{
+    const Value *x = n->in[i];
+    const char *name = ir_op(n->op)->in_names[i];
+    char b1[160];
+    if (!ir_dtype_is_float(x->dtype))
+        return diag_node_error(d, n, "input '%s' has dtype %s; expected a floating-point type", name, ir_dtype_name(x->dtype));
+    if (x->shape.rank != 1 || x->shape.dims[0] != len || x->shape.sym[0])
+        return diag_node_error(d, n, "input '%s' shape %s must be [%d] (%s)", name, ir_shape_str(&x->shape, b1, sizeof b1), len,
+                               i == 1 ? "begins then ends, one per axis of X" : "one per axis of X");
+    return 0;
+}
+
+/* The plan of n; with `runtime`, inputs roi, scales and sizes may be
+ * tensors read at run time: their values are then left out (the roi stays
+ * [0, 1], an output extent they decide is -1). */
+static int resize_plan_rt(const Node *n, ResizePlan *p, int runtime, Diag *d);
+
+static int resize_plan(const Node *n, ResizePlan *p, Diag *d) { return resize_plan_rt(n, p, 0, d); }
+static int resize_plan_out(const Node *n, ResizePlan *p, const Value *scales, const Value *sizes, int runtime, Diag *d);
+
+static int resize_plan_rt(const Node *n, ResizePlan *p, int runtime, Diag *d)
 {
     static const char *const modes[] = {"nearest", "linear", "cubic"};
     static const char *const ctms[] = {"half_pixel", "asymmetric", "pytorch_half_pixel", "tf_crop_and_resize",
@@ -662,7 +685,6 @@ static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const Shape *xs = &n->in[0]->shape;
     int r = p->rank = xs->rank;
-    char b1[160];
     memcpy(p->in, xs->dims, sizeof(int64_t) * (size_t)r);
     p->a = -0.75;
     p->extrap = 0;
@@ -705,6 +727,7 @@ static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
             double roi[2 * IR_MAX_RANK];
             if (!nonempty_in(n, 1))
                 return diag_node_error(d, n, "input 'roi' is required with coordinate_transformation_mode=tf_crop_and_resize");
+            if (runtime && n->in[1]->kind != VK_CONST) return runtime_floats(n, 1, 2 * r, d) ? -1 : resize_plan_out(n, p, scales, sizes, runtime, d);
             if (const_floats(n, 1, 2 * r, roi, d)) return -1;
             for (int i = 0; i < 2 * r; i++)
                 if (!isfinite(roi[i]))
@@ -714,6 +737,26 @@ static int resize_plan(const Node *n, ResizePlan *p, Diag *d)
                 p->roi_e[i] = roi[r + i];
             }
         }
+    }
+    return resize_plan_out(n, p, scales, sizes, runtime, d);
+}
+
+/* The output extents and scales of resize_plan_rt from scales or sizes. */
+static int resize_plan_out(const Node *n, ResizePlan *p, const Value *scales, const Value *sizes, int runtime, Diag *d)
+{
+    int r = p->rank;
+    char b1[160];
+    const Value *src = scales ? scales : sizes;
+    if (runtime && src->kind != VK_CONST) {
+        if (scales && runtime_floats(n, n->op == OP_Upsample ? 1 : 2, r, d)) return -1;
+        if (!scales && (!ir_dtype_is_int(sizes->dtype) || sizes->shape.rank != 1 || sizes->shape.dims[0] != r || sizes->shape.sym[0]))
+            return diag_node_error(d, n, "input 'sizes' must be an integer tensor of shape [%d] (one per axis of X), got %s %s", r,
+                                   ir_dtype_name(sizes->dtype), ir_shape_str(&sizes->shape, b1, sizeof b1));
+        for (int i = 0; i < r; i++) {
+            p->out[i] = -1;
+            p->scale[i] = 1;
+        }
+        return 0;
     }
     if (scales) {
         if (const_floats(n, n->op == OP_Upsample ? 1 : 2, r, p->scale, d)) return -1;
@@ -860,11 +903,20 @@ static int resize_infer(Node *n, Diag *d)
 {
     ResizePlan p;
     char b1[160];
-    if (resize_plan(n, &p, d)) return -1;
+    if (resize_plan_rt(n, &p, 1, d)) return -1;
     if (p.mode != RM_NEAREST && !ir_dtype_is_float(n->in[0]->dtype))
         return diag_node_error(d, n, "mode '%s' needs a floating-point input 'X', got %s",
                                p.mode == RM_LINEAR ? "linear" : "cubic", ir_dtype_name(n->in[0]->dtype));
     Shape os = ir_shape(p.rank, p.out);
+    if (p.out[0] < 0) {
+        /* scales or sizes read at run time: every extent is data-dependent, bounded by --max-dim */
+        for (int i = 0; i < p.rank; i++) {
+            os.dims[i] = IR_DIM_UNBOUNDED;
+            os.sym[i] = IR_SYM_NEW;
+        }
+        ir_set_out(n, 0, n->in[0]->dtype, &os);
+        return 0;
+    }
     int64_t cnt;
     if (ir_shape_numel(&os, &cnt))
         return diag_node_error(d, n, "output shape %s is too large", ir_shape_str(&os, b1, sizeof b1));
@@ -950,6 +1002,8 @@ const OpDesc op_Resize = {
     .infer = resize_infer,
     .eval = resize_eval,
     .const_inputs = 1u << 1 | 1u << 2 | 1u << 3, /* roi, scales, sizes */
+    /* roi decides no shape, but the reference evaluation reads it as a constant */
+    .shape_inputs = 1u << 1 | 1u << 2 | 1u << 3,
     .gradient = resize_grad, .backward_reads = ir_bw_none,
 };
 
@@ -961,6 +1015,7 @@ const OpDesc op_Upsample = {
     .infer = resize_infer,
     .eval = resize_eval,
     .const_inputs = 1u << 1, /* scales */
+    .shape_inputs = 1u << 1,
     .gradient = resize_grad, .backward_reads = ir_bw_none,
 };
 
