@@ -17,9 +17,9 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
-#include "emit_dynfill.h"
 #include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/index_attrs.h"
+#include "emit_dynfill.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,10 +17,10 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
-#include "emit_dynfill.h"
 #include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/shape_attrs.h"
 #include "../../ir/ops/geometry.h"
+#include "emit_dynfill.h"
 
 #include <stdio.h>
 #include <stdlib.h>
