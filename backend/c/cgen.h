@@ -39,6 +39,7 @@ typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
     X(linalg, 0)                \
     X(nn, CGEN_RT_linalg)       \
     X(pool, 0)                  \
+    X(resize, 0)                \
     X(rnn, CGEN_RT_linalg)      \
     X(shape, 0)                 \
     X(signal, 0)                \

@@ -12,8 +12,9 @@
  * runtime kernels (gcrt_fill, gcrt_tile, gcrt_pad, gcrt_strided_copy,
  * gcrt_resize) are C expressions over dim[]. Memory is planned at the
  * bounds, so pointers stay the static ones. Resize computes its tap tables
- * at run time (gcrt_resize_taps_*) into the node's workspace, where the
- * static path writes them as constant arrays.
+ * at run time (gcrt_resize_taps_*, the runtime unit `resize`, which only
+ * such models include) into the node's workspace, where the static path
+ * writes them as constant arrays.
  *
  * The families' own emitters call these for a node with symbolic dims; the
  * static code they write is untouched.
@@ -442,6 +443,7 @@ int emit_dyn_resize(Cgen *c, const Node *n, Diag *d)
     w_puts(w, "};\n");
     int64_t total = 0;
     for (int a = 0; a < r; a++) total += Y->shape.dims[a] * K;
+    cgen_use_runtime(c, CGEN_RT_resize);
     const char *ws = cgen_workspace(c, n);
     char pidx[EMIT_EXPR_CAP + 64], pw[EMIT_EXPR_CAP + 64];
     snprintf(pidx, sizeof pidx, "(int64_t *)(%s)", ws);

@@ -43,25 +43,12 @@
      * it outside the crop, where Y = extrap. */                                             \
     GCRT_FN void gcrt_resize##S(int rank, const int64_t *in, const int64_t *out, const int64_t *K,    \
                         const int64_t *idx, const T *w, T extrap, const T *X, T *Y);         \
-    /* The tap tables of gcrt_resize computed at run time (runtime scales or sizes):     \
-     * K[a] taps per output index of axis a (1 nearest, 2 linear, 4 cubic; unused taps    \
-     * repeat the first index with weight 0), from scale[a], roi[2*rank] (begins, ends;  \
-     * tf_crop_and_resize) and the modes of GCRT_RESIZE_*; a = cubic_coeff_a. */         \
-    GCRT_FN void gcrt_resize_taps##S(int rank, const int64_t *in, const int64_t *out, const double *scale, \
-                        const double *roi, int mode, int ctm, int nearest, double a, int exclude,  \
-                        const int64_t *K, int64_t *idx, T *w);                               \
     /* RoiAlign (ONNX opset 16) of X[N,C,H,W] over the boxes rois[R,4] (x1, y1, x2, y2) of    \
      * images bidx[R] into Y[R,C,oh,ow]; sr = sampling_ratio (0: adaptive), half_pixel or      \
      * output_half_pixel, average or max pooling. A batch index outside [0, N) gives 0s. */  \
     GCRT_FN void gcrt_roialign##S(int64_t N, int64_t C, int64_t H, int64_t W, int64_t R, int64_t oh,     \
                           int64_t ow, int64_t sr, double scale, int half_pixel, int max_mode,  \
                           const T *X, const T *rois, const int64_t *bidx, T *Y);
-
-/* gcrt_resize_taps modes: ONNX Resize's mode, coordinate_transformation_mode
- * and nearest_mode, in the order the attribute strings are listed there. */
-enum { GCRT_RESIZE_NEAREST, GCRT_RESIZE_LINEAR, GCRT_RESIZE_CUBIC };
-enum { GCRT_RESIZE_HALF_PIXEL, GCRT_RESIZE_ASYMMETRIC, GCRT_RESIZE_PYTORCH_HALF_PIXEL, GCRT_RESIZE_TF_CROP, GCRT_RESIZE_ALIGN_CORNERS };
-enum { GCRT_RESIZE_ROUND_FLOOR, GCRT_RESIZE_ROUND_CEIL, GCRT_RESIZE_FLOOR, GCRT_RESIZE_CEIL };
 
 GCRT_VISION_DECLARE(_f32, float)
 GCRT_VISION_DECLARE(_f64, double)
