@@ -58,7 +58,7 @@ static const char *prod_str(const Shape *s, int from, int to, char *buf, size_t 
 static void dims_table(Writer *w, const char *name, const Shape *s)
 {
     char b[96];
-    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", name, s->rank > 0 ? s->rank : 1);
+    w_printf(w, "const int64_t %s[%d] = {", name, s->rank > 0 ? s->rank : 1);
     for (int k = 0; k < s->rank; k++) w_printf(w, "%s%s", k ? ", " : "", dim_str(s, k, b, sizeof b));
     if (s->rank == 0) w_puts(w, "0");
     w_puts(w, "};\n");
@@ -130,7 +130,7 @@ int emit_dyn_constant_of_shape(Cgen *c, const Node *n, Diag *d)
     const char *name = cgen_tmp(c, "fill_value");
     w_line(w, "{");
     w->indent++;
-    w_printf(w, "%*sstatic const unsigned char %s[%zu] = {", 4 * w->indent, "", name, es);
+    w_printf(w, "static const unsigned char %s[%zu] = {", name, es);
     for (size_t i = 0; i < es; i++) w_printf(w, "%s%u", i ? ", " : "", elem[i]);
     w_puts(w, "};\n");
     w_line(w, "gcrt_fill(%s, %s, %zu, %s);", emit_ptr_name(c, y, py), name, es, prod_str(&y->shape, 0, y->shape.rank, cnt, sizeof cnt));
@@ -204,7 +204,7 @@ int emit_dyn_onehot(Cgen *c, const Node *n, Diag *d)
     w_line(w, "for (int64_t i = 0; i < %s; i++) {", inner);
     w->indent++;
     if (ir_dtype_is_float(ind->dtype)) {
-        w_printf(w, "%*sdouble v = (double)", 4 * w->indent, "");
+        w_printf(w, "double v = (double)");
         cgen_load(w, ind->dtype, bi, idx);
         w_printf(w, ";\n");
         w_line(w, "int64_t k;");
@@ -244,8 +244,9 @@ int emit_dyn_expand(Cgen *c, const Node *n, Diag *d)
         else snprintf(rq, sizeof rq, "(int64_t)%s[%d]", bs, q);
         if (j < 0) snprintf(xd, sizeof xd, "1");
         else dim_str(xs, j, xd, sizeof xd);
-        if (j >= 0 && !xs->sym[j] && xs->dims[j] == 1) snprintf(e, sizeof e, "%s", rq);
+        if (j < 0 || (!xs->sym[j] && xs->dims[j] == 1)) snprintf(e, sizeof e, "%s", rq);
         else if (q < 0) snprintf(e, sizeof e, "%s", xd);
+        else if (!xs->sym[j]) snprintf(e, sizeof e, "%s == 1 || %s == %s ? %s : -1", rq, rq, xd, xd);
         else snprintf(e, sizeof e, "%s == 1 ? %s : (%s == 1 || %s == %s) ? %s : -1", xd, rq, rq, rq, xd, xd);
         cgen_set_dim(c, y, k, e);
     }
@@ -261,13 +262,14 @@ int emit_dyn_expand(Cgen *c, const Node *n, Diag *d)
     w_line(w, "{");
     w->indent++;
     dims_table(w, nd, os);
-    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", nds, R);
+    w_printf(w, "const int64_t %s[%d] = {", nds, R);
     for (int k = 0; k < R; k++) w_printf(w, "%s%s", k ? ", " : "", prod_str(os, k + 1, R, b, sizeof b));
     w_puts(w, "};\n");
-    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", nss, R);
+    w_printf(w, "const int64_t %s[%d] = {", nss, R);
     for (int k = 0; k < R; k++) {
         int j = k - (R - r);
-        if (j < 0) w_printf(w, "%s0", k ? ", " : "");
+        if (j < 0 || (!xs->sym[j] && xs->dims[j] == 1)) w_printf(w, "%s0", k ? ", " : "");
+        else if (!xs->sym[j]) w_printf(w, "%s%s", k ? ", " : "", prod_str(xs, j + 1, r, b, sizeof b));
         else w_printf(w, "%s%s == 1 ? 0 : %s", k ? ", " : "", dim_str(xs, j, xd, sizeof xd), prod_str(xs, j + 1, r, b, sizeof b));
     }
     w_puts(w, "};\n");
@@ -300,7 +302,7 @@ int emit_dyn_pad(Cgen *c, const Node *n, Diag *d)
         /* a pad that cuts more than the axis holds, or reflect/edge padding an
          * empty axis, is an error (-1) */
         char bad[4 * EMIT_EXPR_CAP] = "";
-        if (mode != 0) snprintf(bad, sizeof bad, " || (%s == 0 && ((int64_t)%s[%d] > 0 || (int64_t)%s[%d] > 0))", xd, bp, k, bp, r + k);
+        if (mode != 0 && (x->shape.sym[k] || x->shape.dims[k] == 0)) snprintf(bad, sizeof bad, " || (%s == 0 && ((int64_t)%s[%d] > 0 || (int64_t)%s[%d] > 0))", xd, bp, k, bp, r + k);
         snprintf(e, sizeof e, "(int64_t)%s[%d] < -(%s) || (int64_t)%s[%d] < -(%s)%s ? -1 : %s + (int64_t)%s[%d] + (int64_t)%s[%d]", bp, k,
                  xd, bp, r + k, xd, bad, xd, bp, k, bp, r + k);
         cgen_set_dim(c, y, k, e);
@@ -317,7 +319,7 @@ int emit_dyn_pad(Cgen *c, const Node *n, Diag *d)
     w->indent++;
     dims_table(w, ni, &x->shape);
     dims_table(w, no, &y->shape);
-    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", np, r);
+    w_printf(w, "const int64_t %s[%d] = {", np, r);
     for (int k = 0; k < r; k++) w_printf(w, "%s(int64_t)%s[%d]", k ? ", " : "", bp, k);
     w_puts(w, "};\n");
     w_line(w, "gcrt_pad(%s, %s, %s, %zu, %d, %s, %s, %s, %d);", by, bx, bc, ir_dtype_size(x->dtype), r, ni, no, np, mode);
@@ -423,14 +425,17 @@ int emit_dyn_resize(Cgen *c, const Node *n, Diag *d)
             }
         } else {
             if (own_dim(c, Y, a)) {
-                snprintf(e, sizeof e, "%s == 0 && %s[%d] > 0 ? -1 : (int64_t)%s[%d]", xd, ps, a, ps, a);
+                /* an empty axis cannot grow */
+                if (X->shape.dims[a] == 0) snprintf(e, sizeof e, "%s[%d] > 0 ? -1 : (int64_t)%s[%d]", ps, a, ps, a);
+                else snprintf(e, sizeof e, "(int64_t)%s[%d]", ps, a);
                 cgen_set_dim(c, Y, a, e);
             }
-            w_line(w, "%s[%d] = %s > 0 ? (double)(%s) / %s.0 : 1.0;", sc_s, a, xd, dim_str(&Y->shape, a, b, sizeof b), xd);
+            if (X->shape.dims[a] > 0) w_line(w, "%s[%d] = (double)(%s) / %s.0;", sc_s, a, dim_str(&Y->shape, a, b, sizeof b), xd);
+            else w_line(w, "%s[%d] = 1.0;", sc_s, a);
         }
     }
     dims_table(w, no_s, &Y->shape);
-    w_printf(w, "%*sconst double %s[%d] = {", 4 * w->indent, "", ro_s, 2 * r);
+    w_printf(w, "const double %s[%d] = {", ro_s, 2 * r);
     if (ctm == 3 && roi) {
         emit_ptr_name(c, roi, pr);
         for (int k = 0; k < 2 * r; k++) w_printf(w, "%s(double)%s[%d]", k ? ", " : "", pr, k);
@@ -438,7 +443,7 @@ int emit_dyn_resize(Cgen *c, const Node *n, Diag *d)
         for (int k = 0; k < 2 * r; k++) w_printf(w, "%s%s", k ? ", " : "", k < r ? "0.0" : "1.0");
     }
     w_puts(w, "};\n");
-    w_printf(w, "%*sconst int64_t %s[%d] = {", 4 * w->indent, "", nk_s, r);
+    w_printf(w, "const int64_t %s[%d] = {", nk_s, r);
     for (int a = 0; a < r; a++) w_printf(w, "%s%d", a ? ", " : "", K);
     w_puts(w, "};\n");
     int64_t total = 0;
