@@ -191,7 +191,7 @@ static int runtime_dims(const Node *n, int i, Shape *s, Diag *d)
     char b[SHP_BUF];
     if (v->kind == VK_CONST) return -1;
     if (!ir_dtype_is_int(v->dtype) || v->shape.rank != 1 || ir_shape_has_sym(&v->shape))
-        return diag_node_error(d, n, "input '%s' must be a 1-D integer tensor of static length, got %s %s", ir_op(n->op)->in_names[i],
+        return diag_node_error(d, n, "input '%s' must be a 1-D integer tensor of static length, got %s%s", ir_op(n->op)->in_names[i],
                                ir_dtype_name(v->dtype), ir_shape_str(&v->shape, b, sizeof b));
     memset(s, 0, sizeof *s);
     s->rank = (int)v->shape.dims[0];

@@ -842,7 +842,7 @@ static int runtime_list_len(const Node *n, int i, Diag *d)
     const Value *v = n->in[i];
     char b[SHP_BUF];
     if (!ir_dtype_is_int(v->dtype) || v->shape.rank != 1 || ir_shape_has_sym(&v->shape))
-        return diag_node_error(d, n, "input '%s' must be a 1-D integer tensor of static length, got %s %s", ir_op(n->op)->in_names[i],
+        return diag_node_error(d, n, "input '%s' must be a 1-D integer tensor of static length, got %s%s", ir_op(n->op)->in_names[i],
                                ir_dtype_name(v->dtype), ir_shape_str(&v->shape, b, sizeof b));
     return (int)v->shape.dims[0];
 }

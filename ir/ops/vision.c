@@ -750,7 +750,7 @@ static int resize_plan_out(const Node *n, ResizePlan *p, const Value *scales, co
     if (runtime && src->kind != VK_CONST) {
         if (scales && runtime_floats(n, n->op == OP_Upsample ? 1 : 2, r, d)) return -1;
         if (!scales && (!ir_dtype_is_int(sizes->dtype) || sizes->shape.rank != 1 || sizes->shape.dims[0] != r || sizes->shape.sym[0]))
-            return diag_node_error(d, n, "input 'sizes' must be an integer tensor of shape [%d] (one per axis of X), got %s %s", r,
+            return diag_node_error(d, n, "input 'sizes' must be an integer tensor of shape [%d] (one per axis of X), got %s%s", r,
                                    ir_dtype_name(sizes->dtype), ir_shape_str(&sizes->shape, b1, sizeof b1));
         for (int i = 0; i < r; i++) {
             p->out[i] = -1;
