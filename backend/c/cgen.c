@@ -182,6 +182,13 @@ int cgen_max_threads(const Graph *g) { return g->max_threads > 0 ? g->max_thread
 
 void cgen_use_runtime(Cgen *c, unsigned units) { c->m->runtime |= units; }
 
+const char *cgen_err_shape(Cgen *c)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s_ERR_SHAPE", c->m->name);
+    return arena_strdup(&c->names_arena, buf);
+}
+
 void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr)
 {
     int32_t y = v->shape.sym[k];
