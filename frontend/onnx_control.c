@@ -38,8 +38,9 @@
  * condition output is its condition input (directly or through Identity)
  * or a constant true. The iteration-number input is a constant per
  * iteration; the condition input is constant true; scan outputs are stacked
- * along a new axis 0. If: the condition must be a constant; the chosen
- * branch is instantiated once.
+ * along a new axis 0. If: with a constant condition the chosen branch is
+ * instantiated once; with a runtime one, both are and each output selects
+ * between them (Where), when the branches declare the same static types.
  *
  * Limits: at most CTL_MAX_NODES body nodes are instantiated per
  * control-flow node of the main graph (iterations x body nodes, nested
@@ -587,15 +588,66 @@ static int expand_loop(Ctl *c, ImpNode *n, const Scope *outer)
 
 /* ---- If ---- */
 
+/* Whether body outputs a and b declare the same static type (element
+ * type and every dim a value). */
+static int same_static_type(const OnnxValueInfo *a, const OnnxValueInfo *b)
+{
+    if (!a->has_tensor_type || !b->has_tensor_type || !a->has_shape || !b->has_shape) return 0;
+    if (a->elem_type != b->elem_type || a->rank != b->rank) return 0;
+    for (int k = 0; k < a->rank; k++)
+        if (a->dims[k].kind != 1 || b->dims[k].kind != 1 || a->dims[k].value != b->dims[k].value) return 0;
+    return 1;
+}
+
+/* If with a condition known only at run time: both branches are
+ * instantiated and each output is Where(cond, then, else). That is the
+ * If's meaning only when the two branches' outputs have the same static
+ * type, which their declared types must show (a branch has no side
+ * effects, so computing both is only extra work). */
+static int expand_if_select(Ctl *c, ImpNode *n, const Scope *outer)
+{
+    Body bt, be;
+    if (body_open(c, n, "then_branch", outer, &bt) || body_open(c, n, "else_branch", outer, &be)) return -1;
+    for (int i = 0; i < 2; i++) {
+        const Body *b = i ? &be : &bt;
+        if (b->g->n_inputs != 0 || b->g->n_outputs != n->n_out)
+            return imp_node_error(c->im, n, "branch has %d inputs and %d outputs; 0 and %d expected", b->g->n_inputs,
+                                  b->g->n_outputs, n->n_out);
+    }
+    for (int k = 0; k < n->n_out; k++)
+        if (!bt.g->outputs[k].has_tensor_type || !be.g->outputs[k].has_tensor_type)
+            return imp_node_error(c->im, n, "If: output %d ('%s') is not a tensor (sequence, map and optional types are not supported)",
+                                  k, n->out[k]);
+        else if (!same_static_type(&bt.g->outputs[k], &be.g->outputs[k]))
+            return imp_node_error(c->im, n, "If: the condition is known only at run time, and output %d ('%s') of the two branches "
+                                  "does not declare one static type; bind the condition with --bind %s=FILE.npy",
+                                  k, n->out[k], n->in[0]);
+    const char **to = arena_alloc(c->env.tmp, sizeof(char *) * (size_t)(n->n_out + 1));
+    const char **eo = arena_alloc(c->env.tmp, sizeof(char *) * (size_t)(n->n_out + 1));
+    Scope st, se;
+    scope_init(c, &st, &bt.consts, bt.g->n_nodes);
+    scope_init(c, &se, &be.consts, be.g->n_nodes);
+    if (body_inst(c, n, &bt, &st, ctl_cat(c, n->name, "_then_"), to) ||
+        body_inst(c, n, &be, &se, ctl_cat(c, n->name, "_else_"), eo))
+        return -1;
+    for (int k = 0; k < n->n_out; k++) {
+        if (!n->out[k][0]) continue;
+        ImpNode *w = imp_new_node(c->im, "Where", ctl_cat(c, n->out[k], "_select"), 3, 1);
+        w->in[0] = n->in[0];
+        w->in[1] = to[k];
+        w->in[2] = eo[k];
+        w->out[0] = n->out[k];
+    }
+    return 0;
+}
+
 static int expand_if(Ctl *c, ImpNode *n, const Scope *outer)
 {
     int64_t cond = 0;
     if (n->n_in != 1 || !n->in[0][0]) return imp_node_error(c->im, n, "expects 1 input (cond), got %d", n->n_in);
     int r = const_scalar(c, n, n->in[0], &cond);
     if (r < 0) return -1;
-    if (r == 0)
-        return imp_node_error(c->im, n, "If: the condition must be a constant (bind it with --bind %s=FILE.npy); data-dependent branches are not supported",
-                              n->in[0]);
+    if (r == 0) return expand_if_select(c, n, outer);
     Body b;
     if (body_open(c, n, cond ? "then_branch" : "else_branch", outer, &b)) return -1;
     if (b.g->n_inputs != 0 || b.g->n_outputs != n->n_out)

@@ -103,7 +103,8 @@ static void print_type(Writer *w, const Graph *g, DType t, const Shape *s)
     w_puts(w, "[");
     for (int i = 0; i < s->rank; i++) {
         if (i) w_puts(w, ",");
-        if (s->sym[i]) w_printf(w, "%s<=", ir_sym(g, s->sym[i])->name);
+        if (s->sym[i] && ir_sym(g, s->sym[i])->kind == SYM_DATA) w_printf(w, "?%s<=", ir_sym(g, s->sym[i])->name);
+        else if (s->sym[i]) w_printf(w, "%s<=", ir_sym(g, s->sym[i])->name);
         w_printf(w, "%lld", (long long)s->dims[i]);
     }
     w_puts(w, "]");
@@ -585,6 +586,27 @@ static int parse_type(Parser *ps, DType *t, Shape *s)
         const char *dat = ps->p;
         if (ps->p < ps->end && *ps->p == '-') return perr(ps, dat, "dimensions must not be negative");
         int32_t sym = 0;
+        if (ps->p < ps->end && *ps->p == '?') {
+            /* a data-dependent dim, ?NAME<=BOUND: shape inference makes it
+             * again (the node computes it at run time); the bound stands in */
+            while (ps->p < ps->end && *ps->p != '<' && *ps->p != ',' && *ps->p != ']' && ps->p - dat < 160) ps->p++;
+            if (ps->end - ps->p < 2 || ps->p[0] != '<' || ps->p[1] != '=')
+                return perr(ps, ps->p, "expected '<=' and a bound after data-dependent dim '%.*s'", (int)(ps->p - dat), dat);
+            ps->p += 2;
+            char *e2;
+            errno = 0;
+            long long bound = strtoll(ps->p, &e2, 10);
+            if (e2 == ps->p || errno == ERANGE || bound < 0)
+                return perr(ps, ps->p, "the bound of a data-dependent dim must be a non-negative integer");
+            if (s->rank == IR_MAX_RANK) return perr(ps, dat, "rank exceeds the maximum of %d", IR_MAX_RANK);
+            s->dims[s->rank++] = bound;
+            ps->p = e2;
+            int c = peek(ps);
+            if (c == ',') { ps->p++; continue; }
+            if (c == ']') { ps->p++; break; }
+            char b[16];
+            return perr(ps, ps->p, "expected ',' or ']' in shape, found %s", char_desc(ps, ps->p, b, sizeof b));
+        }
         if (ps->p < ps->end && (is_alpha((unsigned char)*ps->p) || *ps->p == '_')) {
             /* a symbolic dim: NAME<=BOUND */
             while (ps->p < ps->end && (is_alpha((unsigned char)*ps->p) || is_digit((unsigned char)*ps->p) || *ps->p == '_'))

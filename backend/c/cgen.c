@@ -182,6 +182,13 @@ int cgen_max_threads(const Graph *g) { return g->max_threads > 0 ? g->max_thread
 
 void cgen_use_runtime(Cgen *c, unsigned units) { c->m->runtime |= units; }
 
+const char *cgen_err_shape(Cgen *c)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s_ERR_SHAPE", c->m->name);
+    return arena_strdup(&c->names_arena, buf);
+}
+
 void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr)
 {
     int32_t y = v->shape.sym[k];
@@ -1095,7 +1102,10 @@ static void gen_header(const CgenModel *m, Writer *w)
                     " * for the maximum, _BYTES); out_dims[i] (NULL, or room for\n"
                     " * _OUTPUT_i_RANK dims) receives output i's actual shape. Returns 0,\n"
                     " * -1 as the run functions above, or %s_ERR_SHAPE when an input shape\n"
-                    " * is outside the bounds or inconsistent (nothing is then run or written).\n"
+                    " * is outside the bounds or inconsistent (nothing is then run or written),\n"
+                    " * or when a shape computed while running from input values (data-dependent\n"
+                    " * dims: a Reshape's shape, NonZero's count) is invalid or beyond its bound\n"
+                    " * (the run stops there; outputs are then incomplete).\n"
                     " * %s_run and %s_run_v run at the maximum shapes (_DIMS). */\n"
                     "#define %s_ERR_SHAPE (-2)\n"
                     "int %s_run_shapes(const void *weights, void *arena, const void *const *inputs, const int64_t *const *in_dims,\n"

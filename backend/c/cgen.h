@@ -133,6 +133,9 @@ int cgen_node_has_sym(const Node *n);
  * evaluates the derived dims that depend on it. A view node (alias, no
  * kernel) that sets dims still has its emitter called, to set them. */
 void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr);
+/* "NAME_ERR_SHAPE": what the schedule returns when a runtime operand gives
+ * an invalid shape (a Reshape to another element count, ...). */
+const char *cgen_err_shape(Cgen *c);
 /* Whether node n's outputs have data-dependent dims that n sets. */
 int cgen_sets_dims(const Graph *g, const Node *n);
 /* Writes `dim[k] = ...;` for every derived dim that depends on a

@@ -67,6 +67,43 @@ static int const_list(const Node *n, int i, const char *name, int64_t *out, Diag
     return k;
 }
 
+/* Runtime shapes: the length of integer input i, a 1-D list whose values
+ * arrive at run time (the output dims it decides are data-dependent); -1
+ * with a diagnostic when it is not such a list. */
+static int runtime_list_len(const Node *n, int i, const char *name, Diag *d)
+{
+    const Value *v = n->in[i];
+    if (!ir_dtype_is_int(v->dtype))
+        return diag_node_error(d, n, "input '%s' must be an integer tensor, got %s", name, ir_dtype_name(v->dtype));
+    if (v->shape.rank != 1) return diag_node_error(d, n, "input '%s' must be 1-D", name);
+    if (v->shape.sym[0]) return diag_node_error(d, n, "input '%s' must have a static length", name);
+    if (v->shape.dims[0] > MAX_LIST) return diag_node_error(d, n, "input '%s' has more than %d values", name, MAX_LIST);
+    return (int)v->shape.dims[0];
+}
+
+/* The largest dim of s (at least 1): the bound of an output dim that is
+ * one of s's dims or 1, picked at run time. */
+static int64_t max_dim_of(const Shape *s)
+{
+    int64_t m = 1;
+    for (int k = 0; k < s->rank; k++)
+        if (s->dims[k] > m) m = s->dims[k];
+    return m;
+}
+
+/* An output of rank r whose every dim is data-dependent, bounded by hi. */
+static void set_data_out(Node *n, DType t, int r, int64_t hi)
+{
+    Shape s = {0};
+    memset(&s, 0, sizeof s);
+    s.rank = r;
+    for (int k = 0; k < r; k++) {
+        s.dims[k] = hi;
+        s.sym[k] = IR_SYM_NEW;
+    }
+    ir_set_out(n, 0, t, &s);
+}
+
 /* Every required input (index < min_in) is present; -1 with a diagnostic. */
 static const char *list_str(const int64_t *v, int n, char *buf, size_t cap)
 {
@@ -103,6 +140,16 @@ static int reshape_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
+    if (n->in[1]->kind != VK_CONST) {
+        /* runtime shapes: the shape arrives at run time; each output dim is
+         * at most the element count (or a dim a 0 copies) */
+        int k = runtime_list_len(n, 1, "shape", d);
+        if (k < 0) return -1;
+        if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'shape' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
+        int64_t total = ir_numel(&x->shape), m = max_dim_of(&x->shape);
+        set_data_out(n, x->dtype, k, total > m ? total : m);
+        return 0;
+    }
     int64_t req[MAX_LIST];
     int k = const_list(n, 1, "shape", req, d);
     if (k < 0) return -1;
@@ -154,6 +201,7 @@ static int reshape_infer(Node *n, Diag *d)
  * the -1 of input 'shape': a literal extent cannot follow a runtime one. */
 static int reshape_infer_sym(Graph *g, Node *n, Diag *d)
 {
+    if (n->in[1]->kind != VK_CONST) return 0; /* every output dim is data-dependent */
     if (ir_sym_view(g, n, d)) return -1;
     int64_t req[MAX_LIST];
     int k = ir_const_ints(n->in[1], req, MAX_LIST);
@@ -179,7 +227,7 @@ static int view_grad(GradCtx *gc)
 const OpDesc op_Reshape = {
     .name = "Reshape", .min_in = 2, .max_in = 2, .in_names = reshape_in,
     .min_out = 1, .max_out = 1, .out_names = out_reshaped,
-    OP_ATTRS(reshape_attrs), .infer = reshape_infer, .infer_sym = reshape_infer_sym,
+    OP_ATTRS(reshape_attrs), .infer = reshape_infer, .infer_sym = reshape_infer_sym, .shape_inputs = 1u << 1,
     .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
 };
@@ -746,6 +794,15 @@ static int squeeze_infer(Node *n, Diag *d)
     const Value *x = n->in[0];
     int r = x->shape.rank;
     int drop[IR_MAX_RANK] = {0};
+    if (n->n_in > 1 && n->in[1] && n->in[1]->kind != VK_CONST) {
+        /* runtime shapes: the axes arrive at run time; the output keeps
+         * r - len(axes) of the input dims, which ones decided then */
+        int k = runtime_list_len(n, 1, "axes", d);
+        if (k < 0) return -1;
+        if (k > r) return diag_node_error(d, n, "input 'axes' has %d values for rank %d", k, r);
+        set_data_out(n, x->dtype, r - k, max_dim_of(&x->shape));
+        return 0;
+    }
     if (n->n_in > 1 && n->in[1]) {
         int64_t axes[MAX_LIST];
         int k = const_list(n, 1, "axes", axes, d);
@@ -769,10 +826,18 @@ static int squeeze_infer(Node *n, Diag *d)
     return 0;
 }
 
+/* Runtime shapes: with runtime axes every output dim is data-dependent;
+ * otherwise each symbolic dim stays one output dim (ir_sym_view). */
+static int squeeze_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    if (n->n_in > 1 && n->in[1] && n->in[1]->kind != VK_CONST) return 0;
+    return ir_sym_view(g, n, d);
+}
+
 const OpDesc op_Squeeze = {
     .name = "Squeeze", .min_in = 1, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_squeezed,
-    .infer = squeeze_infer, .infer_sym = ir_sym_view, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .infer = squeeze_infer, .infer_sym = squeeze_infer_sym, .shape_inputs = 1u << 1, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
 };
 
@@ -780,6 +845,16 @@ static int unsqueeze_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0];
+    if (n->in[1]->kind != VK_CONST) {
+        /* runtime shapes: the axes arrive at run time (each output dim is 1
+         * or an input dim, which decided then) */
+        int k = runtime_list_len(n, 1, "axes", d);
+        if (k < 0) return -1;
+        if (x->shape.rank + k > IR_MAX_RANK)
+            return diag_node_error(d, n, "output rank %d exceeds the maximum %d", x->shape.rank + k, IR_MAX_RANK);
+        set_data_out(n, x->dtype, x->shape.rank + k, max_dim_of(&x->shape));
+        return 0;
+    }
     int64_t axes[MAX_LIST];
     int k = const_list(n, 1, "axes", axes, d);
     if (k < 0) return -1;
@@ -803,7 +878,7 @@ static int unsqueeze_infer(Node *n, Diag *d)
 const OpDesc op_Unsqueeze = {
     .name = "Unsqueeze", .min_in = 2, .max_in = 2, .in_names = squeeze_in,
     .min_out = 1, .max_out = 1, .out_names = out_unsqueezed,
-    .infer = unsqueeze_infer, .infer_sym = ir_sym_view, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
+    .infer = unsqueeze_infer, .infer_sym = squeeze_infer_sym, .shape_inputs = 1u << 1, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
 };
 
@@ -835,18 +910,6 @@ static int pad_read(const Node *n, int64_t *pads, int *mode, Diag *d)
     return 0;
 }
 
-/* The length of shape-deciding input i read at run time (a 1-D integer
- * tensor of static length), or -1 with a diagnostic. */
-static int runtime_list_len(const Node *n, int i, Diag *d)
-{
-    const Value *v = n->in[i];
-    char b[SHP_BUF];
-    if (!ir_dtype_is_int(v->dtype) || v->shape.rank != 1 || ir_shape_has_sym(&v->shape))
-        return diag_node_error(d, n, "input '%s' must be a 1-D integer tensor of static length, got %s%s", ir_op(n->op)->in_names[i],
-                               ir_dtype_name(v->dtype), ir_shape_str(&v->shape, b, sizeof b));
-    return (int)v->shape.dims[0];
-}
-
 static int pad_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
@@ -857,7 +920,7 @@ static int pad_infer(Node *n, Diag *d)
     if (runtime) {
         mode = pad_mode(n->attrs[PAD_MODE].s);
         if (mode < 0) return diag_node_error(d, n, "attribute 'mode' must be constant, reflect or edge, got '%s'", n->attrs[PAD_MODE].s);
-        int k = runtime_list_len(n, 1, d);
+        int k = runtime_list_len(n, 1, "pads", d);
         if (k < 0) return -1;
         if (k != 2 * r) return diag_node_error(d, n, "input 'pads' has %d values, expected %d (2 * rank %d)", k, 2 * r, r);
         memset(pads, 0, sizeof(int64_t) * (size_t)(2 * r));
@@ -1005,7 +1068,7 @@ static int expand_infer(Node *n, Diag *d)
     if (n->in[1]->kind != VK_CONST) {
         /* shape read at run time: a dim the input fixes (not 1) keeps that
          * bound, the others are bounded by --max-dim */
-        int k = runtime_list_len(n, 1, d), r = x->shape.rank;
+        int k = runtime_list_len(n, 1, "shape", d), r = x->shape.rank;
         if (k < 0) return -1;
         if (k > IR_MAX_RANK) return diag_node_error(d, n, "input 'shape' has %d values; the maximum rank is %d", k, IR_MAX_RANK);
         memset(&s, 0, sizeof s);

@@ -711,6 +711,18 @@ OP_ATTRS_CHECK(stft_attrs, STFT_COUNT);
 static const char *const stft_in[] = {"signal", "frame_step", "window", "frame_length"};
 static const char *const stft_out[] = {"output"};
 
+/* Input i is an integer scalar whose value arrives at run time. */
+static int runtime_scalar(const Node *n, int i, const char *name, Diag *d)
+{
+    const Value *x = n->in[i];
+    char b[SHP_BUF];
+    if (x->dtype != DT_I32 && x->dtype != DT_I64)
+        return diag_node_error(d, n, "input '%s' must be i32 or i64, got %s", name, ir_dtype_name(x->dtype));
+    if (ir_numel(&x->shape) != 1 || ir_shape_has_sym(&x->shape))
+        return diag_node_error(d, n, "input '%s' must hold one value, got shape %s", name, ir_shape_str(&x->shape, b, sizeof b));
+    return 0;
+}
+
 static int stft_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
@@ -720,12 +732,17 @@ static int stft_infer(Node *n, Diag *d)
         return diag_node_error(d, n, "input 'signal' must be a float tensor, got %s", ir_dtype_name(x->dtype));
     if (x->shape.rank != 3 || (x->shape.dims[2] != 1 && x->shape.dims[2] != 2))
         return diag_node_error(d, n, "input 'signal' shape %s must be [batch, signal_length, 1 or 2]", ir_shape_str(&x->shape, b, sizeof b));
-    int64_t step, L = -1;
-    if (const_scalar(n, 1, "frame_step", &step, d)) return -1;
+    int64_t step = 1, L = -1;
+    /* runtime shapes: frame_step or frame_length may arrive at run time (the
+     * frame count, and the bin count for a runtime length, are then
+     * data-dependent, at most the signal length) */
+    int rt_step = n->in[1]->kind != VK_CONST, rt_len = ir_has_input(n, 3) && n->in[3]->kind != VK_CONST;
+    if (rt_step ? runtime_scalar(n, 1, "frame_step", d) : const_scalar(n, 1, "frame_step", &step, d)) return -1;
     if (step < 1) return diag_node_error(d, n, "input 'frame_step' value %lld must be >= 1", (long long)step);
     if (ir_has_input(n, 3)) {
-        if (const_scalar(n, 3, "frame_length", &L, d)) return -1;
-        if (L < 1) return diag_node_error(d, n, "input 'frame_length' value %lld must be >= 1", (long long)L);
+        if (rt_len ? runtime_scalar(n, 3, "frame_length", d) : const_scalar(n, 3, "frame_length", &L, d)) return -1;
+        if (rt_len) L = -1;
+        else if (L < 1) return diag_node_error(d, n, "input 'frame_length' value %lld must be >= 1", (long long)L);
     }
     if (ir_has_input(n, 2)) {
         const Value *w = n->in[2];
@@ -738,7 +755,7 @@ static int stft_infer(Node *n, Diag *d)
         L = w->shape.dims[0];
         if (L < 1) return diag_node_error(d, n, "input 'window' is empty");
     }
-    if (L < 0) return diag_node_error(d, n, "needs input 'window' or input 'frame_length' to fix the frame length");
+    if (L < 0 && !rt_len) return diag_node_error(d, n, "needs input 'window' or input 'frame_length' to fix the frame length");
     if (L > x->shape.dims[1])
         return diag_node_error(d, n, "frame length %lld exceeds the signal length of input 'signal' shape %s", (long long)L,
                                ir_shape_str(&x->shape, b2, sizeof b2));
@@ -746,8 +763,14 @@ static int stft_infer(Node *n, Diag *d)
     if (onesided && x->shape.dims[2] == 2)
         return diag_node_error(d, n, "attribute 'onesided' = 1 needs a real signal (last dim 1), got shape %s",
                                ir_shape_str(&x->shape, b, sizeof b));
-    int64_t dims[4] = {x->shape.dims[0], (x->shape.dims[1] - L) / step + 1, onesided ? L / 2 + 1 : L, 2};
+    if (L < 0) L = 1; /* a runtime length: the bounds below are the shortest frame's */
+    int64_t len = x->shape.dims[1], dims[4] = {x->shape.dims[0], (len - L) / step + 1, onesided ? L / 2 + 1 : L, 2};
     Shape s = ir_shape(4, dims);
+    if (rt_step || rt_len) s.sym[1] = IR_SYM_NEW;
+    if (rt_len && !ir_has_input(n, 2)) {
+        s.sym[2] = IR_SYM_NEW;
+        s.dims[2] = onesided ? len / 2 + 1 : len;
+    }
     ir_set_out(n, 0, x->dtype, &s);
     return 0;
 }
@@ -785,7 +808,7 @@ const OpDesc op_STFT = {
     .min_in = 2, .max_in = 4, .in_names = stft_in,
     .min_out = 1, .max_out = 1, .out_names = stft_out,
     OP_ATTRS(stft_attrs),
-    .infer = stft_infer, .eval = stft_eval,
+    .infer = stft_infer, .eval = stft_eval, .shape_inputs = 1u << 1 | 1u << 3,
 };
 
 /* ---- MelWeightMatrix --------------------------------------------------------- */

@@ -22,6 +22,13 @@ Models are built with onnx.helper and seeded numpy weights; references are numpy
 * (f) A symbolic ONNX input without --shape/--max-shape is a one-line error
   naming the input and the dim and suggesting both flags.
 * --report lists the runtime dims and their bounds.
+* (g) Data-dependent dims (stage 2): a Reshape whose shape is a runtime
+  input, followed by elementwise ops, runs at several shapes (0 and -1
+  included) in the interpreter and as NAME_main against numpy; an invalid
+  shape is NAME_ERR_SHAPE from NAME_main and a one-line error from graph
+  run; the text IR prints such dims as ?NAME<=BOUND and reads them back; a
+  Range whose length nothing bounds is a one-line error suggesting
+  --max-dim, and compiles with it.
 
 With GRAPHC_SANITIZE=1 the generated programs are built with ASan and UBSan.
 """
@@ -279,6 +286,98 @@ def one_line_error(p, *parts):
     return p.returncode == 1 and len(lines) == 1 and all(s in lines[0] for s in parts)
 
 
+RESHAPE_GIR = """graph rr {
+  input %x: f32[2,3,4]
+  input %shape: i64[2]
+  %y = Reshape(%x, %shape)
+  %z = Mul(%y, %y)
+  %w = Relu(%z)
+  output %w
+}
+"""
+
+RANGE_GIR = """graph rg {
+  input %n: i64[]
+  const %zero: i64[] = [0]
+  const %one: i64[] = [1]
+  %r = Range(%zero, %n, %one)
+  %y = Mul(%r, %r)
+  output %y
+}
+"""
+
+
+def data_dependent(graphc, work, rng):
+    """(g) shapes computed from input values while the model runs."""
+    gir = os.path.join(work, "rr.gir")
+    with open(gir, "w") as f:
+        f.write(RESHAPE_GIR)
+    rdir = os.path.join(work, "rr_out")
+    fl, s = cflags()
+    p = run([graphc, "compile", gir, "-o", rdir, "--emit-main", "--name", "rr"])
+    if not check(p.returncode == 0, "reshape with a runtime shape compiles with no flags"):
+        print(p.stderr)
+        return
+    mk = run(["make", "-s", "-C", rdir, f"CFLAGS={fl}", f"LDFLAGS={s}", "BLAS=0", "rr_main"])
+    if not check(mk.returncode == 0, "rr: the folder builds with -Werror -pedantic"):
+        print(mk.stdout + mk.stderr)
+        return
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    xin = os.path.join(work, "rr_x.npy")
+    np.save(xin, x)
+    for shape, want in (([4, 6], (4, 6)), ([-1, 2], (12, 2)), ([0, 12], (2, 12)), ([24, 1], (24, 1))):
+        sin = os.path.join(work, "rr_s.npy")
+        np.save(sin, np.array(shape, np.int64))
+        ref = np.maximum(x.reshape(want) ** 2, 0)
+        for kind, cmd in (("interpreter", [graphc, "run", gir, os.path.join(work, "rr_i"), xin, sin]),
+                          ("compiled", [os.path.join(rdir, "rr_main"), os.path.join(work, "rr_c"), xin, sin])):
+            out = os.path.join(work, "rr_i" if kind == "interpreter" else "rr_c")
+            shutil.rmtree(out, ignore_errors=True)
+            q = run(cmd)
+            ok = q.returncode == 0
+            got = np.load(os.path.join(out, "output_0.npy")) if ok else None
+            check(ok and close(got, ref), f"reshape to {shape}: {kind} output {None if got is None else got.shape} "
+                  f"matches numpy {want} {q.stderr.strip()}")
+    sin = os.path.join(work, "rr_bad.npy")
+    np.save(sin, np.array([5, 5], np.int64))
+    q = run([os.path.join(rdir, "rr_main"), os.path.join(work, "rr_bad_c"), xin, sin])
+    check(one_line_error(q, "a shape computed from input values is invalid"),
+          f"rr_main with an invalid runtime shape: one line ({q.stderr.strip()})")
+    q = run([graphc, "run", gir, os.path.join(work, "rr_bad_i"), xin, sin])
+    check(one_line_error(q, "node 'y' (Reshape)", "cannot reshape"), f"graph run with an invalid shape: one line ({q.stderr.strip()})")
+    d1 = run([graphc, "dump", gir, "--print-after=infer-shapes"])
+    check(d1.returncode == 0 and "%y: f32[?y:0<=24,?y:1<=24] = Reshape(%x, %shape)" in d1.stdout,
+          "the text IR prints data-dependent dims as ?NAME<=BOUND")
+    gir2 = os.path.join(work, "rr2.gir")
+    with open(gir2, "w") as f:
+        f.write("\n".join(l for l in d1.stdout.splitlines() if not l.startswith("#")) + "\n")
+    d2 = run([graphc, "dump", gir2, "--print-after=infer-shapes"])
+    check(d2.returncode == 0 and d2.stdout == d1.stdout, "data-dependent dims read back (dump, parse, dump identical)")
+    # a length nothing bounds
+    rg = os.path.join(work, "rg.gir")
+    with open(rg, "w") as f:
+        f.write(RANGE_GIR)
+    q = run([graphc, "compile", rg, "-o", os.path.join(work, "rg_out")])
+    check(one_line_error(q, "node 'r' (Range)", "nothing in the model bounds it", "--max-dim=N"),
+          f"an unbounded data-dependent dim is a one-line error suggesting --max-dim: {q.stderr.strip()}")
+    check(not os.path.exists(os.path.join(work, "rg_out")), "and writes nothing")
+    gdir = os.path.join(work, "rg_out2")
+    q = run([graphc, "compile", rg, "-o", gdir, "--emit-main", "--name", "rg", "--max-dim=100", "--report"])
+    if check(q.returncode == 0, f"Range compiles with --max-dim=100 {q.stderr.strip()}"):
+        mk = run(["make", "-s", "-C", gdir, f"CFLAGS={fl}", f"LDFLAGS={s}", "BLAS=0", "rg_main"])
+        nin = os.path.join(work, "rg_n.npy")
+        for n in (0, 7, 100):
+            np.save(nin, np.array(n, np.int64))
+            shutil.rmtree(os.path.join(work, "rg_c"), ignore_errors=True)
+            r = run([os.path.join(gdir, "rg_main"), os.path.join(work, "rg_c"), nin])
+            ok = mk.returncode == 0 and r.returncode == 0
+            got = np.load(os.path.join(work, "rg_c", "output_0.npy")) if ok else None
+            check(ok and np.array_equal(got, np.arange(n, dtype=np.int64) ** 2), f"Range to {n}: rg_main matches numpy")
+        np.save(nin, np.array(101, np.int64))
+        r = run([os.path.join(gdir, "rg_main"), os.path.join(work, "rg_c101"), nin])
+        check(one_line_error(r, "beyond its bound"), f"Range beyond --max-dim: rg_main fails with one line ({r.stderr.strip()})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--graphc", required=True)
@@ -394,6 +493,8 @@ def main():
           f"a symbolic input without flags is a one-line error: {q.stderr.strip()}")
     q = run([graphc, "compile", mlp_path, "-o", os.path.join(work, "badmax"), "--max-shape", "x=8,783"])
     check(one_line_error(q, "--max-shape x=[8,783]: dim 1 is 784 in the model"), "--max-shape with a wrong fixed dim")
+
+    data_dependent(graphc, work, rng)
 
     if FAILS:
         print(f"{len(FAILS)} check(s) failed")
