@@ -180,7 +180,6 @@ static int resize_check(const Node *n, Diag *d)
  * axes' taps. */
 static int emit_resize(Cu *c, const Node *n, Diag *d)
 {
-    (void)d;
     const Value *X = n->in[0], *Y = n->out[0];
     const int64_t total = ir_numel(&Y->shape);
     if (total == 0) return 0;
@@ -195,7 +194,13 @@ static int emit_resize(Cu *c, const Node *n, Diag *d)
         wt[a] = malloc(sizeof(double) * (size_t)(4 * o));
         GC_ASSERT(idx[a] && wt[a]);
         int kt = ir_resize_axis_taps(n, a, idx[a], wt[a]);
-        GC_ASSERT(kt >= 1);
+        if (kt < 1) { /* the taps need an operand read at run time (a tf_crop_and_resize roi) */
+            for (int b = 0; b <= a; b++) {
+                free(idx[b]);
+                free(wt[b]);
+            }
+            return diag_node_error(d, n, "the CUDA backend does not support a Resize roi read at run time yet");
+        }
         K[a] = kt;
         base[a + 1] = base[a] + o * kt;
     }
