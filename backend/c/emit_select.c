@@ -279,7 +279,7 @@ static int emit_nms(Cgen *c, const Node *n, Diag *d)
     w->indent++;
     w_line(w, "int64_t *ord = (int64_t *)(void *)%s, *sel = ord + %lld;", ws, nb);
     w_line(w, "int64_t cnt = 0, b, k, t, q, m, ns, mo = 0;");
-    w_line(w, "double thr = 0.0, sth = 0.0;");
+    w_line(w, "double thr = 0.0;");
     if (ir_has_input(n, 2)) w_line(w, "mo = (int64_t)%s[0];", emit_ptr_name(c, n->in[2], bt));
     if (ir_has_input(n, 3)) {
         w_printf(w, "thr = ");
@@ -287,7 +287,7 @@ static int emit_nms(Cgen *c, const Node *n, Diag *d)
         w_printf(w, ";\n");
     }
     if (has_score) {
-        w_printf(w, "sth = ");
+        w_printf(w, "double sth = ");
         load_f64(w, n->in[4], emit_ptr_name(c, n->in[4], bt), "0");
         w_printf(w, ";\n");
     }

@@ -54,8 +54,8 @@ static int nonzero_infer(Node *n, Diag *d)
     const Value *x = n->in[0];
     if (x->shape.rank < 1) return diag_node_error(d, n, "input 'X' must have rank >= 1 (a scalar has no coordinates)");
     int64_t dims[2] = {x->shape.rank, ir_numel(&x->shape)};
-    int data_dim = x->kind != VK_CONST;
-    if (!data_dim) {
+    int data_dim = x->kind != VK_CONST && dims[1] > 0;
+    if (x->kind == VK_CONST) {
         int64_t cnt = 0;
         for (int64_t i = 0; i < dims[1]; i++) cnt += ir_load_f64(x->dtype, x->data, (size_t)i) != 0.0;
         dims[1] = cnt;
