@@ -379,11 +379,11 @@ static int emit_reverse_sequence(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
-/* Compress: the condition is a constant, so the kept positions along the
- * axis are a static table; each (outer, kept) pair copies one inner block. */
+/* Compress: a constant condition makes the kept positions along the axis
+ * a static table (a runtime one: emit_select.c); each (outer, kept) pair copies one inner block. */
 static int emit_compress(Cgen *c, const Node *n, Diag *d)
 {
-    (void)d;
+    if (n->in[1]->kind != VK_CONST) return cgen_emit_compress_dyn(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *cond = n->in[1], *y = n->out[0];
@@ -597,6 +597,6 @@ const CgenEntry cgen_index_entries[] = {
     {OP_TopK, emit_topk, CGEN_RT_index, topk_workspace, 0},
     {OP_EyeLike, emit_eyelike, 0, NULL, 0},
     {OP_ReverseSequence, emit_reverse_sequence, CGEN_RT_index, NULL, 0},
-    {OP_Compress, emit_compress, 0, NULL, 0},
+    {OP_Compress, emit_compress, 0, NULL, 1},
     {-1, NULL, 0, NULL, 0},
 };
