@@ -125,3 +125,52 @@ GCRT_FN void gcrt_pad(void *dst, const void *src, const void *cval, size_t esize
         }
     }
 }
+
+/* Clamps v to [lo, hi]. */
+static int64_t slice_clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+GCRT_FN int gcrt_slice_plan(int rank, const int64_t *in_dims, int n, const int64_t *starts, const int64_t *ends,
+                            const int64_t *axes, const int64_t *steps, int64_t *len, int64_t *src_off, int64_t *src_st,
+                            int64_t *dst_st)
+{
+    int64_t first[8], step[8], ist = 1, ost = 1;
+    int seen[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int i, k;
+    if (rank < 0 || rank > 8) return -1;
+    for (k = 0; k < rank; k++) {
+        first[k] = 0;
+        step[k] = 1;
+        len[k] = in_dims[k];
+    }
+    for (i = 0; i < n; i++) {
+        int64_t a = axes ? axes[i] : i, st = steps ? steps[i] : 1, s = starts[i], e = ends[i], dim, l;
+        if (a < 0) a += rank;
+        if (a < 0 || a >= rank || seen[a] || st == 0) return -1;
+        seen[a] = 1;
+        dim = in_dims[a];
+        if (st < -INT64_MAX) st = -INT64_MAX;
+        if (s < 0) s += dim;
+        if (e < 0) e += dim;
+        if (st > 0) {
+            s = slice_clamp(s, 0, dim);
+            e = slice_clamp(e, 0, dim);
+            l = e > s ? (e - s - 1) / st + 1 : 0;
+        } else {
+            s = slice_clamp(s, 0, dim - 1);
+            e = slice_clamp(e, -1, dim - 1);
+            l = s > e ? (s - e - 1) / (-st) + 1 : 0;
+        }
+        first[a] = l ? s : 0;
+        step[a] = l > 1 ? st : 1; /* with one element the step is never taken (and may be huge) */
+        len[a] = l;
+    }
+    *src_off = 0;
+    for (k = rank - 1; k >= 0; k--) {
+        *src_off += first[k] * ist;
+        src_st[k] = step[k] * ist;
+        dst_st[k] = ost;
+        ist *= in_dims[k];
+        ost *= len[k];
+    }
+    return 0;
+}
