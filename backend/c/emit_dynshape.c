@@ -77,8 +77,6 @@ int cgen_emit_slice_dyn(Cgen *c, const Node *n, Diag *d)
     snprintf(sst, sizeof sst, "%s", cgen_tmp(c, "src_st"));
     snprintf(dst, sizeof dst, "%s", cgen_tmp(c, "dst_st"));
     snprintf(ok, sizeof ok, "%s", cgen_tmp(c, "ok"));
-    w_line(w, "{");
-    w->indent++;
     emit_i64_array(w, ind, x->shape.dims, r);
     w_line(w, "int64_t %s[%d], %s[%d], %s[%d], %s = 0;", len, r ? r : 1, sst, r ? r : 1, dst, r ? r : 1, off);
     if (ns > 0) w_line(w, "int64_t %s;", i);
@@ -103,8 +101,6 @@ int cgen_emit_slice_dyn(Cgen *c, const Node *n, Diag *d)
         w_line(w, "gcrt_strided_copy(%s, %s, %s + %s, %s, %s, %d, %zu);", emit_ptr_name(c, y, by), dst,
                emit_ptr_name(c, x, bx), off, sst, len, r, ir_dtype_size(x->dtype));
     }
-    w->indent--;
-    w_line(w, "}");
     return 0;
 }
 
@@ -125,8 +121,6 @@ int cgen_emit_split_dyn(Cgen *c, const Node *n, Diag *d)
     snprintf(sum, sizeof sum, "%s", cgen_tmp(c, "sum"));
     snprintf(ok, sizeof ok, "%s", cgen_tmp(c, "ok"));
     snprintf(off, sizeof off, "%s", cgen_tmp(c, "off"));
-    w_line(w, "{");
-    w->indent++;
     int any = 0; /* an output that is not empty at its bound: the copies need the offset */
     for (int j = 0; j < n->n_out; j++) any |= ir_numel(&n->out[j]->shape) != 0;
     w_line(w, "int64_t %s, %s = 0;", i, sum);
@@ -147,7 +141,9 @@ int cgen_emit_split_dyn(Cgen *c, const Node *n, Diag *d)
     }
     for (int j = 0; j < n->n_out; j++) {
         const Value *y = n->out[j];
-        const char *ext = dim_str(y, ax, bd, sizeof bd);
+        /* the output's rows: its extent along the axis times the inner dims */
+        CgenProd rp = cgen_dims_prod(&y->shape, ax, y->shape.rank);
+        const char *row = cgen_prod_str(&rp, bd, sizeof bd);
         if (ir_numel(&y->shape) == 0) {
             w_line(w, "/* output %d is empty */", j);
             continue;
@@ -155,17 +151,15 @@ int cgen_emit_split_dyn(Cgen *c, const Node *n, Diag *d)
         char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
         w_line(w, "{");
         w->indent++;
-        w_line(w, "const int64_t box[2] = {%lld, %s * %lld};", (long long)outer, ext, (long long)inner);
-        w_line(w, "const int64_t dst_st[2] = {%s * %lld, 1};", ext, (long long)inner);
+        w_line(w, "const int64_t box[2] = {%lld, %s};", (long long)outer, row);
+        w_line(w, "const int64_t dst_st[2] = {%s, 1};", row);
         w_line(w, "static const int64_t src_st[2] = {%lld, 1};", (long long)(len * inner));
         w_line(w, "gcrt_strided_copy(%s, dst_st, %s + %s, src_st, box, 2, %zu);", emit_ptr_name(c, y, by),
                emit_ptr_name(c, x, bx), off, es);
         w->indent--;
         w_line(w, "}");
-        if (j + 1 < n->n_out) w_line(w, "%s += %s * %lld;", off, ext, (long long)inner);
+        if (j + 1 < n->n_out) w_line(w, "%s += %s;", off, row);
     }
-    w->indent--;
-    w_line(w, "}");
     return 0;
 }
 
@@ -242,11 +236,10 @@ int cgen_emit_reduce_sum_dyn(Cgen *c, const Node *n, Diag *d)
     snprintf(ok, sizeof ok, "%s", cgen_tmp(c, "ok"));
     snprintf(i, sizeof i, "%s", cgen_tmp(c, "i"));
     snprintf(kept, sizeof kept, "%s", cgen_tmp(c, "kept"));
-    w_line(w, "{");
-    w->indent++;
     emit_i64_array(w, ind, xs->dims, r);
     w_line(w, "int %s[%d] = {0}, %s = 1;", mask, rr, ok);
-    w_line(w, "int64_t %s, %s[%d], n_kept = 0;", i, kept, rr);
+    if (keep) w_line(w, "int64_t %s;", i);
+    else w_line(w, "int64_t %s, %s[%d], n_kept = 0;", i, kept, rr);
     read_operand(c, n, 1, axes, i);
     w_line(w, "for (%s = 0; %s < %lld; %s++) {", i, i, (long long)na, i);
     w->indent++;
@@ -255,8 +248,10 @@ int cgen_emit_reduce_sum_dyn(Cgen *c, const Node *n, Diag *d)
     w_line(w, "else %s[a] = 1;", mask);
     w->indent--;
     w_line(w, "}");
-    w_line(w, "for (%s = 0; %s < %d; %s++)", i, i, r, i);
-    w_line(w, "    if (!%s[%s]) %s[n_kept++] = %s[%s];", mask, i, kept, ind, i);
+    if (!keep) {
+        w_line(w, "for (%s = 0; %s < %d; %s++)", i, i, r, i);
+        w_line(w, "    if (!%s[%s]) %s[n_kept++] = %s[%s];", mask, i, kept, ind, i);
+    }
     for (int k = 0; k < y->shape.rank; k++) {
         if (!y->shape.sym[k]) continue;
         if (keep) snprintf(e, sizeof e, "%s ? (%s[%d] ? 1 : %lld) : -1", ok, mask, k, (long long)xs->dims[k]);
@@ -265,8 +260,6 @@ int cgen_emit_reduce_sum_dyn(Cgen *c, const Node *n, Diag *d)
     }
     if (ir_numel(&y->shape) == 0) {
         w_line(w, "/* empty output */");
-        w->indent--;
-        w_line(w, "}");
         return 0;
     }
     /* the kept and reduced axes' extents and input strides, innermost first */
@@ -296,8 +289,6 @@ int cgen_emit_reduce_sum_dyn(Cgen *c, const Node *n, Diag *d)
     w->indent--;
     w_line(w, "}");
     cgen_store(w, y->dtype, emit_ptr_name(c, y, by), "o", "acc + acc_c");
-    w->indent--;
-    w_line(w, "}");
     w->indent--;
     w_line(w, "}");
     w->indent--;
