@@ -9,8 +9,8 @@
  * int64_t locals), resolves them with the same rules as the op's
  * description, sets the output extents with cgen_set_dim and runs the
  * kernel at those extents:
- *  - Slice: gcrt_slice_plan (runtime/c/gcrt_shape.c) turns the ranges into
- *    extents, a source offset and strides, then one gcrt_strided_copy;
+ *  - Slice: the ranges resolved as the op's slice_plan does become extents,
+ *    a source offset and strides, then one gcrt_strided_copy;
  *  - Split: the sizes must be >= 0 and sum to the axis, then one box copy
  *    per output at the running offset;
  *  - TopK: K is the extent; the selection loop is emit_index.c's with K read
@@ -61,34 +61,89 @@ static const char *dim_str(const Value *v, int k, char *buf, size_t cap)
 
 /* ---- Slice ------------------------------------------------------------------ */
 
+/* The written code resolves each listed axis as slice_plan does (ir/ops/shape.c):
+ * negative starts/ends count from the end, then clamp to [0, dim] for a
+ * positive step and to [0, dim-1] / [-1, dim-1] for a negative one; then one
+ * strided copy from the first element read, with the source strides scaled by
+ * the steps (negative along a reversed axis). */
 int cgen_emit_slice_dyn(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
-    int r = x->shape.rank;
+    int r = x->shape.rank, rr = r ? r : 1;
     int64_t ns = n->in[1]->shape.dims[0];
     static const char *const what[] = {NULL, "starts", "ends", "axes", "steps"};
-    char nm[5][64], len[64], off[64], sst[64], dst[64], ind[64], i[64], ok[64], e[160];
-    snprintf(i, sizeof i, "%s", cgen_tmp(c, "i"));
+    char nm[5][64], ind[64], first[64], step[64], len[64], sst[64], dst[64], off[64], seen[64], ok[64], i[64];
+    char a[64], st[64], s0[64], e0[64], dm[64], l[64], ist[64], ost[64], e[160];
     snprintf(ind, sizeof ind, "%s", cgen_tmp(c, "in_dims"));
+    snprintf(first, sizeof first, "%s", cgen_tmp(c, "first"));
+    snprintf(step, sizeof step, "%s", cgen_tmp(c, "step"));
     snprintf(len, sizeof len, "%s", cgen_tmp(c, "len"));
-    snprintf(off, sizeof off, "%s", cgen_tmp(c, "src_off"));
     snprintf(sst, sizeof sst, "%s", cgen_tmp(c, "src_st"));
     snprintf(dst, sizeof dst, "%s", cgen_tmp(c, "dst_st"));
+    snprintf(off, sizeof off, "%s", cgen_tmp(c, "src_off"));
+    snprintf(seen, sizeof seen, "%s", cgen_tmp(c, "seen"));
     snprintf(ok, sizeof ok, "%s", cgen_tmp(c, "ok"));
+    snprintf(i, sizeof i, "%s", cgen_tmp(c, "i"));
+    snprintf(ist, sizeof ist, "%s", cgen_tmp(c, "ist"));
+    snprintf(ost, sizeof ost, "%s", cgen_tmp(c, "ost"));
     emit_i64_array(w, ind, x->shape.dims, r);
-    w_line(w, "int64_t %s[%d], %s[%d], %s[%d], %s = 0;", len, r ? r : 1, sst, r ? r : 1, dst, r ? r : 1, off);
-    if (ns > 0) w_line(w, "int64_t %s;", i);
-    w_line(w, "int %s;", ok);
-    for (int j = 1; j <= 4; j++) {
+    w_line(w, "int64_t %s[%d], %s[%d], %s[%d], %s[%d], %s[%d], %s = 0, %s = 1, %s = 1, %s;", first, rr, step, rr, len, rr, sst,
+           rr, dst, rr, off, ist, ost, i);
+    if (ns > 0) w_line(w, "int %s[%d] = {0}, %s = 1;", seen, rr, ok);
+    w_line(w, "for (%s = 0; %s < %d; %s++) {", i, i, r, i);
+    w_line(w, "    %s[%s] = 0;", first, i);
+    w_line(w, "    %s[%s] = 1;", step, i);
+    w_line(w, "    %s[%s] = %s[%s];", len, i, ind, i);
+    w_line(w, "}");
+    for (int j = 1; j <= 4 && ns > 0; j++) {
         if (j >= n->n_in || !n->in[j]) continue;
         snprintf(nm[j], sizeof nm[j], "%s", cgen_tmp(c, what[j]));
         read_operand(c, n, j, nm[j], i);
     }
-    int has_axes = n->n_in > 3 && n->in[3], has_steps = n->n_in > 4 && n->in[4];
-    w_line(w, "%s = gcrt_slice_plan(%d, %s, %lld, %s, %s, %s, %s, %s, &%s, %s, %s) == 0;", ok, r, ind, (long long)ns, nm[1],
-           nm[2], has_axes ? nm[3] : "NULL", has_steps ? nm[4] : "NULL", len, off, sst, dst);
+    if (ns > 0) {
+        int has_axes = n->n_in > 3 && n->in[3], has_steps = n->n_in > 4 && n->in[4];
+        snprintf(a, sizeof a, "%s", cgen_tmp(c, "a"));
+        snprintf(st, sizeof st, "%s", cgen_tmp(c, "st"));
+        snprintf(s0, sizeof s0, "%s", cgen_tmp(c, "s"));
+        snprintf(e0, sizeof e0, "%s", cgen_tmp(c, "e"));
+        snprintf(dm, sizeof dm, "%s", cgen_tmp(c, "dim"));
+        snprintf(l, sizeof l, "%s", cgen_tmp(c, "l"));
+        w_line(w, "for (%s = 0; %s < %lld; %s++) {", i, i, (long long)ns, i);
+        w->indent++;
+        char ax_e[160], st_e[160];
+        if (has_axes) snprintf(ax_e, sizeof ax_e, "%s[%s]", nm[3], i);
+        else snprintf(ax_e, sizeof ax_e, "%s", i);
+        if (has_steps) snprintf(st_e, sizeof st_e, "%s[%s]", nm[4], i);
+        else snprintf(st_e, sizeof st_e, "1");
+        w_line(w, "int64_t %s = %s, %s = %s, %s = %s[%s], %s = %s[%s], %s, %s;", a, ax_e, st, st_e, s0, nm[1], i, e0, nm[2], i,
+               dm, l);
+        w_line(w, "if (%s < 0) %s += %d;", a, a, r);
+        w_line(w, "if (%s < 0 || %s >= %d || %s[%s] || %s == 0) {", a, a, r, seen, a, st);
+        w_line(w, "    %s = 0; /* an axis out of range or repeated, or a step of 0 */", ok);
+        w_line(w, "    break;");
+        w_line(w, "}");
+        w_line(w, "%s[%s] = 1;", seen, a);
+        w_line(w, "%s = %s[%s];", dm, ind, a);
+        w_line(w, "if (%s < -INT64_MAX) %s = -INT64_MAX;", st, st);
+        w_line(w, "if (%s < 0) %s += %s;", s0, s0, dm);
+        w_line(w, "if (%s < 0) %s += %s;", e0, e0, dm);
+        w_line(w, "if (%s > 0) {", st);
+        w_line(w, "    %s = %s < 0 ? 0 : %s > %s ? %s : %s;", s0, s0, s0, dm, dm, s0);
+        w_line(w, "    %s = %s < 0 ? 0 : %s > %s ? %s : %s;", e0, e0, e0, dm, dm, e0);
+        w_line(w, "    %s = %s > %s ? (%s - %s - 1) / %s + 1 : 0;", l, e0, s0, e0, s0, st);
+        w_line(w, "} else {");
+        w_line(w, "    %s = %s < 0 ? 0 : %s > %s - 1 ? %s - 1 : %s;", s0, s0, s0, dm, dm, s0);
+        w_line(w, "    %s = %s < -1 ? -1 : %s > %s - 1 ? %s - 1 : %s;", e0, e0, e0, dm, dm, e0);
+        w_line(w, "    %s = %s > %s ? (%s - %s - 1) / -%s + 1 : 0;", l, s0, e0, s0, e0, st);
+        w_line(w, "}");
+        w_line(w, "%s[%s] = %s ? %s : 0;", first, a, l, s0);
+        w_line(w, "%s[%s] = %s > 1 ? %s : 1; /* with one element the step is never taken */", step, a, l, st);
+        w_line(w, "%s[%s] = %s;", len, a, l);
+        w->indent--;
+        w_line(w, "}");
+    }
     for (int k = 0; k < r; k++) {
         if (!y->shape.sym[k]) continue;
         snprintf(e, sizeof e, "%s ? %s[%d] : -1", ok, len, k);
@@ -96,11 +151,19 @@ int cgen_emit_slice_dyn(Cgen *c, const Node *n, Diag *d)
     }
     if (ir_numel(&y->shape) == 0) {
         w_line(w, "/* empty output */");
-    } else {
-        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
-        w_line(w, "gcrt_strided_copy(%s, %s, %s + %s, %s, %s, %d, %zu);", emit_ptr_name(c, y, by), dst,
-               emit_ptr_name(c, x, bx), off, sst, len, r, ir_dtype_size(x->dtype));
+        return 0;
     }
+    /* source offset and strides over the dense input, dense output strides */
+    w_line(w, "for (%s = %d; %s >= 0; %s--) {", i, r - 1, i, i);
+    w_line(w, "    %s += %s[%s] * %s;", off, first, i, ist);
+    w_line(w, "    %s[%s] = %s[%s] * %s;", sst, i, step, i, ist);
+    w_line(w, "    %s[%s] = %s;", dst, i, ost);
+    w_line(w, "    %s *= %s[%s];", ist, ind, i);
+    w_line(w, "    %s *= %s[%s];", ost, len, i);
+    w_line(w, "}");
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    w_line(w, "gcrt_strided_copy(%s, %s, %s + %s, %s, %s, %d, %zu);", emit_ptr_name(c, y, by), dst, emit_ptr_name(c, x, bx),
+           off, sst, len, r, ir_dtype_size(x->dtype));
     return 0;
 }
 

@@ -1,6 +1,5 @@
 /* gcrt_shape.h — data-movement kernels for generated code: one strided box
- * copy (Transpose, Slice, Expand, Concat, Split), Gather and Pad, and the
- * runtime resolution of Slice's ranges. Every
+ * copy (Transpose, Slice, Expand, Concat, Split), Gather and Pad. Every
  * kernel moves raw elements of `esize` bytes, so one kernel serves every
  * dtype. Strides and offsets are in elements and may be 0 or negative. */
 #ifndef GCRT_SHAPE_H
@@ -33,17 +32,5 @@ enum { GCRT_PAD_CONSTANT = 0, GCRT_PAD_REFLECT = 1, GCRT_PAD_EDGE = 2 };
  * repeated for large pads) or the nearest edge element (edge). */
 GCRT_FN void gcrt_pad(void *dst, const void *src, const void *cval, size_t esize, int rank, const int64_t *in_dims,
               const int64_t *out_dims, const int64_t *pad_begin, int mode);
-
-/* Slice with starts/ends/axes/steps known at run time (n values each;
- * axes NULL: 0..n-1, steps NULL: 1), resolved as ONNX says: negative
- * starts/ends count from the end, then clamp to [0, dim] for a positive
- * step, to [0, dim-1] / [-1, dim-1] for a negative one. Fills the output
- * extents len[rank], the source offset and strides (elements of a dense
- * in_dims tensor; negative along a reversed axis) and the dense output's
- * strides, ready for gcrt_strided_copy. Returns 0, or -1 when an axis is
- * out of range or repeated or a step is 0 (rank 0..8). */
-GCRT_FN int gcrt_slice_plan(int rank, const int64_t *in_dims, int n, const int64_t *starts, const int64_t *ends,
-                            const int64_t *axes, const int64_t *steps, int64_t *len, int64_t *src_off, int64_t *src_st,
-                            int64_t *dst_st);
 
 #endif
