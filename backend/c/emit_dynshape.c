@@ -211,14 +211,17 @@ int cgen_emit_split_dyn(Cgen *c, const Node *n, Diag *d)
             w_line(w, "/* output %d is empty */", j);
             continue;
         }
-        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], box[64], dst[64], sst[64];
+        snprintf(box, sizeof box, "%s", cgen_tmp(c, "box"));
+        snprintf(dst, sizeof dst, "%s", cgen_tmp(c, "dst_st"));
+        snprintf(sst, sizeof sst, "%s", cgen_tmp(c, "src_st"));
         w_line(w, "{");
         w->indent++;
-        w_line(w, "const int64_t box[2] = {%lld, %s};", (long long)outer, row);
-        w_line(w, "const int64_t dst_st[2] = {%s, 1};", row);
-        w_line(w, "static const int64_t src_st[2] = {%lld, 1};", (long long)(len * inner));
-        w_line(w, "gcrt_strided_copy(%s, dst_st, %s + %s, src_st, box, 2, %zu);", emit_ptr_name(c, y, by),
-               emit_ptr_name(c, x, bx), off, es);
+        w_line(w, "const int64_t %s[2] = {%lld, %s};", box, (long long)outer, row);
+        w_line(w, "const int64_t %s[2] = {%s, 1};", dst, row);
+        w_line(w, "static const int64_t %s[2] = {%lld, 1};", sst, (long long)(len * inner));
+        w_line(w, "gcrt_strided_copy(%s, %s, %s + %s, %s, %s, 2, %zu);", emit_ptr_name(c, y, by), dst, emit_ptr_name(c, x, bx),
+               off, sst, box, es);
         w->indent--;
         w_line(w, "}");
         if (j + 1 < n->n_out) w_line(w, "%s += %s;", off, row);
@@ -246,29 +249,38 @@ int cgen_emit_topk_dyn(Cgen *c, const Node *n, Diag *d)
         w_line(w, "/* empty output */");
         return 0;
     }
-    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], idx[128];
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], idx[400];
+    char ky[64], ord[64], o[64], i[64], t[64];
+    snprintf(ky, sizeof ky, "%s", cgen_tmp(c, "ky"));
+    snprintf(ord, sizeof ord, "%s", cgen_tmp(c, "ord"));
+    snprintf(o, sizeof o, "%s", cgen_tmp(c, "o"));
+    snprintf(i, sizeof i, "%s", cgen_tmp(c, "i"));
+    snprintf(t, sizeof t, "%s", cgen_tmp(c, "t"));
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, y, by);
     snprintf(ws, sizeof ws, "%s", cgen_workspace(c, n));
+    /* per row along the axis: the keys, their order (gcrt_topk_order), the first K */
     w_line(w, "{");
     w->indent++;
-    w_line(w, "double *ky = (double *)(void *)%s;", ws);
-    w_line(w, "int64_t *ord = (int64_t *)(void *)(%s + %lld);", ws, (long long)(len * 8));
-    w_line(w, "for (int64_t o = 0; o < %lld; o++)", (long long)outer);
+    w_line(w, "double *%s = (double *)(void *)%s;", ky, ws);
+    w_line(w, "int64_t *%s = (int64_t *)(void *)(%s + %lld);", ord, ws, (long long)(len * 8));
+    w_line(w, "int64_t %s, %s, %s;", o, i, t);
+    w_line(w, "for (%s = 0; %s < %lld; %s++)", o, o, (long long)outer, o);
     w->indent++;
-    w_line(w, "for (int64_t i = 0; i < %lld; i++) {", (long long)inner);
+    w_line(w, "for (%s = 0; %s < %lld; %s++) {", i, i, (long long)inner, i);
     w->indent++;
-    snprintf(idx, sizeof idx, "(o * %lld + t) * %lld + i", (long long)len, (long long)inner);
-    w_printf(w, "for (int64_t t = 0; t < %lld; t++) ky[t] = (double)", (long long)len);
+    snprintf(idx, sizeof idx, "(%s * %lld + %s) * %lld + %s", o, (long long)len, t, (long long)inner, i);
+    w_printf(w, "for (%s = 0; %s < %lld; %s++) %s[%s] = (double)", t, t, (long long)len, t, ky, t);
     cgen_load(w, x->dtype, bx, idx);
     w_printf(w, ";\n");
-    w_line(w, "gcrt_topk_order(ky, ord, %lld, %s, %d);", (long long)len, k, largest);
-    w_line(w, "for (int64_t t = 0; t < %s; t++) {", k);
+    w_line(w, "gcrt_topk_order(%s, %s, %lld, %s, %d);", ky, ord, (long long)len, k, largest);
+    w_line(w, "for (%s = 0; %s < %s; %s++) {", t, t, k, t);
     w->indent++;
-    w_line(w, "%s[(o * %s + t) * %lld + i] = %s[(o * %lld + ord[t]) * %lld + i];", by, k, (long long)inner, bx, (long long)len,
-           (long long)inner);
+    w_line(w, "%s[(%s * %s + %s) * %lld + %s] = %s[(%s * %lld + %s[%s]) * %lld + %s];", by, o, k, t, (long long)inner, i, bx, o,
+           (long long)len, ord, t, (long long)inner, i);
     if (n->n_out > 1 && n->out[1])
-        w_line(w, "%s[(o * %s + t) * %lld + i] = ord[t];", emit_ptr_name(c, n->out[1], bi), k, (long long)inner);
+        w_line(w, "%s[(%s * %s + %s) * %lld + %s] = %s[%s];", emit_ptr_name(c, n->out[1], bi), o, k, t, (long long)inner, i, ord,
+               t);
     w->indent--;
     w_line(w, "}");
     w->indent--;
@@ -281,9 +293,19 @@ int cgen_emit_topk_dyn(Cgen *c, const Node *n, Diag *d)
 
 /* ---- ReduceSum -------------------------------------------------------------- */
 
+/* Names of the locals of the written ReduceSum code (cgen_tmp: unique in the
+ * run function, so no tensor pointer is shadowed). */
+enum { RS_IND, RS_AXES, RS_MASK, RS_OK, RS_I, RS_KEPT, RS_NKEPT, RS_A, RS_KD, RS_KS, RS_RD, RS_RS, RS_NK, RS_NR, RS_ST,
+       RS_NOUT, RS_NRED, RS_O, RS_E, RS_J, RS_BASE, RS_Q, RS_ACC, RS_AT, RS_P, RS_COUNT };
+
 int cgen_emit_reduce_sum_dyn(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
+    static const char *const base[RS_COUNT] = {"in_dims", "axes", "mask", "ok", "i", "kept", "n_kept", "a", "kd", "ks", "rd",
+                                               "rs", "nk", "nr", "st", "n_out", "n_red", "o", "e", "j", "base", "q", "acc",
+                                               "at", "p"};
+    char v[RS_COUNT][64], ex[160];
+    for (int k = 0; k < RS_COUNT; k++) snprintf(v[k], sizeof v[k], "%s", cgen_tmp(c, base[k]));
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
@@ -292,34 +314,30 @@ int cgen_emit_reduce_sum_dyn(Cgen *c, const Node *n, Diag *d)
     DType t = x->dtype;
     int fl = t == DT_F32 || t == DT_F16 || t == DT_BF16;
     const char *acc_t = fl ? "float" : "double", *sfx = fl ? "f32" : "f64";
-    char ind[64], axes[64], mask[64], ok[64], i[64], kept[64], e[160];
-    snprintf(ind, sizeof ind, "%s", cgen_tmp(c, "in_dims"));
-    snprintf(axes, sizeof axes, "%s", cgen_tmp(c, "axes"));
-    snprintf(mask, sizeof mask, "%s", cgen_tmp(c, "mask"));
-    snprintf(ok, sizeof ok, "%s", cgen_tmp(c, "ok"));
-    snprintf(i, sizeof i, "%s", cgen_tmp(c, "i"));
-    snprintf(kept, sizeof kept, "%s", cgen_tmp(c, "kept"));
+    const char *i = v[RS_I], *mask = v[RS_MASK], *ind = v[RS_IND], *ok = v[RS_OK], *axes = v[RS_AXES], *a = v[RS_A];
+    const char *kd = v[RS_KD], *ks = v[RS_KS], *rd = v[RS_RD], *rs = v[RS_RS], *nk = v[RS_NK], *nr = v[RS_NR];
+    const char *st = v[RS_ST], *o = v[RS_O], *e = v[RS_E], *j = v[RS_J], *acc = v[RS_ACC];
     emit_i64_array(w, ind, xs->dims, r);
     w_line(w, "int %s[%d] = {0}, %s = 1;", mask, rr, ok);
     if (keep) w_line(w, "int64_t %s;", i);
-    else w_line(w, "int64_t %s, %s[%d], n_kept = 0;", i, kept, rr);
+    else w_line(w, "int64_t %s, %s[%d], %s = 0;", i, v[RS_KEPT], rr, v[RS_NKEPT]);
     read_operand(c, n, 1, axes, i);
     w_line(w, "for (%s = 0; %s < %lld; %s++) {", i, i, (long long)na, i);
     w->indent++;
-    w_line(w, "int64_t a = %s[%s] < 0 ? %s[%s] + %d : %s[%s];", axes, i, axes, i, r, axes, i);
-    w_line(w, "if (a < 0 || a >= %d || %s[a]) %s = 0;", r, mask, ok);
-    w_line(w, "else %s[a] = 1;", mask);
+    w_line(w, "int64_t %s = %s[%s] < 0 ? %s[%s] + %d : %s[%s];", a, axes, i, axes, i, r, axes, i);
+    w_line(w, "if (%s < 0 || %s >= %d || %s[%s]) %s = 0; /* an axis out of range or repeated */", a, a, r, mask, a, ok);
+    w_line(w, "else %s[%s] = 1;", mask, a);
     w->indent--;
     w_line(w, "}");
     if (!keep) {
         w_line(w, "for (%s = 0; %s < %d; %s++)", i, i, r, i);
-        w_line(w, "    if (!%s[%s]) %s[n_kept++] = %s[%s];", mask, i, kept, ind, i);
+        w_line(w, "    if (!%s[%s]) %s[%s++] = %s[%s];", mask, i, v[RS_KEPT], v[RS_NKEPT], ind, i);
     }
     for (int k = 0; k < y->shape.rank; k++) {
         if (!y->shape.sym[k]) continue;
-        if (keep) snprintf(e, sizeof e, "%s ? (%s[%d] ? 1 : %lld) : -1", ok, mask, k, (long long)xs->dims[k]);
-        else snprintf(e, sizeof e, "%s ? %s[%d] : -1", ok, kept, k);
-        cgen_set_dim(c, y, k, e);
+        if (keep) snprintf(ex, sizeof ex, "%s ? (%s[%d] ? 1 : %lld) : -1", ok, mask, k, (long long)xs->dims[k]);
+        else snprintf(ex, sizeof ex, "%s ? %s[%d] : -1", ok, v[RS_KEPT], k);
+        cgen_set_dim(c, y, k, ex);
     }
     if (ir_numel(&y->shape) == 0) {
         w_line(w, "/* empty output */");
@@ -328,30 +346,46 @@ int cgen_emit_reduce_sum_dyn(Cgen *c, const Node *n, Diag *d)
     /* the kept and reduced axes' extents and input strides, innermost first */
     w_line(w, "if (%s) {", ok);
     w->indent++;
-    w_line(w, "int64_t kd[%d], ks[%d], rd[%d], rs[%d], nk = 0, nr = 0, st = 1, n_out = 1, n_red = 1, o, e, j;", rr, rr, rr, rr);
+    w_line(w, "int64_t %s[%d], %s[%d], %s[%d], %s[%d], %s = 0, %s = 0, %s = 1, %s = 1, %s = 1, %s, %s, %s;", kd, rr, ks, rr, rd,
+           rr, rs, rr, nk, nr, st, v[RS_NOUT], v[RS_NRED], o, e, j);
     w_line(w, "for (%s = %d; %s >= 0; %s--) {", i, r - 1, i, i);
     w->indent++;
-    w_line(w, "if (%s[%s]) { rd[nr] = %s[%s]; rs[nr++] = st; n_red *= %s[%s]; }", mask, i, ind, i, ind, i);
-    w_line(w, "else { kd[nk] = %s[%s]; ks[nk++] = st; n_out *= %s[%s]; }", ind, i, ind, i);
-    w_line(w, "st *= %s[%s];", ind, i);
+    w_line(w, "if (%s[%s]) {", mask, i);
+    w_line(w, "    %s[%s] = %s[%s];", rd, nr, ind, i);
+    w_line(w, "    %s[%s++] = %s;", rs, nr, st);
+    w_line(w, "    %s *= %s[%s];", v[RS_NRED], ind, i);
+    w_line(w, "} else {");
+    w_line(w, "    %s[%s] = %s[%s];", kd, nk, ind, i);
+    w_line(w, "    %s[%s++] = %s;", ks, nk, st);
+    w_line(w, "    %s *= %s[%s];", v[RS_NOUT], ind, i);
+    w_line(w, "}");
+    w_line(w, "%s *= %s[%s];", st, ind, i);
     w->indent--;
     w_line(w, "}");
-    w_line(w, "for (o = 0; o < n_out; o++) {");
+    /* output element o (row-major over the kept axes) sums the box of the reduced axes at its base */
+    w_line(w, "for (%s = 0; %s < %s; %s++) {", o, o, v[RS_NOUT], o);
     w->indent++;
-    w_line(w, "int64_t base = 0, q = o;");
-    w_line(w, "%s acc = 0, acc_c = 0;", acc_t);
-    w_line(w, "for (j = 0; j < nk; j++) { base += q %% kd[j] * ks[j]; q /= kd[j]; }");
-    w_line(w, "for (e = 0; e < n_red; e++) {");
+    w_line(w, "int64_t %s = 0, %s = %s;", v[RS_BASE], v[RS_Q], o);
+    w_line(w, "%s %s = 0, %s_c = 0;", acc_t, acc, acc);
+    w_line(w, "for (%s = 0; %s < %s; %s++) {", j, j, nk, j);
+    w_line(w, "    %s += %s %% %s[%s] * %s[%s];", v[RS_BASE], v[RS_Q], kd, j, ks, j);
+    w_line(w, "    %s /= %s[%s];", v[RS_Q], kd, j);
+    w_line(w, "}");
+    w_line(w, "for (%s = 0; %s < %s; %s++) {", e, e, v[RS_NRED], e);
     w->indent++;
-    w_line(w, "int64_t at = base, p = e;");
-    w_line(w, "for (j = 0; j < nr; j++) { at += p %% rd[j] * rs[j]; p /= rd[j]; }");
-    w_printf(w, "gcrt_ksum_add_%s(&acc, &acc_c, (%s)(", sfx, acc_t);
-    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
-    cgen_load(w, t, emit_ptr_name(c, x, bx), "at");
+    w_line(w, "int64_t %s = %s, %s = %s;", v[RS_AT], v[RS_BASE], v[RS_P], e);
+    w_line(w, "for (%s = 0; %s < %s; %s++) {", j, j, nr, j);
+    w_line(w, "    %s += %s %% %s[%s] * %s[%s];", v[RS_AT], v[RS_P], rd, j, rs, j);
+    w_line(w, "    %s /= %s[%s];", v[RS_P], rd, j);
+    w_line(w, "}");
+    w_printf(w, "gcrt_ksum_add_%s(&%s, &%s_c, (%s)(", sfx, acc, acc, acc_t);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], sum[160];
+    cgen_load(w, t, emit_ptr_name(c, x, bx), v[RS_AT]);
     w_printf(w, "));\n");
     w->indent--;
     w_line(w, "}");
-    cgen_store(w, y->dtype, emit_ptr_name(c, y, by), "o", "acc + acc_c");
+    snprintf(sum, sizeof sum, "%s + %s_c", acc, acc);
+    cgen_store(w, y->dtype, emit_ptr_name(c, y, by), o, sum);
     w->indent--;
     w_line(w, "}");
     w->indent--;
