@@ -1,8 +1,11 @@
 /* reduce.c — operator descriptions of the reduce family: ReduceMean,
  * ReduceMax, ReduceMin, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp,
  * ReduceProd, ReduceSumSquare (opset-17 form: `axes` is an ints attribute)
- * and ReduceSum (opset-13 form: `axes` is an optional constant i64 input,
- * with `noop_with_empty_axes`).
+ * and ReduceSum (opset-13 form: `axes` is an optional i64 input, with
+ * `noop_with_empty_axes`). ReduceSum's axes may be known only at run time
+ * (shape_inputs): its output dims are then data-dependent (reduce_infer_dyn)
+ * and the interpreter infers the node again with the values; an empty axes
+ * tensor needs no values, so it is the static case.
  *
  * Every reduction is described by a boolean mask over the input's axes
  * (ir_reduce_mask). An empty axes list reduces every axis, except for
