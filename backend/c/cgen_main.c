@@ -236,7 +236,7 @@ static const TemplateLine main_template[] = {
     {CGEN_T_STATIC, "    }\n"},
     {CGEN_T_DYN, "    /* runtime shapes: each dim at most the model's (fixed dims are checked by @N@_run_shapes) */\n"},
     {CGEN_T_DYN, "    same = rank == port->rank;\n"},
-    {CGEN_T_DYN, "    for (i = 0; same && i < rank; i++) same = dims[i] <= port->dims[i];\n"},
+    {CGEN_T_DYN, "    for (i = 0; same && i < rank; i++) same = dims[i] >= 0 && dims[i] <= port->dims[i];\n"},
     {CGEN_T_DYN, "    shape_str(port->dims, port->rank, want_shape, sizeof want_shape);\n"},
     {CGEN_T_DYN, "    if (!same) {\n"},
     {CGEN_T_DYN, "        shape_str(dims, rank, got_shape, sizeof got_shape);\n"},
