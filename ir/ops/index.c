@@ -967,6 +967,20 @@ static int topk_infer(Node *n, Diag *d)
     int64_t a = n->attrs[TOPK_AXIS].i;
     int ax = ir_norm_axis(a, r);
     if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, r);
+    const Value *kv = n->in[1];
+    if (kv->kind != VK_CONST) {
+        /* K known only at run time: the extent along the axis is
+         * data-dependent, bounded by the axis (the kernel checks K) */
+        if (!ir_dtype_is_int(kv->dtype))
+            return diag_node_error(d, n, "input 'K' must be an integer tensor, got %s", ir_dtype_name(kv->dtype));
+        if (kv->shape.rank > 1 || ir_numel(&kv->shape) != 1)
+            return diag_node_error(d, n, "input 'K' must hold one value");
+        Shape s = x->shape;
+        s.sym[ax] = IR_SYM_NEW;
+        ir_set_out(n, 0, x->dtype, &s);
+        if (n->n_out > 1) ir_set_out(n, 1, DT_I64, &s);
+        return 0;
+    }
     int64_t k;
     if (const_int_scalar(n, 1, &k, d)) return -1;
     if (k < 0 || k > x->shape.dims[ax])
@@ -1055,6 +1069,7 @@ const OpDesc op_TopK = {
     .min_out = 1, .max_out = 2, .out_names = topk_out,
     OP_ATTRS(topk_attrs), .infer = topk_infer, .eval = topk_eval,
     .gradient = topk_grad, .backward_reads = topk_bw_reads,
+    .shape_inputs = 1u << 1,
 };
 
 /* ---- EyeLike ---------------------------------------------------------------- */
