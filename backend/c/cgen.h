@@ -76,7 +76,7 @@ typedef struct CgenEntry {
  * cgen_<name>_entries. */
 #define CGEN_FAMILIES(X) \
     X(elementwise) X(math) X(linalg) X(nn) X(vision) X(reduce) X(shape) X(index) X(loss) X(rnn) X(quant) \
-    X(signal) X(optim) X(text) X(grad)
+    X(signal) X(optim) X(text) X(grad) X(select)
 
 #define CGEN_FAMILY(name) extern const CgenEntry cgen_##name##_entries[];
 CGEN_FAMILIES(CGEN_FAMILY)

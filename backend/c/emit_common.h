@@ -72,4 +72,8 @@ size_t emit_conv_im2col_bytes(const Node *n, size_t elem);
 int emit_conv_call(Cgen *c, const Node *n, DType t, const char *px, const char *pw, const char *pb, const char *py,
                    const char *pws, Diag *d);
 
+/* Compress with a runtime condition (backend/c/emit_select.c): counts the
+ * kept positions, sets the data-dependent dim and copies them. */
+int cgen_emit_compress_dyn(Cgen *c, const Node *n, Diag *d);
+
 #endif

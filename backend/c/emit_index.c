@@ -17,6 +17,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "emit_dynshape.h"
 #include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/index_attrs.h"
 #include "emit_dynfill.h"
@@ -384,11 +385,11 @@ static int emit_reverse_sequence(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
-/* Compress: the condition is a constant, so the kept positions along the
- * axis are a static table; each (outer, kept) pair copies one inner block. */
+/* Compress: a constant condition makes the kept positions along the axis
+ * a static table (a runtime one: emit_select.c); each (outer, kept) pair copies one inner block. */
 static int emit_compress(Cgen *c, const Node *n, Diag *d)
 {
-    (void)d;
+    if (n->in[1]->kind != VK_CONST) return cgen_emit_compress_dyn(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *cond = n->in[1], *y = n->out[0];
@@ -539,7 +540,7 @@ static int emit_argmin(Cgen *c, const Node *n, Diag *d)
 
 static int emit_topk(Cgen *c, const Node *n, Diag *d)
 {
-    (void)d;
+    if (cgen_operand_at_run_time(n, 1)) return cgen_emit_topk_dyn(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
@@ -599,9 +600,9 @@ const CgenEntry cgen_index_entries[] = {
     {OP_OneHot, emit_onehot, 0, NULL, 1},
     {OP_ArgMax, emit_argmax, 0, NULL, 0},
     {OP_ArgMin, emit_argmin, 0, NULL, 0},
-    {OP_TopK, emit_topk, CGEN_RT_index, topk_workspace, 0},
+    {OP_TopK, emit_topk, CGEN_RT_index, topk_workspace, 1},
     {OP_EyeLike, emit_eyelike, 0, NULL, 0},
     {OP_ReverseSequence, emit_reverse_sequence, CGEN_RT_index, NULL, 0},
-    {OP_Compress, emit_compress, 0, NULL, 0},
+    {OP_Compress, emit_compress, 0, NULL, 1},
     {-1, NULL, 0, NULL, 0},
 };

@@ -25,6 +25,8 @@
 #include "../../ir/ops/geometry.h"
 #include "../../ir/ops/nn_attrs.h"
 
+#include <stdio.h>
+
 /* Geometry of a windowed node lifted to 3 spatial dims. */
 typedef struct Geo3 {
     int sr;
@@ -179,11 +181,33 @@ static int emit_maxunpool(Cgen *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     Writer *w = cgen_w(c);
     char px[EMIT_EXPR_CAP], pi[EMIT_EXPR_CAP], py[EMIT_EXPR_CAP];
+    int dyn = cgen_node_has_sym(n);
+    if (dyn) {
+        /* runtime shapes: output_shape read at run time (N and C must be X's) */
+        const char *os = cgen_ptr(c, n->in[2]), *err = cgen_err_shape(c);
+        w_line(w, "if (%s[0] != %lld || %s[1] != %lld) return %s;", os, (long long)X->shape.dims[0], os,
+               (long long)X->shape.dims[1], err);
+        for (int a = 2; a < Y->shape.rank; a++) {
+            char e[EMIT_EXPR_CAP + 16];
+            snprintf(e, sizeof e, "%s[%d]", os, a);
+            cgen_set_dim(c, Y, a, e);
+        }
+    }
     w_printf(w, "gcrt_maxunpool_%s(%lld, %s, %s, %lld, ", sfx, (long long)ir_numel(&X->shape),
              emit_ptr_name(c, X, px), emit_ptr_name(c, I, pi), (long long)(X->shape.dims[0] * X->shape.dims[1]));
     emit_dims3(w, src, sr, 1);
     w_puts(w, ", ");
-    emit_dims3(w, Y->shape.dims + 2, sr, 1);
+    if (dyn) {
+        char b[160];
+        w_puts(w, "(const int64_t[3]){");
+        for (int i = 0; i < 3; i++) {
+            CgenProd p = i < 3 - sr ? cgen_prod(1) : cgen_dims_prod(&Y->shape, 2 + i - (3 - sr), 3 + i - (3 - sr));
+            w_printf(w, "%s%s", i ? ", " : "", cgen_prod_str(&p, b, sizeof b));
+        }
+        w_puts(w, "}");
+    } else {
+        emit_dims3(w, Y->shape.dims + 2, sr, 1);
+    }
     w_printf(w, ", %s);\n", emit_ptr_name(c, Y, py));
     return 0;
 }
@@ -310,7 +334,7 @@ const CgenEntry cgen_nn_entries[] = {
     {OP_Conv, emit_conv, 0, conv_workspace, 0}, /* cpu, dwconv, winograd or nn: emit_conv says */
     {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL, 0},
     {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL, 0},
-    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL, 0},
+    {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL, 1},
     {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL, 0},
     {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn, NULL, 0},
     {OP_Softmax, emit_softmax, CGEN_RT_nn, NULL, 1},

@@ -20,6 +20,7 @@
  * reference does.
  */
 #include "cgen.h"
+#include "emit_dynshape.h"
 #include "../../ir/ops/geometry.h"
 #include "../../ir/ops/reduce_attrs.h"
 
@@ -108,6 +109,8 @@ static void reduce_loops(Cgen *c, const Node *n, const int *cls, const int64_t *
 
 static int emit_reduce(Cgen *c, const Node *n, Diag *d)
 {
+    if (n->op == OP_ReduceSum && cgen_operand_at_run_time(n, 1) && ir_numel(&n->in[1]->shape) != 0)
+        return cgen_emit_reduce_sum_dyn(c, n, d);
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
@@ -201,7 +204,7 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
 
 const CgenEntry cgen_reduce_entries[] = {
     {OP_ReduceMean, emit_reduce, 0, NULL, 0},
-    {OP_ReduceSum, emit_reduce, 0, NULL, 0},
+    {OP_ReduceSum, emit_reduce, 0, NULL, 1},
     {OP_ReduceMax, emit_reduce, 0, NULL, 0},
     {OP_ReduceMin, emit_reduce, 0, NULL, 0},
     {OP_ReduceL1, emit_reduce, 0, NULL, 0},

@@ -17,6 +17,7 @@
  */
 #include "cgen.h"
 #include "emit_common.h"
+#include "emit_dynshape.h"
 #include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/shape_attrs.h"
 #include "../../ir/ops/geometry.h"
@@ -346,7 +347,7 @@ static int emit_concat(Cgen *c, const Node *n, Diag *d)
 
 static int emit_split(Cgen *c, const Node *n, Diag *d)
 {
-    (void)d;
+    if (cgen_operand_at_run_time(n, 1)) return cgen_emit_split_dyn(c, n, d);
     const Value *x = n->in[0];
     const Shape *xs = &x->shape;
     int ax = ir_norm_axis(n->attrs[SPLIT_AXIS].i, xs->rank);
@@ -367,6 +368,8 @@ static int emit_split(Cgen *c, const Node *n, Diag *d)
 
 static int emit_slice(Cgen *c, const Node *n, Diag *d)
 {
+    for (int j = 1; j <= 4; j++)
+        if (cgen_operand_at_run_time(n, j)) return cgen_emit_slice_dyn(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
@@ -508,8 +511,8 @@ const CgenEntry cgen_shape_entries[] = {
     {OP_Unsqueeze, emit_alias_copy, 0, NULL, 1},
     {OP_Transpose, emit_transpose, CGEN_RT_shape, NULL, 1},
     {OP_Concat, emit_concat, CGEN_RT_shape, NULL, 1},
-    {OP_Split, emit_split, CGEN_RT_shape, NULL, 0},
-    {OP_Slice, emit_slice, CGEN_RT_shape, NULL, 0},
+    {OP_Split, emit_split, CGEN_RT_shape, NULL, 1},
+    {OP_Slice, emit_slice, CGEN_RT_shape, NULL, 1},
     {OP_Expand, emit_expand, CGEN_RT_shape, NULL, 1},
     {OP_Gather, emit_gather, CGEN_RT_shape, NULL, 0},
     {OP_Pad, emit_pad, CGEN_RT_shape, NULL, 1},

@@ -33,7 +33,8 @@ int ir_maxunpool_index_dims(const Node *n, int64_t *dims);
 int ir_tfidf_selected(const Node *n, int64_t *off, int64_t *len, int64_t *col, double *wt);
 
 /* For a Reduce* node: fills mask[rank] (1 = reduced) from its axes (the
- * attribute, or ReduceSum's constant input). Returns 0, 1 when the node is
+ * attribute, or ReduceSum's input: a constant, or an empty tensor whose
+ * values need not be known). Returns 0, 1 when the node is
  * a no-op (ReduceSum, empty axes, noop_with_empty_axes=1), or -1 with a
  * diagnostic (d may be NULL). */
 int ir_reduce_mask(const Node *n, int *mask, Diag *d);

@@ -6,7 +6,8 @@
  *
  * Shapes are static: every operand that decides an output shape (the shape
  * of ConstantOfShape, Range's start/limit/delta, Tile's repeats, TopK's K,
- * OneHot's depth, Compress's condition) must be a constant at shape inference; CumSum's axis and
+ * OneHot's depth) must be a constant at shape inference (Compress's condition
+ * may be a runtime value: the kept count is then a data-dependent dim); CumSum's axis and
  * Trilu's k may come at runtime (they do not change the output shape).
  * Index tensors (indices, sequence_lens) may be runtime values: shape
  * inference checks the constant ones against the data shape (an out-of-range
@@ -1032,6 +1033,20 @@ static int topk_infer(Node *n, Diag *d)
     int64_t a = n->attrs[TOPK_AXIS].i;
     int ax = ir_norm_axis(a, r);
     if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, r);
+    const Value *kv = n->in[1];
+    if (kv->kind != VK_CONST) {
+        /* K known only at run time: the extent along the axis is
+         * data-dependent, bounded by the axis (the kernel checks K) */
+        if (!ir_dtype_is_int(kv->dtype))
+            return diag_node_error(d, n, "input 'K' must be an integer tensor, got %s", ir_dtype_name(kv->dtype));
+        if (kv->shape.rank > 1 || ir_numel(&kv->shape) != 1)
+            return diag_node_error(d, n, "input 'K' must hold one value");
+        Shape s = x->shape;
+        s.sym[ax] = IR_SYM_NEW;
+        ir_set_out(n, 0, x->dtype, &s);
+        if (n->n_out > 1) ir_set_out(n, 1, DT_I64, &s);
+        return 0;
+    }
     int64_t k;
     if (const_int_scalar(n, 1, &k, d)) return -1;
     if (k < 0 || k > x->shape.dims[ax])
@@ -1120,6 +1135,7 @@ const OpDesc op_TopK = {
     .min_out = 1, .max_out = 2, .out_names = topk_out,
     OP_ATTRS(topk_attrs), .infer = topk_infer, .eval = topk_eval,
     .gradient = topk_grad, .backward_reads = topk_bw_reads,
+    .shape_inputs = 1u << 1,
 };
 
 /* ---- EyeLike ---------------------------------------------------------------- */
@@ -1233,7 +1249,8 @@ const OpDesc op_ReverseSequence = {
 /* Compress keeps the positions along `axis` (of the flattened input when the
  * attribute is absent) where the 1-D bool `condition` is true; a condition
  * shorter than the axis drops the positions past its end. The output shape
- * counts the true values, so the condition must be a constant. */
+ * counts the true values: exact for a constant condition, else a
+ * data-dependent dim bounded by the condition's length. */
 static const AttrSpec compress_attrs[] = {[COMPRESS_AXIS] = {"axis", ATTR_INT, NULL, 0}};
 OP_ATTRS_CHECK(compress_attrs, COMPRESS_COUNT);
 static const char *const compress_in[] = {"input", "condition"};
@@ -1258,7 +1275,6 @@ static int compress_infer(Node *n, Diag *d)
     if (ir_need_inputs(n, d)) return -1;
     const Value *x = n->in[0], *cond = n->in[1];
     char b[SHP_BUF];
-    if (cond->kind != VK_CONST) return diag_node_error(d, n, "input 'condition' must be a constant (the output shape depends on its values)");
     if (cond->dtype != DT_BOOL) return diag_node_error(d, n, "input 'condition' must be bool, got %s", ir_dtype_name(cond->dtype));
     if (cond->shape.rank != 1)
         return diag_node_error(d, n, "input 'condition' must be 1-D, got shape %s", ir_shape_str(&cond->shape, b, sizeof b));
@@ -1273,10 +1289,15 @@ static int compress_infer(Node *n, Diag *d)
     if (len > dim)
         return diag_node_error(d, n, "input 'condition' has %lld values, more than the %lld positions %s", (long long)len, (long long)dim,
                                ax < 0 ? "of the flattened input" : "along the axis");
-    for (int64_t i = 0; i < len; i++) kept += ir_load_f64(DT_BOOL, cond->data, (size_t)i) != 0.0;
+    /* a runtime condition: the kept count is data-dependent, at most its length */
+    int data_dim = cond->kind != VK_CONST && len > 0;
+    if (cond->kind != VK_CONST) kept = len;
+    else
+        for (int64_t i = 0; i < len; i++) kept += ir_load_f64(DT_BOOL, cond->data, (size_t)i) != 0.0;
     Shape s = x->shape;
     if (ax < 0) s = ir_shape(1, &kept);
     else s.dims[ax] = kept;
+    if (data_dim) s.sym[ax < 0 ? 0 : ax] = IR_SYM_NEW;
     ir_set_out(n, 0, x->dtype, &s);
     return 0;
 }
@@ -1299,5 +1320,5 @@ static int compress_eval(const Node *n, const double *const *in, double *const *
 const OpDesc op_Compress = {
     .name = "Compress", .min_in = 2, .max_in = 2, .in_names = compress_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    OP_ATTRS(compress_attrs), .infer = compress_infer, .eval = compress_eval,
+    OP_ATTRS(compress_attrs), .infer = compress_infer, .eval = compress_eval, .shape_inputs = 2u,
 };

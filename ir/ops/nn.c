@@ -352,7 +352,17 @@ static int maxunpool_infer(Node *n, Diag *d)
     if (sr < 0) return -1;
     Shape os = x->shape;
     memcpy(os.dims + 2, dims, sizeof(int64_t) * (size_t)sr);
-    if (ir_has_input(n, 2)) {
+    if (ir_has_input(n, 2) && n->in[2]->kind != VK_CONST) {
+        /* runtime shapes: output_shape arrives at run time; the spatial
+         * dims it gives are data-dependent, bounded only by --max-dim */
+        const Value *os_v = n->in[2];
+        if (os_v->dtype != DT_I64 || os_v->shape.rank != 1 || os_v->shape.sym[0] || os_v->shape.dims[0] != x->shape.rank)
+            return diag_node_error(d, n, "input 'output_shape' must be an i64 list of %d values (the rank of X)", x->shape.rank);
+        for (int i = 2; i < x->shape.rank; i++) {
+            os.dims[i] = IR_DIM_UNBOUNDED;
+            os.sym[i] = IR_SYM_NEW;
+        }
+    } else if (ir_has_input(n, 2)) {
         int64_t v[IR_MAX_RANK + 1];
         int k = ir_const_ints(n->in[2], v, IR_MAX_RANK + 1);
         if (k < 0) return diag_node_error(d, n, "input 'output_shape' must be a constant");
@@ -403,6 +413,7 @@ const OpDesc op_MaxUnpool = {
     OP_ATTRS(maxunpool_attrs),
     .infer = maxunpool_infer,
     .eval = maxunpool_eval,
+    .shape_inputs = 1u << 2,
 };
 
 /* ---- GlobalAveragePool -------------------------------------------------- */

@@ -1,8 +1,11 @@
 /* reduce.c — operator descriptions of the reduce family: ReduceMean,
  * ReduceMax, ReduceMin, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp,
  * ReduceProd, ReduceSumSquare (opset-17 form: `axes` is an ints attribute)
- * and ReduceSum (opset-13 form: `axes` is an optional constant i64 input,
- * with `noop_with_empty_axes`).
+ * and ReduceSum (opset-13 form: `axes` is an optional i64 input, with
+ * `noop_with_empty_axes`). ReduceSum's axes may be known only at run time
+ * (shape_inputs): its output dims are then data-dependent (reduce_infer_dyn)
+ * and the interpreter infers the node again with the values; an empty axes
+ * tensor needs no values, so it is the static case.
  *
  * Every reduction is described by a boolean mask over the input's axes
  * (ir_reduce_mask). An empty axes list reduces every axis, except for
@@ -71,9 +74,10 @@ int ir_reduce_mask(const Node *n, int *mask, Diag *d)
         what = "input 'axes'";
         if (n->n_in > 1 && n->in[1]) {
             const Value *a = n->in[1];
-            if (a->kind != VK_CONST) return diag_node_error(d, n, "input 'axes' must be a constant");
+            if (a->kind != VK_CONST && ir_numel(&a->shape) != 0) return diag_node_error(d, n, "input 'axes' must be a constant");
             if (a->shape.rank != 1) return diag_node_error(d, n, "input 'axes' must be 1-D");
-            na = ir_const_ints(a, axes, IR_MAX_RANK + 1);
+            /* an empty runtime axes tensor has no values to wait for */
+            na = a->kind == VK_CONST ? ir_const_ints(a, axes, IR_MAX_RANK + 1) : 0;
             if (na < 0)
                 return diag_node_error(d, n, "input 'axes' must be an integer tensor of at most %d values", IR_MAX_RANK);
         }
@@ -106,11 +110,53 @@ static int reduce_keepdims(const Node *n)
     return (int)(n->op == OP_ReduceSum ? n->attrs[REDUCE_SUM_KEEPDIMS].i : n->attrs[REDUCE_KEEPDIMS].i);
 }
 
+/* ReduceSum whose `axes` (not empty) are known only at run time. With
+ * keepdims each output dim is 1 or the input's: data-dependent, bounded by
+ * the input's (static where it is 1); without, the output has rank
+ * rank - len(axes) and dim j is some input dim j..j+len(axes): bounded by
+ * their maximum (static where they are all equal). The kernel checks the
+ * axes at run time. */
+static int reduce_infer_dyn(Node *n, Diag *d)
+{
+    const Value *x = n->in[0], *a = n->in[1];
+    const Shape *xs = &x->shape;
+    if (!ir_dtype_is_int(a->dtype))
+        return diag_node_error(d, n, "input 'axes' must be an integer tensor, got %s", ir_dtype_name(a->dtype));
+    if (a->shape.rank != 1) return diag_node_error(d, n, "input 'axes' must be 1-D");
+    int64_t na = a->shape.dims[0];
+    if (na > xs->rank)
+        return diag_node_error(d, n, "input 'axes' has %lld values, but input 'data' has rank %d", (long long)na, xs->rank);
+    Shape s = {0};
+    memset(&s, 0, sizeof s);
+    if (reduce_keepdims(n)) {
+        s.rank = xs->rank;
+        for (int i = 0; i < xs->rank; i++) {
+            s.dims[i] = xs->dims[i] > 1 ? xs->dims[i] : 1;
+            if (xs->dims[i] != 1) s.sym[i] = IR_SYM_NEW;
+        }
+    } else {
+        s.rank = xs->rank - (int)na;
+        for (int j = 0; j < s.rank; j++) {
+            int64_t lo = xs->dims[j], hi = xs->dims[j];
+            for (int i = j + 1; i <= j + na; i++) {
+                if (xs->dims[i] < lo) lo = xs->dims[i];
+                if (xs->dims[i] > hi) hi = xs->dims[i];
+            }
+            s.dims[j] = hi;
+            if (lo != hi) s.sym[j] = IR_SYM_NEW;
+        }
+    }
+    ir_set_out(n, 0, x->dtype, &s);
+    return 0;
+}
+
 static int reduce_infer(Node *n, Diag *d)
 {
     const Value *x = n->in[0];
     if (!x) return diag_node_error(d, n, "input 'data' is required");
     if (x->dtype == DT_BOOL) return diag_node_error(d, n, "input 'data' has dtype bool; reductions need a numeric dtype");
+    if (n->op == OP_ReduceSum && n->n_in > 1 && n->in[1] && n->in[1]->kind != VK_CONST && ir_numel(&n->in[1]->shape) != 0)
+        return reduce_infer_dyn(n, d);
     int mask[IR_MAX_RANK];
     int rc = ir_reduce_mask(n, mask, d);
     if (rc < 0) return -1;
@@ -281,6 +327,7 @@ const OpDesc op_ReduceSum = {
     .name = "ReduceSum", .min_in = 1, .max_in = 2, .in_names = rsum_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
     OP_ATTRS(rsum_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
+    .shape_inputs = 1u << 1,
 };
 const OpDesc op_ReduceMax = {
     .name = "ReduceMax", .min_in = 1, .max_in = 1, .in_names = red_in,

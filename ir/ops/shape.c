@@ -431,6 +431,9 @@ static const AttrSpec split_attrs[] = {[SPLIT_AXIS] = {"axis", ATTR_INT, "0", 0}
 OP_ATTRS_CHECK(split_attrs, SPLIT_COUNT);
 static const char *const split_in[] = {"input", "split"};
 
+/* Whether input j of n is present and known only at run time. */
+static int operand_at_run_time(const Node *n, int j) { return j < n->n_in && n->in[j] && n->in[j]->kind != VK_CONST; }
+
 /* Fills sizes[n_out] along *axis; -1 with a diagnostic. */
 static int split_sizes(const Node *n, int *axis, int64_t *sizes, Diag *d)
 {
@@ -463,10 +466,34 @@ static int split_sizes(const Node *n, int *axis, int64_t *sizes, Diag *d)
     return 0;
 }
 
+/* Split whose `split` sizes are known only at run time: each output's
+ * extent along the axis is data-dependent, bounded by the input's (the
+ * kernel checks that the sizes sum to it). */
+static int split_infer_dyn(Node *n, Diag *d)
+{
+    const Value *x = n->in[0], *sp = n->in[1];
+    int64_t a = n->attrs[SPLIT_AXIS].i;
+    int ax = ir_norm_axis(a, x->shape.rank);
+    if (ax < 0) return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for rank %d", (long long)a, x->shape.rank);
+    if (!ir_dtype_is_int(sp->dtype))
+        return diag_node_error(d, n, "input 'split' must be an integer tensor, got %s", ir_dtype_name(sp->dtype));
+    if (sp->shape.rank != 1) return diag_node_error(d, n, "input 'split' must be 1-D");
+    if (sp->shape.dims[0] != n->n_out)
+        return diag_node_error(d, n, "input 'split' has %lld values, but the node has %d outputs", (long long)sp->shape.dims[0],
+                               n->n_out);
+    for (int i = 0; i < n->n_out; i++) {
+        Shape s = x->shape;
+        s.sym[ax] = IR_SYM_NEW;
+        ir_set_out(n, i, x->dtype, &s);
+    }
+    return 0;
+}
+
 static int split_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
     if (n->n_out < 1 || n->n_out > MAX_LIST) return diag_node_error(d, n, "needs 1 to %d outputs, got %d", MAX_LIST, n->n_out);
+    if (operand_at_run_time(n, 1)) return split_infer_dyn(n, d);
     int ax;
     int64_t sizes[MAX_LIST];
     if (split_sizes(n, &ax, sizes, d)) return -1;
@@ -515,6 +542,7 @@ const OpDesc op_Split = {
     .min_out = 1, .max_out = -1, .out_names = out_outputs,
     OP_ATTRS(split_attrs), .infer = split_infer, .eval = split_eval,
     .gradient = split_grad, .backward_reads = ir_bw_none,
+    .shape_inputs = 1u << 1,
 };
 
 /* ---- Slice ---------------------------------------------------------------- */
@@ -598,9 +626,56 @@ int ir_slice_plan(const Node *n, int64_t *start, int64_t *step, Shape *out, Diag
     return 0;
 }
 
+/* Slice whose starts, ends, axes or steps are known only at run time: each
+ * axis it may slice (those of a constant `axes`, else the first len(starts)
+ * without `axes`, else every axis) gets a data-dependent extent bounded by
+ * the input's; the kernel resolves the ranges at run time
+ * (gcrt_slice_resolve, the same rules as slice_plan). */
+static int slice_infer_dyn(Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int r = xs->rank;
+    int64_t ns = -1;
+    for (int j = 1; j < n->n_in && j <= 4; j++) {
+        const Value *v = n->in[j];
+        if (!v) continue;
+        if (!ir_dtype_is_int(v->dtype))
+            return diag_node_error(d, n, "input '%s' must be an integer tensor, got %s", slice_in[j], ir_dtype_name(v->dtype));
+        if (v->shape.rank != 1) return diag_node_error(d, n, "input '%s' must be 1-D", slice_in[j]);
+        if (ns < 0) ns = v->shape.dims[0];
+        else if (v->shape.dims[0] != ns)
+            return diag_node_error(d, n, "input '%s' has %lld values, but 'starts' has %lld", slice_in[j],
+                                   (long long)v->shape.dims[0], (long long)ns);
+    }
+    if (ns > r) return diag_node_error(d, n, "input 'starts' has %lld values, but input 'data' has rank %d", (long long)ns, r);
+    int sliced[IR_MAX_RANK] = {0};
+    if (operand_at_run_time(n, 3)) {
+        for (int k = 0; k < r; k++) sliced[k] = ns > 0;
+    } else if (n->n_in > 3 && n->in[3]) {
+        int64_t axes[MAX_LIST];
+        int na = const_list(n, 3, "axes", axes, d);
+        if (na < 0) return -1;
+        for (int i = 0; i < na; i++) {
+            int ax = ir_norm_axis(axes[i], r);
+            if (ax < 0) return diag_node_error(d, n, "input 'axes' value %lld is out of range for rank %d", (long long)axes[i], r);
+            if (sliced[ax]) return diag_node_error(d, n, "input 'axes' lists axis %d twice", ax);
+            sliced[ax] = 1;
+        }
+    } else {
+        for (int i = 0; i < ns; i++) sliced[i] = 1;
+    }
+    Shape s = *xs;
+    for (int k = 0; k < r; k++)
+        if (sliced[k]) s.sym[k] = IR_SYM_NEW;
+    ir_set_out(n, 0, n->in[0]->dtype, &s);
+    return 0;
+}
+
 static int slice_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
+    for (int j = 1; j <= 4; j++)
+        if (operand_at_run_time(n, j)) return slice_infer_dyn(n, d);
     SlicePlan p;
     if (slice_plan(n, &p, d)) return -1;
     ir_set_out(n, 0, n->in[0]->dtype, &p.out);
@@ -687,6 +762,7 @@ const OpDesc op_Slice = {
     .name = "Slice", .min_in = 3, .max_in = 5, .in_names = slice_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     .infer = slice_infer, .eval = slice_eval, .gradient = slice_grad, .backward_reads = ir_bw_none,
+    .shape_inputs = 1u << 1 | 1u << 2 | 1u << 3 | 1u << 4,
 };
 
 /* ---- Gather --------------------------------------------------------------- */

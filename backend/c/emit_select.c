@@ -1,0 +1,353 @@
+/* emit_select.c — C emitters of the data-dependent selections (NonZero,
+ * Unique, NonMaxSuppression; ir/ops/select.c) and of Compress with a
+ * runtime condition.
+ *
+ * Each kernel counts what it selects, sets that count as the output's
+ * data-dependent dim (cgen_set_dim: `dim[j] = count;` checked against the
+ * bound the memory was planned for), and writes its outputs dense at that
+ * extent, so strides along the counted dim are the runtime count. Inputs
+ * have static shapes (shape inference refuses symbolic ones for these
+ * ops), so every other size is a literal. When shape inference found the
+ * count at compile time (constant inputs), the output dim is static and the
+ * same kernel runs without setting a dim.
+ *
+ * The selections follow the reference evaluations step for step: values
+ * compare as doubles, Unique's slices lexicographically in row-major order
+ * (first occurrences found by a quadratic scan, then an insertion sort when
+ * sorted), NonMaxSuppression's candidates by descending score with ties
+ * taken in index order, a box suppressed when its IoU with a kept one
+ * exceeds the threshold. Scratch (positions, orders) lives in the node's
+ * workspace.
+ */
+#include "cgen.h"
+#include "emit_common.h"
+#include "../../ir/ops/index_attrs.h"
+#include "../../ir/ops/select_attrs.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Sets dim k of v to the C expression `expr` when it is data-dependent. */
+static void set_data_dim(Cgen *c, const Value *v, int k, const char *expr)
+{
+    if (v->shape.sym[k] != 0) cgen_set_dim(c, v, k, expr);
+}
+
+/* "(double)LOAD" of element idx of v into w. */
+static void load_f64(Writer *w, const Value *v, const char *ptr, const char *idx)
+{
+    w_printf(w, "(double)");
+    cgen_load(w, v->dtype, ptr, idx);
+}
+
+/* ---- NonZero ------------------------------------------------------------------ */
+
+static int emit_nonzero(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (emit_empty_out(c, n)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    long long total = (long long)ir_numel(xs);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "int64_t cnt = 0, e, j = 0;");
+    w_printf(w, "for (e = 0; e < %lld; e++) cnt += ", total);
+    cgen_load(w, x->dtype, bx, "e");
+    w_printf(w, " != 0;\n");
+    set_data_dim(c, y, 1, "cnt");
+    w_line(w, "for (e = 0; e < %lld; e++) {", total);
+    w->indent++;
+    w_line(w, "int64_t r = e;");
+    w_printf(w, "if (");
+    cgen_load(w, x->dtype, bx, "e");
+    w_printf(w, " == 0) continue;\n");
+    for (int k = xs->rank - 1; k > 0; k--) {
+        w_line(w, "%s[%d * cnt + j] = r %% %lld;", by, k, (long long)xs->dims[k]);
+        w_line(w, "r /= %lld;", (long long)xs->dims[k]);
+    }
+    w_line(w, "%s[j] = r;", by);
+    w_line(w, "j++;");
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+/* ---- Compress with a runtime condition -------------------------------------- */
+
+int cgen_emit_compress_dyn(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (emit_empty_out(c, n)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *cond = n->in[1], *y = n->out[0];
+    const Shape *xs = &x->shape;
+    const AttrVal *axis = &n->attrs[COMPRESS_AXIS];
+    int64_t outer = 1, dim = ir_numel(xs), inner = 1, len = cond->shape.dims[0];
+    int ax = 0;
+    if (axis->set) {
+        ax = ir_norm_axis(axis->i, xs->rank);
+        outer = emit_dims_prod(xs, 0, ax);
+        dim = xs->dims[ax];
+        inner = emit_dims_prod(xs, ax + 1, xs->rank);
+    }
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bc[EMIT_EXPR_CAP];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
+    emit_ptr_name(c, cond, bc);
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "int64_t kept = 0, o, i, j;");
+    w_line(w, "for (i = 0; i < %lld; i++) kept += %s[i] != 0;", (long long)len, bc);
+    set_data_dim(c, y, ax, "kept");
+    w_line(w, "for (o = 0; o < %lld; o++)", (long long)outer);
+    w->indent++;
+    w_line(w, "for (i = 0, j = 0; i < %lld; i++)", (long long)len);
+    w->indent++;
+    w_line(w, "if (%s[i] != 0) memcpy(%s + (o * kept + j++) * %lld, %s + (o * %lld + i) * %lld, %lld);", bc, by, (long long)inner, bx,
+           (long long)dim, (long long)inner, (long long)(inner * (int64_t)ir_dtype_size(x->dtype)));
+    w->indent -= 2;
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+/* ---- Unique ------------------------------------------------------------------- */
+
+/* outer x dim x inner view of X for n's axis (no axis: 1 x numel x 1). */
+static void unique_split(const Node *n, int64_t *outer, int64_t *dim, int64_t *inner, int *ax)
+{
+    const Shape *xs = &n->in[0]->shape;
+    *outer = *inner = 1;
+    *ax = 0;
+    if (!n->attrs[UNIQUE_AXIS].set) {
+        *dim = ir_numel(xs);
+        return;
+    }
+    *ax = ir_norm_axis(n->attrs[UNIQUE_AXIS].i, xs->rank);
+    *outer = emit_dims_prod(xs, 0, *ax);
+    *dim = xs->dims[*ax];
+    *inner = emit_dims_prod(xs, *ax + 1, xs->rank);
+}
+
+static size_t unique_workspace(const Node *n)
+{
+    int64_t outer, dim, inner;
+    int ax;
+    unique_split(n, &outer, &dim, &inner, &ax);
+    return (size_t)dim * 3 * sizeof(int64_t);
+}
+
+/* Writes `cmp = -1/0/1` comparing slices A and B (C expressions) of x. */
+static void unique_cmp(Writer *w, const Value *x, const char *bx, int64_t outer, int64_t dim, int64_t inner, const char *a, const char *b)
+{
+    char ia[128], ib[128];
+    snprintf(ia, sizeof ia, "(o * %lld + %s) * %lld + i", (long long)dim, a, (long long)inner);
+    snprintf(ib, sizeof ib, "(o * %lld + %s) * %lld + i", (long long)dim, b, (long long)inner);
+    w_line(w, "cmp = 0;");
+    w_line(w, "for (o = 0; o < %lld && !cmp; o++)", (long long)outer);
+    w->indent++;
+    w_line(w, "for (i = 0; i < %lld && !cmp; i++) {", (long long)inner);
+    w->indent++;
+    w_printf(w, "double va = ");
+    load_f64(w, x, bx, ia);
+    w_printf(w, ", vb = ");
+    load_f64(w, x, bx, ib);
+    w_printf(w, ";\n");
+    w_line(w, "cmp = va < vb ? -1 : va > vb ? 1 : 0;");
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+}
+
+static int emit_unique(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (emit_empty_out(c, n)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *y = n->out[0];
+    int64_t outer, dim, inner;
+    int ax;
+    unique_split(n, &outer, &dim, &inner, &ax);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], bo[3][EMIT_EXPR_CAP];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, y, by);
+    for (int i = 1; i < n->n_out; i++) emit_ptr_name(c, n->out[i], bo[i - 1]);
+    snprintf(ws, sizeof ws, "%s", cgen_workspace(c, n));
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "int64_t *first = (int64_t *)(void *)%s, *rep = first + %lld, *pos = rep + %lld;", ws, (long long)dim, (long long)dim);
+    w_line(w, "int64_t u = 0, t, q, o, i;");
+    w_line(w, "int cmp;");
+    /* first occurrences */
+    w_line(w, "for (t = 0; t < %lld; t++) {", (long long)dim);
+    w->indent++;
+    w_line(w, "rep[t] = t;");
+    w_line(w, "for (q = 0; q < u && rep[t] == t; q++) {");
+    w->indent++;
+    unique_cmp(w, x, bx, outer, dim, inner, "first[q]", "t");
+    w_line(w, "if (cmp == 0) rep[t] = first[q];");
+    w->indent--;
+    w_line(w, "}");
+    w_line(w, "if (rep[t] == t) first[u++] = t;");
+    w->indent--;
+    w_line(w, "}");
+    if (n->attrs[UNIQUE_SORTED].i != 0) {
+        w_line(w, "for (q = 1; q < u; q++) {");
+        w->indent++;
+        w_line(w, "int64_t v = first[q], p = q;");
+        w_line(w, "for (; p > 0; p--) {");
+        w->indent++;
+        unique_cmp(w, x, bx, outer, dim, inner, "first[p - 1]", "v");
+        w_line(w, "if (cmp <= 0) break;");
+        w_line(w, "first[p] = first[p - 1];");
+        w->indent--;
+        w_line(w, "}");
+        w_line(w, "first[p] = v;");
+        w->indent--;
+        w_line(w, "}");
+    }
+    set_data_dim(c, y, ax, "u");
+    if (n->n_out > 1) set_data_dim(c, n->out[1], 0, "u");
+    if (n->n_out > 3) set_data_dim(c, n->out[3], 0, "u");
+    w_line(w, "for (q = 0; q < u; q++) {");
+    w->indent++;
+    w_line(w, "pos[first[q]] = q;");
+    w_line(w, "for (o = 0; o < %lld; o++) memcpy(%s + (o * u + q) * %lld, %s + (o * %lld + first[q]) * %lld, %lld);", (long long)outer, by,
+           (long long)inner, bx, (long long)dim, (long long)inner, (long long)(inner * (int64_t)ir_dtype_size(x->dtype)));
+    if (n->n_out > 1) w_line(w, "%s[q] = first[q];", bo[0]);
+    if (n->n_out > 3) w_line(w, "%s[q] = 0;", bo[2]);
+    w->indent--;
+    w_line(w, "}");
+    if (n->n_out > 2) {
+        w_line(w, "for (t = 0; t < %lld; t++) {", (long long)dim);
+        w->indent++;
+        w_line(w, "%s[t] = pos[rep[t]];", bo[1]);
+        if (n->n_out > 3) w_line(w, "%s[pos[rep[t]]]++;", bo[2]);
+        w->indent--;
+        w_line(w, "}");
+    } else if (n->n_out > 3) {
+        w_line(w, "for (t = 0; t < %lld; t++) %s[pos[rep[t]]]++;", (long long)dim, bo[2]);
+    }
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+/* ---- NonMaxSuppression -------------------------------------------------------- */
+
+static size_t nms_workspace(const Node *n) { return (size_t)n->in[0]->shape.dims[1] * 2 * sizeof(int64_t); }
+
+/* Writes the corners (y0, x0, y1, x1 with suffix s) of box `idx` of batch b. */
+static void nms_corners(Writer *w, const char *bb, long long nb, const char *idx, const char *s, int center)
+{
+    w_line(w, "p = %s + (b * %lld + %s) * 4;", bb, nb, idx);
+    if (center) {
+        w_line(w, "y0%s = (double)p[1] - (double)p[3] / 2.0;", s);
+        w_line(w, "y1%s = (double)p[1] + (double)p[3] / 2.0;", s);
+        w_line(w, "x0%s = (double)p[0] - (double)p[2] / 2.0;", s);
+        w_line(w, "x1%s = (double)p[0] + (double)p[2] / 2.0;", s);
+    } else {
+        w_line(w, "y0%s = p[0] < p[2] ? (double)p[0] : (double)p[2];", s);
+        w_line(w, "y1%s = p[0] < p[2] ? (double)p[2] : (double)p[0];", s);
+        w_line(w, "x0%s = p[1] < p[3] ? (double)p[1] : (double)p[3];", s);
+        w_line(w, "x1%s = p[1] < p[3] ? (double)p[3] : (double)p[1];", s);
+    }
+}
+
+static int emit_nms(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (emit_empty_out(c, n)) return 0;
+    Writer *w = cgen_w(c);
+    const Value *bv = n->in[0], *sv = n->in[1], *y = n->out[0];
+    long long nbat = (long long)bv->shape.dims[0], nb = (long long)bv->shape.dims[1], ncl = (long long)sv->shape.dims[1];
+    int center = n->attrs[NMS_CENTER_POINT_BOX].i != 0, has_score = ir_has_input(n, 4);
+    const char *ct = cgen_ctype(bv->dtype);
+    char bb[EMIT_EXPR_CAP], bs[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], bt[EMIT_EXPR_CAP], idx[128];
+    emit_ptr_name(c, bv, bb);
+    emit_ptr_name(c, sv, bs);
+    emit_ptr_name(c, y, by);
+    snprintf(ws, sizeof ws, "%s", cgen_workspace(c, n));
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "int64_t *ord = (int64_t *)(void *)%s, *sel = ord + %lld;", ws, nb);
+    w_line(w, "int64_t cnt = 0, b, k, t, q, m, ns, mo = 0;");
+    w_line(w, "double thr = 0.0;");
+    if (ir_has_input(n, 2)) w_line(w, "mo = (int64_t)%s[0];", emit_ptr_name(c, n->in[2], bt));
+    if (ir_has_input(n, 3)) {
+        w_printf(w, "thr = ");
+        load_f64(w, n->in[3], emit_ptr_name(c, n->in[3], bt), "0");
+        w_printf(w, ";\n");
+    }
+    if (has_score) {
+        w_printf(w, "double sth = ");
+        load_f64(w, n->in[4], emit_ptr_name(c, n->in[4], bt), "0");
+        w_printf(w, ";\n");
+    }
+    w_line(w, "for (b = 0; b < %lld && mo > 0; b++)", nbat);
+    w->indent++;
+    w_line(w, "for (k = 0; k < %lld; k++) {", ncl);
+    w->indent++;
+    w_line(w, "const %s *sc = %s + (b * %lld + k) * %lld;", cgen_ctype(sv->dtype), bs, ncl, nb);
+    w_line(w, "m = 0;");
+    w_line(w, "ns = 0;");
+    if (has_score) w_line(w, "for (t = 0; t < %lld; t++) if ((double)sc[t] > sth) ord[m++] = t;", nb);
+    else w_line(w, "for (t = 0; t < %lld; t++) ord[m++] = t;", nb);
+    w_line(w, "for (q = 1; q < m; q++) {");
+    w->indent++;
+    w_line(w, "int64_t v = ord[q], p = q;");
+    w_line(w, "for (; p > 0 && sc[ord[p - 1]] < sc[v]; p--) ord[p] = ord[p - 1];");
+    w_line(w, "ord[p] = v;");
+    w->indent--;
+    w_line(w, "}");
+    w_line(w, "for (t = 0; t < m && ns < mo; t++) {");
+    w->indent++;
+    w_line(w, "int keep = 1;");
+    w_line(w, "for (q = 0; q < ns && keep; q++) {");
+    w->indent++;
+    w_line(w, "const %s *p;", ct);
+    w_line(w, "double y0a, x0a, y1a, x1a, y0b, x0b, y1b, x1b, ih, iw, inter, aa, ab, un;");
+    nms_corners(w, bb, nb, "ord[t]", "a", center);
+    nms_corners(w, bb, nb, "sel[q]", "b", center);
+    w_line(w, "ih = (y1a < y1b ? y1a : y1b) - (y0a > y0b ? y0a : y0b);");
+    w_line(w, "iw = (x1a < x1b ? x1a : x1b) - (x0a > x0b ? x0a : x0b);");
+    w_line(w, "if (ih <= 0.0 || iw <= 0.0) continue;");
+    w_line(w, "inter = ih * iw;");
+    w_line(w, "aa = (y1a - y0a) * (x1a - x0a);");
+    w_line(w, "ab = (y1b - y0b) * (x1b - x0b);");
+    w_line(w, "un = aa + ab - inter;");
+    w_line(w, "if (aa <= 0.0 || ab <= 0.0 || un <= 0.0) continue;");
+    w_line(w, "if (inter / un > thr) keep = 0;");
+    w->indent--;
+    w_line(w, "}");
+    w_line(w, "if (!keep) continue;");
+    w_line(w, "sel[ns++] = ord[t];");
+    snprintf(idx, sizeof idx, "cnt * 3");
+    w_line(w, "%s[%s] = b;", by, idx);
+    w_line(w, "%s[%s + 1] = k;", by, idx);
+    w_line(w, "%s[%s + 2] = ord[t];", by, idx);
+    w_line(w, "cnt++;");
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    set_data_dim(c, y, 0, "cnt");
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+const CgenEntry cgen_select_entries[] = {
+    {OP_NonZero, emit_nonzero, 0, NULL, 1},
+    {OP_Unique, emit_unique, 0, unique_workspace, 1},
+    {OP_NonMaxSuppression, emit_nms, 0, nms_workspace, 1},
+    {-1, NULL, 0, NULL, 0},
+};
