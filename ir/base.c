@@ -374,10 +374,16 @@ int ir_outputs_empty(const Node *n)
     return n->n_out > 0;
 }
 
+int64_t ir_value_max_numel(const Value *v)
+{
+    int64_t n = ir_numel(&v->shape);
+    return v->numel_cap > 0 && v->numel_cap < n ? v->numel_cap : n;
+}
+
 int64_t ir_value_bytes(const Value *v)
 {
     int64_t bytes;
-    int bad = ir_mul_ok(ir_numel(&v->shape), (int64_t)ir_dtype_size(v->dtype), &bytes);
+    int bad = ir_mul_ok(ir_value_max_numel(v), (int64_t)ir_dtype_size(v->dtype), &bytes);
     GC_ASSERT(!bad);
     return bytes;
 }
@@ -390,7 +396,11 @@ int64_t ir_tensor_limit(const Graph *g)
 int ir_check_tensor_size(const Graph *g, const Node *n, const char *what, const Value *v, Diag *d)
 {
     int64_t numel, bytes, limit = ir_tensor_limit(g);
-    int over = ir_shape_numel(&v->shape, &numel) || ir_mul_ok(numel, (int64_t)ir_dtype_size(v->dtype), &bytes);
+    /* the dims' bounds must multiply within int64 even where a joint bound
+     * (numel_cap) is smaller: sizes are computed from them */
+    int over = ir_shape_numel(&v->shape, &numel);
+    if (!over && v->numel_cap > 0 && v->numel_cap < numel) numel = v->numel_cap;
+    over = over || ir_mul_ok(numel, (int64_t)ir_dtype_size(v->dtype), &bytes);
     if (!over && bytes <= limit) return 0;
     char size[32], shape[256];
     if (over) snprintf(size, sizeof size, "more than %lld", (long long)INT64_MAX);

@@ -569,5 +569,6 @@ void ir_set_out(Node *n, int i, DType t, const Shape *s)
      * (ir_infer_node), which also turns IR_SYM_NEW into data symbols */
     for (int k = 0; k < IR_MAX_RANK; k++)
         n->out[i]->shape.sym[k] = k < s->rank && s->sym[k] == IR_SYM_NEW ? IR_SYM_NEW : 0;
+    n->out[i]->numel_cap = 0;
     n->out[i]->shape_known = 1;
 }

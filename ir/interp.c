@@ -21,7 +21,7 @@
  * size policy, ir_check_tensor_size, but 8 bytes per element here). */
 static double *value_buf(const Value *v, const Node *n, int zero, Diag *d)
 {
-    int64_t cnt = ir_numel(&v->shape);
+    int64_t cnt = ir_value_max_numel(v);
     double *p = zero ? calloc((size_t)(cnt ? cnt : 1), sizeof(double)) : malloc(sizeof(double) * (size_t)(cnt ? cnt : 1));
     if (!p)
         diag_node_error(d, n, "out of memory: the interpreter needs %lld bytes for '%s'", (long long)cnt * 8, v->name);

@@ -200,6 +200,11 @@ typedef struct Value {
     const void *data; /* VK_CONST, VK_STATE (initial value): raw little-endian elements */
     size_t nbytes;
     int64_t offset; /* arena offset after memory planning; -1 if none */
+    /* Runtime shapes: the most elements the value holds when that is less
+     * than the product of its dims' bounds (a group of data-dependent dims
+     * bounded jointly, IrSym.group); 0: that product. ir_value_bytes and
+     * ir_value_max_numel use it. Set by shape inference. */
+    int64_t numel_cap;
     /* Set by memory planning when this value's bytes ARE another value's
      * bytes (a view: Reshape/Flatten/Squeeze/... output that shares its
      * input's storage). Points at the root (never at another alias); the
@@ -305,6 +310,10 @@ typedef enum IrSymKind { SYM_VAR, SYM_ADD, SYM_MUL, SYM_DIV, SYM_MIN, SYM_MAX, S
  * ir_infer_node refuses the node suggesting --max-dim). */
 #define IR_SYM_NEW (-1)
 #define IR_DIM_UNBOUNDED (-1)
+/* An unbounded dim that is a multiple of f (Tile: the input dim times a
+ * runtime repeat): bounded by f * max_dim, and its group by the product of
+ * the factors times max_dim. IR_DIM_UNBOUNDED is IR_DIM_UNBOUNDED_TIMES(1). */
+#define IR_DIM_UNBOUNDED_TIMES(f) (-(int64_t)(f))
 /* An operand of a derived symbol: symbol `sym` (1-based), or the constant c
  * when sym is 0. */
 typedef struct IrSymTerm {
@@ -316,6 +325,13 @@ typedef struct IrSym {
     int64_t lo, hi;
     IrSymKind kind;
     IrSymTerm a, b; /* derived symbols only */
+    /* SYM_DATA dims that nothing bounds, of one output, form a group whose
+     * extents multiply to at most --max-dim (so a 4-D Resize output from
+     * runtime scales holds at most that many elements, not --max-dim^4):
+     * group is the first member's index (0: none), group_cap the bound,
+     * kept on that first member. */
+    int32_t group;
+    int64_t group_cap;
 } IrSym;
 
 /* The symbol of index k (1-based). */
@@ -444,6 +460,12 @@ int ir_const_ints(const Value *v, int64_t *out, int max);
 int ir_norm_axis(int64_t axis, int rank);
 /* Bytes of v's elements (shape inference has proved that they fit). */
 int64_t ir_value_bytes(const Value *v);
+/* The most elements v holds: its shape's element count, or numel_cap when
+ * less (runtime shapes). What buffers for v are sized by. */
+int64_t ir_value_max_numel(const Value *v);
+/* Runtime shapes: the most elements a value of shape s holds given the
+ * joint bounds of g's symbol groups (IrSym.group); INT64_MAX on overflow. */
+int64_t ir_shape_max_numel(const Graph *g, const Shape *s);
 /* Every output of n has zero elements (and n has one): there is nothing to
  * compute, and loops over its other dims (which may be huge) must not run. */
 int ir_outputs_empty(const Node *n);

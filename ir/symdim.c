@@ -135,6 +135,39 @@ int32_t ir_sym_data(Graph *g, const Node *n, int out, int k, int64_t hi)
     return push_sym(g, &s);
 }
 
+int64_t ir_shape_max_numel(const Graph *g, const Shape *s)
+{
+    /* each group present in s contributes min(product of its members'
+     * bounds, its cap), when every member appears at most once */
+    int32_t lead[IR_MAX_RANK];
+    int64_t prod[IR_MAX_RANK];
+    int nl = 0, ok = 1;
+    int64_t total = 1;
+    for (int k = 0; k < s->rank; k++) {
+        int32_t y = s->sym[k];
+        const IrSym *sy = y > 0 && g && y <= g->n_syms ? ir_sym(g, y) : NULL;
+        for (int j = 0; j < k && sy; j++)
+            if (s->sym[j] == y) ok = 0;
+        if (!sy || !sy->group) {
+            if (ir_mul_ok(total, s->dims[k], &total)) return INT64_MAX;
+            continue;
+        }
+        int i = 0;
+        while (i < nl && lead[i] != sy->group) i++;
+        if (i == nl) {
+            lead[nl] = sy->group;
+            prod[nl++] = 1;
+        }
+        if (ir_mul_ok(prod[i], s->dims[k], &prod[i])) prod[i] = INT64_MAX;
+    }
+    for (int i = 0; i < nl; i++) {
+        int64_t cap = ir_sym(g, lead[i])->group_cap, p = prod[i];
+        if (ok && cap > 0 && cap < p) p = cap;
+        if (ir_mul_ok(total, p, &total)) return INT64_MAX;
+    }
+    return total;
+}
+
 int ir_sym_is_data(const Graph *g, int32_t k)
 {
     const IrSym *s = ir_sym(g, k);

@@ -674,7 +674,7 @@ static int cmd_run(int argc, char **argv)
     if (read_inputs(model, g, ins, n_ins, arrs, inptr)) goto out;
     if (g->n_syms && run_specialize(g, arrs, &d)) goto diag_fail;
     for (int i = 0; i < g->n_outputs; i++) {
-        size_t nb = (size_t)ir_numel(&g->outputs[i]->shape) * ir_dtype_size(g->outputs[i]->dtype);
+        size_t nb = (size_t)ir_value_bytes(g->outputs[i]);
         outs[i] = malloc(nb ? nb : 1);
         if (!outs[i]) { fail("%s: out of memory for output '%s' (%zu bytes)", model, g->outputs[i]->name, nb); goto out; }
     }

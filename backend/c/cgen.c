@@ -198,6 +198,7 @@ void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr)
     w_line(&c->body, "if (dim[%d] < %lld || dim[%d] > %lld) return %s_ERR_SHAPE;", y - 1, (long long)s->lo, y - 1,
            (long long)s->hi, c->m->name);
     c->dims_set = 1;
+    if (s->group) cgen_check_group(c->g, y, &c->body, cgen_err_shape(c));
 }
 
 /* A unique identifier from `base` (already sanitized): base, base_2, ... */
@@ -385,7 +386,7 @@ const char *cgen_npy_descr(DType t)
     return d[t];
 }
 
-static int64_t value_bytes(const Value *v) { return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype); }
+static int64_t value_bytes(const Value *v) { return ir_value_bytes(v); }
 
 /* The byte count of v as C text (a literal for a static shape). */
 static const char *value_bytes_str(const Value *v, char *buf, size_t cap)
@@ -912,7 +913,7 @@ static void gen_port_defs(const CgenModel *m, Writer *w, const char *kind, const
         for (int k = 0; k < v->shape.rank; k++) w_printf(w, "%s%d", k ? ", " : "", v->shape.sym[k] - 1);
         w_printf(w, "%s} /* -1: fixed, else the index of its runtime dim */\n", v->shape.rank ? "" : "-1");
     }
-    w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, KIND, i, (long long)ir_numel(&v->shape));
+    w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, KIND, i, (long long)ir_value_max_numel(v));
     w_printf(w, "#define %s_%s_%d_BYTES %lld\n\n", N, KIND, i, (long long)value_bytes(v));
 }
 

@@ -141,6 +141,10 @@ int cgen_sets_dims(const Graph *g, const Node *n);
 /* Writes `dim[k] = ...;` for every derived dim that depends on a
  * data-dependent one, in table order. */
 void cgen_derive_data_dims(const Graph *g, Writer *w);
+/* cgen_set_dim's part for a dim of a jointly bounded group (IrSym.group):
+ * once its last member is set, the check that the group's extents multiply
+ * to at most its bound, returning `err` otherwise (before any kernel writes). */
+void cgen_check_group(const Graph *g, int32_t y, Writer *w, const char *err);
 
 /* The writer for the body of the run function (statements; indentation is
  * managed by the core: emitters may use `w->indent++` inside blocks they open). */

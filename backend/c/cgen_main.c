@@ -243,8 +243,9 @@ static const TemplateLine main_template[] = {
     {CGEN_T_DYN, "        fail(\"%s: shape %s is beyond the model's bounds %s\", where, got_shape, want_shape);\n"},
     {CGEN_T_DYN, "    }\n"},
     {CGEN_T_DYN, "    actual = *port;\n"},
+    {CGEN_T_DYN, "    actual.bytes = (size_t)(port->descr[2] - '0'); /* the element size, from \"<f4\" */\n"},
     {CGEN_T_DYN, "    for (i = 0; i < rank; i++) {\n"},
-    {CGEN_T_DYN, "        if (port->dims[i] != 0) actual.bytes = actual.bytes / (size_t)port->dims[i] * (size_t)dims[i];\n"},
+    {CGEN_T_DYN, "        actual.bytes *= (size_t)dims[i];\n"},
     {CGEN_T_DYN, "        actual.dims[i] = in_shapes[idx][i] = dims[i];\n"},
     {CGEN_T_DYN, "    }\n"},
     {CGEN_T_DYN, "    port = &actual;\n"},
@@ -467,8 +468,9 @@ static const TemplateLine main_template[] = {
     {CGEN_T_DYN, "        {\n"},
     {CGEN_T_DYN, "            Port p = out_ports[i];\n"},
     {CGEN_T_DYN, "            int k;\n"},
+    {CGEN_T_DYN, "            p.bytes = (size_t)(p.descr[2] - '0'); /* the element size, from \"<f4\" */\n"},
     {CGEN_T_DYN, "            for (k = 0; k < p.rank; k++) {\n"},
-    {CGEN_T_DYN, "                if (p.dims[k] != 0) p.bytes = p.bytes / (size_t)p.dims[k] * (size_t)out_shapes[i][k];\n"},
+    {CGEN_T_DYN, "                p.bytes *= (size_t)out_shapes[i][k];\n"},
     {CGEN_T_DYN, "                p.dims[k] = out_shapes[i][k];\n"},
     {CGEN_T_DYN, "            }\n"},
     {CGEN_T_DYN, "            write_npy(path, &p, outs[i]);\n"},
@@ -491,7 +493,7 @@ static void port_row(Writer *w, const Value *v)
     w_printf(w, "\", \"%s\", \"%s\", %d, {", ir_dtype_name(v->dtype), cgen_npy_descr(v->dtype), v->shape.rank);
     for (int k = 0; k < v->shape.rank; k++) w_printf(w, "%s%lld", k ? ", " : "", (long long)v->shape.dims[k]);
     w_printf(w, "%s}, %lluu},\n", v->shape.rank ? "" : "0",
-             (unsigned long long)(ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype)));
+             (unsigned long long)ir_value_bytes(v));
 }
 
 static void port_table(Writer *w, const char *array, int n, Value *const *vals)

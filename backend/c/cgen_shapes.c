@@ -112,6 +112,27 @@ int cgen_sets_dims(const Graph *g, const Node *n)
     return 0;
 }
 
+void cgen_check_group(const Graph *g, int32_t y, Writer *w, const char *err)
+{
+    const IrSym *sy = ir_sym(g, y);
+    int32_t lead = sy->group, last = 0;
+    for (int k = 0; k < g->n_syms; k++)
+        if (g->syms[k].group == lead) last = k + 1;
+    if (y != last) return; /* the node sets its group in table order: check once, after the last */
+    /* a * b * ... <= cap  <=>  b <= cap / a, ... (floor divisions, every factor >= 0) */
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "int64_t room = INT64_C(%lld); /* --max-dim: the product of the dims nothing bounds */",
+           (long long)ir_sym(g, lead)->group_cap);
+    for (int k = 0; k < g->n_syms; k++) {
+        if (g->syms[k].group != lead) continue;
+        w_line(w, "if (dim[%d] > room) return %s;", k, err);
+        w_line(w, "if (dim[%d] > 0) room /= dim[%d];", k, k);
+    }
+    w->indent--;
+    w_line(w, "}");
+}
+
 void cgen_derive_data_dims(const Graph *g, Writer *w)
 {
     for (int k = 0; k < g->n_syms; k++) {

@@ -720,6 +720,9 @@ static int tile_infer(Node *n, Diag *d)
         Shape s;
         if (runtime_dims(n, 1, &s, d)) return -1;
         if (s.rank != r) return diag_node_error(d, n, "input 'repeats' has %d values, but input 'input' has rank %d", s.rank, r);
+        /* dim i is x's times a repeat nothing bounds: its multiple (IR_DIM_UNBOUNDED_TIMES) */
+        for (int i = 0; i < r; i++)
+            if (x->shape.dims[i] > 1 && !x->shape.sym[i]) s.dims[i] = IR_DIM_UNBOUNDED_TIMES(x->shape.dims[i]);
         ir_set_out(n, 0, x->dtype, &s);
         return 0;
     }

@@ -34,20 +34,25 @@ static int has_sym_input(const Node *n)
 /* The output dims `infer` marked IR_SYM_NEW (data-dependent) become
  * symbols of n, bounded by their dims (or the graph's max_dim); fresh[i]
  * gets a bit per such dim of output i, and the marks are cleared. */
-static int take_fresh(Graph *g, Node *n, uint32_t *fresh, Diag *d)
+static int take_fresh(Graph *g, Node *n, uint32_t *fresh, uint32_t *unbounded, int64_t *factor, Diag *d)
 {
     for (int i = 0; i < n->n_out; i++) {
         Shape *s = &n->out[i]->shape;
-        fresh[i] = 0;
+        fresh[i] = unbounded[i] = 0;
+        factor[i] = 1;
         for (int k = 0; k < s->rank; k++) {
             if (s->sym[k] != IR_SYM_NEW) continue;
             s->sym[k] = 0;
             fresh[i] |= 1u << k;
-            if (s->dims[k] != IR_DIM_UNBOUNDED) continue;
+            if (s->dims[k] >= 0) continue;
+            unbounded[i] |= 1u << k;
             if (g->max_dim <= 0)
                 return diag_node_error(d, n, "dim %d of output '%s' is known only at run time and nothing in the model bounds it; "
                                        "compile with --max-dim=N (its largest extent)", k, n->out[i]->name);
-            s->dims[k] = g->max_dim;
+            int64_t f = -s->dims[k];
+            if (ir_mul_ok(f, g->max_dim, &s->dims[k]) || ir_mul_ok(factor[i], f, &factor[i]))
+                return diag_node_error(d, n, "dim %d of output '%s' overflows int64 at --max-dim=%lld", k, n->out[i]->name,
+                                       (long long)g->max_dim);
         }
     }
     return 0;
@@ -57,9 +62,12 @@ int ir_infer_node(Graph *g, Node *n, Diag *d)
 {
     const OpDesc *od = ir_op(n->op);
     if (od->infer(n, d)) return -1;
-    uint32_t fresh_small[8], *fresh = n->n_out <= 8 ? fresh_small : calloc((size_t)n->n_out, sizeof *fresh);
+    uint32_t fresh_small[16], *fresh = n->n_out <= 8 ? fresh_small : calloc(2 * (size_t)n->n_out, sizeof *fresh);
     GC_ASSERT(fresh);
-    int rc = take_fresh(g, n, fresh, d);
+    uint32_t *unbounded = fresh + n->n_out;
+    int64_t factor_small[8], *factor = n->n_out <= 8 ? factor_small : calloc((size_t)n->n_out, sizeof *factor);
+    GC_ASSERT(factor);
+    int rc = take_fresh(g, n, fresh, unbounded, factor, d);
     if (!rc && has_sym_input(n)) {
         int (*rule)(Graph *, Node *, Diag *) = od->infer_sym ? od->infer_sym : od->scalar_expr ? ir_sym_broadcast : NULL;
         if (!rule) {
@@ -74,10 +82,36 @@ int ir_infer_node(Graph *g, Node *n, Diag *d)
             rc = rule(g, n, d);
         }
     }
-    for (int i = 0; i < n->n_out && !rc; i++)
-        for (int k = 0; k < n->out[i]->shape.rank; k++)
-            if (fresh[i] >> k & 1) n->out[i]->shape.sym[k] = ir_sym_data(g, n, i, k, n->out[i]->shape.dims[k]);
+    for (int i = 0; i < n->n_out && !rc; i++) {
+        Shape *s = &n->out[i]->shape;
+        int32_t lead = 0;
+        for (int k = 0; k < s->rank; k++) {
+            if (!(fresh[i] >> k & 1)) continue;
+            s->sym[k] = ir_sym_data(g, n, i, k, s->dims[k]);
+            IrSym *sy = &g->syms[s->sym[k] - 1];
+            sy->group = 0;
+            if (unbounded[i] >> k & 1) {
+                /* the dims nothing bounds share --max-dim (IrSym.group) */
+                if (!lead) lead = s->sym[k];
+                sy->group = lead;
+                if (ir_mul_ok(factor[i], g->max_dim, &g->syms[lead - 1].group_cap))
+                    g->syms[lead - 1].group_cap = INT64_MAX;
+            }
+        }
+    }
+    /* every output with symbolic dims: its most elements under the joint bounds */
+    for (int i = 0; i < n->n_out && !rc; i++) {
+        Value *v = n->out[i];
+        int64_t raw;
+        if (!ir_shape_has_sym(&v->shape)) continue;
+        if (ir_shape_numel(&v->shape, &raw))
+            rc = diag_node_error(d, n, "output '%s' has more elements at the bounds of its runtime dims than int64 holds%s", v->name,
+                                 unbounded[i] ? "; give a smaller --max-dim" : "");
+        else if (ir_shape_max_numel(g, &v->shape) < raw)
+            v->numel_cap = ir_shape_max_numel(g, &v->shape);
+    }
     if (fresh != fresh_small) free(fresh);
+    if (factor != factor_small) free(factor);
     return rc;
 }
 
