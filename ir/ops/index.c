@@ -4,11 +4,14 @@
  * selections (Trilu, Tile, ReverseSequence, ArgMax, ArgMin, TopK, Compress) and the
  * running sum CumSum, all with ONNX opset-17 semantics.
  *
- * Shapes are static: every operand that decides an output shape (the shape
- * of ConstantOfShape, Range's start/limit/delta, Tile's repeats, TopK's K,
- * OneHot's depth) must be a constant at shape inference (Compress's condition
- * may be a runtime value: the kept count is then a data-dependent dim); CumSum's axis and
- * Trilu's k may come at runtime (they do not change the output shape).
+ * Every operand that decides an output shape (the shape of
+ * ConstantOfShape, Range's start/limit/delta, Tile's repeats, TopK's K,
+ * OneHot's depth, Compress's condition) gives a static shape when it is a
+ * constant; when it arrives at run time (OpDesc.shape_inputs) the dims it
+ * decides are data-dependent (IR_SYM_NEW, ir/ir.h), bounded by the input
+ * (TopK's K, Compress's count) or by --max-dim where nothing in the model
+ * bounds them. CumSum's axis and Trilu's k may come at runtime (they do
+ * not change the output shape).
  * Index tensors (indices, sequence_lens) may be runtime values: shape
  * inference checks the constant ones against the data shape (an out-of-range
  * constant index is an error), the reference evaluation reports a runtime

@@ -3,10 +3,13 @@
  * Unsqueeze, Pad, Expand, Shape, Constant (ONNX opset 17 semantics).
  *
  * Shape-like operands (Reshape's shape, Slice's starts/ends/axes/steps,
- * Squeeze/Unsqueeze axes, Pad pads, Expand shape, Split split) are inputs
- * that must be constants at shape inference: the output shape is static.
- * They are read with ir_const_ints(); a non-constant one is an error
- * "input 'NAME' must be a constant".
+ * Squeeze/Unsqueeze axes, Pad pads, Expand shape, Split split) decide the
+ * output shape. A constant one is read with ir_const_ints() and the shape
+ * is static. One that arrives at run time (OpDesc.shape_inputs) gives the
+ * dims it decides as data-dependent (IR_SYM_NEW, ir/ir.h): bounded by the
+ * input where the op bounds them (Reshape, Slice, Split, Squeeze,
+ * Unsqueeze), by --max-dim where nothing does (Pad's pads, Expand's new
+ * dims); the C emitters resolve the operand while the model runs.
  *
  * None of these ops does arithmetic, so the reference evaluation is pure
  * data movement over doubles and works for every dtype. Most of it is one
