@@ -136,8 +136,15 @@ void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr);
 /* "NAME_ERR_SHAPE": what the schedule returns when a runtime operand gives
  * an invalid shape (a Reshape to another element count, ...). */
 const char *cgen_err_shape(Cgen *c);
-/* Whether node n's outputs have data-dependent dims that n sets. */
+/* Whether dim k of v is a data-dependent dim that v's node sets (not one
+ * passed through from an input); whether node n's outputs have such dims. */
+int cgen_own_dim(const Graph *g, const Value *v, int k);
 int cgen_sets_dims(const Graph *g, const Node *n);
+/* Dim k of s as C text: "4", or its shape-table entry "dim[2]". */
+const char *cgen_dim_str(const Shape *s, int k, char *buf, size_t cap);
+/* Writes `const int64_t NAME[r] = {d0, d1, ...};` with the extents of s
+ * (runtime ones read from the shape table; {0} for rank 0). */
+void cgen_dims_table(Writer *w, const char *name, const Shape *s);
 /* Writes `dim[k] = ...;` for every derived dim that depends on a
  * data-dependent one, in table order. */
 void cgen_derive_data_dims(const Graph *g, Writer *w);

@@ -97,19 +97,38 @@ int cgen_node_has_sym(const Node *n)
 
 static void write_derived(const Graph *g, Writer *w, int k);
 
+int cgen_own_dim(const Graph *g, const Value *v, int k)
+{
+    int32_t y = v->shape.sym[k];
+    if (!y || ir_sym(g, y)->kind != SYM_DATA) return 0;
+    /* its own (ir_sym_data names it after the output, "NAME:k"), not one passed through */
+    const char *nm = ir_sym(g, y)->name;
+    size_t l = strlen(v->name);
+    return strncmp(nm, v->name, l) == 0 && nm[l] == ':';
+}
+
 int cgen_sets_dims(const Graph *g, const Node *n)
 {
-    for (int i = 0; i < n->n_out; i++) {
-        const Shape *s = &n->out[i]->shape;
-        for (int k = 0; k < s->rank; k++) {
-            if (!s->sym[k] || ir_sym(g, s->sym[k])->kind != SYM_DATA) continue;
-            /* its own (ir_sym_data names it after the output), not one passed through */
-            const char *nm = ir_sym(g, s->sym[k])->name;
-            size_t l = strlen(n->out[i]->name);
-            if (strncmp(nm, n->out[i]->name, l) == 0 && nm[l] == ':') return 1;
-        }
-    }
+    for (int i = 0; i < n->n_out; i++)
+        for (int k = 0; k < n->out[i]->shape.rank; k++)
+            if (cgen_own_dim(g, n->out[i], k)) return 1;
     return 0;
+}
+
+const char *cgen_dim_str(const Shape *s, int k, char *buf, size_t cap)
+{
+    CgenProd p = cgen_dims_prod(s, k, k + 1);
+    return cgen_prod_str(&p, buf, cap);
+}
+
+void cgen_dims_table(Writer *w, const char *name, const Shape *s)
+{
+    Writer row;
+    w_init(&row);
+    char b[160];
+    for (int k = 0; k < s->rank; k++) w_printf(&row, "%s%s", k ? ", " : "", cgen_dim_str(s, k, b, sizeof b));
+    w_line(w, "const int64_t %s[%d] = {%s};", name, s->rank > 0 ? s->rank : 1, s->rank > 0 ? row.buf : "0");
+    w_free(&row);
 }
 
 void cgen_check_group(const Graph *g, int32_t y, Writer *w, const char *err)

@@ -29,39 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether dim k of v is a data-dependent dim that v's node sets (its
- * symbol is named after v, "NAME:k"; one passed through is not). */
-static int own_dim(Cgen *c, const Value *v, int k)
-{
-    int32_t y = v->shape.sym[k];
-    if (!y) return 0;
-    const IrSym *s = ir_sym(cgen_graph(c), y);
-    size_t l = strlen(v->name);
-    return s->kind == SYM_DATA && strncmp(s->name, v->name, l) == 0 && s->name[l] == ':';
-}
-
-/* Extent of dim k of s as a C expression ("4", "dim[2]"). */
-static const char *dim_str(const Shape *s, int k, char *buf, size_t cap)
-{
-    CgenProd p = cgen_dims_prod(s, k, k + 1);
-    return cgen_prod_str(&p, buf, cap);
-}
-
 /* Element count of dims [from, to) of s as a C expression. */
 static const char *prod_str(const Shape *s, int from, int to, char *buf, size_t cap)
 {
     CgenProd p = cgen_dims_prod(s, from, to);
     return cgen_prod_str(&p, buf, cap);
-}
-
-/* Writes `const int64_t NAME[r] = {d0, d1, ...};` with the extents of s. */
-static void dims_table(Writer *w, const char *name, const Shape *s)
-{
-    char b[96];
-    w_printf(w, "const int64_t %s[%d] = {", name, s->rank > 0 ? s->rank : 1);
-    for (int k = 0; k < s->rank; k++) w_printf(w, "%s%s", k ? ", " : "", dim_str(s, k, b, sizeof b));
-    if (s->rank == 0) w_puts(w, "0");
-    w_puts(w, "};\n");
 }
 
 /* The operand that decides a shape must be a tensor of static extent (its
@@ -97,7 +69,7 @@ int emit_dyn_range(Cgen *c, const Node *n, Diag *d)
     char e[256];
     snprintf(e, sizeof e, "!(%s > 0) ? 0 : %s > 9.0e15 ? INT64_C(9000000000000000) : (int64_t)%s", cnt, cnt, cnt);
     cgen_set_dim(c, y, 0, e);
-    dim_str(&y->shape, 0, len, sizeof len);
+    cgen_dim_str(&y->shape, 0, len, sizeof len);
     w_line(w, "int64_t %s;", i);
     w_line(w, "for (%s = 0; %s < %s; %s++)", i, i, len, i);
     w->indent++;
@@ -118,7 +90,7 @@ int emit_dyn_constant_of_shape(Cgen *c, const Node *n, Diag *d)
     char px[EMIT_EXPR_CAP], py[EMIT_EXPR_CAP], e[EMIT_EXPR_CAP + 32], cnt[160];
     emit_ptr_name(c, n->in[0], px);
     for (int k = 0; k < y->shape.rank; k++) {
-        if (!own_dim(c, y, k)) continue;
+        if (!cgen_own_dim(cgen_graph(c), y, k)) continue;
         snprintf(e, sizeof e, "(int64_t)%s[%d]", px, k);
         cgen_set_dim(c, y, k, e);
     }
@@ -152,8 +124,8 @@ int emit_dyn_tile(Cgen *c, const Node *n, Diag *d)
     emit_ptr_name(c, y, by);
     emit_ptr_name(c, n->in[1], br);
     for (int k = 0; k < r; k++) {
-        if (!own_dim(c, y, k)) continue;
-        snprintf(e, sizeof e, "%s * (int64_t)%s[%d]", dim_str(&x->shape, k, xd, sizeof xd), br, k);
+        if (!cgen_own_dim(cgen_graph(c), y, k)) continue;
+        snprintf(e, sizeof e, "%s * (int64_t)%s[%d]", cgen_dim_str(&x->shape, k, xd, sizeof xd), br, k);
         cgen_set_dim(c, y, k, e);
     }
     if (r == 0) {
@@ -165,8 +137,8 @@ int emit_dyn_tile(Cgen *c, const Node *n, Diag *d)
     snprintf(no, sizeof no, "%s", cgen_tmp(c, "out_dims"));
     w_line(w, "{");
     w->indent++;
-    dims_table(w, ni, &x->shape);
-    dims_table(w, no, &y->shape);
+    cgen_dims_table(w, ni, &x->shape);
+    cgen_dims_table(w, no, &y->shape);
     w_line(w, "gcrt_tile(%s, %s, %zu, %d, %s, %s);", by, bx, ir_dtype_size(x->dtype), r, ni, no);
     w->indent--;
     w_line(w, "}");
@@ -186,11 +158,11 @@ int emit_dyn_onehot(Cgen *c, const Node *n, Diag *d)
     char bi[EMIT_EXPR_CAP], bv[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bd[EMIT_EXPR_CAP], e[EMIT_EXPR_CAP + 32];
     char dep[64], outer[128], inner[128], total[160], idx[160];
     emit_ptr_name(c, n->in[1], bd);
-    if (own_dim(c, y, ax)) {
+    if (cgen_own_dim(cgen_graph(c), y, ax)) {
         snprintf(e, sizeof e, "(int64_t)%s[0]", bd);
         cgen_set_dim(c, y, ax, e);
     }
-    dim_str(os, ax, dep, sizeof dep);
+    cgen_dim_str(os, ax, dep, sizeof dep);
     prod_str(os, 0, ax, outer, sizeof outer);
     prod_str(os, ax + 1, os->rank, inner, sizeof inner);
     prod_str(os, 0, os->rank, total, sizeof total);
@@ -238,12 +210,12 @@ int emit_dyn_expand(Cgen *c, const Node *n, Diag *d)
     emit_ptr_name(c, y, by);
     emit_ptr_name(c, n->in[1], bs);
     for (int k = 0; k < R; k++) {
-        if (!own_dim(c, y, k)) continue;
+        if (!cgen_own_dim(cgen_graph(c), y, k)) continue;
         int j = k - (R - r), q = k - (R - kq);
         if (q < 0) snprintf(rq, sizeof rq, "INT64_C(1)");
         else snprintf(rq, sizeof rq, "(int64_t)%s[%d]", bs, q);
         if (j < 0) snprintf(xd, sizeof xd, "1");
-        else dim_str(xs, j, xd, sizeof xd);
+        else cgen_dim_str(xs, j, xd, sizeof xd);
         if (j < 0 || (!xs->sym[j] && xs->dims[j] == 1)) snprintf(e, sizeof e, "%s", rq);
         else if (q < 0) snprintf(e, sizeof e, "%s", xd);
         else if (!xs->sym[j]) snprintf(e, sizeof e, "%s == 1 || %s == %s ? %s : -1", rq, rq, xd, xd);
@@ -261,7 +233,7 @@ int emit_dyn_expand(Cgen *c, const Node *n, Diag *d)
     snprintf(nss, sizeof nss, "%s", cgen_tmp(c, "src_st"));
     w_line(w, "{");
     w->indent++;
-    dims_table(w, nd, os);
+    cgen_dims_table(w, nd, os);
     w_printf(w, "const int64_t %s[%d] = {", nds, R);
     for (int k = 0; k < R; k++) w_printf(w, "%s%s", k ? ", " : "", prod_str(os, k + 1, R, b, sizeof b));
     w_puts(w, "};\n");
@@ -270,7 +242,7 @@ int emit_dyn_expand(Cgen *c, const Node *n, Diag *d)
         int j = k - (R - r);
         if (j < 0 || (!xs->sym[j] && xs->dims[j] == 1)) w_printf(w, "%s0", k ? ", " : "");
         else if (!xs->sym[j]) w_printf(w, "%s%s", k ? ", " : "", prod_str(xs, j + 1, r, b, sizeof b));
-        else w_printf(w, "%s%s == 1 ? 0 : %s", k ? ", " : "", dim_str(xs, j, xd, sizeof xd), prod_str(xs, j + 1, r, b, sizeof b));
+        else w_printf(w, "%s%s == 1 ? 0 : %s", k ? ", " : "", cgen_dim_str(xs, j, xd, sizeof xd), prod_str(xs, j + 1, r, b, sizeof b));
     }
     w_puts(w, "};\n");
     w_line(w, "gcrt_strided_copy(%s, %s, %s, %s, %s, %d, %zu);", by, nds, bx, nss, nd, R, ir_dtype_size(x->dtype));
@@ -297,8 +269,8 @@ int emit_dyn_pad(Cgen *c, const Node *n, Diag *d)
     if (n->n_in > 2 && n->in[2]) emit_ptr_name(c, n->in[2], bc);
     else snprintf(bc, sizeof bc, "(const void *)0");
     for (int k = 0; k < r; k++) {
-        if (!own_dim(c, y, k)) continue;
-        dim_str(&x->shape, k, xd, sizeof xd);
+        if (!cgen_own_dim(cgen_graph(c), y, k)) continue;
+        cgen_dim_str(&x->shape, k, xd, sizeof xd);
         /* a pad that cuts more than the axis holds, or reflect/edge padding an
          * empty axis, is an error (-1) */
         char bad[4 * EMIT_EXPR_CAP] = "";
@@ -317,8 +289,8 @@ int emit_dyn_pad(Cgen *c, const Node *n, Diag *d)
     snprintf(np, sizeof np, "%s", cgen_tmp(c, "pad_begin"));
     w_line(w, "{");
     w->indent++;
-    dims_table(w, ni, &x->shape);
-    dims_table(w, no, &y->shape);
+    cgen_dims_table(w, ni, &x->shape);
+    cgen_dims_table(w, no, &y->shape);
     w_printf(w, "const int64_t %s[%d] = {", np, r);
     for (int k = 0; k < r; k++) w_printf(w, "%s(int64_t)%s[%d]", k ? ", " : "", bp, k);
     w_puts(w, "};\n");
@@ -412,29 +384,29 @@ int emit_dyn_resize(Cgen *c, const Node *n, Diag *d)
     emit_ptr_name(c, scales ? scales : sizes, ps);
     w_line(w, "{");
     w->indent++;
-    dims_table(w, ni_s, &X->shape);
+    cgen_dims_table(w, ni_s, &X->shape);
     w_line(w, "double %s[%d];", sc_s, r);
     for (int a = 0; a < r; a++) {
         snprintf(xd, sizeof xd, "%lld", (long long)X->shape.dims[a]);
         if (scales) {
             w_line(w, "%s[%d] = (double)%s[%d];", sc_s, a, ps, a);
-            if (own_dim(c, Y, a)) {
+            if (cgen_own_dim(cgen_graph(c), Y, a)) {
                 snprintf(e, sizeof e, "%s[%d] > 0 && %s[%d] * %s.0 < 4.0e18 ? (int64_t)floor(%s[%d] * %s.0) : -1", sc_s, a, sc_s, a, xd,
                          sc_s, a, xd);
                 cgen_set_dim(c, Y, a, e);
             }
         } else {
-            if (own_dim(c, Y, a)) {
+            if (cgen_own_dim(cgen_graph(c), Y, a)) {
                 /* an empty axis cannot grow */
                 if (X->shape.dims[a] == 0) snprintf(e, sizeof e, "%s[%d] > 0 ? -1 : (int64_t)%s[%d]", ps, a, ps, a);
                 else snprintf(e, sizeof e, "(int64_t)%s[%d]", ps, a);
                 cgen_set_dim(c, Y, a, e);
             }
-            if (X->shape.dims[a] > 0) w_line(w, "%s[%d] = (double)(%s) / %s.0;", sc_s, a, dim_str(&Y->shape, a, b, sizeof b), xd);
+            if (X->shape.dims[a] > 0) w_line(w, "%s[%d] = (double)(%s) / %s.0;", sc_s, a, cgen_dim_str(&Y->shape, a, b, sizeof b), xd);
             else w_line(w, "%s[%d] = 1.0;", sc_s, a);
         }
     }
-    dims_table(w, no_s, &Y->shape);
+    cgen_dims_table(w, no_s, &Y->shape);
     w_printf(w, "const double %s[%d] = {", ro_s, 2 * r);
     if (ctm == 3 && roi) {
         emit_ptr_name(c, roi, pr);

@@ -52,13 +52,6 @@ static void read_operand(Cgen *c, const Node *n, int j, const char *name, const 
                emit_ptr_name(c, n->in[j], b), i);
 }
 
-/* C text of dim k of v: its shape-table entry, or the literal. */
-static const char *dim_str(const Value *v, int k, char *buf, size_t cap)
-{
-    CgenProd p = cgen_dims_prod(&v->shape, k, k + 1);
-    return cgen_prod_str(&p, buf, cap);
-}
-
 /* ---- Slice ------------------------------------------------------------------ */
 
 /* The written code resolves each listed axis as slice_plan does (ir/ops/shape.c):
@@ -243,7 +236,7 @@ int cgen_emit_topk_dyn(Cgen *c, const Node *n, Diag *d)
     char bk[EMIT_EXPR_CAP], e[EMIT_EXPR_CAP + 32], k[64];
     snprintf(e, sizeof e, "(int64_t)%s[0]", emit_ptr_name(c, n->in[1], bk));
     cgen_set_dim(c, y, ax, e);
-    dim_str(y, ax, k, sizeof k);
+    cgen_dim_str(&y->shape, ax, k, sizeof k);
     if (n->n_out > 1 && n->out[1]) cgen_set_dim(c, n->out[1], ax, k);
     if (ir_numel(&y->shape) == 0) {
         w_line(w, "/* empty output */");

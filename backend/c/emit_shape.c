@@ -146,21 +146,6 @@ static void prod_strides(const Shape *s, CgenProd *st)
     }
 }
 
-/* Runtime shapes: `const int64_t NAME[] = {...}` holding x's extents
- * (runtime dims read from dim[]), one spare entry so rank 0 stays legal C. */
-static void emit_dims_table(Cgen *c, const char *name, const Shape *s)
-{
-    Writer row;
-    w_init(&row);
-    char b[160];
-    for (int k = 0; k < s->rank; k++) {
-        CgenProd p = cgen_dims_prod(s, k, k + 1);
-        w_printf(&row, "%s, ", cgen_prod_str(&p, b, sizeof b));
-    }
-    w_line(cgen_w(c), "const int64_t %s[%d] = {%s0};", name, s->rank + 1, row.buf ? row.buf : "");
-    w_free(&row);
-}
-
 /* Runtime shapes: the views whose shape operand (Reshape's shape,
  * Squeeze/Unsqueeze's axes) arrives at run time. The generated code applies
  * the op's rules to the values (what shape inference does for a constant),
@@ -178,7 +163,7 @@ static void emit_view_dims(Cgen *c, const Node *n)
     snprintf(q, sizeof q, "%s", cgen_tmp(c, "req"));
     snprintf(i, sizeof i, "%s", cgen_tmp(c, "i"));
     w_line(w, "const int64_t *%s = %s;", q, emit_ptr_name(c, n->in[1], bo));
-    emit_dims_table(c, xd, &x->shape);
+    cgen_dims_table(w, xd, &x->shape);
     w_line(w, "(void)%s;", xd);
     w_line(w, "int64_t %s[%d];", od, ro + 1);
     w_line(w, "int %s;", i);

@@ -10,8 +10,9 @@ shape, Pad's pads, OneHot's depth, Resize's scales and sizes. It is compiled
 ONCE with --max-dim (its folder built with -Werror -pedantic) and run with
 several operand values, as the compiled NAME_main and in the interpreter
 (graphc run), both against numpy (or, for Resize, the interpreter, which the
-ONNX node suite checks). A value giving an extent beyond --max-dim, or an
-invalid one, is a one-line error from NAME_main. Without --max-dim the
+ONNX node suite checks). A value giving an extent beyond --max-dim (the dims of
+one output that nothing bounds multiply to at most --max-dim; Tile's
+repeats do), or an invalid one, is a one-line error from NAME_main. Without --max-dim the
 compile is a one-line error suggesting it. A Resize whose
 tf_crop_and_resize roi alone is a runtime input has a static shape and
 computes its taps at run time.
@@ -82,8 +83,8 @@ CASES = {
   %y = Tile(%x, %r)
   output %y
 }
-""", [([X34, np.array(r, np.int64)], np.tile(X34, r)) for r in ((1, 1), (2, 3), (0, 2), (13, 10))],
-        [X34, np.array([14, 1], np.int64)]),
+""", [([X34, np.array(r, np.int64)], np.tile(X34, r)) for r in ((1, 1), (2, 3), (0, 2), (13, 3))],
+        [X34, np.array([14, 3], np.int64)]),
     "expand": ("""graph expand {
   input %x: f32[3,1]
   input %s: i64[3]
@@ -91,7 +92,7 @@ CASES = {
   output %y
 }
 """, [([X1, np.array(s, np.int64)], np.broadcast_to(X1, np.broadcast_shapes((3, 1), s)).astype(np.float32))
-      for s in ((2, 1, 6), (1, 3, 1), (1, 1, 0), (4, 3, 40))],
+      for s in ((2, 1, 6), (1, 3, 1), (1, 1, 0), (1, 3, 40))],
         [X1, np.array([1, 2, 1], np.int64)]),
     "pad": ("""graph pad {
   input %x: f32[3,4]
@@ -101,7 +102,7 @@ CASES = {
   output %y
   output %z
 }
-""", [([X34, np.array(p, np.int64)], None) for p in ((0, 0, 0, 0), (1, 2, 2, 3), (0, -1, 2, -2), (6, 3, 1, 9))],
+""", [([X34, np.array(p, np.int64)], None) for p in ((0, 0, 0, 0), (1, 0, 1, 0), (0, -1, 2, -2), (1, 1, 1, 2))],
         [X34, np.array([0, 0, -4, 0], np.int64)]),
     "onehot": ("""graph onehot {
   input %i: i64[2,3]
@@ -122,7 +123,7 @@ CASES = {
   output %z
   output %w
 }
-""", [([XR, np.array(s, np.float32)], None) for s in ((1, 1, 1, 1), (1, 1, 2, 1.5), (1, 1, 0.5, 0.7), (1, 1, 13, 10))],
+""", [([XR, np.array(s, np.float32)], None) for s in ((1, 1, 1, 1), (1, 1, 2, 1.5), (1, 1, 0.5, 0.7), (1, 1, 3, 0.75))],
         [XR, np.array([1, 1, 14, 1], np.float32)]),
     "rsz": ("""graph rsz {
   input %x: f32[1,1,3,4]
