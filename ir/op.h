@@ -180,7 +180,8 @@ int ir_infer_node(Graph *g, Node *n, Diag *d);
  * (unary ops, Softmax); numpy broadcasting of every input; MatMul; Gemm;
  * LayerNormalization (static from the axis on); views (Reshape, Flatten,
  * Squeeze, Unsqueeze: each symbolic dim stays one output dim); Transpose;
- * Concat along a static axis. */
+ * Concat along a static axis; a runtime batch (dim 0) through Conv, the
+ * pools and BatchNormalization. */
 int ir_sym_same(Graph *g, Node *n, Diag *d);
 int ir_sym_broadcast(Graph *g, Node *n, Diag *d);
 int ir_sym_matmul(Graph *g, Node *n, Diag *d);
@@ -189,6 +190,7 @@ int ir_sym_layernorm(Graph *g, Node *n, Diag *d);
 int ir_sym_view(Graph *g, Node *n, Diag *d);
 int ir_sym_transpose(Graph *g, Node *n, Diag *d);
 int ir_sym_concat(Graph *g, Node *n, Diag *d);
+int ir_sym_batch(Graph *g, Node *n, Diag *d);
 
 /* Whether input i of n is present (not absent optional, not past n_in). */
 int ir_has_input(const Node *n, int i);

@@ -69,7 +69,8 @@ typedef struct CpuPlan {
     int64_t N, C, H, Wd, M, G, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
     /* gemm: Y[b] (Mm x Nn) = A[b] (Mm x Kk) * B[b] */
     int64_t batch, Mm, Nn, Kk, a_bs, b_bs, trans_b;
-    /* gemm with runtime shapes: the sizes as products of runtime dims */
+    /* gemm with runtime shapes: the sizes as products of runtime dims; conv:
+     * d_N the runtime batch (dyn set; workspaces are planned at N, its bound) */
     int dyn;
     CgenProd d_batch, d_M, d_N, d_K, d_a_bs, d_b_bs, d_c_bs;
     const Value *own_bias; /* Conv's B or Gemm's C (per channel / column) */
@@ -342,7 +343,16 @@ static int cpu_plan(const Node *n, CpuPlan *p)
 {
     memset(p, 0, sizeof *p);
     if (n->n_out < 1 || !n->out[0]->shape_known || ir_numel(&n->out[0]->shape) == 0) return 0;
-    if (cgen_node_has_sym(n)) return n->op == OP_Gemm || n->op == OP_MatMul ? plan_gemm_dyn(n, p) : 0;
+    if (cgen_node_has_sym(n)) {
+        if (n->op == OP_Conv) {
+            /* a runtime batch only (ir_sym_batch): the kernels take N at run time */
+            if (!plan_conv(n, p)) return 0;
+            p->dyn = 1;
+            p->d_N = cgen_dims_prod(&n->in[0]->shape, 0, 1);
+            return 1;
+        }
+        return n->op == OP_Gemm || n->op == OP_MatMul ? plan_gemm_dyn(n, p) : 0;
+    }
     for (int i = 0; i < n->n_in; i++)
         if (n->in[i] && !n->in[i]->shape_known) return 0;
     if (n->op == OP_Conv) return plan_conv(n, p);
@@ -472,9 +482,18 @@ static const char *packed_weights(Cgen *c, const CpuPlan *p)
     return cgen_derived_const(c, p->W, tag, pk, nb);
 }
 
+/* The conv's batch as C text: the literal, or the runtime batch. */
+static const char *conv_n_str(const CpuPlan *p, char *buf, size_t cap)
+{
+    if (p->dyn) return cgen_prod_str(&p->d_N, buf, cap);
+    snprintf(buf, cap, "%lld", (long long)p->N);
+    return buf;
+}
+
 static void emit_conv_fields(Cgen *c, Writer *w, const Node *n, const CpuPlan *p)
 {
-    w_printf(w, ".N = %lld, .C = %lld, .H = %lld, .W = %lld, .M = %lld, .OH = %lld, .OW = %lld,\n", (long long)p->N,
+    char nb[160];
+    w_printf(w, ".N = %s, .C = %lld, .H = %lld, .W = %lld, .M = %lld, .OH = %lld, .OW = %lld,\n", conv_n_str(p, nb, sizeof nb),
              (long long)p->C, (long long)p->H, (long long)p->Wd, (long long)p->M, (long long)p->OH, (long long)p->OW);
     w_printf(w, ".pt = %lld, .pl = %lld, .X = %s, ", (long long)p->pt, (long long)p->pl, cgen_ptr(c, n->in[0]));
 }
@@ -509,8 +528,9 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
         emit_epi_fields(c, w, &p, "bias");
         w_puts(w, "};\n");
         w->indent--;
-        w_line(w, "gcrt_dwconv2d_f32(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,",
-               (long long)p.N, (long long)p.C, (long long)p.H, (long long)p.Wd, (long long)p.OH, (long long)p.OW,
+        char nb[160];
+        w_line(w, "gcrt_dwconv2d_f32(%s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,",
+               conv_n_str(&p, nb, sizeof nb), (long long)p.C, (long long)p.H, (long long)p.Wd, (long long)p.OH, (long long)p.OW,
                (long long)p.KH, (long long)p.KW, (long long)p.sh, (long long)p.sw, (long long)p.dh, (long long)p.dw,
                (long long)p.pt, (long long)p.pl);
         w_line(w, "    %s, %s, &epi, %s, pool);", cgen_ptr(c, n->in[0]), cgen_ptr(c, p.W), py);

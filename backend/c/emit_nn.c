@@ -106,11 +106,21 @@ static int emit_conv(Cgen *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     int fast = cgen_cpu_emit(c, n, d);
     if (fast) return fast < 0 ? -1 : 0;
+    if (cgen_node_has_sym(n))
+        return diag_node_error(d, n, "the C backend supports a runtime batch in f32 Conv with 1 or 2 spatial dims only");
     cgen_use_runtime(c, CGEN_RT_nn);
     if (emit_conv_call(c, n, Y->dtype, cgen_ptr(c, X), cgen_ptr(c, W), B ? cgen_ptr(c, B) : "0", cgen_ptr(c, Y),
                        n->ws_bytes ? cgen_workspace(c, n) : NULL, d))
         return -1;
     return cgen_emit_epilogue(c, n, d);
+}
+
+/* The product of dims [from, to) of s as C text: a literal, or with a
+ * runtime batch "dim[0] * 64". */
+static const char *dims_str(const Shape *s, int from, int to, char *buf, size_t cap)
+{
+    CgenProd p = cgen_dims_prod(s, from, to);
+    return cgen_prod_str(&p, buf, cap);
 }
 
 /* MaxPool (is_max) or AveragePool. */
@@ -122,8 +132,8 @@ static int emit_pool(Cgen *c, const Node *n, Diag *d, int is_max)
     Geo3 g;
     if (!sfx || geo3(n, &g, d)) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
-    w_printf(w, "gcrt_%s_%s(%lld, ", is_max ? "maxpool" : "avgpool", sfx,
-             (long long)(X->shape.dims[0] * X->shape.dims[1]));
+    char nc[160];
+    w_printf(w, "gcrt_%s_%s(%s, ", is_max ? "maxpool" : "avgpool", sfx, dims_str(&X->shape, 0, 2, nc, sizeof nc));
     emit_window_head(w, &g);
     if (is_max) {
         emit_dims3(w, g.dl, g.sr, 1);
@@ -152,7 +162,8 @@ static int emit_maxpool(Cgen *c, const Node *n, Diag *d)
     if (!sfx || geo3(n, &g, d)) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     Writer *w = cgen_w(c);
-    w_printf(w, "gcrt_maxpool_idx_%s(%lld, ", sfx, (long long)(X->shape.dims[0] * X->shape.dims[1]));
+    char nc[160];
+    w_printf(w, "gcrt_maxpool_idx_%s(%s, ", sfx, dims_str(&X->shape, 0, 2, nc, sizeof nc));
     emit_window_head(w, &g);
     emit_dims3(w, g.dl, g.sr, 1);
     w_puts(w, ", ");
@@ -219,7 +230,8 @@ static int emit_gap(Cgen *c, const Node *n, Diag *d)
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape;
-    w_line(cgen_w(c), "gcrt_global_avgpool_%s(%lld, %lld, %s, %s);", sfx, (long long)(xs->dims[0] * xs->dims[1]),
+    char nc[160];
+    w_line(cgen_w(c), "gcrt_global_avgpool_%s(%s, %lld, %s, %s);", sfx, dims_str(xs, 0, 2, nc, sizeof nc),
            (long long)emit_dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
     return 0;
 }
@@ -231,21 +243,22 @@ static int emit_batchnorm(Cgen *c, const Node *n, Diag *d)
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0 && !n->attrs[BN_TRAINING_MODE].i) return 0;
     const Shape *xs = &X->shape;
-    char eps[48];
+    char eps[48], nb[160];
     emit_float_lit(eps, sizeof eps, n->attrs[BN_EPSILON].f, Y->dtype);
+    dims_str(xs, 0, 1, nb, sizeof nb);
     if (n->attrs[BN_TRAINING_MODE].i) {
         const Value *rm = n->n_out > 1 ? n->out[1] : NULL, *rv = n->n_out > 2 ? n->out[2] : NULL;
         char mom[48], p[7][EMIT_EXPR_CAP];
         emit_float_lit(mom, sizeof mom, n->attrs[BN_MOMENTUM].f, Y->dtype);
         for (int i = 0; i < 5; i++) emit_ptr_name(c, n->in[i], p[i]);
-        w_line(cgen_w(c), "gcrt_batchnorm_train_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);", sfx,
-               (long long)xs->dims[0], (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), p[0],
+        w_line(cgen_w(c), "gcrt_batchnorm_train_%s(%s, %lld, %lld, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);", sfx,
+               nb, (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank), p[0],
                p[1], p[2], p[3], p[4], eps, mom, emit_ptr_name(c, Y, p[5]), rm ? emit_ptr_name(c, rm, p[6]) : "0",
                rv ? cgen_ptr(c, rv) : "0");
         return 0;
     }
-    w_line(cgen_w(c), "gcrt_batchnorm_%s(%lld, %lld, %lld, %s, %s, %s, %s, %s, %s, %s);", sfx,
-           (long long)xs->dims[0], (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank),
+    w_line(cgen_w(c), "gcrt_batchnorm_%s(%s, %lld, %lld, %s, %s, %s, %s, %s, %s, %s);", sfx,
+           nb, (long long)xs->dims[1], (long long)emit_dims_prod(xs, 2, xs->rank),
            cgen_ptr(c, X), cgen_ptr(c, n->in[1]), cgen_ptr(c, n->in[2]), cgen_ptr(c, n->in[3]),
            cgen_ptr(c, n->in[4]), eps, cgen_ptr(c, Y));
     return 0;
@@ -331,12 +344,12 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_nn_entries[] = {
-    {OP_Conv, emit_conv, 0, conv_workspace, 0}, /* cpu, dwconv, winograd or nn: emit_conv says */
-    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL, 0},
-    {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL, 0},
+    {OP_Conv, emit_conv, 0, conv_workspace, 1}, /* cpu, dwconv, winograd or nn: emit_conv says */
+    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL, 1},
+    {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL, 1},
     {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL, 1},
-    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL, 0},
-    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn, NULL, 0},
+    {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL, 1},
+    {OP_BatchNormalization, emit_batchnorm, CGEN_RT_nn, NULL, 1},
     {OP_Softmax, emit_softmax, CGEN_RT_nn, NULL, 1},
     {OP_LogSoftmax, emit_logsoftmax, CGEN_RT_nn, NULL, 1},
     {OP_LayerNormalization, emit_layernorm, CGEN_RT_nn, NULL, 1},

@@ -323,3 +323,29 @@ int ir_sym_concat(Graph *g, Node *n, Diag *d)
     memcpy(ys->sym, x0->shape.sym, sizeof ys->sym);
     return 0;
 }
+
+/* Windowed ops over [N, C, spatial...] (Conv, pools, BatchNormalization): a
+ * runtime batch only. Input 0's dim 0 may be symbolic, its other dims and
+ * every other own input (weights, bias, statistics) static; each output's
+ * dim 0 takes the batch. Conv's epilogue operands (from `first` on)
+ * broadcast into Y as for MatMul. */
+int ir_sym_batch(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    char b[160];
+    for (int k = 1; k < xs->rank; k++)
+        if (xs->sym[k])
+            return diag_node_error(d, n, "runtime shapes support a runtime batch (dim 0) only; input '%s' is %s", n->in[0]->name,
+                                   ir_shape_str_g(g, xs, b, sizeof b));
+    int first = n->op == OP_Conv ? 3 : n->n_in;
+    for (int j = 1; j < first && j < n->n_in; j++)
+        if (n->in[j] && ir_shape_has_sym(&n->in[j]->shape))
+            return diag_node_error(d, n, "input '%s' must have a static shape (%s)", n->in[j]->name,
+                                   ir_shape_str_g(g, &n->in[j]->shape, b, sizeof b));
+    for (int i = 0; i < n->n_out; i++) {
+        Shape *ys = &n->out[i]->shape;
+        /* BatchNormalization's running statistics ([C]) have no batch */
+        if (ys->rank == xs->rank && ys->dims[0] == xs->dims[0]) ys->sym[0] = xs->sym[0];
+    }
+    return epilogue_syms(g, n, first, d);
+}

@@ -22,6 +22,10 @@ Models are built with onnx.helper and seeded numpy weights; references are numpy
 * (f) A symbolic ONNX input without --shape/--max-shape is a one-line error
   naming the input and the dim and suggesting both flags.
 * --report lists the runtime dims and their bounds.
+* (h) torchvision ResNet-18 and MobileNetV2 (BatchNorm statistics
+  calibrated as in tests/models) exported with a symbolic batch, compiled
+  ONCE with --max-shape x=4,3,32,32 (ResNet-18 at -O2, MobileNetV2 at -O0,
+  its BatchNormalization nodes unfolded), run batches 1 to 4 against PyTorch.
 * (g) Data-dependent dims (stage 2): a Reshape whose shape is a runtime
   input, followed by elementwise ops, runs at several shapes (0 and -1
   included) in the interpreter and as NAME_main against numpy; an invalid
@@ -378,6 +382,43 @@ def data_dependent(graphc, work, rng):
         check(one_line_error(r, "beyond its bound"), f"Range beyond --max-dim: rg_main fails with one line ({r.stderr.strip()})")
 
 
+def torchvision_batch(graphc, work):
+    """(h) a classifier with a runtime batch: Conv, pools, BatchNormalization."""
+    import torch
+    import torchvision
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+    from torch_models import calibrate
+    fl, s = cflags()
+    for name, make, level in (("r18", torchvision.models.resnet18, "-O2"), ("mbv2", torchvision.models.mobilenet_v2, "-O0")):
+        torch.manual_seed(15)
+        m = make(weights=None)
+        calibrate(m, (1, 3, 32, 32), 15)
+        path = os.path.join(work, f"{name}.onnx")
+        torch.onnx.export(m, torch.zeros(1, 3, 32, 32), path, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+        out = os.path.join(work, f"{name}_out")
+        p = run([graphc, "compile", path, "-o", out, "--emit-main", "--name", name, "--max-shape", "x=4,3,32,32", level])
+        if not check(p.returncode == 0, f"{name}: compiles once with a runtime batch ({level}) {p.stderr.strip()}"):
+            continue
+        mk = run(["make", "-s", "-C", out, f"CFLAGS={fl}", f"LDFLAGS={s}", "BLAS=0", f"{name}_main"])
+        if not check(mk.returncode == 0, f"{name}: the folder builds with -Werror -pedantic"):
+            print(mk.stdout + mk.stderr)
+            continue
+        for b in (1, 2, 3, 4):
+            x = np.random.default_rng(b).standard_normal((b, 3, 32, 32)).astype(np.float32)
+            xin = os.path.join(work, f"{name}_x.npy")
+            np.save(xin, x)
+            res = os.path.join(work, f"{name}_c")
+            shutil.rmtree(res, ignore_errors=True)
+            q = run([os.path.join(out, f"{name}_main"), res, xin])
+            with torch.no_grad():
+                want = m(torch.from_numpy(x)).numpy()
+            got = np.load(os.path.join(res, "output_0.npy")) if q.returncode == 0 else None
+            err = float(np.abs(got - want).max() / np.abs(want).max()) if got is not None and got.shape == want.shape else None
+            check(err is not None and err < 1e-4, f"{name} batch {b}: {name}_main matches PyTorch (max error "
+                  f"{err} of the largest |y| {float(np.abs(want).max()):.3g}) {q.stderr.strip()}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--graphc", required=True)
@@ -495,6 +536,7 @@ def main():
     check(one_line_error(q, "--max-shape x=[8,783]: dim 1 is 784 in the model"), "--max-shape with a wrong fixed dim")
 
     data_dependent(graphc, work, rng)
+    torchvision_batch(graphc, work)
 
     if FAILS:
         print(f"{len(FAILS)} check(s) failed")
