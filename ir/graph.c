@@ -570,5 +570,7 @@ void ir_set_out(Node *n, int i, DType t, const Shape *s)
     for (int k = 0; k < IR_MAX_RANK; k++)
         n->out[i]->shape.sym[k] = k < s->rank && s->sym[k] == IR_SYM_NEW ? IR_SYM_NEW : 0;
     n->out[i]->numel_cap = 0;
+    n->out[i]->shape_val = NULL;
+    n->out[i]->n_shape_val = 0;
     n->out[i]->shape_known = 1;
 }

@@ -184,6 +184,13 @@ typedef enum ValueKind { VK_TEMP, VK_INPUT, VK_CONST, VK_STATE } ValueKind;
 
 typedef struct Node Node;
 
+/* An operand of a derived symbol: symbol `sym` (1-based), or the constant c
+ * when sym is 0. */
+typedef struct IrSymTerm {
+    int32_t sym;
+    int64_t c;
+} IrSymTerm;
+
 typedef struct Value {
     const char *name;
     int id;
@@ -205,6 +212,14 @@ typedef struct Value {
      * bounded jointly, IrSym.group); 0: that product. ir_value_bytes and
      * ir_value_max_numel use it. Set by shape inference. */
     int64_t numel_cap;
+    /* Runtime shapes: a shape value, an integer scalar or list whose
+     * elements shape inference knows as terms (a symbol or a constant:
+     * Shape(x) of a tensor with a runtime dim, an element of it, a Concat of
+     * them), n_shape_val of them; NULL otherwise. Set by the ops'
+     * `infer_value` facets (ir/ops/shape_values.c), read by the ops whose
+     * shape operand it is (ir_value_terms). */
+    const IrSymTerm *shape_val;
+    int n_shape_val;
     /* Set by memory planning when this value's bytes ARE another value's
      * bytes (a view: Reshape/Flatten/Squeeze/... output that shares its
      * input's storage). Points at the root (never at another alias); the
@@ -309,17 +324,14 @@ typedef enum IrSymKind { SYM_VAR, SYM_ADD, SYM_MUL, SYM_DIV, SYM_MIN, SYM_MAX, S
  * when nothing in the model bounds it (the graph's max_dim then does, else
  * ir_infer_node refuses the node suggesting --max-dim). */
 #define IR_SYM_NEW (-1)
+/* In an op's `infer_sym` rule: a dim `infer` marked IR_SYM_NEW that the
+ * rule resolved to the static extent dims[k] (a shape value's constant). */
+#define IR_SYM_STATIC (-2)
 #define IR_DIM_UNBOUNDED (-1)
 /* An unbounded dim that is a multiple of f (Tile: the input dim times a
  * runtime repeat): bounded by f * max_dim, and its group by the product of
  * the factors times max_dim. IR_DIM_UNBOUNDED is IR_DIM_UNBOUNDED_TIMES(1). */
 #define IR_DIM_UNBOUNDED_TIMES(f) (-(int64_t)(f))
-/* An operand of a derived symbol: symbol `sym` (1-based), or the constant c
- * when sym is 0. */
-typedef struct IrSymTerm {
-    int32_t sym;
-    int64_t c;
-} IrSymTerm;
 typedef struct IrSym {
     const char *name;
     int64_t lo, hi;

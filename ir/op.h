@@ -84,6 +84,10 @@ typedef struct OpDesc {
      * op's constraints for every runtime value. NULL: the op refuses
      * symbolic inputs, unless it has a scalar_expr (ir_sym_broadcast). */
     int (*infer_sym)(Graph *g, Node *n, Diag *d);
+    /* Runtime shapes: sets out[0]'s shape value (Value.shape_val) from its
+     * inputs' when it can (ir/ops/shape_values.c); run by ir_infer_node
+     * after the rule. NULL: the op computes no shape values. */
+    void (*infer_value)(Graph *g, Node *n);
 
     /* Gradient (ir/grad.h): builds the backward nodes of gc->n and sets
      * gc->dx[i] for every input with gc->need[i]. NULL: the op has no
@@ -191,6 +195,18 @@ int ir_sym_view(Graph *g, Node *n, Diag *d);
 int ir_sym_transpose(Graph *g, Node *n, Diag *d);
 int ir_sym_concat(Graph *g, Node *n, Diag *d);
 int ir_sym_batch(Graph *g, Node *n, Diag *d);
+
+/* Shape values (ir/ops/shape_values.c): the terms of integer scalar or
+ * list v, a constant's values or its shape value, into t (room for max);
+ * the count, or -1 when v is neither or longer. */
+int ir_value_terms(const Value *v, IrSymTerm *t, int max);
+/* The infer_value facets: Shape; Gather at constant indices; ops that keep
+ * the elements (Identity, Cast, the views); Concat; Add, Mul, Div. */
+void ir_value_shape(Graph *g, Node *n);
+void ir_value_gather(Graph *g, Node *n);
+void ir_value_copy(Graph *g, Node *n);
+void ir_value_concat(Graph *g, Node *n);
+void ir_value_arith(Graph *g, Node *n);
 
 /* Whether input i of n is present (not absent optional, not past n_in). */
 int ir_has_input(const Node *n, int i);

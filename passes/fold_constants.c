@@ -64,6 +64,7 @@ static int foldable(const Node *n)
         const Value *v = n->in[j];
         if (!v) continue;
         if (v->kind != VK_CONST && !od->shape_only) return 0;
+        if (od->shape_only && ir_shape_has_sym(&v->shape)) return 0; /* known only at run time */
         if (v->kind == VK_CONST) in_bytes += ir_value_bytes(v);
     }
     for (int j = 0; j < n->n_out; j++) {

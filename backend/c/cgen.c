@@ -192,7 +192,13 @@ const char *cgen_err_shape(Cgen *c)
 void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr)
 {
     int32_t y = v->shape.sym[k];
-    GC_ASSERT(y > 0 && ir_sym(c->g, y)->kind == SYM_DATA);
+    if (!cgen_own_dim(c->g, v, k)) {
+        /* a dim shape inference knows (static, or a symbol set before):
+         * the value computed at run time must agree with it */
+        if (y) w_line(&c->body, "if ((%s) != dim[%d]) return %s_ERR_SHAPE; /* %s */", expr, y - 1, c->m->name, ir_sym(c->g, y)->name);
+        else w_line(&c->body, "if ((%s) != %lld) return %s_ERR_SHAPE;", expr, (long long)v->shape.dims[k], c->m->name);
+        return;
+    }
     const IrSym *s = ir_sym(c->g, y);
     w_line(&c->body, "dim[%d] = %s; /* %s */", y - 1, expr, s->name);
     w_line(&c->body, "if (dim[%d] < %lld || dim[%d] > %lld) return %s_ERR_SHAPE;", y - 1, (long long)s->lo, y - 1,

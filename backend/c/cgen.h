@@ -130,7 +130,10 @@ int cgen_node_has_sym(const Node *n);
  * one (NonZero's count, Reshape's shape read at run time) sets it with
  * cgen_set_dim: `dim[j] = EXPR;` and the check that returns NAME_ERR_SHAPE
  * when the value is beyond its bounds (the run stops there). The core then
- * evaluates the derived dims that depend on it. A view node (alias, no
+ * evaluates the derived dims that depend on it. For a dim shape inference
+ * already knows (static, or a symbol such as a runtime sequence length that
+ * a shape value carried, see Value.shape_val) it writes the check that the
+ * computed extent agrees instead. A view node (alias, no
  * kernel) that sets dims still has its emitter called, to set them. */
 void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr);
 /* "NAME_ERR_SHAPE": what the schedule returns when a runtime operand gives

@@ -81,7 +81,7 @@ int cgen_emit_slice_dyn(Cgen *c, const Node *n, Diag *d)
     snprintf(i, sizeof i, "%s", cgen_tmp(c, "i"));
     snprintf(ist, sizeof ist, "%s", cgen_tmp(c, "ist"));
     snprintf(ost, sizeof ost, "%s", cgen_tmp(c, "ost"));
-    emit_i64_array(w, ind, x->shape.dims, r);
+    cgen_dims_table(w, ind, &x->shape); /* runtime dims of data off the sliced axes read from the shape table */
     w_line(w, "int64_t %s[%d], %s[%d], %s[%d], %s[%d], %s[%d], %s = 0, %s = 1, %s = 1, %s;", first, rr, step, rr, len, rr, sst,
            rr, dst, rr, off, ist, ost, i);
     if (ns > 0) w_line(w, "int %s[%d] = {0}, %s = 1;", seen, rr, ok);

@@ -330,9 +330,36 @@ static int emit_concat(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Runtime shapes (ir: split_infer_sym): a static split along a static axis
+ * of data with runtime dims elsewhere; the rows are products of runtime
+ * dims (emit_concat_dyn run backwards). */
+static void emit_split_sym(Cgen *c, const Node *n, int ax)
+{
+    const Value *x = n->in[0];
+    const Shape *xs = &x->shape;
+    CgenProd outer = cgen_dims_prod(xs, 0, ax), inner = cgen_dims_prod(xs, ax + 1, xs->rank);
+    CgenProd irow = cgen_prod_mul(&(CgenProd){xs->dims[ax], 0, {0}}, &inner);
+    int64_t off = 0;
+    for (int i = 0; i < n->n_out; i++) {
+        int64_t len = n->out[i]->shape.dims[ax];
+        CgenProd row = cgen_prod_mul(&(CgenProd){len, 0, {0}}, &inner);
+        CgenProd dims[2] = {outer, row}, dst_st[2] = {row, cgen_prod(1)}, src_st[2] = {irow, cgen_prod(1)};
+        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], b[160];
+        CgenProd po = cgen_prod_mul(&(CgenProd){off, 0, {0}}, &inner);
+        if (off) snprintf(bx, sizeof bx, "%s + %s", cgen_ptr(c, x), cgen_prod_str(&po, b, sizeof b));
+        else emit_ptr_name(c, x, bx);
+        if (len > 0) emit_copy_dyn(c, emit_ptr_name(c, n->out[i], by), bx, 2, dims, dst_st, src_st, ir_dtype_size(x->dtype));
+        off += len;
+    }
+}
+
 static int emit_split(Cgen *c, const Node *n, Diag *d)
 {
     if (cgen_operand_at_run_time(n, 1)) return cgen_emit_split_dyn(c, n, d);
+    if (cgen_node_has_sym(n)) {
+        emit_split_sym(c, n, ir_norm_axis(n->attrs[SPLIT_AXIS].i, n->in[0]->shape.rank));
+        return 0;
+    }
     const Value *x = n->in[0];
     const Shape *xs = &x->shape;
     int ax = ir_norm_axis(n->attrs[SPLIT_AXIS].i, xs->rank);
@@ -399,17 +426,18 @@ static int emit_gather(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape;
     int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, xs->rank);
-    int64_t outer = 1, inner = 1, ni = ir_numel(&ind->shape);
-    for (int k = 0; k < ax; k++) outer *= xs->dims[k];
-    for (int k = ax + 1; k < xs->rank; k++) inner *= xs->dims[k];
     if (ir_numel(&y->shape) == 0) {
         w_line(w, "/* empty gather */");
         return 0;
     }
-    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
-    w_line(w, "gcrt_gather_%s(%s, %s, %zu, %lld, %lld, %lld, %s, %lld);", ind->dtype == DT_I32 ? "i32" : "i64",
-           emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), ir_dtype_size(x->dtype), (long long)outer, (long long)xs->dims[ax],
-           (long long)inner, emit_ptr_name(c, ind, bi), (long long)ni);
+    /* sizes as products of dims: literals, or with runtime dims (gather_infer_sym) read from the shape table */
+    CgenProd outer = cgen_dims_prod(xs, 0, ax), inner = cgen_dims_prod(xs, ax + 1, xs->rank);
+    CgenProd ni = cgen_dims_prod(&ind->shape, 0, ind->shape.rank);
+    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], so[160], sn[160], sc[160];
+    w_line(w, "gcrt_gather_%s(%s, %s, %zu, %s, %lld, %s, %s, %s);", ind->dtype == DT_I32 ? "i32" : "i64",
+           emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), ir_dtype_size(x->dtype), cgen_prod_str(&outer, so, sizeof so),
+           (long long)xs->dims[ax], cgen_prod_str(&inner, sn, sizeof sn), emit_ptr_name(c, ind, bi),
+           cgen_prod_str(&ni, sc, sizeof sc));
     return 0;
 }
 
@@ -464,8 +492,11 @@ static int emit_shape(Cgen *c, const Node *n, Diag *d)
     char by[EMIT_EXPR_CAP];
     emit_ptr_name(c, y, by);
     if (y->shape.dims[0] == 0) w_line(w, "/* empty shape slice */");
-    for (int64_t i = 0; i < y->shape.dims[0]; i++)
-        w_line(w, "%s[%lld] = (int64_t)%lldLL;", by, (long long)i, (long long)n->in[0]->shape.dims[s + i]);
+    const Shape *xs = &n->in[0]->shape;
+    for (int64_t i = 0; i < y->shape.dims[0]; i++) {
+        if (xs->sym[s + i]) w_line(w, "%s[%lld] = dim[%d]; /* runtime */", by, (long long)i, xs->sym[s + i] - 1);
+        else w_line(w, "%s[%lld] = (int64_t)%lldLL;", by, (long long)i, (long long)xs->dims[s + i]);
+    }
     return 0;
 }
 
@@ -499,9 +530,9 @@ const CgenEntry cgen_shape_entries[] = {
     {OP_Split, emit_split, CGEN_RT_shape, NULL, 1},
     {OP_Slice, emit_slice, CGEN_RT_shape, NULL, 1},
     {OP_Expand, emit_expand, CGEN_RT_shape, NULL, 1},
-    {OP_Gather, emit_gather, CGEN_RT_shape, NULL, 0},
+    {OP_Gather, emit_gather, CGEN_RT_shape, NULL, 1},
     {OP_Pad, emit_pad, CGEN_RT_shape, NULL, 1},
-    {OP_Shape, emit_shape, 0, NULL, 0},
+    {OP_Shape, emit_shape, 0, NULL, 1},
     {OP_Constant, emit_constant, 0, NULL, 0},
     {-1, NULL, 0, NULL, 0},
 };

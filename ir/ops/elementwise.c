@@ -706,13 +706,19 @@ UNARY(Sin, infer_unary_float, ew_names_input, ew_names_output);
 UNARY(Cos, infer_unary_float, ew_names_input, ew_names_output);
 UNARY(Not, infer_unary_bool, ew_names_X, ew_names_Y);
 const OpDesc op_Identity = {EW_COMMON(Identity), .min_in = 1, .max_in = 1, .in_names = ew_names_input,
-                            .out_names = ew_names_output, .infer = infer_unary_any, .view = 1};
+                            .out_names = ew_names_output, .infer = infer_unary_any, .view = 1,
+                            .infer_value = ir_value_copy};
 const OpDesc op_Cast = {EW_COMMON(Cast), .min_in = 1, .max_in = 1, .in_names = ew_names_input,
-                        .out_names = ew_names_output, .infer = infer_cast, OP_ATTRS(cast_attrs)};
-BINARY(Add, infer_arith, ew_names_AB, ew_names_C);
+                        .out_names = ew_names_output, .infer = infer_cast, OP_ATTRS(cast_attrs),
+                        .infer_value = ir_value_copy};
+/* Add, Mul and Div also carry shape values (ir/ops/shape_values.c). */
+#define BINARY_V(Op, inf, in_n, out_n)                                                             \
+    const OpDesc op_##Op = {EW_COMMON(Op), .min_in = 2, .max_in = 2, .in_names = in_n,            \
+                            .out_names = out_n, .infer = inf, .infer_value = ir_value_arith}
+BINARY_V(Add, infer_arith, ew_names_AB, ew_names_C);
 BINARY(Sub, infer_arith, ew_names_AB, ew_names_C);
-BINARY(Mul, infer_arith, ew_names_AB, ew_names_C);
-BINARY(Div, infer_arith, ew_names_AB, ew_names_C);
+BINARY_V(Mul, infer_arith, ew_names_AB, ew_names_C);
+BINARY_V(Div, infer_arith, ew_names_AB, ew_names_C);
 BINARY(Pow, infer_pow, ew_names_XY, ew_names_Z);
 const OpDesc op_Max = {EW_COMMON(Max), .min_in = 1, .max_in = -1, .in_names = ew_names_data,
                        .out_names = names_max, .infer = infer_arith};

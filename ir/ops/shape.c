@@ -202,9 +202,69 @@ static int reshape_infer(Node *n, Diag *d)
 /* Runtime shapes: each symbolic dim of data stays one output dim
  * (ir_sym_view), and that dim must come from a 0 (copy) at its own index or
  * the -1 of input 'shape': a literal extent cannot follow a runtime one. */
+/* Runtime shapes: a shape operand known as terms (a shape value, see
+ * ir/ops/shape_values.c) gives each output dim its term: a symbol, a
+ * constant (0 copies the input dim), or -1: the element count divided by the
+ * others, resolved when the symbols cancel (a Reshape of [1,T,64] to
+ * [1,T,4,-1]). What stays unresolved is data-dependent. */
+static void reshape_from_terms(Node *n, const IrSymTerm *t, int k)
+{
+    const Shape *xs = &n->in[0]->shape;
+    Shape *ys = &n->out[0]->shape;
+    int allowzero = n->attrs[RESHAPE_ALLOWZERO].i != 0, at = -1;
+    int32_t in_syms[IR_MAX_RANK], out_syms[IR_MAX_RANK];
+    int n_in = 0, n_out = 0;
+    int64_t in_c = 1, out_c = 1;
+    for (int i = 0; i < xs->rank; i++) {
+        if (xs->sym[i]) in_syms[n_in++] = xs->sym[i];
+        else in_c *= xs->dims[i];
+    }
+    for (int j = 0; j < k; j++) {
+        IrSymTerm e = t[j];
+        if (!e.sym && e.c == 0 && !allowzero) {
+            if (j >= xs->rank) return;
+            e = xs->sym[j] ? (IrSymTerm){xs->sym[j], 0} : (IrSymTerm){0, xs->dims[j]};
+        }
+        if (e.sym) {
+            ys->sym[j] = e.sym;
+            out_syms[n_out++] = e.sym;
+        } else if (e.c == -1) {
+            at = j;
+        } else if (e.c >= 0) {
+            ys->sym[j] = IR_SYM_STATIC;
+            ys->dims[j] = e.c;
+            out_c *= e.c;
+        } else {
+            return;
+        }
+    }
+    if (at < 0) return;
+    /* -1: the same symbols on both sides (as multisets) cancel */
+    if (n_in != n_out || out_c == 0 || in_c % out_c) return;
+    for (int i = 0; i < n_in; i++) {
+        int hit = 0;
+        for (int j = 0; j < n_out && !hit; j++)
+            if (out_syms[j] == in_syms[i]) {
+                out_syms[j] = 0;
+                hit = 1;
+            }
+        if (!hit) return;
+    }
+    ys->sym[at] = IR_SYM_STATIC;
+    ys->dims[at] = in_c / out_c;
+}
+
 static int reshape_infer_sym(Graph *g, Node *n, Diag *d)
 {
-    if (n->in[1]->kind != VK_CONST) return 0; /* every output dim is data-dependent */
+    if (n->in[1]->kind != VK_CONST) {
+        IrSymTerm t[MAX_LIST];
+        int k = ir_value_terms(n->in[1], t, MAX_LIST);
+        if (k == n->out[0]->shape.rank) reshape_from_terms(n, t, k);
+        Shape *ys = &n->out[0]->shape;
+        for (int j = 0; j < ys->rank; j++)
+            if (ys->sym[j] > 0) ys->dims[j] = ir_sym(g, ys->sym[j])->hi;
+        return 0; /* what stays unresolved is data-dependent */
+    }
     if (ir_sym_view(g, n, d)) return -1;
     int64_t req[MAX_LIST];
     int k = ir_const_ints(n->in[1], req, MAX_LIST);
@@ -233,6 +293,7 @@ const OpDesc op_Reshape = {
     OP_ATTRS(reshape_attrs), .infer = reshape_infer, .infer_sym = reshape_infer_sym, .shape_inputs = 1u << 1,
     .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
+    .infer_value = ir_value_copy,
 };
 
 /* ---- Flatten -------------------------------------------------------------- */
@@ -265,6 +326,7 @@ const OpDesc op_Flatten = {
     OP_ATTRS(flatten_attrs), .infer = flatten_infer, .infer_sym = ir_sym_view,
     .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
+    .infer_value = ir_value_copy,
 };
 
 /* ---- Transpose ------------------------------------------------------------ */
@@ -426,6 +488,7 @@ const OpDesc op_Concat = {
     .min_out = 1, .max_out = 1, .out_names = out_concat,
     OP_ATTRS(concat_attrs), .infer = concat_infer, .infer_sym = ir_sym_concat, .eval = concat_eval,
     .gradient = concat_grad, .backward_reads = ir_bw_none,
+    .infer_value = ir_value_concat,
 };
 
 /* ---- Split ---------------------------------------------------------------- */
@@ -540,10 +603,30 @@ static int split_grad(GradCtx *gc)
     return gb_done(gc);
 }
 
+/* Runtime shapes: a split along a static axis of data with runtime dims
+ * elsewhere; each output keeps data's symbols off the axis (along it its
+ * extent is static, or data-dependent for a runtime `split`). */
+static int split_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ax = ir_norm_axis(n->attrs[SPLIT_AXIS].i, xs->rank);
+    if (xs->sym[ax]) {
+        char b[160];
+        return diag_node_error(d, n, "splits along runtime dim %s of input '%s' %s; runtime shapes need a static axis",
+                               ir_sym(g, xs->sym[ax])->name, n->in[0]->name, ir_shape_str_g(g, xs, b, sizeof b));
+    }
+    if (n->n_in > 1 && n->in[1] && n->in[1]->kind != VK_CONST)
+        return diag_node_error(d, n, "input 'split' known only at run time needs input '%s' of a static shape", n->in[0]->name);
+    for (int i = 0; i < n->n_out; i++)
+        for (int k = 0; k < xs->rank; k++)
+            if (k != ax) n->out[i]->shape.sym[k] = xs->sym[k];
+    return 0;
+}
+
 const OpDesc op_Split = {
     .name = "Split", .min_in = 1, .max_in = 2, .in_names = split_in,
     .min_out = 1, .max_out = -1, .out_names = out_outputs,
-    OP_ATTRS(split_attrs), .infer = split_infer, .eval = split_eval,
+    OP_ATTRS(split_attrs), .infer = split_infer, .infer_sym = split_infer_sym, .eval = split_eval,
     .gradient = split_grad, .backward_reads = ir_bw_none,
     .shape_inputs = 1u << 1,
 };
@@ -761,11 +844,63 @@ static int slice_grad(GradCtx *gc)
     return gb_done(gc);
 }
 
+/* Runtime shapes: dims of data that are not sliced keep their symbols; a
+ * sliced dim whose operands are known as terms (constants, or a shape
+ * value such as `pos[:, :T]` with T a runtime dim) gets its extent when it
+ * is plain: start 0, step 1 and end a symbol within a static dim (the dim
+ * is then that symbol), or every operand constant. Other sliced dims stay
+ * data-dependent. */
+static int slice_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    Shape *ys = &n->out[0]->shape;
+    int r = xs->rank;
+    IrSymTerm st[MAX_LIST], en[MAX_LIST], ax[MAX_LIST], sp[MAX_LIST];
+    int ns = ir_value_terms(n->in[1], st, MAX_LIST), ne = ir_value_terms(n->in[2], en, MAX_LIST);
+    int na = ir_has_input(n, 3) ? ir_value_terms(n->in[3], ax, MAX_LIST) : ns;
+    int np = ir_has_input(n, 4) ? ir_value_terms(n->in[4], sp, MAX_LIST) : ns;
+    int sliced[IR_MAX_RANK] = {0};
+    int known = ns >= 0 && ne == ns && na == ns && np == ns;
+    for (int i = 0; known && i < ns; i++) {
+        int64_t a = ir_has_input(n, 3) ? ax[i].c : i;
+        if ((ir_has_input(n, 3) && ax[i].sym) || ir_norm_axis(a, r) < 0) {
+            known = 0;
+            break;
+        }
+        int k = ir_norm_axis(a, r);
+        sliced[k] = 1;
+        int64_t step = ir_has_input(n, 4) ? sp[i].c : 1;
+        if ((ir_has_input(n, 4) && sp[i].sym) || st[i].sym || xs->sym[k] || step != 1) continue;
+        int64_t dim = xs->dims[k], s0 = st[i].c < 0 ? st[i].c + dim : st[i].c;
+        s0 = s0 < 0 ? 0 : s0 > dim ? dim : s0;
+        if (en[i].sym) {
+            if (s0 == 0 && ir_sym(g, en[i].sym)->hi <= dim && ir_sym(g, en[i].sym)->lo >= 0) {
+                ys->sym[k] = en[i].sym;
+                ys->dims[k] = ir_sym(g, en[i].sym)->hi;
+            }
+            continue;
+        }
+        int64_t e0 = en[i].c < 0 ? en[i].c + dim : en[i].c;
+        e0 = e0 < 0 ? 0 : e0 > dim ? dim : e0;
+        ys->sym[k] = IR_SYM_STATIC;
+        ys->dims[k] = e0 > s0 ? e0 - s0 : 0;
+    }
+    if (!known && ir_shape_has_sym(xs)) {
+        char b[160];
+        return diag_node_error(d, n, "slices input 'data' %s, which has runtime dims, with starts/ends/axes/steps known only at run time",
+                               ir_shape_str_g(g, xs, b, sizeof b));
+    }
+    for (int k = 0; k < r; k++)
+        if (known && !sliced[k]) ys->sym[k] = xs->sym[k]; /* not sliced: as data */
+    return 0;
+}
+
 const OpDesc op_Slice = {
     .name = "Slice", .min_in = 3, .max_in = 5, .in_names = slice_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     .infer = slice_infer, .eval = slice_eval, .gradient = slice_grad, .backward_reads = ir_bw_none,
     .shape_inputs = 1u << 1 | 1u << 2 | 1u << 3 | 1u << 4,
+    .infer_sym = slice_infer_sym,
 };
 
 /* ---- Gather --------------------------------------------------------------- */
@@ -856,11 +991,31 @@ static int gather_grad(GradCtx *gc)
 /* Gather's gradient reads the indices. */
 static int gather_bw_reads(const Node *n, int is_output, int i) { (void)n; return !is_output && i == 1; }
 
+/* Runtime shapes: runtime dims of the indices (an embedding lookup of a
+ * runtime sequence) and of data off the axis carry into the output; the
+ * gathered axis of data must be static (indices are checked against it). */
+static int gather_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
+    Shape *ys = &n->out[0]->shape;
+    int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, xs->rank);
+    char b[160];
+    if (xs->sym[ax])
+        return diag_node_error(d, n, "gathers along runtime dim %s of input 'data' %s; runtime shapes need a static axis",
+                               ir_sym(g, xs->sym[ax])->name, ir_shape_str_g(g, xs, b, sizeof b));
+    int j = 0;
+    for (int k = 0; k < ax; k++) ys->sym[j++] = xs->sym[k];
+    for (int k = 0; k < is->rank; k++) ys->sym[j++] = is->sym[k];
+    for (int k = ax + 1; k < xs->rank; k++) ys->sym[j++] = xs->sym[k];
+    return 0;
+}
+
 const OpDesc op_Gather = {
     .name = "Gather", .min_in = 2, .max_in = 2, .in_names = gather_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
     OP_ATTRS(gather_attrs), .infer = gather_infer, .eval = gather_eval,
     .gradient = gather_grad, .backward_reads = gather_bw_reads,
+    .infer_sym = gather_infer_sym, .infer_value = ir_value_gather,
 };
 
 /* ---- Squeeze / Unsqueeze -------------------------------------------------- */
@@ -918,6 +1073,7 @@ const OpDesc op_Squeeze = {
     .min_out = 1, .max_out = 1, .out_names = out_squeezed,
     .infer = squeeze_infer, .infer_sym = squeeze_infer_sym, .shape_inputs = 1u << 1, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
+    .infer_value = ir_value_copy,
 };
 
 static int unsqueeze_infer(Node *n, Diag *d)
@@ -959,6 +1115,7 @@ const OpDesc op_Unsqueeze = {
     .min_out = 1, .max_out = 1, .out_names = out_unsqueezed,
     .infer = unsqueeze_infer, .infer_sym = squeeze_infer_sym, .shape_inputs = 1u << 1, .inplace = ir_inplace_00, .n_inplace = 1, .eval = eval_copy, .view = 1,
     .gradient = view_grad, .backward_reads = ir_bw_none,
+    .infer_value = ir_value_copy,
 };
 
 /* ---- Pad ------------------------------------------------------------------ */
@@ -1249,10 +1406,22 @@ static int shape_eval(const Node *n, const double *const *in, double *const *out
     return 0;
 }
 
+/* Runtime shapes: Shape of a tensor with runtime dims is a list of static
+ * length; its values are a shape value (ir_value_shape), computed at run
+ * time (never folded). */
+static int shape_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    (void)g;
+    (void)n;
+    (void)d;
+    return 0;
+}
+
 const OpDesc op_Shape = {
     .name = "Shape", .min_in = 1, .max_in = 1, .in_names = shape_in,
     .min_out = 1, .max_out = 1, .out_names = out_shape,
     OP_ATTRS(shape_attrs), .infer = shape_infer, .eval = shape_eval, .shape_only = 1,
+    .infer_sym = shape_infer_sym, .infer_value = ir_value_shape,
 };
 
 /* ---- Constant ------------------------------------------------------------- */

@@ -24,6 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int has_shape_val_input(const Node *n)
+{
+    for (int j = 0; j < n->n_in; j++)
+        if (n->in[j] && n->in[j]->shape_val) return 1;
+    return 0;
+}
+
 static int has_sym_input(const Node *n)
 {
     for (int j = 0; j < n->n_in; j++)
@@ -68,7 +75,7 @@ int ir_infer_node(Graph *g, Node *n, Diag *d)
     int64_t factor_small[8], *factor = n->n_out <= 8 ? factor_small : calloc((size_t)n->n_out, sizeof *factor);
     GC_ASSERT(factor);
     int rc = take_fresh(g, n, fresh, unbounded, factor, d);
-    if (!rc && has_sym_input(n)) {
+    if (!rc && (has_sym_input(n) || has_shape_val_input(n))) {
         int (*rule)(Graph *, Node *, Diag *) = od->infer_sym ? od->infer_sym : od->scalar_expr ? ir_sym_broadcast : NULL;
         if (!rule) {
             for (int j = 0; j < n->n_in; j++)
@@ -86,7 +93,9 @@ int ir_infer_node(Graph *g, Node *n, Diag *d)
         Shape *s = &n->out[i]->shape;
         int32_t lead = 0;
         for (int k = 0; k < s->rank; k++) {
-            if (!(fresh[i] >> k & 1)) continue;
+            int resolved = s->sym[k] == IR_SYM_STATIC; /* the rule gave it a static extent */
+            if (resolved) s->sym[k] = 0;
+            if (!(fresh[i] >> k & 1) || s->sym[k] || resolved) continue;
             s->sym[k] = ir_sym_data(g, n, i, k, s->dims[k]);
             IrSym *sy = &g->syms[s->sym[k] - 1];
             sy->group = 0;
@@ -110,6 +119,7 @@ int ir_infer_node(Graph *g, Node *n, Diag *d)
         else if (ir_shape_max_numel(g, &v->shape) < raw)
             v->numel_cap = ir_shape_max_numel(g, &v->shape);
     }
+    if (!rc && od->infer_value) od->infer_value(g, n);
     if (fresh != fresh_small) free(fresh);
     if (factor != factor_small) free(factor);
     return rc;

@@ -26,6 +26,12 @@ Models are built with onnx.helper and seeded numpy weights; references are numpy
   calibrated as in tests/models) exported with a symbolic batch, compiled
   ONCE with --max-shape x=4,3,32,32 (ResNet-18 at -O2, MobileNetV2 at -O0,
   its BatchNormalization nodes unfolded), run batches 1 to 4 against PyTorch.
+* (i) A GPT-style decoder (token embedding, learned positions sliced to
+  the runtime length, causal mask sliced by it, 4 layers) exported from
+  PyTorch with a symbolic sequence length T: the export computes shapes in
+  the graph (Shape -> Gather -> Unsqueeze -> Slice/Concat -> Reshape), which
+  shape values carry as T. Compiled ONCE with --max-shape idx=1,64, it
+  matches PyTorch at T = 1, 7, 40 and 64, compiled and in the interpreter.
 * (g) Data-dependent dims (stage 2): a Reshape whose shape is a runtime
   input, followed by elementwise ops, runs at several shapes (0 and -1
   included) in the interpreter and as NAME_main against numpy; an invalid
@@ -382,6 +388,83 @@ def data_dependent(graphc, work, rng):
         check(one_line_error(r, "beyond its bound"), f"Range beyond --max-dim: rg_main fails with one line ({r.stderr.strip()})")
 
 
+def gpt_model():
+    """A GPT-style decoder: 4 pre-norm blocks of causal self-attention and a GELU MLP."""
+    import math
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self, d, h):
+            super().__init__()
+            self.h = h
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x, mask):
+            B, T, C = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+            q, k, v = (t.view(B, T, self.h, C // self.h).transpose(1, 2) for t in (q, k, v))
+            a = (q @ k.transpose(-2, -1)) / math.sqrt(C // self.h)
+            a = a.masked_fill(mask[:T, :T] == 0, float("-inf")).softmax(-1)
+            x = x + self.proj((a @ v).transpose(1, 2).reshape(B, T, C))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self, vocab=100, d=64, h=4, layers=4, max_t=64):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, d)
+            self.pos = nn.Parameter(torch.randn(1, max_t, d) * 0.1)
+            self.blocks = nn.ModuleList([Block(d, h) for _ in range(layers)])
+            self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
+            self.register_buffer("mask", torch.tril(torch.ones(max_t, max_t)))
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos[:, :idx.shape[1]]
+            for b in self.blocks:
+                x = b(x, self.mask)
+            return self.head(self.ln(x))
+
+    torch.manual_seed(15)
+    return GPT().eval()
+
+
+def gpt_decoder(graphc, work):
+    """(i) a decoder with a runtime sequence length, shapes computed in the graph."""
+    import warnings
+    import torch
+    m = gpt_model()
+    path = os.path.join(work, "gpt.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(m, torch.zeros(1, 8, dtype=torch.long), path, input_names=["idx"], output_names=["logits"],
+                          dynamic_axes={"idx": {1: "T"}, "logits": {1: "T"}}, opset_version=17)
+    out = os.path.join(work, "gpt_out")
+    fl, s = cflags()
+    p = run([graphc, "compile", path, "-o", out, "--emit-main", "--name", "gpt", "--max-shape", "idx=1,64"])
+    if not check(p.returncode == 0, f"gpt: compiles once with --max-shape idx=1,64 {p.stderr.strip()}"):
+        return
+    mk = run(["make", "-s", "-C", out, f"CFLAGS={fl}", f"LDFLAGS={s}", "BLAS=0", "gpt_main"])
+    if not check(mk.returncode == 0, "gpt: the folder builds with -Werror -pedantic"):
+        print(mk.stdout + mk.stderr)
+        return
+    for t in (1, 7, 40, 64):
+        idx = np.random.default_rng(t).integers(0, 100, (1, t)).astype(np.int64)
+        xin = os.path.join(work, "gpt_idx.npy")
+        np.save(xin, idx)
+        with torch.no_grad():
+            want = m(torch.from_numpy(idx)).numpy()
+        for kind, cmd, res in (("compiled", [os.path.join(out, "gpt_main")], "gpt_c"),
+                               ("interpreter", [graphc, "run", path], "gpt_i")):
+            res = os.path.join(work, res)
+            shutil.rmtree(res, ignore_errors=True)
+            q = run(cmd + [res, xin] + (["--max-shape", "idx=1,64"] if kind == "interpreter" else []))
+            got = np.load(os.path.join(res, "output_0.npy")) if q.returncode == 0 else None
+            check(got is not None and close(got, want), f"gpt T={t}: {kind} logits {None if got is None else got.shape} "
+                  f"match PyTorch {q.stderr.strip()}")
+
+
 def torchvision_batch(graphc, work):
     """(h) a classifier with a runtime batch: Conv, pools, BatchNormalization."""
     import torch
@@ -537,6 +620,7 @@ def main():
 
     data_dependent(graphc, work, rng)
     torchvision_batch(graphc, work)
+    gpt_decoder(graphc, work)
 
     if FAILS:
         print(f"{len(FAILS)} check(s) failed")
