@@ -308,12 +308,12 @@ static int64_t nms_run(const NmsArgs *p, const double *boxes, const double *scor
     return cnt;
 }
 
-/* The scalar in input j (absent: dflt); in: its values, NULL to read the
- * constant. */
-static double nms_scalar(const Node *n, int j, const double *in, double dflt)
+/* The scalar in input j (absent: dflt); in: the inputs' values (n_in of
+ * them), NULL to read the constant. */
+static double nms_scalar(const Node *n, int j, const double *const *in, double dflt)
 {
     if (!ir_has_input(n, j)) return dflt;
-    if (in) return in[0];
+    if (in) return in[j][0];
     return ir_load_f64(n->in[j]->dtype, n->in[j]->data, 0);
 }
 
@@ -323,10 +323,10 @@ static void nms_args(const Node *n, const double *const *in, NmsArgs *p)
     p->batches = bs->dims[0];
     p->boxes = bs->dims[1];
     p->classes = ss->dims[1];
-    p->max_out = (int64_t)nms_scalar(n, 2, in ? in[2] : NULL, 0.0);
-    p->iou = nms_scalar(n, 3, in ? in[3] : NULL, 0.0);
+    p->max_out = (int64_t)nms_scalar(n, 2, in, 0.0);
+    p->iou = nms_scalar(n, 3, in, 0.0);
     p->has_score = ir_has_input(n, 4);
-    p->score = nms_scalar(n, 4, in ? in[4] : NULL, 0.0);
+    p->score = nms_scalar(n, 4, in, 0.0);
     p->center = n->attrs[NMS_CENTER_POINT_BOX].i != 0;
 }
 
