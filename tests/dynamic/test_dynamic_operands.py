@@ -18,29 +18,12 @@ naming the node.
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILS.append(what)
-    return cond
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
-
-
-def cflags():
-    san = os.environ.get("GRAPHC_SANITIZE") == "1"
-    s = " -fsanitize=address,undefined -fno-sanitize-recover=all" if san else ""
-    return f"-O1 -g -std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion{s}", s
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_dynamic import FAILS, cflags, check, run  # noqa: E402
 
 
 # ---- models: text IR, the reference in numpy, the operand values to try --------
