@@ -586,66 +586,50 @@ static int parse_type(Parser *ps, DType *t, Shape *s)
         const char *dat = ps->p;
         if (ps->p < ps->end && *ps->p == '-') return perr(ps, dat, "dimensions must not be negative");
         int32_t sym = 0;
-        if (ps->p < ps->end && *ps->p == '?') {
-            /* a data-dependent dim, ?NAME<=BOUND: shape inference makes it
-             * again (the node computes it at run time); the bound stands in */
-            while (ps->p < ps->end && *ps->p != '<' && *ps->p != ',' && *ps->p != ']' && ps->p - dat < 160) ps->p++;
-            if (ps->end - ps->p < 2 || ps->p[0] != '<' || ps->p[1] != '=')
-                return perr(ps, ps->p, "expected '<=' and a bound after data-dependent dim '%.*s'", (int)(ps->p - dat), dat);
-            ps->p += 2;
-            char *e2;
-            errno = 0;
-            long long bound = strtoll(ps->p, &e2, 10);
-            if (e2 == ps->p || errno == ERANGE || bound < 0)
-                return perr(ps, ps->p, "the bound of a data-dependent dim must be a non-negative integer");
-            if (s->rank == IR_MAX_RANK) return perr(ps, dat, "rank exceeds the maximum of %d", IR_MAX_RANK);
-            s->dims[s->rank++] = bound;
-            ps->p = e2;
-            int c = peek(ps);
-            if (c == ',') { ps->p++; continue; }
-            if (c == ']') { ps->p++; break; }
-            char b[16];
-            return perr(ps, ps->p, "expected ',' or ']' in shape, found %s", char_desc(ps, ps->p, b, sizeof b));
-        }
-        if (ps->p < ps->end && (is_alpha((unsigned char)*ps->p) || *ps->p == '_')) {
-            /* a symbolic dim: NAME<=BOUND */
-            while (ps->p < ps->end && (is_alpha((unsigned char)*ps->p) || is_digit((unsigned char)*ps->p) || *ps->p == '_'))
-                ps->p++;
+        long long v;
+        int data = ps->p < ps->end && *ps->p == '?';
+        if (data || (ps->p < ps->end && (is_alpha((unsigned char)*ps->p) || *ps->p == '_'))) {
+            /* a symbolic dim, NAME<=BOUND, or a data-dependent one, ?NAME<=BOUND:
+             * shape inference makes the latter again (the node computes it at
+             * run time); its bound stands in */
+            if (data)
+                while (ps->p < ps->end && *ps->p != '<' && *ps->p != ',' && *ps->p != ']' && ps->p - dat < 160) ps->p++;
+            else
+                while (ps->p < ps->end && (is_alpha((unsigned char)*ps->p) || is_digit((unsigned char)*ps->p) || *ps->p == '_'))
+                    ps->p++;
             size_t nlen = (size_t)(ps->p - dat);
-            if (nlen > 63) return perr(ps, dat, "symbolic dim name is too long");
+            const char *what = data ? "data-dependent dim" : "symbolic dim";
+            if (!data && nlen > 63) return perr(ps, dat, "symbolic dim name is too long");
             if (ps->end - ps->p < 2 || ps->p[0] != '<' || ps->p[1] != '=')
-                return perr(ps, ps->p, "expected '<=' and a bound after symbolic dim '%.*s'", (int)nlen, dat);
+                return perr(ps, ps->p, "expected '<=' and a bound after %s '%.*s'", what, (int)nlen, dat);
             ps->p += 2;
             char *e2;
             errno = 0;
-            long long bound = strtoll(ps->p, &e2, 10);
-            if (e2 == ps->p || errno == ERANGE || bound < 2)
-                return perr(ps, ps->p, "the bound of symbolic dim '%.*s' must be an integer of at least 2", (int)nlen, dat);
-            char sname[64];
-            snprintf(sname, sizeof sname, "%.*s", (int)nlen, dat);
-            Diag sd = {0};
-            sym = ir_sym_var(ps->g, sname, 1, bound, &sd);
-            if (sym < 0) return perr(ps, dat, "%s", sd.msg);
-            if (s->rank == IR_MAX_RANK) return perr(ps, dat, "rank exceeds the maximum of %d", IR_MAX_RANK);
-            s->sym[s->rank] = sym;
-            s->dims[s->rank++] = bound;
+            v = strtoll(ps->p, &e2, 10);
+            if (e2 == ps->p || errno == ERANGE || v < (data ? 0 : 2))
+                return perr(ps, ps->p, "the bound of %s '%.*s' must be an integer of at least %d", what, (int)nlen, dat,
+                            data ? 0 : 2);
+            if (!data) {
+                char sname[64];
+                snprintf(sname, sizeof sname, "%.*s", (int)nlen, dat);
+                Diag sd = {0};
+                sym = ir_sym_var(ps->g, sname, 1, v, &sd);
+                if (sym < 0) return perr(ps, dat, "%s", sd.msg);
+            }
             ps->p = e2;
-            int c = peek(ps);
-            if (c == ',') { ps->p++; continue; }
-            if (c == ']') { ps->p++; break; }
-            char b[16];
-            return perr(ps, ps->p, "expected ',' or ']' in shape, found %s", char_desc(ps, ps->p, b, sizeof b));
+        } else {
+            if (ps->p >= ps->end || !is_digit((unsigned char)*ps->p)) {
+                char b[16];
+                return perr(ps, dat, "expected a dimension, found %s", char_desc(ps, dat, b, sizeof b));
+            }
+            errno = 0;
+            char *e;
+            v = strtoll(ps->p, &e, 10);
+            if (errno == ERANGE) return perr(ps, dat, "dimension is too large");
+            ps->p = e;
         }
-        if (ps->p >= ps->end || !is_digit((unsigned char)*ps->p)) {
-            char b[16];
-            return perr(ps, dat, "expected a dimension, found %s", char_desc(ps, dat, b, sizeof b));
-        }
-        errno = 0;
-        char *e;
-        long long v = strtoll(ps->p, &e, 10);
-        if (errno == ERANGE) return perr(ps, dat, "dimension is too large");
-        ps->p = e;
         if (s->rank == IR_MAX_RANK) return perr(ps, dat, "rank exceeds the maximum of %d", IR_MAX_RANK);
+        s->sym[s->rank] = sym;
         s->dims[s->rank++] = v;
         int c = peek(ps);
         if (c == ',') { ps->p++; continue; }
