@@ -40,7 +40,8 @@
  * iteration; the condition input is constant true; scan outputs are stacked
  * along a new axis 0. If: with a constant condition the chosen branch is
  * instantiated once; with a runtime one, both are and each output selects
- * between them (Where), when the branches declare the same static types.
+ * between them (Where when the branches declare the same static type,
+ * IfSelect, which may change the shape, otherwise).
  *
  * Limits: at most CTL_MAX_NODES body nodes are instantiated per
  * control-flow node of the main graph (iterations x body nodes, nested
@@ -600,10 +601,12 @@ static int same_static_type(const OnnxValueInfo *a, const OnnxValueInfo *b)
 }
 
 /* If with a condition known only at run time: both branches are
- * instantiated and each output is Where(cond, then, else). That is the
- * If's meaning only when the two branches' outputs have the same static
- * type, which their declared types must show (a branch has no side
- * effects, so computing both is only extra work). */
+ * instantiated (a branch has no side effects, so computing both is only
+ * extra work) and each output is the one the condition picks: Where(cond,
+ * then, else) when the two branches declare the same static type, else
+ * IfSelect(cond, then, else) (ir/ops/select.c), whose shape is the picked
+ * branch's: the one of a condition that shape inference folds to a
+ * constant, or data-dependent where the two differ. */
 static int expand_if_select(Ctl *c, ImpNode *n, const Scope *outer)
 {
     Body bt, be;
@@ -618,10 +621,6 @@ static int expand_if_select(Ctl *c, ImpNode *n, const Scope *outer)
         if (!bt.g->outputs[k].has_tensor_type || !be.g->outputs[k].has_tensor_type)
             return imp_node_error(c->im, n, "If: output %d ('%s') is not a tensor (sequence, map and optional types are not supported)",
                                   k, n->out[k]);
-        else if (!same_static_type(&bt.g->outputs[k], &be.g->outputs[k]))
-            return imp_node_error(c->im, n, "If: the condition is known only at run time, and output %d ('%s') of the two branches "
-                                  "does not declare one static type; bind the condition with --bind %s=FILE.npy",
-                                  k, n->out[k], n->in[0]);
     const char **to = arena_alloc(c->env.tmp, sizeof(char *) * (size_t)(n->n_out + 1));
     const char **eo = arena_alloc(c->env.tmp, sizeof(char *) * (size_t)(n->n_out + 1));
     Scope st, se;
@@ -632,7 +631,8 @@ static int expand_if_select(Ctl *c, ImpNode *n, const Scope *outer)
         return -1;
     for (int k = 0; k < n->n_out; k++) {
         if (!n->out[k][0]) continue;
-        ImpNode *w = imp_new_node(c->im, "Where", ctl_cat(c, n->out[k], "_select"), 3, 1);
+        int same = same_static_type(&bt.g->outputs[k], &be.g->outputs[k]);
+        ImpNode *w = imp_new_node(c->im, same ? "Where" : "IfSelect", ctl_cat(c, n->out[k], "_select"), 3, 1);
         w->in[0] = n->in[0];
         w->in[1] = to[k];
         w->in[2] = eo[k];

@@ -6,7 +6,8 @@
  * graph arena (ir_store_f64 rounding), the value turns VK_CONST with no
  * producer, and the node leaves the schedule. An op marked `shape_only`
  * (Shape, Size) reads only its inputs' shapes, so it folds as soon as those
- * are known, whatever its inputs hold.
+ * are known, whatever its inputs hold. A shape value (Value.shape_val)
+ * whose terms are all constants folds to them too.
  *
  * Folding runs inside shape inference (pass_fold_node is called on each node
  * right after its infer), so the Shape → Gather → Unsqueeze → Concat chains
@@ -115,9 +116,33 @@ static int fold(Graph *g, Node *n, Diag *d)
     return rc ? -1 : 1;
 }
 
+/* A shape value whose terms are all constants (a static dim of a value
+ * with runtime dims, read through Shape and Gather) is that constant: n's
+ * only output becomes it, so what reads it (an Equal deciding an If)
+ * folds in turn. */
+static int fold_shape_value(Graph *g, Node *n)
+{
+    Value *v = n->n_out == 1 ? n->out[0] : NULL;
+    if (!v || !v->shape_val || ir_shape_has_sym(&v->shape) || ir_numel(&v->shape) != v->n_shape_val) return 0;
+    for (int i = 0; i < v->n_shape_val; i++)
+        if (v->shape_val[i].sym) return 0;
+    size_t nbytes = (size_t)ir_value_bytes(v);
+    void *data = ir_alloc(g, nbytes ? nbytes : 1);
+    for (int i = 0; i < v->n_shape_val; i++) store_elem(v->dtype, data, (size_t)i, (double)v->shape_val[i].c);
+    v->kind = VK_CONST;
+    v->producer = NULL;
+    v->producer_out = 0;
+    v->data = data;
+    v->nbytes = nbytes;
+    v->shape_val = NULL;
+    v->n_shape_val = 0;
+    return 1;
+}
+
 int pass_fold_node(Graph *g, Node *n, Diag *d)
 {
-    return !g->no_fold && foldable(n) ? fold(g, n, d) : 0;
+    if (g->no_fold) return 0;
+    return foldable(n) ? fold(g, n, d) : fold_shape_value(g, n);
 }
 
 int pass_fold_constants(Graph *g, Diag *d)

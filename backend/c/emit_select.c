@@ -1,6 +1,6 @@
 /* emit_select.c — C emitters of the data-dependent selections (NonZero,
- * Unique, NonMaxSuppression; ir/ops/select.c) and of Compress with a
- * runtime condition.
+ * Unique, NonMaxSuppression; ir/ops/select.c), of Compress with a
+ * runtime condition and of IfSelect (an If's output picked at run time).
  *
  * Each kernel counts what it selects, sets that count as the output's
  * data-dependent dim (cgen_set_dim: `dim[j] = count;` checked against the
@@ -345,9 +345,52 @@ static int emit_nms(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* ---- IfSelect ------------------------------------------------------------------ */
+
+/* The output becomes v: its data-dependent dims take v's extents, then v's
+ * elements are copied. */
+static void ifsel_take(Cgen *c, const Value *v, const Value *y, const char *by)
+{
+    Writer *w = cgen_w(c);
+    char bv[EMIT_EXPR_CAP], e[64], p[160];
+    for (int k = 0; k < y->shape.rank; k++)
+        if (cgen_own_dim(cgen_graph(c), y, k)) cgen_set_dim(c, y, k, cgen_dim_str(&v->shape, k, e, sizeof e));
+    CgenProd cnt = cgen_dims_prod(&v->shape, 0, v->shape.rank);
+    if (cgen_prod_is(&cnt, 0)) return;
+    emit_ptr_name(c, v, bv);
+    w_line(w, "memcpy(%s, %s, (size_t)(%s) * %d);", by, bv, cgen_prod_str(&cnt, p, sizeof p), (int)ir_dtype_size(v->dtype));
+}
+
+static int emit_ifselect(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    Writer *w = cgen_w(c);
+    const Value *cv = n->in[0], *y = n->out[0];
+    char bc[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    emit_ptr_name(c, y, by);
+    if (cv->kind == VK_CONST) {
+        ifsel_take(c, ir_load_f64(cv->dtype, cv->data, 0) != 0.0 ? n->in[1] : n->in[2], y, by);
+        return 0;
+    }
+    emit_ptr_name(c, cv, bc);
+    w_printf(w, "if (");
+    cgen_load(w, cv->dtype, bc, "0");
+    w_printf(w, " != 0) {\n");
+    w->indent++;
+    ifsel_take(c, n->in[1], y, by);
+    w->indent--;
+    w_line(w, "} else {");
+    w->indent++;
+    ifsel_take(c, n->in[2], y, by);
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
 const CgenEntry cgen_select_entries[] = {
     {OP_NonZero, emit_nonzero, 0, NULL, 1},
     {OP_Unique, emit_unique, 0, unique_workspace, 1},
     {OP_NonMaxSuppression, emit_nms, 0, nms_workspace, 1},
+    {OP_IfSelect, emit_ifselect, 0, NULL, 1},
     {-1, NULL, 0, NULL, 0},
 };

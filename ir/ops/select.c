@@ -15,6 +15,12 @@
  * on doubles (unique_scan, nms_run), so the two never disagree. None of
  * these ops has a gradient (their outputs are indices, or a selection whose
  * gradient ONNX does not define).
+ *
+ * IfSelect (graphc's own op) is how an ONNX If whose condition is known
+ * only at run time and whose branches give differently shaped outputs
+ * arrives (frontend/onnx_control.c): both branches are computed and
+ * IfSelect(cond, then, else) is the one the condition picks, a dim where
+ * the two differ being data-dependent (bounded by the larger).
  */
 #include "../op.h"
 #include "select_attrs.h"
@@ -397,4 +403,76 @@ const OpDesc op_NonMaxSuppression = {
     .name = "NonMaxSuppression", .min_in = 2, .max_in = 5, .in_names = nms_in,
     .min_out = 1, .max_out = 1, .out_names = nms_out,
     OP_ATTRS(nms_attrs), .infer = nms_infer, .eval = nms_eval, .shape_inputs = 0x1fu,
+};
+
+/* ---- IfSelect ----------------------------------------------------------------- */
+
+/* IfSelect(cond, then, else): `then` when the scalar cond is nonzero, else
+ * `else`, shape included. When cond is a constant (shape inference folded
+ * it), the output is the chosen input exactly, whatever the other's shape;
+ * otherwise both must have one dtype and rank, and each dim where they
+ * differ is data-dependent, bounded by the larger extent. */
+static const char *const ifsel_in[] = {"cond", "then", "else"};
+static const char *const ifsel_out[] = {"Y"};
+
+static int ifsel_infer(Node *n, Diag *d)
+{
+    if (ir_need_inputs(n, d)) return -1;
+    const Value *c = n->in[0], *a = n->in[1], *b = n->in[2];
+    char b1[128], b2[128];
+    if (ir_numel(&c->shape) != 1) return diag_node_error(d, n, "input 'cond' must hold one value, got shape %s", ir_shape_str(&c->shape, b1, sizeof b1));
+    if (a->dtype != b->dtype)
+        return diag_node_error(d, n, "the If's branches give %s and %s; they must give one element type", ir_dtype_name(a->dtype),
+                               ir_dtype_name(b->dtype));
+    if (c->kind == VK_CONST) {
+        const Value *v = ir_load_f64(c->dtype, c->data, 0) != 0.0 ? a : b;
+        ir_set_out(n, 0, v->dtype, &v->shape);
+        return 0;
+    }
+    if (a->shape.rank != b->shape.rank)
+        return diag_node_error(d, n, "the If's condition is known only at run time and its branches give ranks %d (%s) and %d (%s); "
+                               "they must have one rank", a->shape.rank, ir_shape_str(&a->shape, b1, sizeof b1), b->shape.rank,
+                               ir_shape_str(&b->shape, b2, sizeof b2));
+    Shape s = a->shape;
+    for (int k = 0; k < s.rank; k++) {
+        s.sym[k] = 0;
+        if (a->shape.dims[k] == b->shape.dims[k] && a->shape.sym[k] == b->shape.sym[k]) continue; /* the rule copies a symbol */
+        if (b->shape.dims[k] > s.dims[k]) s.dims[k] = b->shape.dims[k];
+        s.sym[k] = IR_SYM_NEW;
+    }
+    ir_set_out(n, 0, a->dtype, &s);
+    return 0;
+}
+
+/* The symbols the output shares with its inputs: the chosen input's (a
+ * constant cond), or those the two branches have in common. */
+static int ifsel_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    (void)g;
+    (void)d;
+    const Value *c = n->in[0], *a = n->in[1], *b = n->in[2];
+    Shape *s = &n->out[0]->shape;
+    if (c->kind == VK_CONST) {
+        memcpy(s->sym, (ir_load_f64(c->dtype, c->data, 0) != 0.0 ? a : b)->shape.sym, sizeof s->sym);
+        return 0;
+    }
+    for (int k = 0; k < s->rank; k++)
+        if (a->shape.sym[k] && a->shape.sym[k] == b->shape.sym[k] && a->shape.dims[k] == b->shape.dims[k]) s->sym[k] = a->shape.sym[k];
+    return 0;
+}
+
+static int ifsel_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+{
+    (void)d;
+    int pick = in[0][0] != 0.0 ? 1 : 2;
+    int64_t cnt = ir_numel(&n->out[0]->shape);
+    GC_ASSERT(cnt == ir_numel(&n->in[pick]->shape));
+    memcpy(out[0], in[pick], sizeof(double) * (size_t)cnt);
+    return 0;
+}
+
+const OpDesc op_IfSelect = {
+    .name = "IfSelect", .min_in = 3, .max_in = 3, .in_names = ifsel_in,
+    .min_out = 1, .max_out = 1, .out_names = ifsel_out,
+    .infer = ifsel_infer, .infer_sym = ifsel_infer_sym, .eval = ifsel_eval, .shape_inputs = 1u,
 };

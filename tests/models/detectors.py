@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""detectors.py — torchvision detectors, exported at opset 17 with random
+weights, compiled by graphc with no flags, boxes against PyTorch's.
+
+    /usr/bin/python3 tests/models/detectors.py --graphc BUILD/graphc --work DIR [--only ssd,retina,frcnn] [-j N]
+
+Models (torchvision constructors with weights=None and weights_backbone=None,
+so nothing is downloaded; torch.manual_seed(0)):
+
+  ssd     SSDlite320-MobileNetV3-Large, input 3x320x320
+  retina  RetinaNet-ResNet50-FPN, min_size = max_size = 256, input 3x256x256
+  frcnn   Faster R-CNN-MobileNetV3-Large-320-FPN, box_score_thresh = 0 (so that
+          boxes survive with random weights), input 3x320x320
+
+For each: export with torch.onnx.export (opset 17, the exporter's data-
+dependent NonZero / TopK / NonMaxSuppression / If chains intact), run
+PyTorch on a seeded random image, `graphc compile model.onnx -o DIR
+--emit-main --name m` with no other flag, build m_main with make (-O2;
+ASan/UBSan with GRAPHC_SANITIZE=1) and run it on the image. The detections
+must match PyTorch's as sets: the same count, and a one-to-one pairing of
+graphc's and PyTorch's detections with the same label, every box
+coordinate within 1e-3 + 1e-4 |x| pixels and the score within 1e-4 + 1e-3
+|s|. Nothing large is committed; the models are generated here.
+"""
+import argparse
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+BOX_ATOL, BOX_RTOL = 1e-3, 1e-4
+SCORE_ATOL, SCORE_RTOL = 1e-4, 1e-3
+
+
+def build_model(name):
+    import torch
+    import torchvision.models.detection as det
+    torch.manual_seed(0)
+    if name == "ssd":
+        m = det.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
+        shape = (3, 320, 320)
+    elif name == "retina":
+        m = det.retinanet_resnet50_fpn(weights=None, weights_backbone=None, min_size=256, max_size=256)
+        shape = (3, 256, 256)
+    elif name == "frcnn":
+        m = det.fasterrcnn_mobilenet_v3_large_320_fpn(weights=None, weights_backbone=None, box_score_thresh=0.0)
+        shape = (3, 320, 320)
+    else:
+        raise ValueError(name)
+    m.eval()
+    return m, torch.rand(shape, generator=torch.Generator().manual_seed(1))
+
+
+def export(name, work):
+    """Exports NAME into WORK/NAME/model.onnx; saves the image and PyTorch's detections."""
+    import torch
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    m, x = build_model(name)
+    with torch.no_grad():
+        out = m([x])[0]
+    keys = list(out.keys())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(m, ([x],), os.path.join(d, "model.onnx"), opset_version=17, input_names=["image"],
+                          output_names=keys)
+    np.save(os.path.join(d, "image.npy"), x.numpy())
+    for k in keys:
+        np.save(os.path.join(d, f"ref_{k}.npy"), out[k].numpy())
+    return keys
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def match(got, ref):
+    """'' when the detections match as sets, else why not."""
+    n = len(ref["boxes"])
+    if len(got["boxes"]) != n or len(got["scores"]) != n or len(got["labels"]) != n:
+        return f"count {len(got['boxes'])} vs PyTorch's {n}"
+    used = np.zeros(n, bool)
+    worst = 0.0
+    for i in range(n):
+        b, s, l = got["boxes"][i], got["scores"][i], got["labels"][i]
+        ok = (~used) & (ref["labels"] == l)
+        ok &= np.all(np.abs(ref["boxes"] - b) <= BOX_ATOL + BOX_RTOL * np.abs(ref["boxes"]), axis=1)
+        ok &= np.abs(ref["scores"] - s) <= SCORE_ATOL + SCORE_RTOL * np.abs(ref["scores"])
+        if not ok.any():
+            return f"detection {i} (label {l}, score {s:.6g}, box {np.round(b, 4).tolist()}) has no match in PyTorch's"
+        j = int(np.flatnonzero(ok)[0])
+        used[j] = True
+        worst = max(worst, float(np.abs(ref["boxes"][j] - b).max()))
+    return "", worst
+
+
+def one(graphc, work, name):
+    t0 = time.time()
+    d = os.path.join(work, name)
+    keys = export(name, work)
+    t1 = time.time()
+    out = os.path.join(d, "out")
+    p = run([graphc, "compile", os.path.join(d, "model.onnx"), "-o", out, "--emit-main", "--name", "m"])
+    if p.returncode != 0:
+        return False, f"graphc compile: {p.stderr.strip()}"
+    t2 = time.time()
+    san = os.environ.get("GRAPHC_SANITIZE") == "1"
+    s = " -fsanitize=address,undefined -fno-sanitize-recover=all" if san else ""
+    mk = run(["make", "-s", "-C", out, f"CFLAGS=-O2 -std=c99 -w{s}", f"LDFLAGS={s}", "BLAS=0", "m_main"])
+    if mk.returncode != 0:
+        return False, f"make: {(mk.stdout + mk.stderr).strip()[-2000:]}"
+    t3 = time.time()
+    res = os.path.join(d, "result")
+    shutil.rmtree(res, ignore_errors=True)
+    q = run([os.path.join(out, "m_main"), res, os.path.join(d, "image.npy")])
+    if q.returncode != 0:
+        return False, f"m_main: {q.stderr.strip()}"
+    t4 = time.time()
+    got = {k: np.load(os.path.join(res, f"output_{i}.npy")) for i, k in enumerate(keys)}
+    ref = {k: np.load(os.path.join(d, f"ref_{k}.npy")) for k in keys}
+    r = match(got, ref)
+    if isinstance(r, str):
+        return False, r
+    return True, (f"{len(ref['boxes'])} detections match, max box diff {r[1]:.2e} px "
+                  f"(export {t1 - t0:.0f} s, compile {t2 - t1:.0f} s, build {t3 - t2:.0f} s, run {t4 - t3:.1f} s)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--graphc", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--only", default="ssd,retina,frcnn")
+    ap.add_argument("-j", type=int, default=1)
+    a = ap.parse_args()
+    graphc = os.path.abspath(a.graphc)
+    work = os.path.abspath(a.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    names = a.only.split(",")
+    with concurrent.futures.ThreadPoolExecutor(a.j) as ex:
+        res = list(ex.map(lambda n: one(graphc, work, n), names))
+    fails = 0
+    for n, (ok, msg) in zip(names, res):
+        print(f"{'PASS' if ok else 'FAIL'} {n}: {msg}")
+        fails += not ok
+    print(f"{len(names) - fails} passed, {fails} failed")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
