@@ -290,18 +290,33 @@ static void emit_concat_dyn(Cgen *c, const Node *n, int ax)
     const Value *y = n->out[0];
     const Shape *os = &y->shape;
     CgenProd outer = cgen_dims_prod(os, 0, ax), inner = cgen_dims_prod(os, ax + 1, os->rank);
-    CgenProd orow = cgen_prod_mul(&(CgenProd){os->dims[ax], 0, {0}}, &inner);
+    CgenProd orow = cgen_dims_prod(os, ax, os->rank);
+    int run_off = 0; /* an input's extent along the axis is a runtime dim: offsets add up at run time */
+    for (int i = 0; i < n->n_in; i++) run_off |= n->in[i]->shape.sym[ax] != 0;
+    Writer *w = cgen_w(c);
+    if (run_off) {
+        w_line(w, "{");
+        w->indent++;
+        w_line(w, "int64_t off = 0;");
+    }
     int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
-        int64_t len = n->in[i]->shape.dims[ax];
-        CgenProd row = cgen_prod_mul(&(CgenProd){len, 0, {0}}, &inner);
+        const Shape *xs = &n->in[i]->shape;
+        int64_t len = xs->dims[ax];
+        CgenProd row = cgen_dims_prod(xs, ax, xs->rank);
         CgenProd dims[2] = {outer, row}, dst_st[2] = {orow, cgen_prod(1)}, src_st[2] = {row, cgen_prod(1)};
         char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], b[160];
         CgenProd po = cgen_prod_mul(&(CgenProd){off, 0, {0}}, &inner);
-        if (off) snprintf(by, sizeof by, "%s + %s", cgen_ptr(c, y), cgen_prod_str(&po, b, sizeof b));
+        if (run_off) snprintf(by, sizeof by, "%s + off", cgen_ptr(c, y));
+        else if (off) snprintf(by, sizeof by, "%s + %s", cgen_ptr(c, y), cgen_prod_str(&po, b, sizeof b));
         else emit_ptr_name(c, y, by);
         if (len > 0) emit_copy_dyn(c, by, emit_ptr_name(c, n->in[i], bx), 2, dims, dst_st, src_st, ir_dtype_size(y->dtype));
+        if (run_off && len > 0 && i + 1 < n->n_in) w_line(w, "off += %s;", cgen_prod_str(&row, b, sizeof b));
         off += len;
+    }
+    if (run_off) {
+        w->indent--;
+        w_line(w, "}");
     }
 }
 

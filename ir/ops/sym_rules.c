@@ -320,17 +320,22 @@ int ir_sym_concat(Graph *g, Node *n, Diag *d)
     int a = ir_norm_axis(n->attrs[CONCAT_AXIS].i, ys->rank);
     GC_ASSERT(a >= 0);
     const Value *x0 = n->in[0];
+    /* along the axis: the sum of the inputs' extents (a derived symbol when
+     * one is a runtime dim, as when a detector concatenates per-class
+     * selections) */
+    IrSymTerm len = {0, 0};
     for (int j = 0; j < n->n_in; j++) {
         const Value *x = n->in[j];
-        if (x->shape.sym[a])
-            return diag_node_error(d, n, "concatenates along runtime dim %s of input '%s'; runtime shapes need a static axis",
-                                   sym_name(g, x->shape.sym[a]), x->name);
         for (int k = 0; k < ys->rank; k++)
             if (k != a && x->shape.sym[k] != x0->shape.sym[k])
                 return diag_node_error(d, n, "dim %d of inputs '%s' and '%s' must be the same at run time", k, x0->name,
                                        x->name);
+        IrSymTerm t = x->shape.sym[a] ? (IrSymTerm){x->shape.sym[a], 0} : (IrSymTerm){0, x->shape.dims[a]};
+        if (!len.sym && !t.sym) len.c += t.c;
+        else if (!(t.sym == 0 && t.c == 0)) len = len.sym == 0 && len.c == 0 ? t : (IrSymTerm){ir_sym_derive(g, SYM_ADD, len, t), 0};
     }
     memcpy(ys->sym, x0->shape.sym, sizeof ys->sym);
+    ys->sym[a] = len.sym;
     return 0;
 }
 

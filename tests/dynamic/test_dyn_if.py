@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""test_dyn_if.py — ONNX If whose condition is known only at run time and
-whose branches give differently shaped outputs (IfSelect).
+"""test_dyn_if.py — the data-dependent patterns of torchvision's detectors
+that are not one op's: an ONNX If whose condition is known only at run
+time and whose branches give differently shaped outputs (IfSelect), and
+Concat along a data-dependent dim.
 
     /usr/bin/python3 tests/dynamic/test_dyn_if.py --graphc BUILD/graphc --work DIR
 
@@ -16,6 +18,9 @@ whose branches give differently shaped outputs (IfSelect).
     shape inference folds (dim 1 is static although dim 0 is data-dependent).
 (c) Branches of different ranks under a runtime condition: a one-line
     compile error naming the node, and nothing written.
+(d) Concat along data-dependent dims (per-class selections gathered into
+    one list): NonZero counts and a static part, the offsets added at run
+    time, empty parts included.
 """
 import argparse
 import os
@@ -82,6 +87,22 @@ def model_rank(runtime_cond):
     if runtime_cond:
         ins.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
     g = helper.make_graph(nodes, "ifrank", ins, [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def model_concat():
+    """[positives of x, 2 static, negatives of x] along the counted dim of NonZero outputs."""
+    nodes = [const("zero_f", np.float32(0)),
+             helper.make_node("Greater", ["x", "zero_f"], ["pos"]),
+             helper.make_node("Less", ["x", "zero_f"], ["neg"]),
+             helper.make_node("NonZero", ["pos"], ["p"]),
+             helper.make_node("NonZero", ["neg"], ["q"]),
+             const("mid", np.array([[100, 200]], np.int64)),
+             helper.make_node("Concat", ["p", "mid", "q"], ["cat"], axis=1),
+             const("one", np.int64(1)),
+             helper.make_node("Add", ["cat", "one"], ["y"])]
+    g = helper.make_graph(nodes, "ifcat", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [7])],
+                          [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -159,6 +180,13 @@ def main():
     check(one_line_error(q, "ifbad.onnx", "IfSelect", "ranks 1", "and 2"),
           f"ifbad: branches of different ranks under a runtime condition: one line ({q.stderr.strip()})")
     check(not os.path.exists(dst), "ifbad: nothing written")
+
+    # (d) Concat along data-dependent dims
+    path, out = build(graphc, work, model_concat(), "ifcat")
+    if path:
+        for x in xs:
+            ref = np.concatenate([np.nonzero(x > 0)[0], [100, 200], np.nonzero(x < 0)[0]]).astype(np.int64)[None] + 1
+            run_both(graphc, work, path, out, "ifcat", [x], [ref], f"ifcat positives={int((x > 0).sum())}")
 
     print(f"{len(FAILS)} failed" if FAILS else "all passed")
     return 1 if FAILS else 0
