@@ -285,10 +285,41 @@ static int emit_transpose(Cgen *c, const Node *n, Diag *d)
 
 /* Runtime shapes (ir_sym_concat: a static axis): each input's rows land at
  * the running offset along the axis; sizes are products of runtime dims. */
+/* Along a runtime axis (ir_sym_concat: the output's extent is a sum): the
+ * rows of the inputs at a running offset, each of its actual length. */
+static void emit_concat_runtime_axis(Cgen *c, const Node *n, int ax)
+{
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    const Shape *os = &y->shape;
+    CgenProd outer = cgen_dims_prod(os, 0, ax), orow = cgen_dims_prod(os, ax, os->rank);
+    char off[64], b[160];
+    snprintf(off, sizeof off, "%s", cgen_tmp(c, "off"));
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "int64_t %s = 0;", off);
+    for (int i = 0; i < n->n_in; i++) {
+        const Shape *xs = &n->in[i]->shape;
+        if (xs->dims[ax] == 0) continue; /* empty at its bound */
+        CgenProd row = cgen_dims_prod(xs, ax, xs->rank);
+        CgenProd dims[2] = {outer, row}, dst_st[2] = {orow, cgen_prod(1)}, src_st[2] = {row, cgen_prod(1)};
+        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+        snprintf(by, sizeof by, "%s + %s", cgen_ptr(c, y), off);
+        emit_copy_dyn(c, by, emit_ptr_name(c, n->in[i], bx), 2, dims, dst_st, src_st, ir_dtype_size(y->dtype));
+        w_line(w, "%s += %s;", off, cgen_prod_str(&row, b, sizeof b));
+    }
+    w->indent--;
+    w_line(w, "}");
+}
+
 static void emit_concat_dyn(Cgen *c, const Node *n, int ax)
 {
     const Value *y = n->out[0];
     const Shape *os = &y->shape;
+    if (os->sym[ax]) {
+        emit_concat_runtime_axis(c, n, ax);
+        return;
+    }
     CgenProd outer = cgen_dims_prod(os, 0, ax), inner = cgen_dims_prod(os, ax + 1, os->rank);
     CgenProd orow = cgen_prod_mul(&(CgenProd){os->dims[ax], 0, {0}}, &inner);
     int64_t off = 0;
