@@ -285,38 +285,54 @@ static int emit_transpose(Cgen *c, const Node *n, Diag *d)
 
 /* Runtime shapes (ir_sym_concat: a static axis): each input's rows land at
  * the running offset along the axis; sizes are products of runtime dims. */
+/* Along a runtime axis (ir_sym_concat: the output's extent is a sum): the
+ * rows of the inputs at a running offset, each of its actual length. */
+static void emit_concat_runtime_axis(Cgen *c, const Node *n, int ax)
+{
+    Writer *w = cgen_w(c);
+    const Value *y = n->out[0];
+    const Shape *os = &y->shape;
+    CgenProd outer = cgen_dims_prod(os, 0, ax), orow = cgen_dims_prod(os, ax, os->rank);
+    char off[64], b[160];
+    snprintf(off, sizeof off, "%s", cgen_tmp(c, "off"));
+    w_line(w, "{");
+    w->indent++;
+    w_line(w, "int64_t %s = 0;", off);
+    for (int i = 0; i < n->n_in; i++) {
+        const Shape *xs = &n->in[i]->shape;
+        if (xs->dims[ax] == 0) continue; /* empty at its bound */
+        CgenProd row = cgen_dims_prod(xs, ax, xs->rank);
+        CgenProd dims[2] = {outer, row}, dst_st[2] = {orow, cgen_prod(1)}, src_st[2] = {row, cgen_prod(1)};
+        char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+        snprintf(by, sizeof by, "%s + %s", cgen_ptr(c, y), off);
+        emit_copy_dyn(c, by, emit_ptr_name(c, n->in[i], bx), 2, dims, dst_st, src_st, ir_dtype_size(y->dtype));
+        w_line(w, "%s += %s;", off, cgen_prod_str(&row, b, sizeof b));
+    }
+    w->indent--;
+    w_line(w, "}");
+}
+
 static void emit_concat_dyn(Cgen *c, const Node *n, int ax)
 {
     const Value *y = n->out[0];
     const Shape *os = &y->shape;
-    CgenProd outer = cgen_dims_prod(os, 0, ax), inner = cgen_dims_prod(os, ax + 1, os->rank);
-    CgenProd orow = cgen_dims_prod(os, ax, os->rank);
-    int run_off = 0; /* an input's extent along the axis is a runtime dim: offsets add up at run time */
-    for (int i = 0; i < n->n_in; i++) run_off |= n->in[i]->shape.sym[ax] != 0;
-    Writer *w = cgen_w(c);
-    if (run_off) {
-        w_line(w, "{");
-        w->indent++;
-        w_line(w, "int64_t off = 0;");
+    if (os->sym[ax]) {
+        emit_concat_runtime_axis(c, n, ax);
+        return;
     }
+    CgenProd outer = cgen_dims_prod(os, 0, ax), inner = cgen_dims_prod(os, ax + 1, os->rank);
+    CgenProd orow = cgen_prod_mul(&(CgenProd){os->dims[ax], 0, {0}}, &inner);
     int64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
-        const Shape *xs = &n->in[i]->shape;
-        int64_t len = xs->dims[ax];
-        CgenProd row = cgen_dims_prod(xs, ax, xs->rank);
+        int64_t len = n->in[i]->shape.dims[ax];
+        CgenProd row = cgen_prod_mul(&(CgenProd){len, 0, {0}}, &inner);
         CgenProd dims[2] = {outer, row}, dst_st[2] = {orow, cgen_prod(1)}, src_st[2] = {row, cgen_prod(1)};
         char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], b[160];
         CgenProd po = cgen_prod_mul(&(CgenProd){off, 0, {0}}, &inner);
-        if (run_off) snprintf(by, sizeof by, "%s + off", cgen_ptr(c, y));
-        else if (off) snprintf(by, sizeof by, "%s + %s", cgen_ptr(c, y), cgen_prod_str(&po, b, sizeof b));
+        if (off) snprintf(by, sizeof by, "%s + %s", cgen_ptr(c, y), cgen_prod_str(&po, b, sizeof b));
         else emit_ptr_name(c, y, by);
         if (len > 0) emit_copy_dyn(c, by, emit_ptr_name(c, n->in[i], bx), 2, dims, dst_st, src_st, ir_dtype_size(y->dtype));
-        if (run_off && len > 0 && i + 1 < n->n_in) w_line(w, "off += %s;", cgen_prod_str(&row, b, sizeof b));
         off += len;
-    }
-    if (run_off) {
-        w->indent--;
-        w_line(w, "}");
     }
 }
 
@@ -448,10 +464,10 @@ static int emit_gather(Cgen *c, const Node *n, Diag *d)
     /* sizes as products of dims: literals, or with runtime dims (gather_infer_sym) read from the shape table */
     CgenProd outer = cgen_dims_prod(xs, 0, ax), inner = cgen_dims_prod(xs, ax + 1, xs->rank);
     CgenProd ni = cgen_dims_prod(&ind->shape, 0, ind->shape.rank);
-    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], so[160], sn[160], sc[160];
-    w_line(w, "gcrt_gather_%s(%s, %s, %zu, %s, %lld, %s, %s, %s);", ind->dtype == DT_I32 ? "i32" : "i64",
+    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], so[160], sa[160], sn[160], sc[160];
+    w_line(w, "gcrt_gather_%s(%s, %s, %zu, %s, %s, %s, %s, %s);", ind->dtype == DT_I32 ? "i32" : "i64",
            emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), ir_dtype_size(x->dtype), cgen_prod_str(&outer, so, sizeof so),
-           (long long)xs->dims[ax], cgen_prod_str(&inner, sn, sizeof sn), emit_ptr_name(c, ind, bi),
+           cgen_dim_str(xs, ax, sa, sizeof sa), cgen_prod_str(&inner, sn, sizeof sn), emit_ptr_name(c, ind, bi),
            cgen_prod_str(&ni, sc, sizeof sc));
     return 0;
 }

@@ -40,7 +40,9 @@ static int has_sym_input(const Node *n)
 
 /* The output dims `infer` marked IR_SYM_NEW (data-dependent) become
  * symbols of n, bounded by their dims (or the graph's max_dim); fresh[i]
- * gets a bit per such dim of output i, and the marks are cleared. */
+ * gets a bit per such dim of output i, and the marks are cleared. Without
+ * max_dim an unbounded one keeps its negative dim for the rule to resolve
+ * from a shape value (unbounded_error refuses it otherwise). */
 static int take_fresh(Graph *g, Node *n, uint32_t *fresh, uint32_t *unbounded, int64_t *factor, Diag *d)
 {
     for (int i = 0; i < n->n_out; i++) {
@@ -53,14 +55,26 @@ static int take_fresh(Graph *g, Node *n, uint32_t *fresh, uint32_t *unbounded, i
             fresh[i] |= 1u << k;
             if (s->dims[k] >= 0) continue;
             unbounded[i] |= 1u << k;
-            if (g->max_dim <= 0)
-                return diag_node_error(d, n, "dim %d of output '%s' is known only at run time and nothing in the model bounds it; "
-                                       "compile with --max-dim=N (its largest extent)", k, n->out[i]->name);
+            if (g->max_dim <= 0) continue;
             int64_t f = -s->dims[k];
             if (ir_mul_ok(f, g->max_dim, &s->dims[k]) || ir_mul_ok(factor[i], f, &factor[i]))
                 return diag_node_error(d, n, "dim %d of output '%s' overflows int64 at --max-dim=%lld", k, n->out[i]->name,
                                        (long long)g->max_dim);
         }
+    }
+    return 0;
+}
+
+/* An unbounded fresh dim that the rule did not resolve, without max_dim. */
+static int unbounded_error(const Graph *g, Node *n, const uint32_t *unbounded, Diag *d)
+{
+    if (g->max_dim > 0) return 0;
+    for (int i = 0; i < n->n_out; i++) {
+        const Shape *s = &n->out[i]->shape;
+        for (int k = 0; k < s->rank; k++)
+            if ((unbounded[i] >> k & 1) && !s->sym[k] && s->dims[k] < 0)
+                return diag_node_error(d, n, "dim %d of output '%s' is known only at run time and nothing in the model bounds it; "
+                                       "compile with --max-dim=N (its largest extent)", k, n->out[i]->name);
     }
     return 0;
 }
@@ -89,6 +103,7 @@ int ir_infer_node(Graph *g, Node *n, Diag *d)
             rc = rule(g, n, d);
         }
     }
+    if (!rc) rc = unbounded_error(g, n, unbounded, d);
     for (int i = 0; i < n->n_out && !rc; i++) {
         Shape *s = &n->out[i]->shape;
         int32_t lead = 0;
@@ -314,28 +329,35 @@ int ir_sym_transpose(Graph *g, Node *n, Diag *d)
     return 0;
 }
 
+/* Off the axis the inputs' dims must agree; along it the output's extent
+ * is the sum of theirs, a derived symbol (SYM_ADD, the constants folded
+ * into the last term) when one of them is runtime: the detectors
+ * concatenate the per-class selections of data-dependent lengths. */
 int ir_sym_concat(Graph *g, Node *n, Diag *d)
 {
     Shape *ys = &n->out[0]->shape;
     int a = ir_norm_axis(n->attrs[CONCAT_AXIS].i, ys->rank);
     GC_ASSERT(a >= 0);
     const Value *x0 = n->in[0];
-    /* along the axis: the sum of the inputs' extents (a derived symbol when
-     * one is a runtime dim, as when a detector concatenates per-class
-     * selections) */
-    IrSymTerm len = {0, 0};
+    IrSymTerm sum = {0, 0};
+    int64_t c = 0;
     for (int j = 0; j < n->n_in; j++) {
         const Value *x = n->in[j];
         for (int k = 0; k < ys->rank; k++)
             if (k != a && x->shape.sym[k] != x0->shape.sym[k])
                 return diag_node_error(d, n, "dim %d of inputs '%s' and '%s' must be the same at run time", k, x0->name,
                                        x->name);
-        IrSymTerm t = x->shape.sym[a] ? (IrSymTerm){x->shape.sym[a], 0} : (IrSymTerm){0, x->shape.dims[a]};
-        if (!len.sym && !t.sym) len.c += t.c;
-        else if (!(t.sym == 0 && t.c == 0)) len = len.sym == 0 && len.c == 0 ? t : (IrSymTerm){ir_sym_derive(g, SYM_ADD, len, t), 0};
+        if (!x->shape.sym[a]) c += x->shape.dims[a];
+        else if (!sum.sym) sum.sym = x->shape.sym[a];
+        else sum.sym = ir_sym_derive(g, SYM_ADD, sum, (IrSymTerm){x->shape.sym[a], 0});
     }
     memcpy(ys->sym, x0->shape.sym, sizeof ys->sym);
-    ys->sym[a] = len.sym;
+    ys->sym[a] = 0;
+    if (sum.sym && c) sum.sym = ir_sym_derive(g, SYM_ADD, sum, (IrSymTerm){0, c});
+    if (sum.sym) {
+        ys->sym[a] = sum.sym;
+        ys->dims[a] = ir_sym(g, sum.sym)->hi;
+    }
     return 0;
 }
 
