@@ -2,10 +2,14 @@
  * ReduceMin, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceProd
  * and ReduceSumSquare.
  *
- * Shapes are static, so a reduction is emitted as plain nested loops with
- * constant strides and no workspace: the input's axes are split into kept
- * and reduced axes (any set, contiguous or not), size-1 axes are dropped and
- * neighbouring axes of the same class are merged. The outer loops run over
+ * A reduction is emitted as plain nested loops with no workspace: the
+ * input's axes are split into kept and reduced axes (any set, contiguous or
+ * not), size-1 axes are dropped and neighbouring axes of the same class are
+ * merged. Sizes and strides are CgenProd products (cgen.h): constants for a
+ * static shape, which prints the literals it always did, and products of
+ * shape-table entries for runtime dims (never dropped: one may be 1). A
+ * max/min over a runtime dim that can be 0 first returns NAME_ERR_SHAPE
+ * when the reduced count is 0 and the output is not empty (reduce.c). The outer loops run over
  * the kept axes in order, which is exactly row-major order of the output, so
  * the output index is a running counter; the inner loops run over the
  * reduced axes. Each output element accumulates in float for the float

@@ -5,9 +5,10 @@
  * Each kernel counts what it selects, sets that count as the output's
  * data-dependent dim (cgen_set_dim: `dim[j] = count;` checked against the
  * bound the memory was planned for), and writes its outputs dense at that
- * extent, so strides along the counted dim are the runtime count. Inputs
- * have static shapes (shape inference refuses symbolic ones for these
- * ops), so every other size is a literal. When shape inference found the
+ * extent, so strides along the counted dim are the runtime count. Runtime
+ * input dims (NonZero's X, NonMaxSuppression's box count) are read from the
+ * shape table (cgen_dim_str), scratch is planned at their bounds, and every
+ * other size is a literal (Unique refuses runtime inputs). When shape inference found the
  * count at compile time (constant inputs), the output dim is static and the
  * same kernel runs without setting a dim.
  *

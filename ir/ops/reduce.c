@@ -15,7 +15,8 @@
  * Empty reductions follow numpy: a sum over nothing is 0 (so L1, L2 and
  * SumSquare give 0, LogSum and LogSumExp give -inf), a product is 1, a mean
  * is NaN, and max/min over nothing has no identity, so it is rejected at
- * shape inference (unless the output is itself empty).
+ * shape inference (unless the output is itself empty); over a runtime dim
+ * that turns out 0, at run time (reduce_infer_sym).
  *
  * Reference evaluation walks the input in row-major order and folds each
  * element into the output element it maps to (reduced axes have output

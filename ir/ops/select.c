@@ -406,8 +406,8 @@ static int nms_eval(const Node *n, const double *const *in, double *const *out, 
 
 /* Runtime shapes: a runtime box count N (the detectors' batched NMS over
  * what a score threshold kept); the batch and class counts stay static.
- * boxes' N and scores' N are the same symbol, or two runtime counts that
- * the run compares (the compiled code returns NAME_ERR_SHAPE when they
+ * boxes' N and scores' N are the same, or two counts (runtime or static,
+ * of one bound) that the run compares (the compiled code returns NAME_ERR_SHAPE when they
  * differ; the interpreter's nms_infer at the actual extents refuses them).
  * The selected rows are data-dependent anyway, bounded at N's bound. */
 static int nms_infer_sym(Graph *g, Node *n, Diag *d)
@@ -416,9 +416,6 @@ static int nms_infer_sym(Graph *g, Node *n, Diag *d)
     char b1[160], b2[160];
     if (bs->sym[0] || bs->sym[2] || ss->sym[0] || ss->sym[1])
         return diag_node_error(d, n, "runtime shapes support a runtime box count only: 'boxes' is %s and 'scores' %s",
-                               ir_shape_str_g(g, bs, b1, sizeof b1), ir_shape_str_g(g, ss, b2, sizeof b2));
-    if ((bs->sym[1] == 0) != (ss->sym[2] == 0))
-        return diag_node_error(d, n, "the box counts of 'boxes' (%s) and 'scores' (%s) must both be runtime dims or both static",
                                ir_shape_str_g(g, bs, b1, sizeof b1), ir_shape_str_g(g, ss, b2, sizeof b2));
     for (int j = 2; j < 5; j++)
         if (ir_has_input(n, j) && ir_shape_has_sym(&n->in[j]->shape))
