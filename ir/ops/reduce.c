@@ -220,9 +220,9 @@ static int reduce_infer_sym(Graph *g, Node *n, Diag *d)
     return 0;
 }
 
-/* Shape values (ir/ops/shape_values.c): ReduceProd, ReduceSum, ReduceMin
- * and ReduceMax of a whole list of terms (a shape's element count, min(K,
- * N)) is one term, a derived symbol or a constant. */
+/* Shape values (ir/ops/shape_values.c): ReduceProd and ReduceSum of a
+ * whole list of terms (a shape's element count) is one term, a derived
+ * symbol or a constant (ReduceMin/ReduceMax: ir_value_reduce_min_max). */
 static void reduce_value(Graph *g, Node *n)
 {
     IrSymTerm t[2 * IR_MAX_RANK];
@@ -232,8 +232,8 @@ static void reduce_value(Graph *g, Node *n)
     int mask[IR_MAX_RANK];
     if (ir_reduce_mask(n, mask, NULL) != 0 || !mask[0]) return;
     RedKind k = red_kind(n);
-    IrSymKind sk = k == RK_PROD ? SYM_MUL : k == RK_SUM ? SYM_ADD : k == RK_MIN ? SYM_MIN : k == RK_MAX ? SYM_MAX : SYM_VAR;
-    if (sk == SYM_VAR) return;
+    if (k != RK_PROD && k != RK_SUM) return;
+    IrSymKind sk = k == RK_PROD ? SYM_MUL : SYM_ADD;
     for (int i = 0; i < nt; i++)
         if (t[i].sym ? t[i].c != 0 : t[i].c < 0) return; /* derived symbols are kept for non-negative extents */
     IrSymTerm acc = t[0];
@@ -241,13 +241,7 @@ static void reduce_value(Graph *g, Node *n)
         IrSymTerm b = t[i];
         if (!acc.sym && !b.sym) {
             int64_t a = acc.c, c = b.c, r;
-            if (sk == SYM_MUL) {
-                if (ir_mul_ok(a, c, &r)) return;
-            } else if (sk == SYM_ADD) {
-                if (ir_add_ok(a, c, &r)) return;
-            } else {
-                r = (sk == SYM_MIN) == (a < c) ? a : c;
-            }
+            if (sk == SYM_MUL ? ir_mul_ok(a, c, &r) : ir_add_ok(a, c, &r)) return;
             acc = (IrSymTerm){0, r};
         } else {
             acc = (IrSymTerm){ir_sym_derive(g, sk, acc, b), 0};
@@ -393,30 +387,35 @@ static int reduce_bw_reads(const Node *n, int is_output, int i)
 const OpDesc op_ReduceMean = {
     .name = "ReduceMean", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    OP_ATTRS(red_attrs), .infer = reduce_infer, .infer_sym = reduce_infer_sym, .infer_value = reduce_value, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
+    .infer_sym = reduce_infer_sym,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
 };
 const OpDesc op_ReduceSum = {
     .name = "ReduceSum", .min_in = 1, .max_in = 2, .in_names = rsum_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    OP_ATTRS(rsum_attrs), .infer = reduce_infer, .infer_sym = reduce_infer_sym, .infer_value = reduce_value, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
+    .infer_sym = reduce_infer_sym, .infer_value = reduce_value,
+    OP_ATTRS(rsum_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
     .shape_inputs = 1u << 1,
 };
 const OpDesc op_ReduceMax = {
     .name = "ReduceMax", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    OP_ATTRS(red_attrs), .infer = reduce_infer, .infer_sym = reduce_infer_sym, .infer_value = reduce_value, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
+    .infer_sym = reduce_infer_sym,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
 };
 const OpDesc op_ReduceMin = {
     .name = "ReduceMin", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
-    OP_ATTRS(red_attrs), .infer = reduce_infer, .infer_sym = reduce_infer_sym, .infer_value = reduce_value, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
+    .infer_sym = reduce_infer_sym,
+    OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
 };
 
 #define RED_DESC(NAME)                                                                   \
     const OpDesc op_##NAME = {                                                           \
         .name = #NAME, .min_in = 1, .max_in = 1, .in_names = red_in,                      \
         .min_out = 1, .max_out = 1, .out_names = red_out,                                \
-        OP_ATTRS(red_attrs), .infer = reduce_infer, .infer_sym = reduce_infer_sym, .infer_value = reduce_value, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,                 \
+        .infer_sym = reduce_infer_sym, .infer_value = reduce_value,                      \
+        OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,                 \
     };
 RED_DESC(ReduceL1)
 RED_DESC(ReduceL2)
