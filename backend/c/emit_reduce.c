@@ -2,10 +2,14 @@
  * ReduceMin, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceProd
  * and ReduceSumSquare.
  *
- * Shapes are static, so a reduction is emitted as plain nested loops with
- * constant strides and no workspace: the input's axes are split into kept
- * and reduced axes (any set, contiguous or not), size-1 axes are dropped and
- * neighbouring axes of the same class are merged. The outer loops run over
+ * A reduction is emitted as plain nested loops with no workspace: the
+ * input's axes are split into kept and reduced axes (any set, contiguous or
+ * not), size-1 axes are dropped and neighbouring axes of the same class are
+ * merged. Sizes and strides are CgenProd products (cgen.h): constants for a
+ * static shape, which prints the literals it always did, and products of
+ * shape-table entries for runtime dims (never dropped: one may be 1). A
+ * max/min over a runtime dim that can be 0 first returns NAME_ERR_SHAPE
+ * when the reduced count is 0 and the output is not empty (reduce.c). The outer loops run over
  * the kept axes in order, which is exactly row-major order of the output, so
  * the output index is a running counter; the inner loops run over the
  * reduced axes. Each output element accumulates in float for the float
@@ -30,13 +34,15 @@
 #define IDX_CAP 1024
 
 
-/* Appends " + var * stride" (or the first term) to an index expression. */
-static void idx_term(char *buf, const char *var, int64_t stride)
+/* Appends " + var * stride" (or the first term) to an index expression;
+ * a runtime stride prints as its product of shape-table entries. */
+static void idx_term(char *buf, const char *var, const CgenProd *stride)
 {
     size_t k = strlen(buf);
     const char *sep = k ? " + " : "";
-    if (stride == 1) snprintf(buf + k, IDX_CAP - k, "%s%s", sep, var);
-    else snprintf(buf + k, IDX_CAP - k, "%s%s * %lld", sep, var, (long long)stride);
+    char b[160];
+    if (cgen_prod_is(stride, 1)) snprintf(buf + k, IDX_CAP - k, "%s%s", sep, var);
+    else snprintf(buf + k, IDX_CAP - k, "%s%s * %s", sep, var, cgen_prod_str(stride, b, sizeof b));
 }
 
 /* The accumulator of a reduction over dtype t: its C type, the suffix of its
@@ -69,7 +75,7 @@ static RedStep red_step_of(const Node *n)
  * element into `acc` with `step` (sums into acc + acc_c, compensated; `mx`:
  * the maximum, for RED_STEP_EXP). `kept_idx` is the index expression of the
  * kept axes. */
-static void reduce_loops(Cgen *c, const Node *n, const int *cls, const int64_t *size, const int64_t *stride,
+static void reduce_loops(Cgen *c, const Node *n, const int *cls, const CgenProd *size, const CgenProd *stride,
                          int m, const char *kept_idx, const char *bx, const char *v, RedStep step,
                          const char *acc, const char *mx)
 {
@@ -83,10 +89,11 @@ static void reduce_loops(Cgen *c, const Node *n, const int *cls, const int64_t *
     for (int j = m - 1; j >= 0; j--) {
         if (!cls[j]) continue;
         const char *r = cgen_tmp(c, "r");
-        w_line(w, "for (int64_t %s = 0; %s < %lld; %s++) {", r, r, (long long)size[j], r);
+        char b[160];
+        w_line(w, "for (int64_t %s = 0; %s < %s; %s++) {", r, r, cgen_prod_str(&size[j], b, sizeof b), r);
         w->indent++;
         open++;
-        idx_term(idx, r, stride[j]);
+        idx_term(idx, r, &stride[j]);
     }
     if (!idx[0]) snprintf(idx, sizeof idx, "0");
     w_printf(w, "%s %s = (%s)(", a.type, v, a.type);
@@ -122,26 +129,32 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
         w_line(w, "/* empty reduction output */");
         return 0;
     }
-    char bx[256], by[256];
+    char bx[256], by[256], pb[160], qb[160];
     snprintf(bx, sizeof bx, "%s", cgen_ptr(c, x));
     snprintf(by, sizeof by, "%s", cgen_ptr(c, y));
     size_t es = ir_dtype_size(x->dtype);
+    CgenProd onp = cgen_dims_prod(&y->shape, 0, y->shape.rank);
     if (rc == 1) {
-        w_line(w, "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %lld);", by, bx, by, bx,
-               (long long)(on * (int64_t)es));
+        CgenProd esp = cgen_prod((int64_t)es), bytes = cgen_prod_mul(&onp, &esp);
+        w_line(w, "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, %s);", by, bx, by, bx,
+               cgen_prod_str(&bytes, pb, sizeof pb));
         return 0;
     }
-    /* merged axes: class (1 = reduced), size, input stride */
+    /* merged axes, innermost first: class (1 = reduced), size, input stride
+     * (neighbours of one class merge; a static 1 drops out, a runtime dim
+     * never does) */
     int cls[IR_MAX_RANK], m = 0;
-    int64_t size[IR_MAX_RANK], stride[IR_MAX_RANK], st = 1, count = 1;
+    CgenProd size[IR_MAX_RANK], stride[IR_MAX_RANK], st = cgen_prod(1), count = cgen_prod(1);
     int empty_in = ir_numel(xs) == 0; /* then a reduced dim is 0: no loop body runs */
     for (int k = xs->rank - 1; k >= 0; k--) {
         /* an empty input's other reduced dims may be huge: as 1 their products cannot overflow */
-        int64_t dk = empty_in && mask[k] && xs->dims[k] ? 1 : xs->dims[k];
-        if (mask[k]) count *= dk;
-        if (dk != 1) {
-            if (m > 0 && cls[m - 1] == mask[k] && stride[m - 1] * size[m - 1] == st) {
-                size[m - 1] *= dk;
+        CgenProd dk = cgen_prod(1);
+        if (empty_in && mask[k] && !xs->sym[k] && xs->dims[k]) dk = cgen_prod(1);
+        else cgen_prod_mul_dim(&dk, xs, k);
+        if (mask[k]) count = cgen_prod_mul(&count, &dk);
+        if (!cgen_prod_is(&dk, 1)) {
+            if (m > 0 && cls[m - 1] == mask[k]) {
+                size[m - 1] = cgen_prod_mul(&size[m - 1], &dk);
             } else {
                 cls[m] = mask[k];
                 size[m] = dk;
@@ -149,10 +162,15 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
                 m++;
             }
         }
-        st *= dk;
+        st = cgen_prod_mul(&st, &dk);
     }
+    int is_max = n->op == OP_ReduceMax, is_min = n->op == OP_ReduceMin, may_be_empty = 0;
+    for (int k = 0; k < xs->rank; k++) may_be_empty |= mask[k] && xs->sym[k] && ir_sym(cgen_graph(c), xs->sym[k])->lo == 0;
+    if ((is_max || is_min) && may_be_empty)
+        /* max/min over nothing has no value (reduce.c): a runtime count of 0 stops the run */
+        w_line(w, "if (%s == 0%s%s%s) return %s;", cgen_prod_str(&count, pb, sizeof pb), onp.n ? " && " : "",
+               onp.n ? cgen_prod_str(&onp, qb, sizeof qb) : "", onp.n ? " != 0" : "", cgen_err_shape(c));
     /* cls/size/stride were built innermost first; loops go outermost first */
-    int is_max = n->op == OP_ReduceMax, is_min = n->op == OP_ReduceMin;
     int is_lse = n->op == OP_ReduceLogSumExp, is_prod = n->op == OP_ReduceProd;
     RedAcc a = red_acc(x->dtype);
     const char *init = is_max ? "-INFINITY" : is_min ? "INFINITY" : "1";
@@ -168,10 +186,10 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
     for (int j = m - 1; j >= 0; j--) {
         if (cls[j]) continue;
         const char *k = cgen_tmp(c, "k");
-        w_line(w, "for (int64_t %s = 0; %s < %lld; %s++) {", k, k, (long long)size[j], k);
+        w_line(w, "for (int64_t %s = 0; %s < %s; %s++) {", k, k, cgen_prod_str(&size[j], pb, sizeof pb), k);
         w->indent++;
         n_kept++;
-        idx_term(idx, k, stride[j]);
+        idx_term(idx, k, &stride[j]);
     }
     if (is_lse) {
         w_line(w, "%s %s = -INFINITY;", a.type, mx);
@@ -184,7 +202,9 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
         reduce_loops(c, n, cls, size, stride, m, idx, bx, v, red_step_of(n), acc, NULL);
     }
     char val[512];
-    if (n->op == OP_ReduceMean) snprintf(val, sizeof val, "(%s + %s_c) / (%s)%lld", acc, acc, a.type, (long long)count);
+    if (n->op == OP_ReduceMean && count.n == 0) snprintf(val, sizeof val, "(%s + %s_c) / (%s)%lld", acc, acc, a.type, (long long)count.c);
+    else if (n->op == OP_ReduceMean)
+        snprintf(val, sizeof val, "(%s + %s_c) / (%s)(%s)", acc, acc, a.type, cgen_prod_str(&count, pb, sizeof pb));
     else if (n->op == OP_ReduceL2) snprintf(val, sizeof val, "%s(%s + %s_c)", a.sqrt, acc, acc);
     else if (n->op == OP_ReduceLogSum) snprintf(val, sizeof val, "%s(%s + %s_c)", a.log, acc, acc);
     else if (is_lse)
@@ -203,15 +223,15 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
 }
 
 const CgenEntry cgen_reduce_entries[] = {
-    {OP_ReduceMean, emit_reduce, 0, NULL, 0},
+    {OP_ReduceMean, emit_reduce, 0, NULL, 1},
     {OP_ReduceSum, emit_reduce, 0, NULL, 1},
-    {OP_ReduceMax, emit_reduce, 0, NULL, 0},
-    {OP_ReduceMin, emit_reduce, 0, NULL, 0},
-    {OP_ReduceL1, emit_reduce, 0, NULL, 0},
-    {OP_ReduceL2, emit_reduce, 0, NULL, 0},
-    {OP_ReduceLogSum, emit_reduce, 0, NULL, 0},
-    {OP_ReduceLogSumExp, emit_reduce, 0, NULL, 0},
-    {OP_ReduceProd, emit_reduce, 0, NULL, 0},
-    {OP_ReduceSumSquare, emit_reduce, 0, NULL, 0},
+    {OP_ReduceMax, emit_reduce, 0, NULL, 1},
+    {OP_ReduceMin, emit_reduce, 0, NULL, 1},
+    {OP_ReduceL1, emit_reduce, 0, NULL, 1},
+    {OP_ReduceL2, emit_reduce, 0, NULL, 1},
+    {OP_ReduceLogSum, emit_reduce, 0, NULL, 1},
+    {OP_ReduceLogSumExp, emit_reduce, 0, NULL, 1},
+    {OP_ReduceProd, emit_reduce, 0, NULL, 1},
+    {OP_ReduceSumSquare, emit_reduce, 0, NULL, 1},
     {-1, NULL, 0, NULL, 0},
 };

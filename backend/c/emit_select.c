@@ -5,9 +5,10 @@
  * Each kernel counts what it selects, sets that count as the output's
  * data-dependent dim (cgen_set_dim: `dim[j] = count;` checked against the
  * bound the memory was planned for), and writes its outputs dense at that
- * extent, so strides along the counted dim are the runtime count. Inputs
- * have static shapes (shape inference refuses symbolic ones for these
- * ops), so every other size is a literal. When shape inference found the
+ * extent, so strides along the counted dim are the runtime count. Runtime
+ * input dims (NonZero's X, NonMaxSuppression's box count) are read from the
+ * shape table (cgen_dim_str), scratch is planned at their bounds, and every
+ * other size is a literal (Unique refuses runtime inputs). When shape inference found the
  * count at compile time (constant inputs), the output dim is static and the
  * same kernel runs without setting a dim.
  *
@@ -49,26 +50,28 @@ static int emit_nonzero(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
-    long long total = (long long)ir_numel(xs);
-    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP];
+    CgenProd tp = cgen_dims_prod(xs, 0, xs->rank);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], total[160], dk[64];
+    cgen_prod_str(&tp, total, sizeof total); /* runtime dims of X: read from the shape table */
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, y, by);
     w_line(w, "{");
     w->indent++;
     w_line(w, "int64_t cnt = 0, e, j = 0;");
-    w_printf(w, "for (e = 0; e < %lld; e++) cnt += ", total);
+    w_printf(w, "for (e = 0; e < %s; e++) cnt += ", total);
     cgen_load(w, x->dtype, bx, "e");
     w_printf(w, " != 0;\n");
     set_data_dim(c, y, 1, "cnt");
-    w_line(w, "for (e = 0; e < %lld; e++) {", total);
+    w_line(w, "for (e = 0; e < %s; e++) {", total);
     w->indent++;
     w_line(w, "int64_t r = e;");
     w_printf(w, "if (");
     cgen_load(w, x->dtype, bx, "e");
     w_printf(w, " == 0) continue;\n");
     for (int k = xs->rank - 1; k > 0; k--) {
-        w_line(w, "%s[%d * cnt + j] = r %% %lld;", by, k, (long long)xs->dims[k]);
-        w_line(w, "r /= %lld;", (long long)xs->dims[k]);
+        cgen_dim_str(xs, k, dk, sizeof dk);
+        w_line(w, "%s[%d * cnt + j] = r %% %s;", by, k, dk);
+        w_line(w, "r /= %s;", dk);
     }
     w_line(w, "%s[j] = r;", by);
     w_line(w, "j++;");
@@ -245,9 +248,9 @@ static int emit_unique(Cgen *c, const Node *n, Diag *d)
 static size_t nms_workspace(const Node *n) { return (size_t)n->in[0]->shape.dims[1] * 2 * sizeof(int64_t); }
 
 /* Writes the corners (y0, x0, y1, x1 with suffix s) of box `idx` of batch b. */
-static void nms_corners(Writer *w, const char *bb, long long nb, const char *idx, const char *s, int center)
+static void nms_corners(Writer *w, const char *bb, const char *nb, const char *idx, const char *s, int center)
 {
-    w_line(w, "p = %s + (b * %lld + %s) * 4;", bb, nb, idx);
+    w_line(w, "p = %s + (b * %s + %s) * 4;", bb, nb, idx);
     if (center) {
         w_line(w, "y0%s = (double)p[1] - (double)p[3] / 2.0;", s);
         w_line(w, "y1%s = (double)p[1] + (double)p[3] / 2.0;", s);
@@ -267,17 +270,23 @@ static int emit_nms(Cgen *c, const Node *n, Diag *d)
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *bv = n->in[0], *sv = n->in[1], *y = n->out[0];
-    long long nbat = (long long)bv->shape.dims[0], nb = (long long)bv->shape.dims[1], ncl = (long long)sv->shape.dims[1];
+    long long nbat = (long long)bv->shape.dims[0], nbmax = (long long)bv->shape.dims[1], ncl = (long long)sv->shape.dims[1];
     int center = n->attrs[NMS_CENTER_POINT_BOX].i != 0, has_score = ir_has_input(n, 4);
     const char *ct = cgen_ctype(bv->dtype);
-    char bb[EMIT_EXPR_CAP], bs[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], bt[EMIT_EXPR_CAP], idx[128];
+    char bb[EMIT_EXPR_CAP], bs[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], bt[EMIT_EXPR_CAP], idx[128], nb[64], nb2[64];
+    /* the box count: a runtime one is read from the shape table (the
+     * workspace is planned at its bound) */
+    cgen_dim_str(&bv->shape, 1, nb, sizeof nb);
+    cgen_dim_str(&sv->shape, 2, nb2, sizeof nb2);
+    if (strcmp(nb, nb2) != 0) /* two runtime counts that only the run can compare (nms_infer_sym) */
+        w_line(w, "if (%s != %s) return %s;", nb, nb2, cgen_err_shape(c));
     emit_ptr_name(c, bv, bb);
     emit_ptr_name(c, sv, bs);
     emit_ptr_name(c, y, by);
     snprintf(ws, sizeof ws, "%s", cgen_workspace(c, n));
     w_line(w, "{");
     w->indent++;
-    w_line(w, "int64_t *ord = (int64_t *)(void *)%s, *sel = ord + %lld;", ws, nb);
+    w_line(w, "int64_t *ord = (int64_t *)(void *)%s, *sel = ord + %lld;", ws, nbmax);
     w_line(w, "int64_t cnt = 0, b, k, t, q, m, ns, mo = 0;");
     w_line(w, "double thr = 0.0;");
     if (ir_has_input(n, 2)) w_line(w, "mo = (int64_t)%s[0];", emit_ptr_name(c, n->in[2], bt));
@@ -295,11 +304,11 @@ static int emit_nms(Cgen *c, const Node *n, Diag *d)
     w->indent++;
     w_line(w, "for (k = 0; k < %lld; k++) {", ncl);
     w->indent++;
-    w_line(w, "const %s *sc = %s + (b * %lld + k) * %lld;", cgen_ctype(sv->dtype), bs, ncl, nb);
+    w_line(w, "const %s *sc = %s + (b * %lld + k) * %s;", cgen_ctype(sv->dtype), bs, ncl, nb);
     w_line(w, "m = 0;");
     w_line(w, "ns = 0;");
-    if (has_score) w_line(w, "for (t = 0; t < %lld; t++) if ((double)sc[t] > sth) ord[m++] = t;", nb);
-    else w_line(w, "for (t = 0; t < %lld; t++) ord[m++] = t;", nb);
+    if (has_score) w_line(w, "for (t = 0; t < %s; t++) if ((double)sc[t] > sth) ord[m++] = t;", nb);
+    else w_line(w, "for (t = 0; t < %s; t++) ord[m++] = t;", nb);
     w_line(w, "for (q = 1; q < m; q++) {");
     w->indent++;
     w_line(w, "int64_t v = ord[q], p = q;");

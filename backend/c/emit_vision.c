@@ -245,10 +245,16 @@ static int emit_roialign(Cgen *c, const Node *n, Diag *d)
     const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
-    const int64_t *xd = X->shape.dims, *yd = Y->shape.dims;
-    char scale[48];
-    w_line(cgen_w(c), "gcrt_roialign_%s(%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s, %d, %d, %s, %s, %s, %s);", sfx,
-           (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)yd[0], (long long)yd[2],
+    const int64_t *yd = Y->shape.dims;
+    /* runtime extents (X's dims, the roi count) from the shape table */
+    char scale[48], xd[4][64], r[64], r2[64];
+    for (int k = 0; k < 4; k++) cgen_dim_str(&X->shape, k, xd[k], sizeof xd[k]);
+    cgen_dim_str(&n->in[1]->shape, 0, r, sizeof r);
+    cgen_dim_str(&n->in[2]->shape, 0, r2, sizeof r2);
+    if (strcmp(r, r2) != 0) /* two runtime counts that only the run can compare (vision.c, roi_infer_sym) */
+        w_line(cgen_w(c), "if (%s != %s) return %s;", r, r2, cgen_err_shape(c));
+    w_line(cgen_w(c), "gcrt_roialign_%s(%s, %s, %s, %s, %s, %lld, %lld, %lld, %s, %d, %d, %s, %s, %s, %s);", sfx,
+           xd[0], xd[1], xd[2], xd[3], r, (long long)yd[2],
            (long long)yd[3], (long long)n->attrs[ROI_ALIGN_SAMPLING_RATIO].i,
            emit_float_lit(scale, sizeof scale, n->attrs[ROI_ALIGN_SPATIAL_SCALE].f, DT_F64),
            strcmp(n->attrs[ROI_ALIGN_COORDINATE_TRANSFORMATION_MODE].s, "half_pixel") == 0,
@@ -269,6 +275,6 @@ const CgenEntry cgen_vision_entries[] = {
     {OP_Hardmax, emit_hardmax, CGEN_RT_vision, NULL, 0},
     {OP_Dropout, emit_dropout, 0, NULL, 0},
     {OP_MeanVarianceNormalization, emit_mvn, CGEN_RT_vision, NULL, 0},
-    {OP_RoiAlign, emit_roialign, CGEN_RT_vision, NULL, 0},
+    {OP_RoiAlign, emit_roialign, CGEN_RT_vision, NULL, 1},
     {-1, NULL, 0, NULL, 0},
 };

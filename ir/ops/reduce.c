@@ -15,7 +15,8 @@
  * Empty reductions follow numpy: a sum over nothing is 0 (so L1, L2 and
  * SumSquare give 0, LogSum and LogSumExp give -inf), a product is 1, a mean
  * is NaN, and max/min over nothing has no identity, so it is rejected at
- * shape inference (unless the output is itself empty).
+ * shape inference (unless the output is itself empty); over a runtime dim
+ * that turns out 0, at run time (reduce_infer_sym).
  *
  * Reference evaluation walks the input in row-major order and folds each
  * element into the output element it maps to (reduced axes have output
@@ -187,6 +188,71 @@ static int reduce_infer(Node *n, Diag *d)
     return 0;
 }
 
+/* Runtime shapes: a kept dim keeps its symbol, a reduced one becomes 1 or
+ * goes. A runtime dim may be 0 at run time: a sum over it is 0 and a mean
+ * NaN as above, while max/min over nothing stays an error, found at run
+ * time (the interpreter infers the node again at the actual extents; the
+ * compiled code returns NAME_ERR_SHAPE). ReduceSum's runtime axes need a
+ * static input (reduce_infer_dyn bounds the output dims by the input's). */
+static int reduce_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    Shape *ys = &n->out[0]->shape;
+    if (!ir_shape_has_sym(xs)) return 0;
+    if (n->op == OP_ReduceSum && n->n_in > 1 && n->in[1] && n->in[1]->kind != VK_CONST && ir_numel(&n->in[1]->shape) != 0) {
+        char b[160];
+        return diag_node_error(d, n, "input 'axes' known only at run time needs a static input 'data' (got %s)",
+                               ir_shape_str_g(g, xs, b, sizeof b));
+    }
+    int mask[IR_MAX_RANK];
+    int rc = ir_reduce_mask(n, mask, d);
+    if (rc < 0) return -1;
+    if (rc == 1) {
+        memcpy(ys->sym, xs->sym, sizeof ys->sym);
+        return 0;
+    }
+    int keep = reduce_keepdims(n), j = 0;
+    for (int i = 0; i < xs->rank; i++) {
+        if (!mask[i]) ys->sym[j++] = xs->sym[i];
+        else if (keep) j++;
+    }
+    GC_ASSERT(j == ys->rank);
+    return 0;
+}
+
+/* Shape values (ir/ops/shape_values.c): ReduceProd and ReduceSum of a
+ * whole list of terms (a shape's element count) is one term, a derived
+ * symbol or a constant (ReduceMin/ReduceMax: ir_value_reduce_min_max). */
+static void reduce_value(Graph *g, Node *n)
+{
+    IrSymTerm t[2 * IR_MAX_RANK];
+    const Value *x = n->in[0];
+    int nt = ir_value_terms(x, t, 2 * IR_MAX_RANK);
+    if (nt < 1 || x->kind == VK_CONST || x->shape.rank != 1 || n->out[0]->shape.rank > 1) return;
+    int mask[IR_MAX_RANK];
+    if (ir_reduce_mask(n, mask, NULL) != 0 || !mask[0]) return;
+    RedKind k = red_kind(n);
+    if (k != RK_PROD && k != RK_SUM) return;
+    IrSymKind sk = k == RK_PROD ? SYM_MUL : SYM_ADD;
+    for (int i = 0; i < nt; i++)
+        if (t[i].sym ? t[i].c != 0 : t[i].c < 0) return; /* derived symbols are kept for non-negative extents */
+    IrSymTerm acc = t[0];
+    for (int i = 1; i < nt; i++) {
+        IrSymTerm b = t[i];
+        if (!acc.sym && !b.sym) {
+            int64_t a = acc.c, c = b.c, r;
+            if (sk == SYM_MUL ? ir_mul_ok(a, c, &r) : ir_add_ok(a, c, &r)) return;
+            acc = (IrSymTerm){0, r};
+        } else {
+            acc = (IrSymTerm){ir_sym_derive(g, sk, acc, b), 0};
+        }
+    }
+    IrSymTerm *p = ir_alloc(g, sizeof *p);
+    *p = acc;
+    n->out[0]->shape_val = p;
+    n->out[0]->n_shape_val = 1;
+}
+
 /* One fold step of kind k: acc combined with element v (m: the maximum of
  * the output element, used by LogSumExp's second pass). */
 static double red_step(RedKind k, double acc, double v, double m)
@@ -321,23 +387,27 @@ static int reduce_bw_reads(const Node *n, int is_output, int i)
 const OpDesc op_ReduceMean = {
     .name = "ReduceMean", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
+    .infer_sym = reduce_infer_sym,
     OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
 };
 const OpDesc op_ReduceSum = {
     .name = "ReduceSum", .min_in = 1, .max_in = 2, .in_names = rsum_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
+    .infer_sym = reduce_infer_sym, .infer_value = reduce_value,
     OP_ATTRS(rsum_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
     .shape_inputs = 1u << 1,
 };
 const OpDesc op_ReduceMax = {
     .name = "ReduceMax", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
+    .infer_sym = reduce_infer_sym,
     OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
     .infer_value = ir_value_reduce_min_max,
 };
 const OpDesc op_ReduceMin = {
     .name = "ReduceMin", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
+    .infer_sym = reduce_infer_sym,
     OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
     .infer_value = ir_value_reduce_min_max,
 };
@@ -346,6 +416,7 @@ const OpDesc op_ReduceMin = {
     const OpDesc op_##NAME = {                                                           \
         .name = #NAME, .min_in = 1, .max_in = 1, .in_names = red_in,                      \
         .min_out = 1, .max_out = 1, .out_names = red_out,                                \
+        .infer_sym = reduce_infer_sym, .infer_value = reduce_value,                      \
         OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,                 \
     };
 RED_DESC(ReduceL1)

@@ -89,10 +89,21 @@ static int nonzero_eval(const Node *n, const double *const *in, double *const *o
     return 0;
 }
 
+/* Runtime shapes: X's runtime dims only change how many elements are
+ * scanned; the count is data-dependent anyway (bounded by numel at the
+ * bounds), and the rank stays static. */
+static int nonzero_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    (void)g;
+    (void)n;
+    (void)d;
+    return 0;
+}
+
 const OpDesc op_NonZero = {
     .name = "NonZero", .min_in = 1, .max_in = 1, .in_names = nonzero_in,
     .min_out = 1, .max_out = 1, .out_names = nonzero_out,
-    .infer = nonzero_infer, .eval = nonzero_eval, .shape_inputs = 1u,
+    .infer = nonzero_infer, .infer_sym = nonzero_infer_sym, .eval = nonzero_eval, .shape_inputs = 1u,
 };
 
 /* ---- Unique ------------------------------------------------------------------- */
@@ -399,10 +410,29 @@ static int nms_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* Runtime shapes: a runtime box count N (the detectors' batched NMS over
+ * what a score threshold kept); the batch and class counts stay static.
+ * boxes' N and scores' N are the same, or two counts (runtime or static,
+ * of one bound) that the run compares (the compiled code returns NAME_ERR_SHAPE when they
+ * differ; the interpreter's nms_infer at the actual extents refuses them).
+ * The selected rows are data-dependent anyway, bounded at N's bound. */
+static int nms_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *bs = &n->in[0]->shape, *ss = &n->in[1]->shape;
+    char b1[160], b2[160];
+    if (bs->sym[0] || bs->sym[2] || ss->sym[0] || ss->sym[1])
+        return diag_node_error(d, n, "runtime shapes support a runtime box count only: 'boxes' is %s and 'scores' %s",
+                               ir_shape_str_g(g, bs, b1, sizeof b1), ir_shape_str_g(g, ss, b2, sizeof b2));
+    for (int j = 2; j < 5; j++)
+        if (ir_has_input(n, j) && ir_shape_has_sym(&n->in[j]->shape))
+            return diag_node_error(d, n, "input '%s' must have a static shape", nms_in[j]);
+    return 0;
+}
+
 const OpDesc op_NonMaxSuppression = {
     .name = "NonMaxSuppression", .min_in = 2, .max_in = 5, .in_names = nms_in,
     .min_out = 1, .max_out = 1, .out_names = nms_out,
-    OP_ATTRS(nms_attrs), .infer = nms_infer, .eval = nms_eval, .shape_inputs = 0x1fu,
+    OP_ATTRS(nms_attrs), .infer = nms_infer, .infer_sym = nms_infer_sym, .eval = nms_eval, .shape_inputs = 0x1fu,
 };
 
 /* ---- IfSelect ----------------------------------------------------------------- */

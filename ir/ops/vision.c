@@ -1407,11 +1407,31 @@ static int roi_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* Runtime shapes: any dim of X and a runtime roi count R (Faster R-CNN's
+ * MultiScaleRoIAlign pools what the proposals' level assignment selected);
+ * Y is [R, C, oh, ow]. rois' R and batch_indices' R may be different
+ * runtime counts (from two computations that agree at run time): the
+ * compiled code compares them and returns NAME_ERR_SHAPE when they differ,
+ * roi_infer at the actual extents refuses them in the interpreter. */
+static int roi_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *rs = &n->in[1]->shape;
+    Shape *ys = &n->out[0]->shape;
+    if (rs->sym[1]) {
+        char b[160];
+        return diag_node_error(d, n, "input 'rois' must be [num_rois, 4], got %s", ir_shape_str_g(g, rs, b, sizeof b));
+    }
+    ys->sym[0] = rs->sym[0] ? rs->sym[0] : n->in[2]->shape.sym[0];
+    ys->sym[1] = n->in[0]->shape.sym[1];
+    return 0;
+}
+
 const OpDesc op_RoiAlign = {
     .name = "RoiAlign",
     .min_in = 3, .max_in = 3, .in_names = roi_in,
     .min_out = 1, .max_out = 1, .out_names = one_Y,
     OP_ATTRS(roi_attrs),
     .infer = roi_infer,
+    .infer_sym = roi_infer_sym,
     .eval = roi_eval,
 };
