@@ -15,7 +15,8 @@ roi_align). Every Reduce* op reduces and keeps runtime dims with and
 without keepdims; a sum, mean, product or log-sum over 0 rows gives 0,
 NaN, 1, -inf, while a max over them stops both with a one-line error, as
 does a NonMaxSuppression whose boxes and scores have different runtime
-counts. ReduceMin and ReduceProd of shape values (min(300, N), numel) are
+counts. NonMaxSuppression's max_output_boxes_per_class is INT64_MAX as in
+torchvision's batched_nms export. ReduceMin and ReduceProd of shape values (min(300, N), numel) are
 derived symbols that a Reshape keeps.
 """
 import argparse
@@ -143,7 +144,7 @@ NONZERO = """graph dnz {
 NMS = """graph dnms {
   input %b: f32[1,N<=60,4]
   input %s: f32[1,1,N<=60]
-  const %mo: i64[1] = [100]
+  const %mo: i64[1] = [9223372036854775807]
   const %iou: f32[1] = [0.5]
   const %th: f32[1] = [0.1]
   %y = NonMaxSuppression(%b, %s, %mo, %iou, %th)
@@ -268,7 +269,7 @@ def cases(rng):
     nms = []
     for n in (1, 17, 60):
         b, s = random_boxes(rng, n), rng.random((1, 1, n)).astype(np.float32)
-        nms.append((f"N={n}", [b, s], [nms_ref(b, s, 100, 0.5, 0.1)], None))
+        nms.append((f"N={n}", [b, s], [nms_ref(b, s, 2**63 - 1, 0.5, 0.1)], None))
     b = random_boxes(rng, 9)
     nms.append(("scores under the threshold", [b, np.full((1, 1, 9), 0.05, np.float32)], [np.zeros((0, 3), np.int64)], None))
     nmc = []
