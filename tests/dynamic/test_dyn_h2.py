@@ -17,7 +17,8 @@ NaN, 1, -inf, while a max over them stops both with a one-line error, as
 does a NonMaxSuppression whose boxes and scores have different runtime
 counts. NonMaxSuppression's max_output_boxes_per_class is INT64_MAX as in
 torchvision's batched_nms export. ReduceMin and ReduceProd of shape values (min(300, N), numel) are
-derived symbols that a Reshape keeps.
+derived symbols that a Reshape keeps. Slice with constant operands along
+a runtime dim: x[:e] is min(N, e), other ranges data-dependent dims.
 """
 import argparse
 import os
@@ -133,6 +134,39 @@ SHAPEVAL = """graph dshv {
   output %y
 }
 """
+
+SLICE = """graph dsl {
+  input %x: f32[N<=50,4]
+  const %z: i64[1] = [0]
+  const %one: i64[1] = [1]
+  const %e5: i64[1] = [5]
+  const %big: i64[1] = [100]
+  const %two: i64[1] = [2]
+  const %m3: i64[1] = [-3]
+  const %m1: i64[1] = [-1]
+  const %lo: i64[1] = [-9223372036854775807]
+  %a = Slice(%x, %z, %e5, %z, %one)
+  %b = Slice(%x, %z, %big)
+  %c = Slice(%x, %two, %big, %z)
+  %d = Slice(%x, %m1, %lo, %z, %m1)
+  %e = Slice(%x, %m3, %big, %z, %one)
+  %f = Slice(%x, %one, %m1, %one)
+  %g = Slice(%x, %z, %big, %z, %two)
+  %h = Relu(%a)
+  output %h
+  output %b
+  output %c
+  output %d
+  output %e
+  output %f
+  output %g
+}
+"""
+
+
+def slice_ref(x):
+    return [np.maximum(x[:5], 0), x[:100], x[2:], x[::-1], x[-3:], x[:, 1:-1], x[::2]]
+
 
 NONZERO = """graph dnz {
   input %x: f32[2,T<=6,3]
@@ -261,6 +295,10 @@ def cases(rng):
     for n in (1, 299, 300, 500):
         x = rng.standard_normal((n, 4)).astype(np.float32)
         shv.append((f"N={n}", [x], [np.array(min(300, n), np.int64), np.maximum(x.reshape(-1), 0)], None))
+    sl = []
+    for n in (1, 2, 3, 5, 6, 50):
+        x = rng.standard_normal((n, 4)).astype(np.float32)
+        sl.append((f"N={n}", [x], slice_ref(x), None))
     nz = []
     for t in (1, 4, 6):
         x = rng.standard_normal((2, t, 3)).astype(np.float32) * (rng.random((2, t, 3)) > 0.5)
@@ -296,7 +334,7 @@ def cases(rng):
         rr = np.concatenate([xy, xy + rng.random((r, 2)) * 4], 1).astype(np.float32)
         j = rng.integers(0, bb, r).astype(np.int64)
         roi2.append((f"B={bb} H={h} W={w} R={r}", [xx, rr, j], [roi_ref(xx, rr, j, 2, 3, 1.0, 0, True)], None))
-    return [("dred", RED, red), ("dred0", RED0, red0), ("dmax0", MAX0, max0), ("dshv", SHAPEVAL, shv),
+    return [("dred", RED, red), ("dred0", RED0, red0), ("dmax0", MAX0, max0), ("dshv", SHAPEVAL, shv), ("dsl", SLICE, sl),
             ("dnz", NONZERO, nz), ("dnms", NMS, nms), ("dnmsc", NMS_MC, nmc), ("dnms2", NMS_TWO, nm2),
             ("droi", ROI, roi), ("droi2", ROI_RT, roi2)]
 
