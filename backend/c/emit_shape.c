@@ -413,6 +413,8 @@ static int emit_slice(Cgen *c, const Node *n, Diag *d)
 {
     for (int j = 1; j <= 4; j++)
         if (cgen_operand_at_run_time(n, j)) return cgen_emit_slice_dyn(c, n, d);
+    /* runtime dims: strides and ranges at the run's extents (the operands' values are constants) */
+    if (cgen_node_has_sym(n)) return cgen_emit_slice_dyn(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;

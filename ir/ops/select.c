@@ -325,11 +325,6 @@ static int64_t nms_run(const NmsArgs *p, const double *boxes, const double *scor
     return cnt;
 }
 
-/* A box count held as a double: saturated to [0, INT64_MAX] (PyTorch's
- * exports pass INT64_MAX for "no limit", which converts to a double that
- * int64_t cannot hold). */
-static int64_t nms_count(double x) { return x >= 9223372036854775807.0 ? INT64_MAX : x <= 0.0 ? 0 : (int64_t)x; }
-
 /* The scalar in input j (absent: dflt); in: the inputs' values (n_in of
  * them), NULL to read the constant. */
 static double nms_scalar(const Node *n, int j, const double *const *in, double dflt)
@@ -339,13 +334,28 @@ static double nms_scalar(const Node *n, int j, const double *const *in, double d
     return ir_load_f64(n->in[j]->dtype, n->in[j]->data, 0);
 }
 
+/* max_output_boxes_per_class as an int64: read from the constant's bytes
+ * (INT64_MAX, PyTorch's "no limit", does not survive a double) or, from
+ * the interpreter's doubles, clamped to [0, INT64_MAX]. */
+static int64_t nms_max_out(const Node *n, const double *const *in)
+{
+    if (!ir_has_input(n, 2)) return 0;
+    if (!in) {
+        int64_t m;
+        memcpy(&m, n->in[2]->data, sizeof m);
+        return m;
+    }
+    double v = in[2][0];
+    return v >= 9223372036854775807.0 ? INT64_MAX : v > 0 ? (int64_t)v : 0;
+}
+
 static void nms_args(const Node *n, const double *const *in, NmsArgs *p)
 {
     const Shape *bs = &n->in[0]->shape, *ss = &n->in[1]->shape;
     p->batches = bs->dims[0];
     p->boxes = bs->dims[1];
     p->classes = ss->dims[1];
-    p->max_out = nms_count(nms_scalar(n, 2, in, 0.0));
+    p->max_out = nms_max_out(n, in);
     p->iou = nms_scalar(n, 3, in, 0.0);
     p->has_score = ir_has_input(n, 4);
     p->score = nms_scalar(n, 4, in, 0.0);
@@ -389,8 +399,8 @@ static int nms_infer(Node *n, Diag *d)
     int64_t per = bs->dims[1];
     if (!ir_has_input(n, 2)) per = 0;
     else if (n->in[2]->kind == VK_CONST) {
-        int64_t m = nms_count(ir_load_f64(DT_I64, n->in[2]->data, 0));
-        per = m < per ? m : per;
+        int64_t m = nms_max_out(n, NULL);
+        per = m <= 0 ? 0 : m < per ? m : per;
     }
     dims[0] = bs->dims[0] * ss->dims[1] * per;
     dims[1] = 3;

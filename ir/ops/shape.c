@@ -870,6 +870,22 @@ static int slice_infer_sym(Graph *g, Node *n, Diag *d)
         int k = ir_norm_axis(a, r);
         sliced[k] = 1;
         int64_t step = ir_has_input(n, 4) ? sp[i].c : 1;
+        if (xs->sym[k] && !(ir_has_input(n, 4) && sp[i].sym) && !st[i].sym && !en[i].sym && step != 0) {
+            /* a runtime axis sliced by constants: x[:e] is min(N, e) (N itself when e reaches the
+             * bound); any other range a data-dependent dim the kernel sets, bounded by N's bound */
+            int64_t hi = xs->dims[k], m = step > 0 ? step : (step == INT64_MIN ? INT64_MAX : -step);
+            if (step == 1 && st[i].c == 0 && en[i].c >= hi) {
+                ys->sym[k] = xs->sym[k];
+                ys->dims[k] = hi;
+            } else if (step == 1 && st[i].c == 0 && en[i].c >= 0) {
+                ys->sym[k] = ir_sym_derive(g, SYM_MIN, (IrSymTerm){xs->sym[k], 0}, (IrSymTerm){0, en[i].c});
+                ys->dims[k] = ir_sym(g, ys->sym[k])->hi;
+            } else {
+                ys->dims[k] = hi / m + (hi % m != 0);
+                ys->sym[k] = ir_sym_data(g, n, 0, k, ys->dims[k]);
+            }
+            continue;
+        }
         if ((ir_has_input(n, 4) && sp[i].sym) || st[i].sym || xs->sym[k] || step != 1) continue;
         int64_t dim = xs->dims[k], s0 = st[i].c < 0 ? st[i].c + dim : st[i].c;
         s0 = s0 < 0 ? 0 : s0 > dim ? dim : s0;

@@ -15,8 +15,10 @@ roi_align). Every Reduce* op reduces and keeps runtime dims with and
 without keepdims; a sum, mean, product or log-sum over 0 rows gives 0,
 NaN, 1, -inf, while a max over them stops both with a one-line error, as
 does a NonMaxSuppression whose boxes and scores have different runtime
-counts. ReduceMin and ReduceProd of shape values (min(300, N), numel) are
-derived symbols that a Reshape keeps.
+counts. NonMaxSuppression's max_output_boxes_per_class is INT64_MAX as in
+torchvision's batched_nms export. ReduceMin and ReduceProd of shape values (min(300, N), numel) are
+derived symbols that a Reshape keeps. Slice with constant operands along
+a runtime dim: x[:e] is min(N, e), other ranges data-dependent dims.
 """
 import argparse
 import os
@@ -133,6 +135,39 @@ SHAPEVAL = """graph dshv {
 }
 """
 
+SLICE = """graph dsl {
+  input %x: f32[N<=50,4]
+  const %z: i64[1] = [0]
+  const %one: i64[1] = [1]
+  const %e5: i64[1] = [5]
+  const %big: i64[1] = [100]
+  const %two: i64[1] = [2]
+  const %m3: i64[1] = [-3]
+  const %m1: i64[1] = [-1]
+  const %lo: i64[1] = [-9223372036854775807]
+  %a = Slice(%x, %z, %e5, %z, %one)
+  %b = Slice(%x, %z, %big)
+  %c = Slice(%x, %two, %big, %z)
+  %d = Slice(%x, %m1, %lo, %z, %m1)
+  %e = Slice(%x, %m3, %big, %z, %one)
+  %f = Slice(%x, %one, %m1, %one)
+  %g = Slice(%x, %z, %big, %z, %two)
+  %h = Relu(%a)
+  output %h
+  output %b
+  output %c
+  output %d
+  output %e
+  output %f
+  output %g
+}
+"""
+
+
+def slice_ref(x):
+    return [np.maximum(x[:5], 0), x[:100], x[2:], x[::-1], x[-3:], x[:, 1:-1], x[::2]]
+
+
 NONZERO = """graph dnz {
   input %x: f32[2,T<=6,3]
   %y = NonZero(%x)
@@ -143,7 +178,7 @@ NONZERO = """graph dnz {
 NMS = """graph dnms {
   input %b: f32[1,N<=60,4]
   input %s: f32[1,1,N<=60]
-  const %mo: i64[1] = [100]
+  const %mo: i64[1] = [9223372036854775807]
   const %iou: f32[1] = [0.5]
   const %th: f32[1] = [0.1]
   %y = NonMaxSuppression(%b, %s, %mo, %iou, %th)
@@ -260,6 +295,10 @@ def cases(rng):
     for n in (1, 299, 300, 500):
         x = rng.standard_normal((n, 4)).astype(np.float32)
         shv.append((f"N={n}", [x], [np.array(min(300, n), np.int64), np.maximum(x.reshape(-1), 0)], None))
+    sl = []
+    for n in (1, 2, 3, 5, 6, 50):
+        x = rng.standard_normal((n, 4)).astype(np.float32)
+        sl.append((f"N={n}", [x], slice_ref(x), None))
     nz = []
     for t in (1, 4, 6):
         x = rng.standard_normal((2, t, 3)).astype(np.float32) * (rng.random((2, t, 3)) > 0.5)
@@ -268,7 +307,7 @@ def cases(rng):
     nms = []
     for n in (1, 17, 60):
         b, s = random_boxes(rng, n), rng.random((1, 1, n)).astype(np.float32)
-        nms.append((f"N={n}", [b, s], [nms_ref(b, s, 100, 0.5, 0.1)], None))
+        nms.append((f"N={n}", [b, s], [nms_ref(b, s, 2**63 - 1, 0.5, 0.1)], None))
     b = random_boxes(rng, 9)
     nms.append(("scores under the threshold", [b, np.full((1, 1, 9), 0.05, np.float32)], [np.zeros((0, 3), np.int64)], None))
     nmc = []
@@ -295,7 +334,7 @@ def cases(rng):
         rr = np.concatenate([xy, xy + rng.random((r, 2)) * 4], 1).astype(np.float32)
         j = rng.integers(0, bb, r).astype(np.int64)
         roi2.append((f"B={bb} H={h} W={w} R={r}", [xx, rr, j], [roi_ref(xx, rr, j, 2, 3, 1.0, 0, True)], None))
-    return [("dred", RED, red), ("dred0", RED0, red0), ("dmax0", MAX0, max0), ("dshv", SHAPEVAL, shv),
+    return [("dred", RED, red), ("dred0", RED0, red0), ("dmax0", MAX0, max0), ("dshv", SHAPEVAL, shv), ("dsl", SLICE, sl),
             ("dnz", NONZERO, nz), ("dnms", NMS, nms), ("dnmsc", NMS_MC, nmc), ("dnms2", NMS_TWO, nm2),
             ("droi", ROI, roi), ("droi2", ROI_RT, roi2)]
 
