@@ -292,6 +292,40 @@ int ir_sym_layernorm(Graph *g, Node *n, Diag *d)
     return 0;
 }
 
+/* A view of an input with one runtime dim s whose output merges s with
+ * static dims: the output dim j whose extent is s times the constant c =
+ * (the input's static dims) / (the output's other dims), when exactly one
+ * output dim fits, becomes the derived symbol s * c (a [N, 90, 4] box
+ * tensor viewed as [N * 90, 4]). 0 when it applies. */
+static int view_merge(Graph *g, Node *n)
+{
+    const Shape *xs = &n->in[0]->shape;
+    Shape *ys = &n->out[0]->shape;
+    int32_t s = 0;
+    int64_t p_in = 1;
+    for (int i = 0; i < xs->rank; i++) {
+        if (!xs->sym[i]) p_in *= xs->dims[i];
+        else if (s) return -1;
+        else s = xs->sym[i];
+    }
+    int64_t hi = ir_sym(g, s)->hi;
+    int found = -1;
+    int64_t factor = 0;
+    for (int j = 0; j < ys->rank; j++) {
+        int64_t p_out = 1;
+        for (int k = 0; k < ys->rank; k++)
+            if (k != j) p_out *= ys->dims[k];
+        if (p_out == 0 || p_in % p_out || ys->dims[j] != hi * (p_in / p_out)) continue;
+        if (found >= 0) return -1; /* two dims fit */
+        found = j;
+        factor = p_in / p_out;
+    }
+    if (found < 0 || factor < 1) return -1;
+    memset(ys->sym, 0, sizeof ys->sym);
+    ys->sym[found] = factor == 1 ? s : ir_sym_derive(g, SYM_MUL, (IrSymTerm){s, 0}, (IrSymTerm){0, factor});
+    return 0;
+}
+
 int ir_sym_view(Graph *g, Node *n, Diag *d)
 {
     const Shape *xs = &n->in[0]->shape;
@@ -307,8 +341,9 @@ int ir_sym_view(Graph *g, Node *n, Diag *d)
         while (j < ys->rank && acc_out < acc_in) acc_out *= ys->dims[j++];
         while (j < ys->rank && ys->dims[j] == 1 && acc_out == acc_in) j++;
         if (acc_out != acc_in || j >= ys->rank || ys->dims[j] != xs->dims[i]) {
+            if (!view_merge(g, n)) return 0;
             char b1[160], b2[160];
-            return diag_node_error(d, n, "runtime dim %s of input '%s' %s must stay one dim of the output (got %s)",
+            return diag_node_error(d, n, "runtime dim %s of input '%s' %s must stay one dim of the output, or merge with static dims into one (got %s)",
                                    sym_name(g, xs->sym[i]), n->in[0]->name, ir_shape_str_g(g, xs, b1, sizeof b1),
                                    ir_shape_str(ys, b2, sizeof b2));
         }
