@@ -25,33 +25,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A parameter's type: its text before the trailing identifier, trimmed. */
-static void param_type(const char *p, size_t n, char *buf, size_t cap)
+#define KERNEL_MAX_PARAMS 32 /* gc_cuda_emu.h's GC_EMU_MAX_PARAMS */
+
+/* One kernel parameter: its type and its name, as the kernel declares them. */
+typedef struct KParam {
+    char type[128], name[64];
+} KParam;
+
+static int is_ident_char(char ch)
 {
-    while (n && (p[n - 1] == ' ' || p[n - 1] == '\n')) n--;
-    while (n && (p[n - 1] == '_' || (p[n - 1] >= '0' && p[n - 1] <= '9') || (p[n - 1] >= 'a' && p[n - 1] <= 'z') ||
-                 (p[n - 1] >= 'A' && p[n - 1] <= 'Z')))
-        n--;
-    while (n && (*p == ' ' || *p == '\n')) p++, n--;
-    while (n && (p[n - 1] == ' ' || p[n - 1] == '\n')) n--;
-    GC_ASSERT(n > 0 && n < cap);
-    memcpy(buf, p, n);
-    buf[n] = 0;
+    return ch == '_' || (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
 }
 
-/* The next kernel definition in kern from *pos: its name and the text of
- * its parameter list (pointers into kern), or 0 when there is none. */
-static int next_kernel(const char *kern, size_t *pos, const char **name, size_t *name_n, const char **params,
-                       size_t *params_n)
+/* The parameters of the list text p[0..n) ("const float *x, float *y")
+ * into ps; their number. */
+static int split_params(const char *p, size_t n, KParam *ps)
+{
+    int np = 0;
+    for (size_t at = 0; at <= n; np++) {
+        const char *comma = memchr(p + at, ',', n - at);
+        size_t end = comma ? (size_t)(comma - p) : n, e = end, b, tb = at;
+        while (e > at && (p[e - 1] == ' ' || p[e - 1] == '\n')) e--;
+        for (b = e; b > at && is_ident_char(p[b - 1]);) b--;
+        size_t te = b;
+        while (te > tb && (p[te - 1] == ' ' || p[te - 1] == '\n')) te--;
+        while (tb < te && (p[tb] == ' ' || p[tb] == '\n')) tb++;
+        GC_ASSERT(np < KERNEL_MAX_PARAMS && e > b && e - b < sizeof ps->name && te > tb && te - tb < sizeof ps->type);
+        memcpy(ps[np].name, p + b, e - b);
+        ps[np].name[e - b] = 0;
+        memcpy(ps[np].type, p + tb, te - tb);
+        ps[np].type[te - tb] = 0;
+        at = end + 1;
+    }
+    return np;
+}
+
+/* The next kernel definition in kern from *pos: its name (nm, nn chars)
+ * and parameters, or 0 when there is none. */
+static int next_kernel(const char *kern, size_t *pos, const char **nm, size_t *nn, KParam *ps, int *np)
 {
     static const char tag[] = "GC_KERNEL ";
     for (const char *s = kern + *pos; (s = strstr(s, tag)) != NULL; s++) {
         if (s != kern && s[-1] != '\n') continue;
-        const char *nm = s + sizeof tag - 1, *open = strchr(nm, '(');
+        const char *name = s + sizeof tag - 1, *open = strchr(name, '(');
         const char *close = open ? strchr(open, ')') : NULL;
-        GC_ASSERT(open && close);
-        *name = nm, *name_n = (size_t)(open - nm);
-        *params = open + 1, *params_n = (size_t)(close - open - 1);
+        GC_ASSERT(open && close); /* parameter lists hold no parentheses */
+        *nm = name, *nn = (size_t)(open - name);
+        *np = split_params(open + 1, (size_t)(close - open - 1), ps);
         *pos = (size_t)(close - kern);
         return 1;
     }
@@ -60,71 +80,47 @@ static int next_kernel(const char *kern, size_t *pos, const char **name, size_t 
 
 int cu_jit_count(const Cu *c)
 {
-    const char *kern = cu_wtext(&c->kern), *nm, *pp;
-    size_t pos = 0, nn, pn;
-    int k = 0;
-    while (next_kernel(kern, &pos, &nm, &nn, &pp, &pn)) k++;
+    const char *kern = cu_wtext(&c->kern), *nm;
+    size_t pos = 0, nn;
+    KParam ps[KERNEL_MAX_PARAMS];
+    int k = 0, np;
+    while (next_kernel(kern, &pos, &nm, &nn, ps, &np)) k++;
     return k;
 }
 
+/* What separates p's type from what follows (its name, or the '*' of a
+ * pointer to it): nothing after a '*', else a space. */
+static const char *type_sep(const KParam *p) { return p->type[strlen(p->type) - 1] == '*' ? "" : " "; }
+
 void cu_jit_launchers(const Cu *c, Writer *w)
 {
-    const char *kern = cu_wtext(&c->kern), *nm, *pp;
-    size_t pos = 0, nn, pn;
-    char ty[128];
+    const char *kern = cu_wtext(&c->kern), *nm;
+    size_t pos = 0, nn;
+    KParam ps[KERNEL_MAX_PARAMS];
+    int np;
     w_puts(w, "/* The launchers GC_LAUNCH calls: the kernel's parameters, by address, to cuLaunchKernel. */\n");
-    for (int k = 0; next_kernel(kern, &pos, &nm, &nn, &pp, &pn); k++) {
-        w_printf(w, "static int gc_launch_%.*s(const CUfunction *gc_fn, int64_t gc_n, cudaStream_t gc_s, %.*s)\n{\n",
-                 (int)nn, nm, (int)pn, pp);
-        w_puts(w, "    void *gc_a[] = {");
-        size_t at = 0;
-        for (int i = 0; at <= pn; i++) {
-            const char *comma = memchr(pp + at, ',', pn - at);
-            size_t end = comma ? (size_t)(comma - pp) : pn, e = end;
-            while (e > at && (pp[e - 1] == ' ' || pp[e - 1] == '\n')) e--;
-            size_t b = e;
-            while (b > at && (pp[b - 1] == '_' || (pp[b - 1] >= '0' && pp[b - 1] <= '9') ||
-                              (pp[b - 1] >= 'a' && pp[b - 1] <= 'z') || (pp[b - 1] >= 'A' && pp[b - 1] <= 'Z')))
-                b--;
-            w_printf(w, "%s(void *)&%.*s", i ? ", " : "", (int)(e - b), pp + b);
-            at = end + 1;
-        }
+    for (int k = 0; next_kernel(kern, &pos, &nm, &nn, ps, &np); k++) {
+        w_printf(w, "static int gc_launch_%.*s(const CUfunction *gc_fn, int64_t gc_n, cudaStream_t gc_s", (int)nn, nm);
+        for (int i = 0; i < np; i++) w_printf(w, ", %s%s%s", ps[i].type, type_sep(&ps[i]), ps[i].name);
+        w_puts(w, ")\n{\n    void *gc_a[] = {");
+        for (int i = 0; i < np; i++) w_printf(w, "%s(void *)&%s", i ? ", " : "", ps[i].name);
         w_printf(w, "};\n    return gc_kernel_launch(gc_fn[%d], gc_n, gc_s, gc_a);\n}\n\n", k);
     }
     /* the emulation's thunks and table */
     w_puts(w, "#ifdef GC_CUDA_EMULATE\n");
     pos = 0;
-    while (next_kernel(kern, &pos, &nm, &nn, &pp, &pn)) {
+    while (next_kernel(kern, &pos, &nm, &nn, ps, &np)) {
         w_printf(w, "static void gc_thunk_%.*s(void **gc_a)\n{\n    %.*s(", (int)nn, nm, (int)nn, nm);
-        size_t at = 0;
-        for (int i = 0; at <= pn; i++) {
-            const char *comma = memchr(pp + at, ',', pn - at);
-            size_t end = comma ? (size_t)(comma - pp) : pn;
-            param_type(pp + at, end - at, ty, sizeof ty);
-            w_printf(w, "%s*(%s%s*)gc_a[%d]", i ? ", " : "", ty, ty[strlen(ty) - 1] == '*' ? "" : " ", i);
-            at = end + 1;
-        }
+        for (int i = 0; i < np; i++) w_printf(w, "%s*(%s%s*)gc_a[%d]", i ? ", " : "", ps[i].type, type_sep(&ps[i]), i);
         w_puts(w, ");\n}\n\n");
     }
     const int nk = cu_jit_count(c);
     w_printf(w, "static const gc_emu_kernel %s_emu_kernels[%d] = {\n", c->name, nk ? nk : 1);
     pos = 0;
-    while (next_kernel(kern, &pos, &nm, &nn, &pp, &pn)) {
-        w_printf(w, "    {\"%.*s\", gc_thunk_%.*s, ", (int)nn, nm, (int)nn, nm);
-        Writer sz;
-        w_init(&sz);
-        size_t at = 0;
-        int np = 0;
-        for (; at <= pn; np++) {
-            const char *comma = memchr(pp + at, ',', pn - at);
-            size_t end = comma ? (size_t)(comma - pp) : pn;
-            param_type(pp + at, end - at, ty, sizeof ty);
-            w_printf(&sz, "%ssizeof(%s)", np ? ", " : "", ty);
-            at = end + 1;
-        }
-        GC_ASSERT(np <= 32); /* GC_EMU_MAX_PARAMS */
-        w_printf(w, "%d, {%s}},\n", np, cu_wtext(&sz));
-        w_free(&sz);
+    while (next_kernel(kern, &pos, &nm, &nn, ps, &np)) {
+        w_printf(w, "    {\"%.*s\", gc_thunk_%.*s, %d, {", (int)nn, nm, (int)nn, nm, np);
+        for (int i = 0; i < np; i++) w_printf(w, "%ssizeof(%s)", i ? ", " : "", ps[i].type);
+        w_puts(w, "}},\n");
     }
     if (!nk) w_puts(w, "    {NULL, NULL, 0, {0}},\n");
     w_puts(w, "};\n#endif\n\n");
@@ -165,8 +161,10 @@ void cu_jit_kernels_file(const Cu *c, Writer *w)
 
 void cu_jit_embed(const Cu *c, Writer *w, const char *kernels_text, const char *header_text)
 {
-    const char *N = c->name, *kern = cu_wtext(&c->kern), *nm, *pp;
-    size_t pos = 0, nn, pn;
+    const char *N = c->name, *kern = cu_wtext(&c->kern), *nm;
+    size_t pos = 0, nn;
+    KParam ps[KERNEL_MAX_PARAMS];
+    int np;
     const int nk = cu_jit_count(c);
     w_printf(w, "/* %s_kernels.cu and gc_cuda_kernel.h, as string chunks (joined at %s_init). */\n", N, N);
     w_printf(w, "static const char *const %s_kernels_src[] = {\n", N);
@@ -175,7 +173,7 @@ void cu_jit_embed(const Cu *c, Writer *w, const char *kernels_text, const char *
     string_chunks(w, header_text);
     w_puts(w, "};\n");
     w_printf(w, "static const char *const %s_kernel_names[%d] = {", N, nk ? nk : 1);
-    for (int k = 0; next_kernel(kern, &pos, &nm, &nn, &pp, &pn); k++) w_printf(w, "%s\"%.*s\"", k ? ", " : "", (int)nn, nm);
+    for (int k = 0; next_kernel(kern, &pos, &nm, &nn, ps, &np); k++) w_printf(w, "%s\"%.*s\"", k ? ", " : "", (int)nn, nm);
     if (!nk) w_puts(w, "\"\"");
     w_puts(w, "};\n\n");
 }

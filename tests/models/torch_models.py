@@ -300,7 +300,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graphc", default=str(ROOT / "build" / "graphc"), help="path of the graphc binary")
     ap.add_argument("--work", help="scratch folder (default: a temporary one, removed afterwards)")
-    ap.add_argument("--filter", help="only models whose name (e.g. resnet18_op17) contains this substring")
+    ap.add_argument("--filter", help="only models whose name (e.g. resnet18_op17) contains this substring (or one of "
+                                     "these, comma-separated)")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1, help="models compiled/built/run in parallel")
     ap.add_argument("--extra", action="store_true", help="also the slow models (AlexNet, VGG-11, ResNet-50, ...)")
     ap.add_argument("--blas", choices=("mixed", "auto", "0", "1"), default="mixed",
@@ -349,7 +350,7 @@ def main():
     cases = [(f"{name}_op{opset}", make, opset, ATOL_FOR.get(name, ATOL))
              for name, make in models.items() for opset in OPSETS]
     if args.filter:
-        cases = [c for c in cases if args.filter in c[0]]
+        cases = [c for c in cases if any(f in c[0] for f in args.filter.split(","))]
     if not cases:
         sys.exit("no model matches the filter")
     t0 = time.time()
