@@ -237,6 +237,7 @@ int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag 
     job.opt_level = opt->opt == GC_OPT_O0 ? 0 : 2;
     job.out.name = opt->name ? opt->name : g->name;
     job.out.emit_main = opt->emit_main;
+    job.out.cuda_jit = opt->cuda_jit;
     job.out.weights = (BackendWeights)opt->weights;
     job.print_after = opt->print_after;
     job.print_before = opt->print_before;

@@ -43,6 +43,9 @@ typedef struct BackendOptions {
      * state (matched by name). NULL: an ordinary model (state values, if
      * any, are read-only weights). */
     const Graph *infer_graph;
+    /* --target=cuda --cuda-jit: the host code embeds the kernels' source and
+     * compiles it with NVRTC at NAME_init (no nvcc at build time) */
+    int cuda_jit;
 } BackendOptions;
 
 typedef struct Backend {

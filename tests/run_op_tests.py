@@ -42,6 +42,14 @@ file order) with nvcc (`make NAME.o`; CUDA_HOME, default /usr/local/cuda):
 valid CUDA, checked without a GPU. Without nvcc the run exits with status 77
 (ctest's "skipped") before testing anything. nvcc runs with --Werror all-warnings and
 the host compiler's -Wall -Wextra.
+`--cuda-jit` compiles with `--target=cuda --cuda-jit` instead: the host code
+(NAME.c) launches through the driver API and finds its kernels with the
+emulated NVRTC, which `make emu` runs the same way. `--nvrtc TOOL` (with
+--cuda-jit) also compiles every passing test's NAME_kernels.cu with NVRTC
+for sm_90 (TOOL: the build's nvrtc_check) and builds its host code with the
+C compiler against the CUDA headers and libraries (`make NAME_main`, strict
+C99, linked, not run); without TOOL (the toolkit was not found at configure
+time) the run exits with status 77 before testing anything.
 
 Unless --no-coverage, the driver also checks that every op listed in
 ir/ops.def has at least one positive and one `_err_` test. It prints one line
@@ -247,7 +255,7 @@ def check_run(args, f, text, work):
     if not re.match(r"[A-Za-z_]", cname):
         cname = "t_" + cname
     cname = cname[:40].rstrip("_")  # graphc's limit for model names
-    target = [] if args.target == "c" else [f"--target={args.target}"]
+    target = [] if args.target == "c" else [f"--target={args.target}"] + (["--cuda-jit"] if args.cuda_jit else [])
     p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname, f"-O{args.opt}"] + fold + target)
     if p.returncode == 1 and args.target == "cuda" and "the CUDA backend" in p.stderr and not cdir.exists():
         return REFUSED
@@ -277,6 +285,14 @@ def check_run(args, f, text, work):
             if p.returncode != 0:
                 return f"nvcc failed, {describe(p)}"
             args.nvcc_done.append(f)
+        if args.nvrtc:
+            p = run([args.nvrtc, "--arch=sm_90", str(cdir / f"{cname}_kernels.cu")])
+            if p.returncode != 0:
+                return f"NVRTC failed, {describe(p)}"
+            p = run(["make", "-s", "-C", str(cdir), f"CFLAGS={cflags}", f"{cname}_main"])
+            if p.returncode != 0:
+                return f"the --cuda-jit host build (make {cname}_main) failed, {describe(p)}"
+            args.nvrtc_done.append(f)
         return None
     cflags, ldflags = STRICT_CFLAGS, ""
     if os.environ.get("GRAPHC_SANITIZE") == "1":
@@ -370,6 +386,11 @@ def main():
                     help="run only every K-th test in file order (a sample; the sanitizer build's CUDA run)")
     ap.add_argument("--nvcc-every", type=int, default=0,
                     help="with --target cuda: also compile every K-th passing test's .cu with nvcc")
+    ap.add_argument("--cuda-jit", action="store_true",
+                    help="with --target cuda: compile with --cuda-jit (kernels by NVRTC at init; emulated here)")
+    ap.add_argument("--nvrtc", metavar="TOOL",
+                    help="with --cuda-jit: compile each passing test's kernels with TOOL (nvrtc_check) and build "
+                         "its host code against CUDA; empty: skip the run (exit 77)")
     ap.add_argument("--max-refused", type=int, default=-1,
                     help="with --target cuda: fail when more tests than this are refused (default: no limit)")
     args = ap.parse_args()
@@ -378,7 +399,13 @@ def main():
     files = sorted(str(p) for p in Path(args.dir).rglob("*.gir"))
     failures, passed, refused = [], 0, []
     args.file_index = {f: i for i, f in enumerate(files)}
-    args.nvcc_done = []
+    args.nvcc_done, args.nvrtc_done = [], []
+    if args.nvrtc is not None:
+        if not args.nvrtc or not os.access(args.nvrtc, os.X_OK):
+            print("SKIPPED: no nvrtc_check (libnvrtc and nvrtc.h were not found when graphc was configured: "
+                  "the CUDA toolkit is not installed); the generated kernels were not compiled with NVRTC")
+            return 77
+        args.nvrtc = os.path.abspath(args.nvrtc)
     if args.nvcc_every:
         cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
         args.nvcc = shutil.which("nvcc") or (cuda_home + "/bin/nvcc" if os.access(cuda_home + "/bin/nvcc", os.X_OK) else None)
@@ -415,6 +442,8 @@ def main():
     if args.target == "cuda":
         if args.nvcc_every:
             print(f"nvcc compiled the CUDA of {len(args.nvcc_done)} tests ({args.nvcc})")
+        if args.nvrtc:
+            print(f"NVRTC compiled the kernels, and cc the host code, of {len(args.nvrtc_done)} tests ({args.nvrtc})")
         print(f"{passed} passed, {len(failures)} failed, {len(refused)} refused by the CUDA backend")
         if args.max_refused >= 0 and len(refused) > args.max_refused:
             print(f"FAIL: {len(refused)} tests refused, more than --max-refused {args.max_refused}")

@@ -343,6 +343,10 @@ static const char compile_help[] =
     HELP_LOAD
     "  --emit-main          also write NAME_main.c, a program that reads the inputs\n"
     "                       from .npy files and writes output_<i>.npy files\n"
+    "  --cuda-jit           with --target=cuda: host code in plain C (NAME.c) that\n"
+    "                       embeds the kernels' source (NAME_kernels.cu) and compiles\n"
+    "                       it with NVRTC at NAME_init for the device there; the\n"
+    "                       folder builds without nvcc (links -lnvrtc -lcuda)\n"
     "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
     "                       file pulled in with the assembler's .incbin), c-array\n"
     "                       (a const C array initialized by string literals, in\n"
@@ -391,7 +395,7 @@ static void print_help(const char *text)
 typedef struct CompileArgs {
     const char *model, *dir, *name, *weights, *target;
     const char *print_after, *print_before;
-    int emit_main, verbose, report, opt_level, plan_keep_forward, max_threads;
+    int emit_main, verbose, report, opt_level, plan_keep_forward, max_threads, cuda_jit;
     TrainRequest train;
 } CompileArgs;
 
@@ -448,6 +452,8 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
             ca->report = 1;
         } else if (strcmp(a, "--emit-main") == 0) {
             ca->emit_main = 1;
+        } else if (strcmp(a, "--cuda-jit") == 0) {
+            ca->cuda_jit = 1;
         } else if (strcmp(a, "--plan-keep-forward") == 0) {
             ca->plan_keep_forward = 1;
         } else if (opt_value(argc, argv, &i, "--max-threads", &v)) {
@@ -479,6 +485,9 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     if (!job.backend) return fail("compile: unknown --target '%s' (%s)", ca->target, target_names(tn, sizeof tn));
     job.opt_level = ca->opt_level;
     job.out.emit_main = ca->emit_main;
+    if (ca->cuda_jit && strcmp(job.backend->name, "cuda") != 0)
+        return fail("compile: --cuda-jit needs --target=cuda (the target is '%s')", job.backend->name);
+    job.out.cuda_jit = ca->cuda_jit;
     if (ca->weights && backend_weights_parse(ca->weights, &job.out.weights))
         return fail("compile: unknown --weights mode '%s' (expected incbin, c-array or file)", ca->weights);
     char stem[256];

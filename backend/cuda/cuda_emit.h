@@ -46,6 +46,7 @@ typedef struct Cu {
     int nconv;         /* Conv nodes: cuDNN descriptors m->cx[i], cw, cc, cy, algo */
     Writer init, fini; /* their set-up in NAME_init and release in NAME_free */
     int half;          /* some tensor is f16/bf16: the conversions of gc_cuda.h (GC_CUDA_HALF) */
+    int jit;           /* --cuda-jit: host code in NAME.c, kernels in NAME_kernels.cu (NVRTC at init) */
 } Cu;
 
 typedef struct CudaEntry {

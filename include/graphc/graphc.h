@@ -65,6 +65,9 @@ typedef struct GcCompileOptions {
      * for the defaults. The graph passed in is left differentiated. */
     int grad, train;
     const char *wrt, *loss, *optimizer;
+    /* target "cuda": the kernels compiled by NVRTC at NAME_init (graphc
+     * compile --cuda-jit) */
+    int cuda_jit;
 } GcCompileOptions;
 
 GcGraph *gc_graph_new(const char *name);

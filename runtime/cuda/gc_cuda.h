@@ -10,7 +10,9 @@
  *                        the emulation
  *   GC_LAUNCH(k, n, s, (args))  launches kernel k over n elements on
  *                        stream s (GC_THREADS per block, at most
- *                        GC_MAX_BLOCKS blocks), or calls it
+ *                        GC_MAX_BLOCKS blocks): <<<>>> under nvcc, the
+ *                        generated launcher gc_launch_k (cuLaunchKernel)
+ *                        with --cuda-jit and in the emulation
  *   GC_TABLE             a constant table kernels read (a device constant)
  *   GC_DEVICE            a helper function kernels call (static __device__)
  * and, where NAME.cu defines GC_CUDA_HALF (a model with f16/bf16 tensors,
@@ -18,7 +20,11 @@
  * GC_F32_TO_F16, GC_BF16_TO_F32, GC_F32_TO_BF16 (round to nearest even):
  * CUDA's cuda_fp16.h / cuda_bf16.h intrinsics under nvcc, the C runtime's
  * gcrt_base.h (copied into such folders) in the emulation.
- * so the emulation runs every generated kernel and the host code around it
+ * With GC_CUDA_JIT (graphc compile --cuda-jit) NAME.cu is host code only,
+ * plain C against the runtime, driver and NVRTC headers; its kernels are
+ * NAME_kernels.cu (gc_cuda_kernel.h gives them these macros under NVRTC),
+ * compiled at NAME_init by gc_jit_load (gc_cuda_jit.h).
+ * So the emulation runs every generated kernel and the host code around it
  * on the CPU: a machine without a GPU (and CI) tests what the generated code
  * computes, and nvcc checks that it is valid CUDA.
  */
@@ -34,9 +40,9 @@
 #include "gc_cuda_emu.h"
 #define GC_KERNEL static void
 #define GC_FOR_EACH(i, n) for (int64_t i = 0; i < (int64_t)(n); i++)
-#define GC_LAUNCH(k, n, s, args) ((void)(s), k args)
 #define GC_TABLE static const
 #define GC_DEVICE static
+#define GC_LAUNCHERS 1
 #ifdef GC_CUDA_HALF
 #include "gcrt_base.h"
 #define GC_F16_TO_F32(h) gcrt_f16_to_f32(h)
@@ -44,6 +50,14 @@
 #define GC_BF16_TO_F32(h) gcrt_bf16_to_f32(h)
 #define GC_F32_TO_BF16(f) gcrt_f32_to_bf16(f)
 #endif
+#elif defined(GC_CUDA_JIT)
+/* host code only, plain C: the kernels are NAME_kernels.cu, compiled by NVRTC */
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <nvrtc.h>
+#define GC_LAUNCHERS 1
 #else
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -55,6 +69,7 @@
 #define GC_LAUNCH(k, n, s, args) k<<<gc_blocks(n), GC_THREADS, 0, (s)>>> args
 #define GC_TABLE static __device__ const
 #define GC_DEVICE static __device__
+#define GC_LAUNCHERS 0
 #ifdef GC_CUDA_HALF
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -95,5 +110,26 @@ static inline unsigned gc_blocks(int64_t n)
     int64_t b = (n + GC_THREADS - 1) / GC_THREADS;
     return (unsigned)(b < 1 ? 1 : b > GC_MAX_BLOCKS ? GC_MAX_BLOCKS : b);
 }
+
+#if GC_LAUNCHERS
+/* Kernels launched through the driver API (--cuda-jit, and the emulation):
+ * NAME.cu has one launcher per kernel, gc_launch_k<number>(fn, n, stream,
+ * the kernel's own typed parameters), which takes the parameters' addresses
+ * for cuLaunchKernel; the schedule declares fn (the kernels, found at
+ * NAME_init) and the error flag gc_launch_rc that GC_LAUNCH sets. */
+#define GC_ARGS(...) __VA_ARGS__
+#define GC_LAUNCH(k, n, s, args) (gc_launch_rc |= gc_launch_##k(gc_fn, (int64_t)(n), (s), GC_ARGS args))
+
+/* Launches f over n elements on stream s (as GC_LAUNCH does with <<<>>>):
+ * 0, or -1. */
+static inline int gc_kernel_launch(CUfunction f, int64_t n, cudaStream_t s, void **params)
+{
+    return cuLaunchKernel(f, gc_blocks(n), 1, 1, GC_THREADS, 1, 1, 0, (CUstream)s, params, NULL) == CUDA_SUCCESS ? 0 : -1;
+}
+#endif
+
+#ifdef GC_CUDA_JIT
+#include "gc_cuda_jit.h"
+#endif
 
 #endif

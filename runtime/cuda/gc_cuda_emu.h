@@ -16,6 +16,19 @@
  * algorithm list it returns starts with one whose workspace no budget holds,
  * so generated code that ignores its workspace budget fails here.
  *
+ * Streams, CUDA graphs, the driver API and NVRTC (--cuda-jit): a capturing
+ * stream records every operation issued to it by value (kernel launches
+ * through cuLaunchKernel, copies, memsets, cuBLAS and cuDNN calls on
+ * handles bound to it) and runs none; cudaGraphLaunch replays the record.
+ * An operation on another stream during a capture, or a synchronous call
+ * (cudaMemcpy, cudaMalloc, cudaStreamSynchronize), fails and invalidates
+ * the capture, as CUDA's thread-local and global capture modes refuse
+ * them. The emulated NVRTC checks the program, its gc_cuda_kernel.h header
+ * and its architecture option, and "compiles" to the source itself;
+ * cuModuleGetFunction finds a kernel that the source defines and NAME.cu
+ * registered (gc_emu_register_kernels: the same kernels compiled into the
+ * emulation). GC_EMU_NVRTC_FAIL in the environment makes every compile fail.
+ *
  * cuBLAS is column-major: cublasSgemm computes C = alpha op(A) op(B) +
  * beta C with op(A) m x k, op(B) k x n, C m x n, element (i, j) of a matrix
  * X with leading dimension ldX at X[i + j * ldX].
@@ -30,14 +43,27 @@
 #include <string.h>
 
 typedef int cudaError_t;
-enum { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 };
+enum {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorIllegalState = 401,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorStreamCaptureInvalidated = 901,
+    cudaErrorGraphExecUpdateFailure = 910
+};
 typedef enum cudaMemcpyKind {
     cudaMemcpyHostToHost = 0,
     cudaMemcpyHostToDevice = 1,
     cudaMemcpyDeviceToHost = 2,
     cudaMemcpyDeviceToDevice = 3
 } cudaMemcpyKind;
-typedef struct gc_emu_stream *cudaStream_t;
+/* A stream: the legacy default stream is NULL. While capturing, the
+ * operations issued to it are recorded into `rec`, not run. */
+typedef struct gc_emu_stream {
+    int capturing, invalid;
+    struct gc_emu_graph *rec;
+} *cudaStream_t;
 
 typedef int cublasStatus_t;
 enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7 };
@@ -52,6 +78,10 @@ static struct {
     void *p[GC_EMU_MAX_ALLOCS];
     size_t n[GC_EMU_MAX_ALLOCS];
     cudaError_t last;
+    int capturing;              /* streams capturing now */
+    int replaying;              /* a graph is replaying its recorded operations */
+    const struct gc_emu_kernel *kernels; /* the kernels cuModuleGetFunction finds (gc_emu_register_kernels) */
+    int n_kernels;
 } gc_emu;
 
 static inline cudaError_t gc_emu_fail(cudaError_t e, const char *what)
@@ -59,6 +89,93 @@ static inline cudaError_t gc_emu_fail(cudaError_t e, const char *what)
     fprintf(stderr, "gc_cuda_emu: %s\n", what);
     gc_emu.last = e;
     return e;
+}
+
+/* ---- stream capture: what CUDA graphs record ---- */
+
+/* A kernel the emulation can launch through cuLaunchKernel: NAME.cu's
+ * table of them (name, a thunk that calls the kernel with its parameters
+ * read from cuLaunchKernel's array, and the parameters' sizes). */
+#define GC_EMU_MAX_PARAMS 32
+typedef struct gc_emu_kernel {
+    const char *name;
+    void (*thunk)(void **params);
+    int n_params;
+    size_t sizes[GC_EMU_MAX_PARAMS];
+} gc_emu_kernel;
+
+/* One recorded operation: which call, its arguments by value. */
+enum { GC_EMU_OP_COPY, GC_EMU_OP_SET, GC_EMU_OP_KERNEL, GC_EMU_OP_GEMM, GC_EMU_OP_CONV };
+typedef struct gc_emu_op {
+    int kind;
+    void *dst;
+    const void *src;
+    size_t n;
+    int value;                       /* memset's byte; memcpy's kind */
+    const gc_emu_kernel *fn;
+    unsigned char params[GC_EMU_MAX_PARAMS * 16];
+    void *call[24];                  /* GEMM and Conv: their pointer arguments */
+    long long ints[16];              /* and their integers */
+    float alpha, beta;
+} gc_emu_op;
+
+typedef struct gc_emu_graph {
+    gc_emu_op *ops;
+    int n, cap;
+} *cudaGraph_t;
+typedef struct gc_emu_exec {
+    struct gc_emu_graph g;
+} *cudaGraphExec_t;
+typedef struct cudaGraphExecUpdateResultInfo {
+    int result;
+    void *errorNode, *errorFromNode;
+} cudaGraphExecUpdateResultInfo;
+typedef enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+} cudaStreamCaptureMode;
+enum { cudaStreamDefault = 0, cudaStreamNonBlocking = 1 };
+
+/* Where an operation on stream s goes: 0 run it now, 1 record it (into
+ * s->rec; *op is the slot to fill), -1 refused (an operation on another
+ * stream than the capturing one, as CUDA refuses it in global and
+ * thread-local capture; the capture is invalidated). */
+static inline int gc_emu_issue(cudaStream_t s, const char *what, gc_emu_op **op)
+{
+    if (gc_emu.replaying || !gc_emu.capturing) return 0;
+    if (!s || !s->capturing) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s: issued to a stream that is not capturing while another one captures", what);
+        gc_emu_fail(cudaErrorStreamCaptureUnsupported, msg);
+        return -1;
+    }
+    if (s->invalid) return -1;
+    struct gc_emu_graph *g = s->rec;
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 64;
+        gc_emu_op *ops = (gc_emu_op *)realloc(g->ops, sizeof *ops * (size_t)cap);
+        if (!ops) {
+            s->invalid = 1;
+            gc_emu_fail(cudaErrorMemoryAllocation, "stream capture: out of memory");
+            return -1;
+        }
+        g->ops = ops, g->cap = cap;
+    }
+    *op = &g->ops[g->n++];
+    memset(*op, 0, sizeof **op);
+    return 1;
+}
+
+/* A call that CUDA refuses while some stream captures (synchronous copies,
+ * allocation, synchronization): 0, or -1 with the error set. */
+static inline int gc_emu_not_capturing(const char *what)
+{
+    if (!gc_emu.capturing || gc_emu.replaying) return 0;
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: not permitted while a stream captures", what);
+    gc_emu_fail(cudaErrorStreamCaptureUnsupported, msg);
+    return -1;
 }
 
 /* Whether [p, p + n) lies inside one device allocation. */
@@ -74,6 +191,7 @@ static inline int gc_emu_is_device(const void *p, size_t n)
 
 static inline cudaError_t cudaMalloc(void **p, size_t n)
 {
+    if (gc_emu_not_capturing("cudaMalloc")) return gc_emu.last;
     for (int i = 0; i < GC_EMU_MAX_ALLOCS; i++) {
         if (gc_emu.p[i]) continue;
         unsigned char *b = (unsigned char *)malloc(n ? n : 1);
@@ -103,34 +221,48 @@ static inline cudaError_t cudaFree(void *p)
 
 static inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMemcpyKind kind, cudaStream_t s)
 {
-    (void)s;
     if (n == 0) return cudaSuccess;
     int dd = gc_emu_is_device(dst, n), sd = gc_emu_is_device(src, n);
     int want_dd = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     int want_sd = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
     if (dd != want_dd || sd != want_sd)
         return gc_emu_fail(cudaErrorInvalidValue, "cudaMemcpy: the pointers do not match the copy's direction");
+    gc_emu_op *op;
+    int how = gc_emu_issue(s, "cudaMemcpyAsync", &op);
+    if (how < 0) return gc_emu.last;
+    if (how) {
+        op->kind = GC_EMU_OP_COPY, op->dst = dst, op->src = src, op->n = n, op->value = (int)kind;
+        return cudaSuccess;
+    }
     memmove(dst, src, n);
     return cudaSuccess;
 }
 
 static inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s)
 {
-    (void)s;
     if (n == 0) return cudaSuccess;
     if (!gc_emu_is_device(dst, n)) return gc_emu_fail(cudaErrorInvalidValue, "cudaMemset: not device memory");
+    gc_emu_op *op;
+    int how = gc_emu_issue(s, "cudaMemsetAsync", &op);
+    if (how < 0) return gc_emu.last;
+    if (how) {
+        op->kind = GC_EMU_OP_SET, op->dst = dst, op->n = n, op->value = value;
+        return cudaSuccess;
+    }
     memset(dst, value, n);
     return cudaSuccess;
 }
 
 static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind kind)
 {
+    if (gc_emu_not_capturing("cudaMemcpy")) return gc_emu.last;
     return cudaMemcpyAsync(dst, src, n, kind, (cudaStream_t)0);
 }
 
 static inline cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
     (void)s;
+    if (gc_emu_not_capturing("cudaStreamSynchronize")) return gc_emu.last;
     return gc_emu.last;
 }
 
@@ -169,12 +301,22 @@ static inline cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasO
                                                 long long sa, const float *B, int ldb, long long sb,
                                                 const float *beta, float *C, int ldc, long long sc, int batch)
 {
-    (void)h;
     if (m < 0 || n < 0 || k < 0 || batch < 0 || ldc < (m > 1 ? m : 1) ||
         lda < ((ta == CUBLAS_OP_N ? m : k) > 1 ? (ta == CUBLAS_OP_N ? m : k) : 1) ||
         ldb < ((tb == CUBLAS_OP_N ? k : n) > 1 ? (tb == CUBLAS_OP_N ? k : n) : 1)) {
         gc_emu_fail(cudaErrorInvalidValue, "cublasSgemm: invalid dimensions");
         return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    gc_emu_op *op;
+    int how = gc_emu_issue(h->stream, "cublasSgemm", &op);
+    if (how < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    if (how) { /* alpha and beta are read now, as with CUBLAS_POINTER_MODE_HOST */
+        op->kind = GC_EMU_OP_GEMM, op->alpha = *alpha, op->beta = *beta;
+        op->call[0] = h, op->call[1] = (void *)A, op->call[2] = (void *)B, op->call[3] = C;
+        long long v[11] = {ta, tb, m, n, k, lda, sa, ldb, sb, ldc, sc};
+        memcpy(op->ints, v, sizeof v);
+        op->ints[11] = batch;
+        return CUBLAS_STATUS_SUCCESS;
     }
     for (int b = 0; b < batch; b++) {
         const float *a = A + b * sa, *bb = B + b * sb;
@@ -375,8 +517,18 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
                                                     void *ws, size_t ws_bytes, const void *beta,
                                                     cudnnTensorDescriptor_t yd, void *y)
 {
-    (void)h;
     if (!gc_emu_conv_ok(xd, wd, cd, yd)) return gc_emu_dnn_fail("cudnnConvolutionForward: bad descriptors");
+    gc_emu_op *op;
+    int how = gc_emu_issue(h->stream, "cudnnConvolutionForward", &op);
+    if (how < 0) return CUDNN_STATUS_BAD_PARAM;
+    if (how) { /* alpha and beta are read now, as cuDNN reads host scaling factors */
+        op->kind = GC_EMU_OP_CONV, op->alpha = *(const float *)alpha, op->beta = *(const float *)beta;
+        void *p[8] = {h, xd, (void *)x, wd, (void *)w, cd, ws, yd};
+        memcpy(op->call, p, sizeof p);
+        op->call[8] = y;
+        op->ints[0] = algo, op->ints[1] = (long long)ws_bytes;
+        return CUDNN_STATUS_SUCCESS;
+    }
     if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && ws_bytes < GC_EMU_HUGE_WS)
         return gc_emu_dnn_fail("cudnnConvolutionForward: the algorithm needs more workspace");
     (void)ws;
@@ -408,6 +560,351 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
                     *o = (float)((double)a * s + (b == 0.0f ? 0.0 : (double)b * (double)*o));
                 }
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- streams and CUDA graphs ---- */
+
+static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
+{
+    (void)flags;
+    if (gc_emu_not_capturing("cudaStreamCreate")) return gc_emu.last;
+    *s = (cudaStream_t)calloc(1, sizeof **s);
+    return *s ? cudaSuccess : gc_emu_fail(cudaErrorMemoryAllocation, "cudaStreamCreate: out of memory");
+}
+
+static inline cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    if (!s || s->capturing) return gc_emu_fail(cudaErrorInvalidValue, "cudaStreamDestroy: no stream, or a capturing one");
+    free(s);
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
+{
+    (void)mode;
+    if (!s) return gc_emu_fail(cudaErrorStreamCaptureUnsupported, "cudaStreamBeginCapture: the legacy default stream cannot capture");
+    if (s->capturing) return gc_emu_fail(cudaErrorIllegalState, "cudaStreamBeginCapture: the stream already captures");
+    s->rec = (struct gc_emu_graph *)calloc(1, sizeof *s->rec);
+    if (!s->rec) return gc_emu_fail(cudaErrorMemoryAllocation, "cudaStreamBeginCapture: out of memory");
+    s->capturing = 1, s->invalid = 0;
+    gc_emu.capturing++;
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaGraphDestroy(cudaGraph_t g)
+{
+    if (g) free(g->ops);
+    free(g);
+    return cudaSuccess;
+}
+
+/* Ends the capture: *g holds what was recorded, or NULL (and
+ * cudaErrorStreamCaptureInvalidated) when some operation was refused. */
+static inline cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
+{
+    *g = NULL;
+    if (!s || !s->capturing) return gc_emu_fail(cudaErrorIllegalState, "cudaStreamEndCapture: the stream is not capturing");
+    s->capturing = 0;
+    gc_emu.capturing--;
+    if (s->invalid) {
+        cudaGraphDestroy(s->rec);
+        s->rec = NULL;
+        return gc_emu_fail(cudaErrorStreamCaptureInvalidated, "cudaStreamEndCapture: the capture was invalidated");
+    }
+    *g = s->rec;
+    s->rec = NULL;
+    return cudaSuccess;
+}
+
+/* A copy of g's operations into e (an executable graph owns its own). */
+static inline cudaError_t gc_emu_graph_copy(struct gc_emu_graph *e, const struct gc_emu_graph *g)
+{
+    gc_emu_op *ops = (gc_emu_op *)malloc(sizeof *ops * (size_t)(g->n ? g->n : 1));
+    if (!ops) return gc_emu_fail(cudaErrorMemoryAllocation, "cudaGraphInstantiate: out of memory");
+    if (g->n) memcpy(ops, g->ops, sizeof *ops * (size_t)g->n);
+    free(e->ops);
+    e->ops = ops, e->n = e->cap = g->n;
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *e, cudaGraph_t g, unsigned long long flags)
+{
+    (void)flags;
+    *e = NULL;
+    if (!g) return gc_emu_fail(cudaErrorInvalidValue, "cudaGraphInstantiate: no graph");
+    cudaGraphExec_t x = (cudaGraphExec_t)calloc(1, sizeof *x);
+    if (!x) return gc_emu_fail(cudaErrorMemoryAllocation, "cudaGraphInstantiate: out of memory");
+    if (gc_emu_graph_copy(&x->g, g) != cudaSuccess) {
+        free(x);
+        return gc_emu.last;
+    }
+    *e = x;
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e)
+{
+    if (e) free(e->g.ops);
+    free(e);
+    return cudaSuccess;
+}
+
+/* Updates e to g's arguments when the two have the same operations in the
+ * same order (the same kernels, copies, library calls), as CUDA allows;
+ * else cudaErrorGraphExecUpdateFailure and e unchanged. */
+static inline cudaError_t cudaGraphExecUpdate(cudaGraphExec_t e, cudaGraph_t g, cudaGraphExecUpdateResultInfo *info)
+{
+    int same = e && g && e->g.n == g->n;
+    for (int i = 0; same && i < g->n; i++)
+        same = e->g.ops[i].kind == g->ops[i].kind && e->g.ops[i].fn == g->ops[i].fn;
+    if (info) memset(info, 0, sizeof *info), info->result = !same;
+    if (!same) return cudaErrorGraphExecUpdateFailure; /* not sticky: the caller instantiates anew */
+    return gc_emu_graph_copy(&e->g, g);
+}
+
+static inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s);
+
+static inline cudaError_t cudaGetDevice(int *dev)
+{
+    *dev = 0;
+    return cudaSuccess;
+}
+
+enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76 };
+
+/* The emulated device reports compute capability 9.0. */
+static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int dev)
+{
+    if (dev != 0) return gc_emu_fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: no such device");
+    *v = a == cudaDevAttrComputeCapabilityMajor ? 9 : 0;
+    return cudaSuccess;
+}
+
+/* ---- the driver API: modules and kernel launches ---- */
+
+typedef int CUresult;
+enum { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_NOT_FOUND = 500 };
+typedef cudaStream_t CUstream;
+typedef const gc_emu_kernel *CUfunction;
+typedef struct gc_emu_module {
+    char *image;
+} *CUmodule;
+
+/* The kernels NAME.cu compiled into the emulation; cuModuleGetFunction
+ * finds them by name (in a module whose source names them). */
+static inline void gc_emu_register_kernels(const gc_emu_kernel *k, int n)
+{
+    gc_emu.kernels = k;
+    gc_emu.n_kernels = n;
+}
+
+static inline CUresult cuGetErrorString(CUresult r, const char **s)
+{
+    *s = r == CUDA_SUCCESS ? "no error" : r == CUDA_ERROR_NOT_FOUND ? "named symbol not found" : "invalid argument";
+    return CUDA_SUCCESS;
+}
+
+/* The "image" the emulated NVRTC produces is the program's source. */
+static inline CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    *m = NULL;
+    if (!image) return CUDA_ERROR_INVALID_IMAGE;
+    CUmodule x = (CUmodule)calloc(1, sizeof *x);
+    size_t n = strlen((const char *)image);
+    if (!x || !(x->image = (char *)malloc(n + 1))) {
+        free(x);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    memcpy(x->image, image, n + 1);
+    *m = x;
+    return CUDA_SUCCESS;
+}
+
+static inline CUresult cuModuleUnload(CUmodule m)
+{
+    if (!m) return CUDA_ERROR_INVALID_VALUE;
+    free(m->image);
+    free(m);
+    return CUDA_SUCCESS;
+}
+
+/* name's kernel: one registered and defined in the module's source
+ * ("GC_KERNEL name("), so a kernel missing from the embedded source is
+ * not found, as on a GPU. */
+static inline CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    char def[96];
+    *f = NULL;
+    if (!m) return CUDA_ERROR_INVALID_VALUE;
+    snprintf(def, sizeof def, "GC_KERNEL %s(", name);
+    if (!strstr(m->image, def)) return CUDA_ERROR_NOT_FOUND;
+    for (int i = 0; i < gc_emu.n_kernels; i++)
+        if (strcmp(gc_emu.kernels[i].name, name) == 0) {
+            *f = &gc_emu.kernels[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+/* Runs f with the parameters that params point at (one block of threads
+ * stands for the grid: the kernels loop over their elements), or records
+ * them, by value, in a capturing stream. */
+static inline CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                      unsigned bz, unsigned shared, CUstream s, void **params, void **extra)
+{
+    if (!f || !params || extra || gx < 1 || gy != 1 || gz != 1 || bx < 1 || by != 1 || bz != 1 || shared) {
+        gc_emu_fail(cudaErrorInvalidValue, "cuLaunchKernel: invalid arguments");
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    gc_emu_op *op;
+    int how = gc_emu_issue(s, "cuLaunchKernel", &op);
+    if (how < 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!how) {
+        f->thunk(params);
+        return CUDA_SUCCESS;
+    }
+    op->kind = GC_EMU_OP_KERNEL, op->fn = f;
+    for (int i = 0, o = 0; i < f->n_params; o += 16, i++) {
+        if (f->sizes[i] > 16) {
+            s->invalid = 1;
+            gc_emu_fail(cudaErrorInvalidValue, "cuLaunchKernel: a parameter over 16 bytes");
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        memcpy(op->params + o, params[i], f->sizes[i]);
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Replays the recorded operations in order, each as the call it was. */
+static inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s)
+{
+    if (!e) return gc_emu_fail(cudaErrorInvalidValue, "cudaGraphLaunch: no graph");
+    if (gc_emu_not_capturing("cudaGraphLaunch")) return gc_emu.last;
+    (void)s;
+    gc_emu.replaying = 1;
+    for (int i = 0; i < e->g.n; i++) {
+        gc_emu_op *op = &e->g.ops[i];
+        const long long *v = op->ints;
+        void **p = op->call;
+        if (op->kind == GC_EMU_OP_COPY) {
+            cudaMemcpyAsync(op->dst, op->src, op->n, (cudaMemcpyKind)op->value, s);
+        } else if (op->kind == GC_EMU_OP_SET) {
+            cudaMemsetAsync(op->dst, op->value, op->n, s);
+        } else if (op->kind == GC_EMU_OP_KERNEL) {
+            void *args[GC_EMU_MAX_PARAMS];
+            for (int k = 0; k < op->fn->n_params; k++) args[k] = op->params + 16 * k;
+            op->fn->thunk(args);
+        } else if (op->kind == GC_EMU_OP_GEMM) {
+            cublasSgemmStridedBatched((cublasHandle_t)p[0], (cublasOperation_t)v[0], (cublasOperation_t)v[1], (int)v[2],
+                                      (int)v[3], (int)v[4], &op->alpha, (const float *)p[1], (int)v[5], v[6],
+                                      (const float *)p[2], (int)v[7], v[8], &op->beta, (float *)p[3], (int)v[9], v[10],
+                                      (int)v[11]);
+        } else {
+            cudnnConvolutionForward((cudnnHandle_t)p[0], &op->alpha, (cudnnTensorDescriptor_t)p[1], p[2],
+                                    (cudnnFilterDescriptor_t)p[3], p[4], (cudnnConvolutionDescriptor_t)p[5],
+                                    (cudnnConvolutionFwdAlgo_t)v[0], p[6], (size_t)v[1], &op->beta,
+                                    (cudnnTensorDescriptor_t)p[7], p[8]);
+        }
+    }
+    gc_emu.replaying = 0;
+    return gc_emu.last;
+}
+
+/* ---- NVRTC: "compiles" by checking the program, its header and options ---- */
+
+typedef int nvrtcResult;
+enum { NVRTC_SUCCESS = 0, NVRTC_ERROR_INVALID_INPUT = 3, NVRTC_ERROR_INVALID_PROGRAM = 4, NVRTC_ERROR_COMPILATION = 6 };
+typedef struct gc_emu_nvrtc {
+    const char *src, *name;
+    int has_header, compiled;
+    char log[256];
+} *nvrtcProgram;
+
+static inline const char *nvrtcGetErrorString(nvrtcResult r)
+{
+    return r == NVRTC_SUCCESS ? "NVRTC_SUCCESS" : r == NVRTC_ERROR_COMPILATION ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR_INVALID_INPUT";
+}
+
+static inline nvrtcResult nvrtcGetNumSupportedArchs(int *n)
+{
+    *n = 5;
+    return NVRTC_SUCCESS;
+}
+
+static inline nvrtcResult nvrtcGetSupportedArchs(int *a)
+{
+    static const int archs[5] = {75, 80, 86, 89, 90};
+    memcpy(a, archs, sizeof archs);
+    return NVRTC_SUCCESS;
+}
+
+static inline nvrtcResult nvrtcCreateProgram(nvrtcProgram *p, const char *src, const char *name, int nh,
+                                             const char *const *headers, const char *const *names)
+{
+    *p = NULL;
+    if (!src || nh < 0 || (nh && (!headers || !names))) return NVRTC_ERROR_INVALID_INPUT;
+    nvrtcProgram x = (nvrtcProgram)calloc(1, sizeof *x);
+    if (!x) return NVRTC_ERROR_INVALID_INPUT;
+    x->src = src, x->name = name ? name : "default_program";
+    for (int i = 0; i < nh; i++)
+        if (strcmp(names[i], "gc_cuda_kernel.h") == 0 && headers[i] && strstr(headers[i], "GC_CUDA_KERNEL_H")) x->has_header = 1;
+    *p = x;
+    return NVRTC_SUCCESS;
+}
+
+/* Fails, with a log in NVRTC's form, when the source includes
+ * gc_cuda_kernel.h that was not passed, when no --gpu-architecture is
+ * given, or when the environment sets GC_EMU_NVRTC_FAIL (to test how
+ * NAME_init reports a failed compile). */
+static inline nvrtcResult nvrtcCompileProgram(nvrtcProgram p, int nopt, const char *const *opts)
+{
+    int arch = 0;
+    for (int i = 0; i < nopt; i++) arch |= strncmp(opts[i], "--gpu-architecture=", 19) == 0;
+    if (getenv("GC_EMU_NVRTC_FAIL"))
+        snprintf(p->log, sizeof p->log, "%s(1): error: GC_EMU_NVRTC_FAIL is set\n", p->name);
+    else if (strstr(p->src, "#include \"gc_cuda_kernel.h\"") && !p->has_header)
+        snprintf(p->log, sizeof p->log, "%s(1): catastrophic error: cannot open source file \"gc_cuda_kernel.h\"\n", p->name);
+    else if (!arch)
+        snprintf(p->log, sizeof p->log, "error: no --gpu-architecture option\n");
+    else
+        p->compiled = 1;
+    return p->compiled ? NVRTC_SUCCESS : NVRTC_ERROR_COMPILATION;
+}
+
+static inline nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram p, size_t *n)
+{
+    *n = strlen(p->log) + 1;
+    return NVRTC_SUCCESS;
+}
+
+static inline nvrtcResult nvrtcGetProgramLog(nvrtcProgram p, char *log)
+{
+    memcpy(log, p->log, strlen(p->log) + 1);
+    return NVRTC_SUCCESS;
+}
+
+static inline nvrtcResult nvrtcGetPTXSize(nvrtcProgram p, size_t *n)
+{
+    if (!p->compiled) return NVRTC_ERROR_INVALID_PROGRAM;
+    *n = strlen(p->src) + 1;
+    return NVRTC_SUCCESS;
+}
+
+static inline nvrtcResult nvrtcGetPTX(nvrtcProgram p, char *ptx)
+{
+    if (!p->compiled) return NVRTC_ERROR_INVALID_PROGRAM;
+    memcpy(ptx, p->src, strlen(p->src) + 1);
+    return NVRTC_SUCCESS;
+}
+
+static inline nvrtcResult nvrtcGetCUBINSize(nvrtcProgram p, size_t *n) { return nvrtcGetPTXSize(p, n); }
+static inline nvrtcResult nvrtcGetCUBIN(nvrtcProgram p, char *c) { return nvrtcGetPTX(p, c); }
+
+static inline nvrtcResult nvrtcDestroyProgram(nvrtcProgram *p)
+{
+    free(*p);
+    *p = NULL;
+    return NVRTC_SUCCESS;
 }
 
 #endif

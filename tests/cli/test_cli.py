@@ -544,6 +544,121 @@ class Targets(unittest.TestCase):
             self.assertIn("cublasSgemmStridedBatched(blas, CUBLAS_OP_T, CUBLAS_OP_N, 64, 1, 784", cu)
             self.assertIn("/* Softmax 'softmax': f32[1,10] <- f32[1,10] */", cu)
 
+    def test_cuda_jit_folder(self):
+        """--cuda-jit: host code NAME.c with the kernels embedded, NAME_kernels.cu beside it, byte-identical for
+        two compiles; built on the emulation it computes what the nvcc-style folder computes."""
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b, s = os.path.join(tmp, "a"), os.path.join(tmp, "b"), os.path.join(tmp, "s")
+            graphc("compile", self.MLP, "-o", a, "--target=cuda", "--cuda-jit", "--emit-main")
+            graphc("compile", self.MLP, "-o", b, "--target=cuda", "--cuda-jit", "--emit-main")
+            graphc("compile", self.MLP, "-o", s, "--target=cuda", "--emit-main")
+            self.assertEqual(sorted(os.listdir(a)),
+                             ["Makefile", "gc_cuda.h", "gc_cuda_emu.h", "gc_cuda_jit.h", "gc_cuda_kernel.h", "mlp.c",
+                              "mlp.h", "mlp_kernels.cu", "mlp_main.c", "mlp_weights.S", "mlp_weights.bin"])
+            for f in os.listdir(a):
+                self.assertEqual(read_bytes(os.path.join(a, f)), read_bytes(os.path.join(b, f)), f)
+            with open(os.path.join(a, "mlp.c")) as f:
+                host = f.read()
+            self.assertNotIn("GC_KERNEL k0(", host.split("mlp_kernels_src[]")[0])  # no kernel compiled in the host
+            self.assertIn('static const char *const mlp_kernel_names[', host)
+            self.assertIn('gc_jit_load("mlp_kernels.cu", src, hdr,', host)
+            with open(os.path.join(a, "mlp_kernels.cu")) as f:
+                kern = f.read()
+            self.assertIn('#include "gc_cuda_kernel.h"', kern)
+            with open(os.path.join(a, "Makefile")) as f:
+                mk = f.read()
+            self.assertNotIn("nvcc", mk.lower().replace("no nvcc", ""))
+            self.assertIn("-lnvrtc", mk)
+            flags = "CFLAGS=-O1 -std=c99 -Wall -Wextra -Werror -pedantic"
+            x = np.random.default_rng(7).uniform(-1, 1, (1, 784)).astype(np.float32)
+            np.save(os.path.join(tmp, "x.npy"), x)
+            outs = []
+            for d in (a, s):
+                p = subprocess.run(["make", "-s", "-C", d, flags, "emu"], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                p = subprocess.run([os.path.join(d, "mlp_main_emu"), os.path.join(d, "out"), os.path.join(tmp, "x.npy")],
+                                   capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                outs.append(np.load(os.path.join(d, "out", "output_0.npy")))
+            np.testing.assert_array_equal(outs[0], outs[1])
+
+    def test_cuda_jit_reports_nvrtc_errors(self):
+        """A compile NVRTC rejects at NAME_init (the emulated NVRTC fails under GC_EMU_NVRTC_FAIL): its log on
+        stderr, NAME_init returns -1."""
+        with tempfile.TemporaryDirectory() as tmp:
+            a = os.path.join(tmp, "a")
+            graphc("compile", self.MLP, "-o", a, "--target=cuda", "--cuda-jit", "--emit-main")
+            p = subprocess.run(["make", "-s", "-C", a, "emu"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            np.save(os.path.join(tmp, "x.npy"), np.zeros((1, 784), np.float32))
+            p = subprocess.run([os.path.join(a, "mlp_main_emu"), os.path.join(tmp, "out"), os.path.join(tmp, "x.npy")],
+                               capture_output=True, text=True, env=dict(os.environ, GC_EMU_NVRTC_FAIL="1"))
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr, "mlp_kernels.cu: NVRTC cannot compile the kernels (sm_90, NVRTC_ERROR_COMPILATION):\n"
+                                       "mlp_kernels.cu(1): error: GC_EMU_NVRTC_FAIL is set\n"
+                                       "mlp_main: mlp_init: cannot set up the model on the GPU\n")
+
+    def test_cuda_jit_needs_the_cuda_target(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            p = graphc("compile", self.MLP, "-o", out, "--cuda-jit", check=False)
+            self.assertEqual((p.returncode, p.stderr),
+                             (1, "graphc: error: compile: --cuda-jit needs --target=cuda (the target is 'c')\n"))
+            self.assertFalse(os.path.exists(out))
+
+    def test_cuda_graph_replays_and_recaptures(self):
+        """NAME_run replays the graph captured at NAME_init; other device buffers are captured anew (the graph
+        updated) and each run computes from its own inputs: checked on the emulation, whose capture records
+        and runs nothing, with and without --cuda-jit."""
+        # one translation unit: the emulation's device memory is the state of the gc_cuda_emu.h included
+        drv = r'''
+#include MLP_SOURCE
+#include <stdio.h>
+#include <string.h>
+int main(void)
+{
+    static float x[3][784], y[3][10], z[10];
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 784; i++) x[k][i] = (float)((i * (k + 3)) % 17) / 17.0f - 0.5f;
+    mlp_Model *m;
+    if (mlp_init(&m, NULL)) return 1;
+    for (int k = 0; k < 3; k++) {
+        const void *in[1] = {x[k]};
+        void *out[1] = {y[k]};
+        if (mlp_run_host(m, in, out)) return 2;
+    }
+    if (!memcmp(y[0], y[1], sizeof y[0])) return 3; /* a replay that computed nothing new */
+    void *dx[2], *dy[2];
+    for (int b = 0; b < 2; b++)
+        if (cudaMalloc(&dx[b], sizeof x[0]) || cudaMalloc(&dy[b], sizeof y[0])) return 4;
+    for (int r = 0; r < 4; r++) { /* alternate buffers: a capture and a graph update each time */
+        const int b = r & 1, k = r % 3;
+        if (cudaMemcpy(dx[b], x[k], sizeof x[k], cudaMemcpyHostToDevice)) return 5;
+        const void *in[1] = {dx[b]};
+        void *out[1] = {dy[b]};
+        if (mlp_run(m, in, out) || cudaStreamSynchronize(NULL)) return 6;
+        if (cudaMemcpy(z, dy[b], sizeof z, cudaMemcpyDeviceToHost) || memcmp(z, y[k], sizeof z)) return 7;
+    }
+    mlp_free(m);
+    puts("ok");
+    return 0;
+}
+'''
+        with tempfile.TemporaryDirectory() as tmp:
+            for jit in ([], ["--cuda-jit"]):
+                d = os.path.join(tmp, "jit" if jit else "static")
+                graphc("compile", self.MLP, "-o", d, "--target=cuda", "--weights=c-array", *jit)
+                with open(os.path.join(d, "drv.c"), "w") as f:
+                    f.write(drv)
+                src = '-DMLP_SOURCE="mlp.c"' if jit else '-DMLP_SOURCE="mlp.cu"'
+                p = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-DGC_CUDA_EMULATE", src, "-I", d,
+                                    "-o", os.path.join(d, "drv"), os.path.join(d, "drv.c"),
+                                    os.path.join(d, "mlp_weights.c"), "-lm"],
+                                   capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                p = subprocess.run([os.path.join(d, "drv")], capture_output=True, text=True)
+                self.assertEqual((p.returncode, p.stdout), (0, "ok\n"), p.stderr)
+
     def test_cuda_refuses_an_op_it_lacks(self):
         """A node the CUDA backend has no kernel for (an op's dtype or attributes): one line naming node, op
         and backend; no folder."""

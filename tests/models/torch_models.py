@@ -24,7 +24,9 @@ One line per model (PASS/FAIL, the max abs diff or the failure reason, the
 time of each step), then "N passed, M failed"; the exit status is non-zero
 when any model fails. --target cuda compiles with --target=cuda and runs the generated CUDA on graphc's CPU emulation
 (make emu); a model whose graph the CUDA backend refuses prints REFUSED and counts apart
-(--max-refused N fails the run when more are refused).
+(--max-refused N fails the run when more are refused). --cuda-jit compiles with --cuda-jit, and --nvrtc TOOL then
+also compiles each model's kernels with NVRTC (tools/nvrtc_check) and builds its host code against the CUDA headers
+and libraries.
 
 The default set (MLP, LeNet, ResNet-18, MobileNetV2, a
 2-layer TransformerEncoder, a Conv/ConvTranspose/Linear + BatchNorm stack exported with its
@@ -226,7 +228,7 @@ def check(args, folder, expected, times, blas, atol):
     cdir = folder / "c"
     shutil.rmtree(cdir, ignore_errors=True)
     t = time.time()
-    target = [] if args.target == "c" else [f"--target={args.target}"]
+    target = [] if args.target == "c" else [f"--target={args.target}"] + (["--cuda-jit"] if args.cuda_jit else [])
     p = run([args.graphc, "compile", str(folder / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m",
              f"-O{args.opt}"] + target)
     times["compile"] = time.time() - t
@@ -248,6 +250,13 @@ def check(args, folder, expected, times, blas, atol):
     times["build"] = time.time() - t
     if p.returncode != 0:
         return f"build failed (exit {p.returncode}): {one_line(p.stderr)}"
+    if args.nvrtc:  # the kernels through the real NVRTC, the host code built and linked against CUDA
+        p = run([args.nvrtc, "--arch=sm_90", "m_kernels.cu"], cwd=cdir)
+        if p.returncode != 0:
+            return f"NVRTC failed (exit {p.returncode}): {one_line(p.stderr)}"
+        p = run(["make", "-s", "m_main", "CFLAGS=-O1 -std=c99 -Wall -Wextra -Werror -pedantic"], cwd=cdir)
+        if p.returncode != 0:
+            return f"the --cuda-jit host build failed (exit {p.returncode}): {one_line(p.stderr)}"
     out = folder / "out"
     shutil.rmtree(out, ignore_errors=True)
     t = time.time()
@@ -291,13 +300,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graphc", default=str(ROOT / "build" / "graphc"), help="path of the graphc binary")
     ap.add_argument("--work", help="scratch folder (default: a temporary one, removed afterwards)")
-    ap.add_argument("--filter", help="only models whose name (e.g. resnet18_op17) contains this substring")
+    ap.add_argument("--filter", help="only models whose name (e.g. resnet18_op17) contains this substring (or one of "
+                                     "these, comma-separated)")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 1, help="models compiled/built/run in parallel")
     ap.add_argument("--extra", action="store_true", help="also the slow models (AlexNet, VGG-11, ResNet-50, ...)")
     ap.add_argument("--blas", choices=("mixed", "auto", "0", "1"), default="mixed",
                     help="OpenBLAS for every model (1; auto: when found), none (0), or (mixed, the default) the "
                          "portable kernels for opset 13 and OpenBLAS when found for opset 17")
     ap.add_argument("--keep", action="store_true", help="keep the work folders of passing models")
+    ap.add_argument("--cuda-jit", action="store_true",
+                    help="with --target cuda: compile with --cuda-jit (kernels by NVRTC at init; emulated in make emu)")
+    ap.add_argument("--nvrtc", metavar="TOOL",
+                    help="with --cuda-jit: also compile each model's kernels with TOOL (tools/nvrtc_check, NVRTC "
+                         "for sm_90) and build its host code against CUDA; empty: skip the run (exit 77)")
     ap.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
     ap.add_argument("--opt", choices=("0", "2"), default="2", help="compile at -O0 or -O2 (default 2)")
     ap.add_argument("--target", choices=("c", "cuda"), default="c",
@@ -312,6 +327,12 @@ def main():
     if args.export_only and not args.work:
         sys.exit("--export-only needs --work")
     args.graphc = os.path.abspath(args.graphc)
+    if args.nvrtc is not None:
+        if not args.nvrtc or not os.access(args.nvrtc, os.X_OK):
+            print("SKIPPED: no nvrtc_check (the CUDA toolkit's NVRTC was not found when graphc was configured); "
+                  "the models' kernels were not compiled with NVRTC")
+            return 77
+        args.nvrtc = os.path.abspath(args.nvrtc)
     if not os.access(args.graphc, os.X_OK):
         sys.exit(f"graphc binary not found: {args.graphc} (pass --graphc PATH)")
     try:
@@ -329,7 +350,7 @@ def main():
     cases = [(f"{name}_op{opset}", make, opset, ATOL_FOR.get(name, ATOL))
              for name, make in models.items() for opset in OPSETS]
     if args.filter:
-        cases = [c for c in cases if args.filter in c[0]]
+        cases = [c for c in cases if any(f in c[0] for f in args.filter.split(","))]
     if not cases:
         sys.exit("no model matches the filter")
     t0 = time.time()
