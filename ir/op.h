@@ -207,6 +207,8 @@ void ir_value_gather(Graph *g, Node *n);
 void ir_value_copy(Graph *g, Node *n);
 void ir_value_concat(Graph *g, Node *n);
 void ir_value_arith(Graph *g, Node *n);
+/* ReduceMin / ReduceMax over a shape value: SYM_MIN / SYM_MAX terms. */
+void ir_value_reduce_min_max(Graph *g, Node *n);
 
 /* Whether input i of n is present (not absent optional, not past n_in). */
 int ir_has_input(const Node *n, int i);

@@ -14,7 +14,8 @@
  *  - Split: the sizes must be >= 0 and sum to the axis, then one box copy
  *    per output at the running offset;
  *  - TopK: K is the extent; the selection loop is emit_index.c's with K read
- *    from the shape table;
+ *    from the shape table, and with X's runtime extents (a runtime axis:
+ *    K must not exceed its actual extent) when X has runtime dims;
  *  - ReduceSum: the axes become a mask, and the kernel walks each output
  *    element's reduced box through runtime tables of kept and reduced
  *    extents and strides (innermost first), with the compensated sums of
@@ -231,18 +232,28 @@ int cgen_emit_topk_dyn(Cgen *c, const Node *n, Diag *d)
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
     int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank);
-    int64_t outer = emit_dims_prod(xs, 0, ax), len = xs->dims[ax], inner = emit_dims_prod(xs, ax + 1, xs->rank);
+    int64_t len_max = xs->dims[ax];
     int largest = n->attrs[TOPK_LARGEST].i != 0;
-    char bk[EMIT_EXPR_CAP], e[EMIT_EXPR_CAP + 32], k[64];
-    snprintf(e, sizeof e, "(int64_t)%s[0]", emit_ptr_name(c, n->in[1], bk));
+    /* extents: literals, or runtime dims of X (topk_infer_sym) from the shape table */
+    CgenProd po = cgen_dims_prod(xs, 0, ax), pi = cgen_dims_prod(xs, ax + 1, xs->rank);
+    char outer[160], len[160], inner[160], bk[EMIT_EXPR_CAP], kv[EMIT_EXPR_CAP + 32], e[2 * sizeof kv + 200], k[64];
+    cgen_prod_str(&po, outer, sizeof outer);
+    cgen_dim_str(xs, ax, len, sizeof len);
+    cgen_prod_str(&pi, inner, sizeof inner);
+    if (!cgen_operand_at_run_time(n, 1)) snprintf(kv, sizeof kv, "INT64_C(%lld)", (long long)y->shape.dims[ax]);
+    else snprintf(kv, sizeof kv, "(int64_t)%s[0]", emit_ptr_name(c, n->in[1], bk));
+    /* K beyond the actual extent of a runtime axis: -1, which the check refuses */
+    if (xs->sym[ax]) snprintf(e, sizeof e, "(%s <= %s ? %s : -1)", kv, len, kv);
+    else snprintf(e, sizeof e, "%s", kv);
     cgen_set_dim(c, y, ax, e);
     cgen_dim_str(&y->shape, ax, k, sizeof k);
-    if (n->n_out > 1 && n->out[1]) cgen_set_dim(c, n->out[1], ax, k);
+    /* Indices has its own data-dependent dim when Values has one */
+    if (n->n_out > 1 && n->out[1] && cgen_own_dim(cgen_graph(c), n->out[1], ax)) cgen_set_dim(c, n->out[1], ax, k);
     if (ir_numel(&y->shape) == 0) {
         w_line(w, "/* empty output */");
         return 0;
     }
-    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], idx[400];
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], idx[800];
     char ky[64], ord[64], o[64], i[64], t[64];
     snprintf(ky, sizeof ky, "%s", cgen_tmp(c, "ky"));
     snprintf(ord, sizeof ord, "%s", cgen_tmp(c, "ord"));
@@ -256,24 +267,23 @@ int cgen_emit_topk_dyn(Cgen *c, const Node *n, Diag *d)
     w_line(w, "{");
     w->indent++;
     w_line(w, "double *%s = (double *)(void *)%s;", ky, ws);
-    w_line(w, "int64_t *%s = (int64_t *)(void *)(%s + %lld);", ord, ws, (long long)(len * 8));
+    w_line(w, "int64_t *%s = (int64_t *)(void *)(%s + %lld);", ord, ws, (long long)(len_max * 8));
     w_line(w, "int64_t %s, %s, %s;", o, i, t);
-    w_line(w, "for (%s = 0; %s < %lld; %s++)", o, o, (long long)outer, o);
+    w_line(w, "for (%s = 0; %s < %s; %s++)", o, o, outer, o);
     w->indent++;
-    w_line(w, "for (%s = 0; %s < %lld; %s++) {", i, i, (long long)inner, i);
+    w_line(w, "for (%s = 0; %s < %s; %s++) {", i, i, inner, i);
     w->indent++;
-    snprintf(idx, sizeof idx, "(%s * %lld + %s) * %lld + %s", o, (long long)len, t, (long long)inner, i);
-    w_printf(w, "for (%s = 0; %s < %lld; %s++) %s[%s] = (double)", t, t, (long long)len, t, ky, t);
+    snprintf(idx, sizeof idx, "(%s * %s + %s) * %s + %s", o, len, t, inner, i);
+    w_printf(w, "for (%s = 0; %s < %s; %s++) %s[%s] = (double)", t, t, len, t, ky, t);
     cgen_load(w, x->dtype, bx, idx);
     w_printf(w, ";\n");
-    w_line(w, "gcrt_topk_order(%s, %s, %lld, %s, %d);", ky, ord, (long long)len, k, largest);
+    w_line(w, "gcrt_topk_order(%s, %s, %s, %s, %d);", ky, ord, len, k, largest);
     w_line(w, "for (%s = 0; %s < %s; %s++) {", t, t, k, t);
     w->indent++;
-    w_line(w, "%s[(%s * %s + %s) * %lld + %s] = %s[(%s * %lld + %s[%s]) * %lld + %s];", by, o, k, t, (long long)inner, i, bx, o,
-           (long long)len, ord, t, (long long)inner, i);
+    w_line(w, "%s[(%s * %s + %s) * %s + %s] = %s[(%s * %s + %s[%s]) * %s + %s];", by, o, k, t, inner, i, bx, o, len, ord, t,
+           inner, i);
     if (n->n_out > 1 && n->out[1])
-        w_line(w, "%s[(%s * %s + %s) * %lld + %s] = %s[%s];", emit_ptr_name(c, n->out[1], bi), o, k, t, (long long)inner, i, ord,
-               t);
+        w_line(w, "%s[(%s * %s + %s) * %s + %s] = %s[%s];", emit_ptr_name(c, n->out[1], bi), o, k, t, inner, i, ord, t);
     w->indent--;
     w_line(w, "}");
     w->indent--;

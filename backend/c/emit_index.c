@@ -18,6 +18,7 @@
 #include "cgen.h"
 #include "emit_common.h"
 #include "emit_dynshape.h"
+#include "emit_dynindex.h"
 #include "../cfamily/cfam_eval.h"
 #include "../../ir/ops/index_attrs.h"
 #include "emit_dynfill.h"
@@ -232,7 +233,7 @@ static void nd_loop_close(Writer *w)
 
 static int emit_gather_nd(Cgen *c, const Node *n, Diag *d)
 {
-    (void)d;
+    if (cgen_node_has_sym(n)) return cgen_emit_gather_nd_dyn(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
@@ -540,7 +541,7 @@ static int emit_argmin(Cgen *c, const Node *n, Diag *d)
 
 static int emit_topk(Cgen *c, const Node *n, Diag *d)
 {
-    if (cgen_operand_at_run_time(n, 1)) return cgen_emit_topk_dyn(c, n, d);
+    if (cgen_operand_at_run_time(n, 1) || cgen_node_has_sym(n)) return cgen_emit_topk_dyn(c, n, d);
     if (emit_empty_out(c, n)) return 0;
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
@@ -592,7 +593,7 @@ const CgenEntry cgen_index_entries[] = {
     {OP_GatherElements, emit_gather_elements, CGEN_RT_index, NULL, 0},
     {OP_ScatterElements, emit_scatter_elements, CGEN_RT_index, NULL, 0},
     {OP_ScatterND, emit_scatter_nd, CGEN_RT_index, NULL, 0},
-    {OP_GatherND, emit_gather_nd, CGEN_RT_index, NULL, 0},
+    {OP_GatherND, emit_gather_nd, CGEN_RT_index, NULL, 1},
     {OP_Trilu, emit_trilu, CGEN_RT_index, NULL, 0},
     {OP_Range, emit_range, 0, NULL, 1},
     {OP_Tile, emit_tile, CGEN_RT_index, NULL, 1},

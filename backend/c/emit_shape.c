@@ -448,10 +448,10 @@ static int emit_gather(Cgen *c, const Node *n, Diag *d)
     /* sizes as products of dims: literals, or with runtime dims (gather_infer_sym) read from the shape table */
     CgenProd outer = cgen_dims_prod(xs, 0, ax), inner = cgen_dims_prod(xs, ax + 1, xs->rank);
     CgenProd ni = cgen_dims_prod(&ind->shape, 0, ind->shape.rank);
-    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], so[160], sn[160], sc[160];
-    w_line(w, "gcrt_gather_%s(%s, %s, %zu, %s, %lld, %s, %s, %s);", ind->dtype == DT_I32 ? "i32" : "i64",
+    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], so[160], sa[160], sn[160], sc[160];
+    w_line(w, "gcrt_gather_%s(%s, %s, %zu, %s, %s, %s, %s, %s);", ind->dtype == DT_I32 ? "i32" : "i64",
            emit_ptr_name(c, y, by), emit_ptr_name(c, x, bx), ir_dtype_size(x->dtype), cgen_prod_str(&outer, so, sizeof so),
-           (long long)xs->dims[ax], cgen_prod_str(&inner, sn, sizeof sn), emit_ptr_name(c, ind, bi),
+           cgen_dim_str(xs, ax, sa, sizeof sa), cgen_prod_str(&inner, sn, sizeof sn), emit_ptr_name(c, ind, bi),
            cgen_prod_str(&ni, sc, sizeof sc));
     return 0;
 }

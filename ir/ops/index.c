@@ -519,10 +519,34 @@ static int gnd_grad(GradCtx *gc)
     return gb_done(gc);
 }
 
+/* Runtime shapes: the leading dims of indices (a NonZero's count) and the
+ * data dims past the addressed ones carry into the output. The addressed
+ * dims of data may be runtime (the kernel checks each index against the
+ * actual extent); the tuple length (last dim of indices) must be static and
+ * each batch dim the same on both sides. */
+static int gnd_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
+    Shape *ys = &n->out[0]->shape;
+    int b = (int)n->attrs[GATHER_ND_BATCH_DIMS].i, q = is->rank, r = xs->rank;
+    char b1[SHP_BUF];
+    if (is->sym[q - 1])
+        return diag_node_error(d, n, "the last dim of input 'indices' %s (the index tuple length) must be static",
+                               ir_shape_str_g(g, is, b1, sizeof b1));
+    for (int k = 0; k < b; k++)
+        if (is->sym[k] != xs->sym[k])
+            return diag_node_error(d, n, "batch dim %d of inputs 'data' and 'indices' must be the same at run time", k);
+    int m = (int)is->dims[q - 1], j = 0;
+    for (int k = 0; k < q - 1; k++) ys->sym[j++] = is->sym[k];
+    for (int k = b + m; k < r; k++) ys->sym[j++] = xs->sym[k];
+    return 0;
+}
+
 const OpDesc op_GatherND = {
     .name = "GatherND", .min_in = 2, .max_in = 2, .in_names = ge_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    OP_ATTRS(gnd_attrs), .infer = gnd_infer, .eval = gnd_eval, .gradient = gnd_grad, .backward_reads = idx_bw_reads,
+    OP_ATTRS(gnd_attrs), .infer = gnd_infer, .infer_sym = gnd_infer_sym, .eval = gnd_eval, .gradient = gnd_grad,
+    .backward_reads = idx_bw_reads,
 };
 
 static int snd_infer(Node *n, Diag *d)
@@ -1136,11 +1160,43 @@ static int topk_grad(GradCtx *gc)
 
 static int topk_bw_reads(const Node *n, int is_output, int i) { (void)n; return is_output && i == 1; }
 
+/* Runtime shapes: X's runtime dims carry into the outputs. Along the axis
+ * the output has K's extent: a constant, or when K is a shape value (the
+ * detectors' min(300, Shape(scores)[0]), ir/ops/shape_values.c) its term,
+ * else the data-dependent dim `infer` asked for, bounded by the axis. The
+ * kernel checks K against the actual extent of the axis (NAME_ERR_SHAPE). */
+static int topk_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank);
+    IrSymTerm t = {0, 0};
+    int runtime = n->in[1]->kind != VK_CONST, term = runtime && ir_value_terms(n->in[1], &t, 1) == 1;
+    if (term && !t.sym && (t.c < 0 || t.c > xs->dims[ax]))
+        return diag_node_error(d, n, "input 'K' = %lld is out of range [0, %lld] for axis %d", (long long)t.c,
+                               (long long)xs->dims[ax], ax);
+    for (int i = 0; i < n->n_out; i++) {
+        Shape *ys = &n->out[i]->shape;
+        for (int k = 0; k < xs->rank; k++)
+            if (k != ax) ys->sym[k] = xs->sym[k];
+        if (!runtime) ys->sym[ax] = 0; /* the constant K */
+        if (!term) continue;
+        if (!t.sym) {
+            ys->sym[ax] = IR_SYM_STATIC;
+            ys->dims[ax] = t.c;
+        } else if (ir_sym(g, t.sym)->hi <= xs->dims[ax]) {
+            /* a term that can exceed the axis' bound stays a fresh dim */
+            ys->sym[ax] = t.sym;
+            ys->dims[ax] = ir_sym(g, t.sym)->hi;
+        }
+    }
+    return 0;
+}
+
 const OpDesc op_TopK = {
     .name = "TopK", .min_in = 2, .max_in = 2, .in_names = topk_in,
     .min_out = 1, .max_out = 2, .out_names = topk_out,
     OP_ATTRS(topk_attrs), .infer = topk_infer, .eval = topk_eval,
-    .gradient = topk_grad, .backward_reads = topk_bw_reads,
+    .gradient = topk_grad, .backward_reads = topk_bw_reads, .infer_sym = topk_infer_sym,
     .shape_inputs = 1u << 1,
 };
 

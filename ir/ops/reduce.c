@@ -333,11 +333,13 @@ const OpDesc op_ReduceMax = {
     .name = "ReduceMax", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
     OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
+    .infer_value = ir_value_reduce_min_max,
 };
 const OpDesc op_ReduceMin = {
     .name = "ReduceMin", .min_in = 1, .max_in = 1, .in_names = red_in,
     .min_out = 1, .max_out = 1, .out_names = red_out,
     OP_ATTRS(red_attrs), .infer = reduce_infer, .eval = reduce_eval, .gradient = reduce_grad, .backward_reads = reduce_bw_reads,
+    .infer_value = ir_value_reduce_min_max,
 };
 
 #define RED_DESC(NAME)                                                                   \

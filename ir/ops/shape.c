@@ -992,17 +992,17 @@ static int gather_grad(GradCtx *gc)
 static int gather_bw_reads(const Node *n, int is_output, int i) { (void)n; return !is_output && i == 1; }
 
 /* Runtime shapes: runtime dims of the indices (an embedding lookup of a
- * runtime sequence) and of data off the axis carry into the output; the
- * gathered axis of data must be static (indices are checked against it). */
+ * runtime sequence) and of data off the axis carry into the output. The
+ * gathered axis may be runtime too (the detectors gather the TopK of a
+ * NonZero's selection): the kernel wraps and checks each index against its
+ * actual extent. */
 static int gather_infer_sym(Graph *g, Node *n, Diag *d)
 {
+    (void)g;
+    (void)d;
     const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
     Shape *ys = &n->out[0]->shape;
     int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, xs->rank);
-    char b[160];
-    if (xs->sym[ax])
-        return diag_node_error(d, n, "gathers along runtime dim %s of input 'data' %s; runtime shapes need a static axis",
-                               ir_sym(g, xs->sym[ax])->name, ir_shape_str_g(g, xs, b, sizeof b));
     int j = 0;
     for (int k = 0; k < ax; k++) ys->sym[j++] = xs->sym[k];
     for (int k = 0; k < is->rank; k++) ys->sym[j++] = is->sym[k];

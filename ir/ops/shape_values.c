@@ -15,6 +15,7 @@
  */
 #include "../op.h"
 #include "shape_attrs.h"
+#include "reduce_attrs.h"
 #include "geometry.h"
 
 #include <string.h>
@@ -116,4 +117,26 @@ void ir_value_arith(Graph *g, Node *n)
         }
     }
     set_terms(g, n->out[0], t, nt);
+}
+
+/* ReduceMin, ReduceMax of a shape value over its one axis: a min(300, N)
+ * (the detectors' TopK count) as the derived symbol SYM_MIN (SYM_MAX). */
+void ir_value_reduce_min_max(Graph *g, Node *n)
+{
+    IrSymTerm x[MAX_TERMS];
+    int nx = ir_value_terms(n->in[0], x, MAX_TERMS);
+    const AttrVal *ax = &n->attrs[REDUCE_AXES];
+    if (nx < 1 || n->in[0]->kind == VK_CONST || n->in[0]->shape.rank != 1) return;
+    for (int i = 0; i < ax->n; i++)
+        if (ax->ints[i] != 0 && ax->ints[i] != -1) return;
+    int is_min = n->op == OP_ReduceMin;
+    IrSymKind kind = is_min ? SYM_MIN : SYM_MAX;
+    IrSymTerm t = x[0];
+    for (int i = 1; i < nx; i++) {
+        IrSymTerm y = x[i];
+        if (!t.sym && !y.sym) t.c = is_min ? (y.c < t.c ? y.c : t.c) : (y.c > t.c ? y.c : t.c);
+        else if ((!t.sym && t.c < 0) || (!y.sym && y.c < 0)) return; /* derived symbols are kept for non-negative extents */
+        else t = (IrSymTerm){ir_sym_derive(g, kind, t, y), 0};
+    }
+    set_terms(g, n->out[0], &t, 1);
 }
