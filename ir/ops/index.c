@@ -259,10 +259,27 @@ static int cos_eval(const Node *n, const double *const *in, double *const *out, 
     return 0;
 }
 
+/* Runtime shapes: a shape value (Shape of a runtime-shaped tensor, ...,
+ * ir/ops/shape_values.c) gives each output dim its term, so the output
+ * has that tensor's runtime dims instead of fresh ones --max-dim bounds. */
+static int cos_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    IrSymTerm t[IR_MAX_RANK];
+    Shape *ys = &n->out[0]->shape;
+    if (n->in[0]->kind == VK_CONST || ir_value_terms(n->in[0], t, IR_MAX_RANK) != ys->rank) return 0;
+    for (int k = 0; k < ys->rank; k++) {
+        if (!t[k].sym && t[k].c < 0)
+            return diag_node_error(d, n, "input 'input' value %lld at index %d is negative", (long long)t[k].c, k);
+        ys->sym[k] = t[k].sym ? t[k].sym : IR_SYM_STATIC;
+        ys->dims[k] = t[k].sym ? ir_sym(g, t[k].sym)->hi : t[k].c;
+    }
+    return 0;
+}
+
 const OpDesc op_ConstantOfShape = {
     .name = "ConstantOfShape", .min_in = 1, .max_in = 1, .in_names = cos_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    OP_ATTRS(cos_attrs), .infer = cos_infer, .eval = cos_eval,
+    OP_ATTRS(cos_attrs), .infer = cos_infer, .infer_sym = cos_infer_sym, .eval = cos_eval,
     .shape_inputs = 1u << 0,
 };
 

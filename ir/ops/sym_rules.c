@@ -40,7 +40,9 @@ static int has_sym_input(const Node *n)
 
 /* The output dims `infer` marked IR_SYM_NEW (data-dependent) become
  * symbols of n, bounded by their dims (or the graph's max_dim); fresh[i]
- * gets a bit per such dim of output i, and the marks are cleared. */
+ * gets a bit per such dim of output i, and the marks are cleared. Without
+ * max_dim an unbounded one keeps its negative dim for the rule to resolve
+ * from a shape value (unbounded_error refuses it otherwise). */
 static int take_fresh(Graph *g, Node *n, uint32_t *fresh, uint32_t *unbounded, int64_t *factor, Diag *d)
 {
     for (int i = 0; i < n->n_out; i++) {
@@ -53,14 +55,26 @@ static int take_fresh(Graph *g, Node *n, uint32_t *fresh, uint32_t *unbounded, i
             fresh[i] |= 1u << k;
             if (s->dims[k] >= 0) continue;
             unbounded[i] |= 1u << k;
-            if (g->max_dim <= 0)
-                return diag_node_error(d, n, "dim %d of output '%s' is known only at run time and nothing in the model bounds it; "
-                                       "compile with --max-dim=N (its largest extent)", k, n->out[i]->name);
+            if (g->max_dim <= 0) continue;
             int64_t f = -s->dims[k];
             if (ir_mul_ok(f, g->max_dim, &s->dims[k]) || ir_mul_ok(factor[i], f, &factor[i]))
                 return diag_node_error(d, n, "dim %d of output '%s' overflows int64 at --max-dim=%lld", k, n->out[i]->name,
                                        (long long)g->max_dim);
         }
+    }
+    return 0;
+}
+
+/* An unbounded fresh dim that the rule did not resolve, without max_dim. */
+static int unbounded_error(const Graph *g, Node *n, const uint32_t *unbounded, Diag *d)
+{
+    if (g->max_dim > 0) return 0;
+    for (int i = 0; i < n->n_out; i++) {
+        const Shape *s = &n->out[i]->shape;
+        for (int k = 0; k < s->rank; k++)
+            if ((unbounded[i] >> k & 1) && !s->sym[k] && s->dims[k] < 0)
+                return diag_node_error(d, n, "dim %d of output '%s' is known only at run time and nothing in the model bounds it; "
+                                       "compile with --max-dim=N (its largest extent)", k, n->out[i]->name);
     }
     return 0;
 }
@@ -89,6 +103,7 @@ int ir_infer_node(Graph *g, Node *n, Diag *d)
             rc = rule(g, n, d);
         }
     }
+    if (!rc) rc = unbounded_error(g, n, unbounded, d);
     for (int i = 0; i < n->n_out && !rc; i++) {
         Shape *s = &n->out[i]->shape;
         int32_t lead = 0;
