@@ -289,6 +289,10 @@ static int same_node(const Node *a, const Node *b)
     const OpDesc *od = ir_op(a->op);
     for (int k = 0; k < od->n_attrs; k++)
         if (!rw_attr_eq(od->attrs[k].kind, &a->attrs[k], &b->attrs[k])) return 0;
+    /* two NonZero of one mask have the same count but each its own
+     * data-dependent symbol, which their readers' shapes name */
+    for (int j = 0; j < a->n_out; j++)
+        if (!ir_shape_eq(&a->out[j]->shape, &b->out[j]->shape)) return 0;
     return 1;
 }
 
