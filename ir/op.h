@@ -195,9 +195,12 @@ int ir_sym_view(Graph *g, Node *n, Diag *d);
 int ir_sym_transpose(Graph *g, Node *n, Diag *d);
 int ir_sym_concat(Graph *g, Node *n, Diag *d);
 int ir_sym_batch(Graph *g, Node *n, Diag *d);
+/* Expand by a shape value (its terms) or a constant shape. */
+int ir_sym_expand(Graph *g, Node *n, Diag *d);
 
 /* Shape values (ir/ops/shape_values.c): the terms of integer scalar or
- * list v, a constant's values or its shape value, into t (room for max);
+ * list v (or a bool one: a decided comparison of shape values), a
+ * constant's values or its shape value, into t (room for max);
  * the count, or -1 when v is neither or longer. */
 int ir_value_terms(const Value *v, IrSymTerm *t, int max);
 /* The infer_value facets: Shape; Gather at constant indices; ops that keep
@@ -209,6 +212,11 @@ void ir_value_concat(Graph *g, Node *n);
 void ir_value_arith(Graph *g, Node *n);
 /* ReduceMin / ReduceMax over a shape value: SYM_MIN / SYM_MAX terms. */
 void ir_value_reduce_min_max(Graph *g, Node *n);
+/* Equal of shape values where every comparison is decided (bool terms
+ * 0 / 1), and Where choosing between shape values by such a condition:
+ * PyTorch's expand(-1, ...) computes Where(shape == -1, 1, shape). */
+void ir_value_equal(Graph *g, Node *n);
+void ir_value_where(Graph *g, Node *n);
 
 /* Whether input i of n is present (not absent optional, not past n_in). */
 int ir_has_input(const Node *n, int i);

@@ -724,8 +724,9 @@ const OpDesc op_Max = {EW_COMMON(Max), .min_in = 1, .max_in = -1, .in_names = ew
                        .out_names = names_max, .infer = infer_arith};
 const OpDesc op_Min = {EW_COMMON(Min), .min_in = 1, .max_in = -1, .in_names = ew_names_data,
                        .out_names = names_min, .infer = infer_arith};
-BINARY(Equal, infer_equal, ew_names_AB, ew_names_C);
+const OpDesc op_Equal = {EW_COMMON(Equal), .min_in = 2, .max_in = 2, .in_names = ew_names_AB,
+                         .out_names = ew_names_C, .infer = infer_equal, .infer_value = ir_value_equal};
 BINARY(Less, infer_compare, ew_names_AB, ew_names_C);
 BINARY(Greater, infer_compare, ew_names_AB, ew_names_C);
 const OpDesc op_Where = {EW_COMMON(Where), .min_in = 3, .max_in = 3, .in_names = names_where,
-                         .out_names = ew_names_output, .infer = infer_where};
+                         .out_names = ew_names_output, .infer = infer_where, .infer_value = ir_value_where};

@@ -1357,7 +1357,7 @@ static int expand_grad(GradCtx *gc)
 const OpDesc op_Expand = {
     .name = "Expand", .min_in = 2, .max_in = 2, .in_names = expand_in,
     .min_out = 1, .max_out = 1, .out_names = out_expanded,
-    .infer = expand_infer, .eval = expand_eval, .gradient = expand_grad, .backward_reads = ir_bw_none,
+    .infer = expand_infer, .infer_sym = ir_sym_expand, .eval = expand_eval, .gradient = expand_grad, .backward_reads = ir_bw_none,
     .shape_inputs = 1u << 1,
 };
 

@@ -24,7 +24,7 @@
 
 int ir_value_terms(const Value *v, IrSymTerm *t, int max)
 {
-    if (!v || !ir_dtype_is_int(v->dtype) || v->shape.rank > 1) return -1;
+    if (!v || (!ir_dtype_is_int(v->dtype) && v->dtype != DT_BOOL) || v->shape.rank > 1) return -1;
     if (v->kind == VK_CONST) {
         int64_t c[MAX_TERMS];
         int n = ir_const_ints(v, c, max < MAX_TERMS ? max : MAX_TERMS);
@@ -139,4 +139,47 @@ void ir_value_reduce_min_max(Graph *g, Node *n)
         else t = (IrSymTerm){ir_sym_derive(g, kind, t, y), 0};
     }
     set_terms(g, n->out[0], &t, 1);
+}
+
+/* Whether terms a and b are equal (1), differ (0) for every runtime value,
+ * or -1 when that depends on the values. A symbol is a non-negative
+ * extent, so it differs from a negative constant. */
+static int terms_equal(IrSymTerm a, IrSymTerm b)
+{
+    if (!a.sym && !b.sym) return a.c == b.c;
+    if (a.sym && b.sym) return a.sym == b.sym ? 1 : -1;
+    return (a.sym ? b.c : a.c) < 0 ? 0 : -1;
+}
+
+void ir_value_equal(Graph *g, Node *n)
+{
+    IrSymTerm a[MAX_TERMS], b[MAX_TERMS], t[MAX_TERMS];
+    int na = ir_value_terms(n->in[0], a, MAX_TERMS), nb = ir_value_terms(n->in[1], b, MAX_TERMS);
+    if (na < 0 || nb < 0 || (n->in[0]->kind == VK_CONST && n->in[1]->kind == VK_CONST)) return;
+    if (na != nb && na != 1 && nb != 1) return;
+    int nt = na > nb ? na : nb;
+    for (int i = 0; i < nt; i++) {
+        int e = terms_equal(a[na == 1 ? 0 : i], b[nb == 1 ? 0 : i]);
+        if (e < 0) return;
+        t[i] = (IrSymTerm){0, e};
+    }
+    set_terms(g, n->out[0], t, nt);
+}
+
+void ir_value_where(Graph *g, Node *n)
+{
+    IrSymTerm c[MAX_TERMS], a[MAX_TERMS], b[MAX_TERMS], t[MAX_TERMS];
+    int nc = ir_value_terms(n->in[0], c, MAX_TERMS), na = ir_value_terms(n->in[1], a, MAX_TERMS);
+    int nb = ir_value_terms(n->in[2], b, MAX_TERMS);
+    if (nc < 0 || na < 0 || nb < 0 || !ir_dtype_is_int(n->out[0]->dtype)) return;
+    if (n->in[1]->kind == VK_CONST && n->in[2]->kind == VK_CONST) return;
+    int nt = nc > na ? nc : na;
+    nt = nt > nb ? nt : nb;
+    if ((nc != nt && nc != 1) || (na != nt && na != 1) || (nb != nt && nb != 1)) return;
+    for (int i = 0; i < nt; i++) {
+        IrSymTerm ci = c[nc == 1 ? 0 : i];
+        if (ci.sym) return;
+        t[i] = ci.c ? a[na == 1 ? 0 : i] : b[nb == 1 ? 0 : i];
+    }
+    set_terms(g, n->out[0], t, nt);
 }

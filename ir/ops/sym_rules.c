@@ -379,3 +379,47 @@ int ir_sym_batch(Graph *g, Node *n, Diag *d)
     }
     return epilogue_syms(g, n, first, d);
 }
+
+/* Runtime shapes: output dim i broadcasts input dim j against shape term
+ * q. A runtime input dim meets the term 1 or its own symbol; a runtime
+ * term meets an input dim 1 (or none). What that does not decide (a
+ * runtime term against a static input dim, say) stays the data-dependent
+ * dim `infer` asked for, which the kernel sets and checks. */
+int ir_sym_expand(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    Shape *ys = &n->out[0]->shape;
+    IrSymTerm t[IR_MAX_RANK];
+    int R = ys->rank, r = xs->rank, is_const = n->in[1]->kind == VK_CONST;
+    int k = ir_value_terms(n->in[1], t, IR_MAX_RANK);
+    for (int i = 0; i < R; i++) {
+        int j = i - (R - r), q = i - (R - k);
+        int32_t xsym = j >= 0 ? xs->sym[j] : 0;
+        int64_t xd = j >= 0 ? xs->dims[j] : 1;
+        IrSymTerm tq = k >= 0 && q >= 0 ? t[q] : (IrSymTerm){0, 1};
+        if (is_const) {
+            /* `infer` broadcast the constant shape; a runtime input dim needs a 1 there */
+            if (xsym && tq.c != 1)
+                return diag_node_error(d, n, "input 'shape' expands runtime dim %s of input 'input' to %lld",
+                                       sym_name(g, xsym), (long long)tq.c);
+            ys->sym[i] = xsym;
+            continue;
+        }
+        if (k < 0) continue; /* no terms: every dim data-dependent */
+        if (!tq.sym && tq.c < 0)
+            return diag_node_error(d, n, "input 'shape' value %lld at index %d is negative", (long long)tq.c, q);
+        if (tq.sym ? tq.sym == xsym || (!xsym && xd == 1) : tq.c == 1) {
+            /* the term's symbol, or the input dim where the term is 1 */
+            int32_t s = tq.sym ? tq.sym : xsym;
+            ys->sym[i] = s ? s : IR_SYM_STATIC;
+            ys->dims[i] = s ? ir_sym(g, s)->hi : xd;
+        } else if (!tq.sym && !xsym) {
+            if (xd != 1 && xd != tq.c)
+                return diag_node_error(d, n, "input 'shape' value %lld at index %d does not broadcast against dim %d (%lld) of input 'input'",
+                                       (long long)tq.c, q, j, (long long)xd);
+            ys->sym[i] = IR_SYM_STATIC;
+            ys->dims[i] = tq.c;
+        }
+    }
+    return 0;
+}
