@@ -1,6 +1,7 @@
 /* emit_dynindex.c — C emitters of the index family for nodes with runtime
- * dims (symbolic or data-dependent extents, ir/ir.h): GatherND and
- * ScatterElements on tensors whose extents are known only at run time.
+ * dims (symbolic or data-dependent extents, ir/ir.h): GatherND,
+ * GatherElements and ScatterElements on tensors whose extents are known
+ * only at run time.
  *
  * The detectors (torchvision SSD, RetinaNet, Faster R-CNN) gather the
  * scores and boxes a NonZero selected, GatherND(data, Transpose(NonZero))
@@ -79,6 +80,75 @@ int cgen_emit_gather_nd_dyn(Cgen *c, const Node *n, Diag *d)
         w_line(w, "int64_t %s = %s;", src, o);
     w_line(w, "if (%s >= 0) memcpy(%s + %s * %s, %s + %s, (size_t)%s * %zu);", o, by, j, sl, bx, src, sl, ir_dtype_size(y->dtype));
     w_line(w, "else memset(%s + %s * %s, 0, (size_t)%s * %zu);", by, j, sl, sl, ir_dtype_size(y->dtype));
+    w->indent--;
+    w_line(w, "}");
+    w->indent--;
+    w_line(w, "}");
+    return 0;
+}
+
+void emit_scatter_reduce(Writer *w, DType t, int kind, const char *y, const char *yi, const char *u, const char *ui)
+{
+    static const char *const exprs[] = {"b", "a + b", "a * b", "(b > a ? b : a)", "(b < a ? b : a)"};
+    const char *ct = cgen_ctype(cgen_compute_type(t));
+    if (kind == 0) {
+        w_line(w, "%s[%s] = %s[%s];", y, yi, u, ui);
+        return;
+    }
+    w_line(w, "{");
+    w->indent++;
+    w_printf(w, "%s a = ", ct);
+    cgen_load(w, t, y, yi);
+    w_printf(w, ";\n");
+    w_printf(w, "%s b = ", ct);
+    cgen_load(w, t, u, ui);
+    w_printf(w, ";\n");
+    cgen_store(w, t, y, yi, exprs[kind]);
+    w->indent--;
+    w_line(w, "}");
+}
+
+int cgen_emit_elements_dyn(Cgen *c, const Node *n, Diag *d)
+{
+    static const char *const reductions[] = {"none", "add", "mul", "max", "min"};
+    Writer *w = cgen_w(c);
+    const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
+    int scatter = n->op == OP_ScatterElements, r = x->shape.rank, kind = 0;
+    int ax = ir_norm_axis(n->attrs[scatter ? SCATTER_ELEMENTS_AXIS : GATHER_ELEMENTS_AXIS].i, r);
+    if (scatter)
+        for (kind = 0; kind < 5 && strcmp(n->attrs[SCATTER_ELEMENTS_REDUCTION].s, reductions[kind]); kind++) {}
+    if (ax < 0 || kind >= 5) return diag_node_error(d, n, "invalid node (run shape inference first)");
+    if (ir_numel(&y->shape) == 0) {
+        w_line(w, "/* empty output */");
+        return 0;
+    }
+    CgenProd cnt = cgen_dims_prod(&ind->shape, 0, r), ny = cgen_dims_prod(&y->shape, 0, r);
+    char bx[EMIT_EXPR_CAP], bi[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bu[EMIT_EXPR_CAP], nid[64], ndd[64], j[64], o[64];
+    char s1[160], s2[160];
+    emit_ptr_name(c, x, bx);
+    emit_ptr_name(c, ind, bi);
+    emit_ptr_name(c, y, by);
+    snprintf(nid, sizeof nid, "%s", cgen_tmp(c, "idx_dims"));
+    snprintf(ndd, sizeof ndd, "%s", cgen_tmp(c, "data_dims"));
+    snprintf(j, sizeof j, "%s", cgen_tmp(c, "j"));
+    snprintf(o, sizeof o, "%s", cgen_tmp(c, "o"));
+    w_line(w, "{");
+    w->indent++;
+    if (scatter) /* the output starts as data (unless they share memory) */
+        w_line(w, "if ((const void *)%s != (const void *)%s) memcpy(%s, %s, (size_t)(%s) * %zu);", by, bx, by, bx,
+               cgen_prod_str(&ny, s1, sizeof s1), ir_dtype_size(y->dtype));
+    cgen_dims_table(w, nid, &ind->shape);
+    cgen_dims_table(w, ndd, &x->shape);
+    w_line(w, "int64_t %s;", j);
+    w_line(w, "for (%s = 0; %s < %s; %s++) {", j, j, cgen_prod_str(&cnt, s2, sizeof s2), j);
+    w->indent++;
+    w_line(w, "int64_t %s = gcrt_elements_offset(%s, %d, %s, %d, %s, %s, %d);", o, bi, ind->dtype == DT_I64, j, r, nid, ndd, ax);
+    if (scatter) {
+        w_line(w, "if (%s < 0) continue;", o);
+        emit_scatter_reduce(w, y->dtype, kind, by, o, emit_ptr_name(c, n->in[2], bu), j);
+    } else {
+        w_line(w, "%s[%s] = %s >= 0 ? %s[%s] : (%s)0;", by, j, o, bx, o, cgen_ctype(y->dtype));
+    }
     w->indent--;
     w_line(w, "}");
     w->indent--;

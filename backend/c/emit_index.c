@@ -27,28 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Writes `{ CT a = y[o]; CT b = u[j]; y[o] = a OP b; }` for a scatter reduction. */
-static void emit_reduce(Writer *w, DType t, int kind, const char *y, const char *yi, const char *u, const char *ui)
-{
-    static const char *const exprs[] = {"b", "a + b", "a * b", "(b > a ? b : a)", "(b < a ? b : a)"};
-    const char *ct = cgen_ctype(cgen_compute_type(t));
-    if (kind == 0) {
-        w_line(w, "%s[%s] = %s[%s];", y, yi, u, ui);
-        return;
-    }
-    w_line(w, "{");
-    w->indent++;
-    w_printf(w, "%s a = ", ct);
-    cgen_load(w, t, y, yi);
-    w_printf(w, ";\n");
-    w_printf(w, "%s b = ", ct);
-    cgen_load(w, t, u, ui);
-    w_printf(w, ";\n");
-    cgen_store(w, t, y, yi, exprs[kind]);
-    w->indent--;
-    w_line(w, "}");
-}
-
 static int reduction_kind(const char *s)
 {
     static const char *const names[] = {"none", "add", "mul", "max", "min"};
@@ -156,6 +134,7 @@ static int emit_eyelike(Cgen *c, const Node *n, Diag *d)
 /* The loop over indices of GatherElements (scatter = 0) or ScatterElements. */
 static int emit_elements(Cgen *c, const Node *n, int scatter, Diag *d)
 {
+    if (cgen_node_has_sym(n)) return cgen_emit_elements_dyn(c, n, d);
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     int r = x->shape.rank;
@@ -187,7 +166,7 @@ static int emit_elements(Cgen *c, const Node *n, int scatter, Diag *d)
     w_line(w, "int64_t o = gcrt_elements_offset(%s, %d, j, %d, %s, %s, %d);", bi, ind->dtype == DT_I64, r, nid, ndd, ax);
     if (scatter) {
         w_line(w, "if (o < 0) continue;");
-        emit_reduce(w, y->dtype, kind, by, "o", emit_ptr_name(c, n->in[2], bu), "j");
+        emit_scatter_reduce(w, y->dtype, kind, by, "o", emit_ptr_name(c, n->in[2], bu), "j");
     } else {
         w_line(w, "%s[j] = o >= 0 ? %s[o] : (%s)0;", by, emit_ptr_name(c, x, bx), cgen_ctype(y->dtype));
     }
@@ -282,7 +261,7 @@ static int emit_scatter_nd(Cgen *c, const Node *n, Diag *d)
         w->indent++;
         char ui[64];
         snprintf(ui, sizeof ui, "j * %lld + e", (long long)slice);
-        emit_reduce(w, y->dtype, kind, by, "o + e", bu, ui);
+        emit_scatter_reduce(w, y->dtype, kind, by, "o + e", bu, ui);
         w->indent--;
     }
     nd_loop_close(w);
@@ -590,8 +569,8 @@ static size_t topk_workspace(const Node *n)
 const CgenEntry cgen_index_entries[] = {
     {OP_ConstantOfShape, emit_constant_of_shape, CGEN_RT_index, NULL, 1},
     {OP_Size, emit_size, 0, NULL, 0},
-    {OP_GatherElements, emit_gather_elements, CGEN_RT_index, NULL, 0},
-    {OP_ScatterElements, emit_scatter_elements, CGEN_RT_index, NULL, 0},
+    {OP_GatherElements, emit_gather_elements, CGEN_RT_index, NULL, 1},
+    {OP_ScatterElements, emit_scatter_elements, CGEN_RT_index, NULL, 1},
     {OP_ScatterND, emit_scatter_nd, CGEN_RT_index, NULL, 0},
     {OP_GatherND, emit_gather_nd, CGEN_RT_index, NULL, 1},
     {OP_Trilu, emit_trilu, CGEN_RT_index, NULL, 0},

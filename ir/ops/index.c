@@ -344,6 +344,26 @@ static int elements_check(Node *n, int64_t axis_attr, Diag *d)
     return ax;
 }
 
+/* Runtime shapes of GatherElements / ScatterElements: off the axis each
+ * dim of indices is data's (the same symbol, or both static); along it
+ * either may be runtime (the kernel checks every index against data's
+ * actual extent). The output has the shape of indices (a gather) or data
+ * (a scatter), runtime dims included; updates has indices' shape (`infer`
+ * compared them, symbols included). */
+static int elements_infer_sym(Graph *g, Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape, *is = &n->in[1]->shape;
+    int scatter = n->op == OP_ScatterElements;
+    int ax = ir_norm_axis(n->attrs[scatter ? SCATTER_ELEMENTS_AXIS : GATHER_ELEMENTS_AXIS].i, xs->rank);
+    char b1[SHP_BUF], b2[SHP_BUF];
+    for (int k = 0; k < xs->rank; k++)
+        if (k != ax && is->sym[k] != xs->sym[k])
+            return diag_node_error(d, n, "dim %d of input 'indices' %s and input 'data' %s must be the same at run time", k,
+                                   ir_shape_str_g(g, is, b1, sizeof b1), ir_shape_str_g(g, xs, b2, sizeof b2));
+    memcpy(n->out[0]->shape.sym, scatter ? xs->sym : is->sym, sizeof xs->sym);
+    return 0;
+}
+
 static int ge_infer(Node *n, Diag *d)
 {
     if (ir_need_inputs(n, d)) return -1;
@@ -390,7 +410,8 @@ static int ge_grad(GradCtx *gc)
 const OpDesc op_GatherElements = {
     .name = "GatherElements", .min_in = 2, .max_in = 2, .in_names = ge_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    OP_ATTRS(ge_attrs), .infer = ge_infer, .eval = ge_eval, .gradient = ge_grad, .backward_reads = idx_bw_reads,
+    OP_ATTRS(ge_attrs), .infer = ge_infer, .infer_sym = elements_infer_sym, .eval = ge_eval, .gradient = ge_grad,
+    .backward_reads = idx_bw_reads,
 };
 
 static int se_infer(Node *n, Diag *d)
@@ -453,7 +474,7 @@ static int se_grad(GradCtx *gc)
 const OpDesc op_ScatterElements = {
     .name = "ScatterElements", .min_in = 3, .max_in = 3, .in_names = se_in,
     .min_out = 1, .max_out = 1, .out_names = out_output,
-    OP_ATTRS(se_attrs), .infer = se_infer,
+    OP_ATTRS(se_attrs), .infer = se_infer, .infer_sym = elements_infer_sym,
     .inplace = ir_inplace_00, .n_inplace = 1, .eval = se_eval, .gradient = se_grad, .backward_reads = idx_bw_reads,
 };
 
