@@ -19,6 +19,13 @@
  * out of bounds (gathers yield 0, scatters skip the element). Negative
  * indices count from the end of their axis, as ONNX says.
  *
+ * Runtime shapes (the infer_sym rules): the gathers and scatters take
+ * runtime dims of data and indices (a NonZero's count of index tuples, a
+ * runtime axis they index), checking at run time what the bounds cannot
+ * (indices against the actual extents); TopK takes a runtime axis, with K
+ * a constant, a shape value's term (min(300, count)) or a fresh dim, and
+ * ConstantOfShape the terms of a shape value.
+ *
  * The reference evaluations run on doubles in row-major order; gathers
  * and scatters locate elements through row-major coordinates (coords_of).
  *

@@ -25,9 +25,9 @@
 int ir_value_terms(const Value *v, IrSymTerm *t, int max)
 {
     if (!v || (!ir_dtype_is_int(v->dtype) && v->dtype != DT_BOOL) || v->shape.rank > 1) return -1;
-    if (v->kind == VK_CONST && v->dtype == DT_BOOL) { /* a folded Equal of shape values */
+    if (v->kind == VK_CONST && v->dtype == DT_BOOL) {
         int64_t n = ir_numel(&v->shape);
-        if (n > max || n > MAX_TERMS) return -1;
+        if (n > max || !v->data) return -1;
         for (int64_t i = 0; i < n; i++) t[i] = (IrSymTerm){0, ir_load_f64(DT_BOOL, v->data, (size_t)i) != 0.0};
         return (int)n;
     }
