@@ -699,6 +699,33 @@ static int compress_check(const Node *n, Diag *d)
     return n->in[1]->kind == VK_CONST ? 0 : diag_node_error(d, n, "the CUDA backend's Compress takes a constant condition");
 }
 
+/* IfSelect (an If whose runtime condition picks between branches of one
+ * shape; differing shapes are runtime shapes, which this backend refuses):
+ * one thread per element reads the condition and copies from the branch. */
+static int emit_ifselect(Cu *c, const Node *n, Diag *d)
+{
+    (void)d;
+    const Value *C = n->in[0], *A = n->in[1], *B = n->in[2], *Y = n->out[0];
+    const int64_t total = ir_numel(&Y->shape);
+    if (total == 0) return 0;
+    const char *T = cfam_ctype(Y->dtype), *CT = cfam_ctype(C->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *c, const %s *a, const %s *b)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, CT, T, T,
+             (long long)total);
+    w_printf(w, "        y[i] = c[0] != 0 ? a[i] : b[i];\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, C),
+             cu_ptr(c, A), cu_ptr(c, B));
+    return 0;
+}
+
+static int ifselect_check(const Node *n, Diag *d)
+{
+    return ir_numel(&n->in[1]->shape) == ir_numel(&n->in[2]->shape) && n->in[1]->shape.rank == n->in[2]->shape.rank
+               ? 0
+               : diag_node_error(d, n, "the CUDA backend's IfSelect takes branches of one shape");
+}
+
 /* ReverseSequence: per (batch, time) the first lens[b] steps reversed
  * (lens clamped to [0, T]); one thread per output element. */
 static int emit_reverse_sequence(Cu *c, const Node *n, Diag *d)
@@ -808,6 +835,7 @@ const CudaEntry cuda_index_entries[] = {
     {OP_TopK, topk_check, emit_topk, NULL, "a generated kernel, one thread per input element (its rank in the row)", 1},
     {OP_Compress, compress_check, emit_compress, NULL, OUT, 1},
     {OP_ReverseSequence, NULL, emit_reverse_sequence, NULL, OUT, 1},
+    {OP_IfSelect, ifselect_check, emit_ifselect, NULL, OUT, 1},
     {OP_MaxUnpool, maxunpool_check, emit_maxunpool, NULL, "a device memset, then a generated kernel placing the inputs in order (one thread)", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };
