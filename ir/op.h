@@ -191,12 +191,11 @@ int ir_sym_broadcast(Graph *g, Node *n, Diag *d);
 int ir_sym_matmul(Graph *g, Node *n, Diag *d);
 int ir_sym_gemm(Graph *g, Node *n, Diag *d);
 int ir_sym_layernorm(Graph *g, Node *n, Diag *d);
+int ir_sym_slice(Graph *g, Node *n, Diag *d); /* Slice's rule (ir/ops/slice_sym.c) */
 int ir_sym_view(Graph *g, Node *n, Diag *d);
 int ir_sym_transpose(Graph *g, Node *n, Diag *d);
 int ir_sym_concat(Graph *g, Node *n, Diag *d);
 int ir_sym_batch(Graph *g, Node *n, Diag *d);
-/* Slice's rule (ir/ops/slice_sym.c). */
-int ir_sym_slice(Graph *g, Node *n, Diag *d);
 
 /* Shape values (ir/ops/shape_values.c): the terms of integer scalar or
  * list v, a constant's values or its shape value, into t (room for max);
