@@ -191,6 +191,7 @@ int ir_sym_broadcast(Graph *g, Node *n, Diag *d);
 int ir_sym_matmul(Graph *g, Node *n, Diag *d);
 int ir_sym_gemm(Graph *g, Node *n, Diag *d);
 int ir_sym_layernorm(Graph *g, Node *n, Diag *d);
+int ir_sym_slice(Graph *g, Node *n, Diag *d); /* Slice's rule (ir/ops/slice_sym.c) */
 int ir_sym_view(Graph *g, Node *n, Diag *d);
 int ir_sym_transpose(Graph *g, Node *n, Diag *d);
 int ir_sym_concat(Graph *g, Node *n, Diag *d);

@@ -9,8 +9,9 @@
  * static shape, which prints the literals it always did, and products of
  * shape-table entries for runtime dims (never dropped: one may be 1). A
  * max/min over a runtime dim that can be 0 first returns NAME_ERR_SHAPE
- * when the reduced count is 0 and the output is not empty (reduce.c). The outer loops run over
- * the kept axes in order, which is exactly row-major order of the output, so
+ * when the reduced count is 0 and the output is not empty (reduce.c).
+ *
+ * The outer loops run over the kept axes in order, which is exactly row-major order of the output, so
  * the output index is a running counter; the inner loops run over the
  * reduced axes. Each output element accumulates in float for the float
  * dtypes (f32, f16, bf16) and in double for f64 and the integers (loaded and
@@ -149,8 +150,7 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
     for (int k = xs->rank - 1; k >= 0; k--) {
         /* an empty input's other reduced dims may be huge: as 1 their products cannot overflow */
         CgenProd dk = cgen_prod(1);
-        if (empty_in && mask[k] && !xs->sym[k] && xs->dims[k]) dk = cgen_prod(1);
-        else cgen_prod_mul_dim(&dk, xs, k);
+        if (!(empty_in && mask[k] && !xs->sym[k] && xs->dims[k])) cgen_prod_mul_dim(&dk, xs, k);
         if (mask[k]) count = cgen_prod_mul(&count, &dk);
         if (!cgen_prod_is(&dk, 1)) {
             if (m > 0 && cls[m - 1] == mask[k]) {
@@ -202,8 +202,9 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
         reduce_loops(c, n, cls, size, stride, m, idx, bx, v, red_step_of(n), acc, NULL);
     }
     char val[512];
-    if (n->op == OP_ReduceMean && count.n == 0) snprintf(val, sizeof val, "(%s + %s_c) / (%s)%lld", acc, acc, a.type, (long long)count.c);
-    else if (n->op == OP_ReduceMean)
+    if (n->op == OP_ReduceMean && count.n == 0)
+        snprintf(val, sizeof val, "(%s + %s_c) / (%s)%lld", acc, acc, a.type, (long long)count.c);
+    else if (n->op == OP_ReduceMean) /* a runtime count, 0 included: 0 / 0 is NaN, numpy's mean of nothing */
         snprintf(val, sizeof val, "(%s + %s_c) / (%s)(%s)", acc, acc, a.type, cgen_prod_str(&count, pb, sizeof pb));
     else if (n->op == OP_ReduceL2) snprintf(val, sizeof val, "%s(%s + %s_c)", a.sqrt, acc, acc);
     else if (n->op == OP_ReduceLogSum) snprintf(val, sizeof val, "%s(%s + %s_c)", a.log, acc, acc);

@@ -8,9 +8,9 @@
  * extent, so strides along the counted dim are the runtime count. Runtime
  * input dims (NonZero's X, NonMaxSuppression's box count) are read from the
  * shape table (cgen_dim_str), scratch is planned at their bounds, and every
- * other size is a literal (Unique refuses runtime inputs). When shape inference found the
- * count at compile time (constant inputs), the output dim is static and the
- * same kernel runs without setting a dim.
+ * other size is a literal (Unique refuses runtime inputs). When shape
+ * inference found the count at compile time (constant inputs), the output
+ * dim is static and the same kernel runs without setting a dim.
  *
  * The selections follow the reference evaluations step for step: values
  * compare as doubles, Unique's slices lexicographically in row-major order
