@@ -7,9 +7,10 @@
  * not), size-1 axes are dropped and neighbouring axes of the same class are
  * merged. Sizes and strides are CgenProd products (cgen.h): constants for a
  * static shape, which prints the literals it always did, and products of
- * shape-table entries for runtime dims (never dropped: one may be 1). A
- * max/min over a runtime dim that can be 0 first returns NAME_ERR_SHAPE
- * when the reduced count is 0 and the output is not empty (reduce.c).
+ * shape-table entries for runtime dims (never dropped: one may be 1). An
+ * integer max/min over a runtime dim that can be 0 first returns
+ * NAME_ERR_SHAPE when the reduced count is 0 and the output is not empty
+ * (reduce.c); a float one gives its initial -inf/+inf.
  *
  * The outer loops run over the kept axes in order, which is exactly row-major order of the output, so
  * the output index is a running counter; the inner loops run over the
@@ -166,8 +167,8 @@ static int emit_reduce(Cgen *c, const Node *n, Diag *d)
     }
     int is_max = n->op == OP_ReduceMax, is_min = n->op == OP_ReduceMin, may_be_empty = 0;
     for (int k = 0; k < xs->rank; k++) may_be_empty |= mask[k] && xs->sym[k] && ir_sym(cgen_graph(c), xs->sym[k])->lo == 0;
-    if ((is_max || is_min) && may_be_empty)
-        /* max/min over nothing has no value (reduce.c): a runtime count of 0 stops the run */
+    if ((is_max || is_min) && may_be_empty && !ir_dtype_is_float(x->dtype))
+        /* an integer max/min over nothing has no value (reduce.c): a runtime count of 0 stops the run */
         w_line(w, "if (%s == 0%s%s%s) return %s;", cgen_prod_str(&count, pb, sizeof pb), onp.n ? " && " : "",
                onp.n ? cgen_prod_str(&onp, qb, sizeof qb) : "", onp.n ? " != 0" : "", cgen_err_shape(c));
     /* cls/size/stride were built innermost first; loops go outermost first */

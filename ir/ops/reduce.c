@@ -14,9 +14,12 @@
  *
  * Empty reductions follow numpy: a sum over nothing is 0 (so L1, L2 and
  * SumSquare give 0, LogSum and LogSumExp give -inf), a product is 1, a mean
- * is NaN, and max/min over nothing has no identity, so it is rejected at
- * shape inference (unless the output is itself empty); over a runtime dim
- * that turns out 0, at run time (reduce_infer_sym).
+ * is NaN, and max/min over nothing is -inf/+inf for the float types (ONNX's
+ * rule from opset 18: a detector's If on "no boxes" computes the max of
+ * zero boxes in the branch it does not take) and has no value for the
+ * integers, which shape inference rejects (unless the output is itself
+ * empty); over a runtime dim that turns out 0, at run time
+ * (reduce_infer_sym).
  *
  * Reference evaluation walks the input in row-major order and folds each
  * element into the output element it maps to (reduced axes have output
@@ -178,7 +181,7 @@ static int reduce_infer(Node *n, Diag *d)
         }
     }
     RedKind k = red_kind(n);
-    if (count == 0 && (k == RK_MAX || k == RK_MIN) && ir_numel(&s) > 0) {
+    if (count == 0 && (k == RK_MAX || k == RK_MIN) && ir_numel(&s) > 0 && !ir_dtype_is_float(x->dtype)) {
         for (int i = 0; i < x->shape.rank; i++)
             if (mask[i] && x->shape.dims[i] == 0)
                 return diag_node_error(d, n, "cannot reduce over zero-size axis %d: %s has no identity value", i,
@@ -190,7 +193,7 @@ static int reduce_infer(Node *n, Diag *d)
 
 /* Runtime shapes: a kept dim keeps its symbol, a reduced one becomes 1 or
  * goes. A runtime dim may be 0 at run time: a sum over it is 0 and a mean
- * NaN as above, while max/min over nothing stays an error, found at run
+ * NaN as above, while an integer max/min over nothing stays an error, found at run
  * time (the interpreter infers the node again at the actual extents; the
  * compiled code returns NAME_ERR_SHAPE). ReduceSum's runtime axes need a
  * static input (reduce_infer_dyn bounds the output dims by the input's). */

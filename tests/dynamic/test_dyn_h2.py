@@ -13,9 +13,9 @@ extents, the bound and 0 included, as the compiled NAME_main and in the
 interpreter (graphc run), both against numpy (RoiAlign: torchvision's
 roi_align). Every Reduce* op reduces and keeps runtime dims with and
 without keepdims; a sum, mean, product or log-sum over 0 rows gives 0,
-NaN, 1, -inf, while a max over them stops both with a one-line error, as
-does a NonMaxSuppression whose boxes and scores have different runtime
-counts. NonMaxSuppression's max_output_boxes_per_class is INT64_MAX as in
+NaN, 1, -inf, a float max or min -inf or +inf (ONNX's rule from opset 18); a
+NonMaxSuppression whose boxes and scores have different runtime
+counts stops both with a one-line error. NonMaxSuppression's max_output_boxes_per_class is INT64_MAX as in
 torchvision's batched_nms export. ReduceMin and ReduceProd of shape values (min(300, N), numel) are
 derived symbols that a Reshape keeps. Slice with constant operands along
 a runtime dim: x[:e] is min(N, e), other ranges data-dependent dims.
@@ -290,7 +290,7 @@ def cases(rng):
     masks = [np.zeros(12, bool), np.ones(12, bool), np.arange(12) % 5 == 1]
     red0 = [(f"{int(k.sum())} rows", [b12, k], red0_ref(b12, k), None) for k in masks]
     max0 = [(f"{int(k.sum())} rows", [b12, k], [b12[k].max(), b12[k].min(axis=0)], None) for k in masks[1:]]
-    max0.append(("0 rows", [b12, masks[0]], None, "zero-size"))
+    max0.append(("0 rows", [b12, masks[0]], [np.float32(-np.inf), np.full(4, np.inf, np.float32)], None))
     shv = []
     for n in (1, 299, 300, 500):
         x = rng.standard_normal((n, 4)).astype(np.float32)
