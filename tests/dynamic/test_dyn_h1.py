@@ -15,15 +15,14 @@ bound included, against numpy. An invalid extent (K beyond the actual axis)
 makes NAME_main fail with NAME_ERR_SHAPE and graphc run with one line
 naming the node.
 """
-import argparse
 import os
-import shutil
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_dynamic import FAILS, cflags, check, run  # noqa: E402
+import gir_cases  # noqa: E402
+
 
 # SSD's postprocess per class: the scores over a threshold and their boxes
 # (GatherND by Transpose(NonZero)), the top min(5, count) of them (K from
@@ -208,62 +207,6 @@ def cases(rng):
     return [("det", DETECT, det), ("gnd", GATHER_ND, gnd), ("scat", SCATTER, sc), ("tkc", TOPK_CONST, tk)]
 
 
-def close(a, b):
-    if a.dtype.kind != "f":
-        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
-    return a.shape == b.shape and np.allclose(a, b, rtol=1e-5, atol=1e-5)
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--graphc", required=True)
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    graphc = os.path.abspath(a.graphc)
-    work = os.path.abspath(a.work)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    rng = np.random.default_rng(15)
-    fl, s = cflags()
-    for name, text, runs in cases(rng):
-        model = os.path.join(work, f"{name}.gir")
-        with open(model, "w") as f:
-            f.write(text)
-        out = os.path.join(work, f"{name}_out")
-        p = run([graphc, "compile", model, "-o", out, "--emit-main", "--name", name])
-        if not check(p.returncode == 0, f"{name}: compiles with no flags"):
-            print(p.stderr)
-            continue
-        mk = run(["make", "-s", "-C", out, f"CFLAGS={fl}", f"LDFLAGS={s}", "BLAS=0", f"{name}_main"])
-        if not check(mk.returncode == 0, f"{name}: the folder builds with -Werror -pedantic"):
-            print(mk.stdout + mk.stderr)
-            continue
-        for k, (what, ins, refs, err) in enumerate(runs):
-            files = []
-            for j, v in enumerate(ins):
-                files.append(os.path.join(work, f"{name}_{k}_in{j}.npy"))
-                np.save(files[-1], v)
-            r_i, r_c = os.path.join(work, f"{name}_{k}_interp"), os.path.join(work, f"{name}_{k}_c")
-            p = run([graphc, "run", model, r_i] + files)
-            q = run([os.path.join(out, f"{name}_main"), r_c] + files)
-            if refs is None:
-                lines = p.stderr.strip().splitlines()
-                check(p.returncode == 1 and len(lines) == 1 and err in lines[0] and "node" in lines[0],
-                      f"{name} {what}: graphc run fails with one line ({p.stderr.strip()})")
-                check(q.returncode != 0 and len(q.stderr.strip().splitlines()) == 1,
-                      f"{name} {what}: {name}_main fails with one line ({q.stderr.strip()})")
-                continue
-            if not check(p.returncode == 0 and q.returncode == 0, f"{name} {what}: graphc run and {name}_main succeed"):
-                print(p.stderr + q.stderr)
-                continue
-            for i, ref in enumerate(refs):
-                gi = np.load(os.path.join(r_i, f"output_{i}.npy"))
-                gc = np.load(os.path.join(r_c, f"output_{i}.npy"))
-                check(close(gi, ref), f"{name} {what}: interpreter output {i} {gi.shape} matches numpy {ref.shape}")
-                check(close(gc, ref), f"{name} {what}: compiled output {i} {gc.shape} matches numpy {ref.shape}")
-    print(f"{len(FAILS)} failed")
-    sys.exit(1 if FAILS else 0)
-
 
 if __name__ == "__main__":
-    main()
+    gir_cases.main(cases, 15)
