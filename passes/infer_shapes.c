@@ -23,6 +23,15 @@
 #include "passes.h"
 #include "../ir/op.h"
 
+/* A node whose inference failed leaves no half-set shapes behind (an
+ * output marked known with a dim its op could not bound, which a later
+ * printer or kernel note would read): its outputs become unknown again. */
+static int forget_outputs(Node *n)
+{
+    for (int j = 0; j < n->n_out; j++) n->out[j]->shape_known = 0;
+    return -1;
+}
+
 int pass_infer_shapes(Graph *g, Diag *d)
 {
     if (ir_toposort(g, d)) return -1;
@@ -40,14 +49,16 @@ int pass_infer_shapes(Graph *g, Diag *d)
             if (n->in[j] && !n->in[j]->shape_known)
                 return diag_node_error(d, n, "input '%s' has no known shape", n->in[j]->name);
         for (int j = 0; j < n->n_out; j++) n->out[j]->shape_known = 0;
-        if (ir_infer_node(g, n, d)) return -1;
+        if (ir_infer_node(g, n, d)) return forget_outputs(n);
         for (int j = 0; j < n->n_out; j++) {
             Value *v = n->out[j];
             GC_ASSERT(v->shape_known && "infer did not set every output");
             for (int k = 0; k < v->shape.rank; k++)
-                if (v->shape.dims[k] < 0)
-                    return diag_node_error(d, n, "output '%s' has negative dim %lld", v->name, (long long)v->shape.dims[k]);
-            if (ir_check_tensor_size(g, n, "output", v, d)) return -1;
+                if (v->shape.dims[k] < 0) {
+                    diag_node_error(d, n, "output '%s' has negative dim %lld", v->name, (long long)v->shape.dims[k]);
+                    return forget_outputs(n);
+                }
+            if (ir_check_tensor_size(g, n, "output", v, d)) return forget_outputs(n);
         }
         int folded = pass_fold_node(g, n, d);
         if (folded < 0) return -1;
