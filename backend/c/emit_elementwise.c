@@ -215,16 +215,26 @@ static int emit_kernel(Cgen *c, const Node *n, const Value *out, const Value *co
         ptr[j + 1] = xstrdup(cgen_ptr(c, ops[j]));
         loc[j + 1] = xstrdup(cgen_tmp(c, "x"));
     }
-    loop_begin(w, &L);
-    for (int j = 0; j < nops; j++) {
-        if (!ops[j]) continue;
-        Writer off, ld;
-        loop_offset(&off, &L, j + 1);
-        w_init(&ld);
-        cgen_load(&ld, ops[j]->dtype, ptr[j + 1], wtext(&off));
-        w_line(w, "const %s %s = %s;", cgen_ctype(cgen_compute_type(ops[j]->dtype)), loc[j + 1], wtext(&ld));
-        w_free(&off);
-        w_free(&ld);
+    /* An operand read at offset 0 on every iteration (a scalar, or broadcast
+     * along every loop dim) is loaded once before the loop nest: in the loop
+     * the compiler would reload it after every store (the output may alias
+     * it as far as it can tell), which keeps -O2 from vectorizing the loop. */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) loop_begin(w, &L);
+        for (int j = 0; j < nops; j++) {
+            if (!ops[j]) continue;
+            int invariant = L.rank > 0;
+            for (int k = 0; k < L.rank && invariant; k++)
+                if (!cgen_prod_is(&L.st[j + 1][k], 0)) invariant = 0;
+            if (invariant != (pass == 0)) continue;
+            Writer off, ld;
+            loop_offset(&off, &L, j + 1);
+            w_init(&ld);
+            cgen_load(&ld, ops[j]->dtype, ptr[j + 1], wtext(&off));
+            w_line(w, "const %s %s = %s;", cgen_ctype(cgen_compute_type(ops[j]->dtype)), loc[j + 1], wtext(&ld));
+            w_free(&off);
+            w_free(&ld);
+        }
     }
     Writer off, ex;
     loop_offset(&off, &L, 0);

@@ -133,6 +133,15 @@ static int emit_pool(Cgen *c, const Node *n, Diag *d, int is_max)
     if (!sfx || geo3(n, &g, d)) return -1;
     if (ir_numel(&Y->shape) == 0) return 0;
     char nc[160];
+    if (is_max && g.sr == 2 && X->dtype == DT_F32) { /* the fast 2-D kernel (runtime/cpu/gcrt_maxpool.c) */
+        w_printf(w, "gcrt_maxpool2d_f32(%s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,\n",
+                 dims_str(&X->shape, 0, 2, nc, sizeof nc), (long long)g.in[0], (long long)g.in[1], (long long)g.out[0],
+                 (long long)g.out[1], (long long)g.k[0], (long long)g.k[1], (long long)g.s[0], (long long)g.s[1],
+                 (long long)g.dl[0], (long long)g.dl[1], (long long)g.pb[0], (long long)g.pb[1]);
+        w_line(w, "    %s, %s, pool);", cgen_ptr(c, X), cgen_ptr(c, Y));
+        cgen_use_runtime(c, CGEN_RT_maxpool);
+        return 0;
+    }
     w_printf(w, "gcrt_%s_%s(%s, ", is_max ? "maxpool" : "avgpool", sfx, dims_str(&X->shape, 0, 2, nc, sizeof nc));
     emit_window_head(w, &g);
     if (is_max) {

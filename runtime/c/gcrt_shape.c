@@ -20,6 +20,23 @@ static void copy_elem(unsigned char *d, const unsigned char *s, size_t esize)
     }
 }
 
+/* The transpose of 4-byte elements: d[i*dr + j] = s[i + j*sr] for i < ni,
+ * j < nj, in GCRT_TILE x GCRT_TILE blocks, so that the strided side of
+ * the copy reuses each cache line it loads across a block's rows. */
+#define GCRT_TILE 16
+static void transpose4(unsigned char *d, int64_t dr, const unsigned char *s, int64_t sr, int64_t ni, int64_t nj)
+{
+    int64_t i0, j0, i, j;
+    for (i0 = 0; i0 < ni; i0 += GCRT_TILE) {
+        const int64_t i1 = i0 + GCRT_TILE < ni ? i0 + GCRT_TILE : ni;
+        for (j0 = 0; j0 < nj; j0 += GCRT_TILE) {
+            const int64_t j1 = j0 + GCRT_TILE < nj ? j0 + GCRT_TILE : nj;
+            for (i = i0; i < i1; i++)
+                for (j = j0; j < j1; j++) memcpy(d + (i * dr + j) * 4, s + (i + j * sr) * 4, 4);
+        }
+    }
+}
+
 GCRT_FN void gcrt_strided_copy(void *dst, const int64_t *dst_st, const void *src, const int64_t *src_st,
                        const int64_t *dims, int rank, size_t esize)
 {
@@ -27,7 +44,7 @@ GCRT_FN void gcrt_strided_copy(void *dst, const int64_t *dst_st, const void *src
     const unsigned char *s = (const unsigned char *)src;
     int64_t idx[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t doff = 0, soff = 0, n, ds, ss, j;
-    int k;
+    int k, tr;
     if (rank <= 0) {
         copy_elem(d, s, esize);
         return;
@@ -37,8 +54,16 @@ GCRT_FN void gcrt_strided_copy(void *dst, const int64_t *dst_st, const void *src
     n = dims[rank - 1];
     ds = dst_st[rank - 1];
     ss = src_st[rank - 1];
+    /* the last two axes a transpose of 4-byte elements (each side contiguous
+     * along one of them): blocked, and the odometer below walks the axes
+     * before them */
+    tr = rank >= 2 && esize == 4 && ds == 1 && src_st[rank - 2] == 1 && ss != 1 && n >= GCRT_TILE &&
+         dims[rank - 2] >= GCRT_TILE;
+    if (tr) rank--;
     for (;;) {
-        if (ds == 1 && ss == 1) {
+        if (tr) {
+            transpose4(d + doff * 4, dst_st[rank - 1], s + soff * 4, ss, dims[rank - 1], n);
+        } else if (ds == 1 && ss == 1) {
             memcpy(d + doff * (int64_t)esize, s + soff * (int64_t)esize, (size_t)n * esize);
         } else {
             for (j = 0; j < n; j++)
