@@ -50,8 +50,12 @@ correctness guard's max abs diff. Then for resnet18, mobilenet_v2 and resnet50 t
 every Conv, Gemm and MatMul of the ONNX graph (shapes from onnx.shape_inference, counted here in
 Python) divided by each side's median, and the fraction of the peak, T x the single-thread peak
 measured by bench/fma_peak.c (compiled here with -O2 -march=native: 12 independent AVX-512 or
-AVX2 FMA chains, about 1 s) or given by --peak-gflops. The exit status is 1 when any row failed
-(the guard, or a compile/build/run error).
+AVX2 FMA chains, about 1 s) or given by --peak-gflops. Last, per model, the lower bound of a
+1-thread inference on this core: the larger of its FLOPs at the peak and the time to read its
+weights (the ONNX initializers) once at the rate bench/read_bw.c measures for a buffer of that
+size read again and again (from L2, L3 or memory, whichever holds it), and that bound divided by
+PyTorch's 1-thread median: no implementation with these weights can reach a lower ratio. The exit
+status is 1 when any row failed (the guard, or a compile/build/run error).
 """
 import argparse
 import json
@@ -193,6 +197,13 @@ def count_flops(path):
     return 2 * macs
 
 
+def weight_bytes(path):
+    """Bytes of the model's initializers (its weights as exported)."""
+    import onnx
+    from onnx import numpy_helper
+    return int(sum(numpy_helper.to_array(i).nbytes for i in onnx.load(str(path)).graph.initializer))
+
+
 # ---- graphc -------------------------------------------------------------------------------------
 
 def makefile_cflags(cdir):
@@ -303,6 +314,14 @@ def measure_peak(work):
     return float(vals["gflops"]), vals["isa"]
 
 
+def measure_read_bw(work, sizes):
+    """{bytes: GB/s} for reading a buffer of each size again and again (bench/read_bw.c)."""
+    exe = work / "read_bw"
+    run([os.environ.get("CC", "cc"), "-O2", "-march=native", ROOT / "bench" / "read_bw.c", "-o", exe])
+    out = run([exe] + [str(b) for b in sizes]).stdout.splitlines()
+    return {b: float(line.split("gbps:")[1]) for b, line in zip(sizes, out)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graphc", default=str(ROOT / "build" / "graphc"), help="path of the graphc binary")
@@ -367,8 +386,9 @@ def main():
         expected = np.ascontiguousarray(expected.numpy(), dtype=np.float32)
         x.tofile(folder / "in.bin")
         exported = export(name, module, x, folder, args.opset)
-        flops = count_flops(folder / "model.onnx") if name in FLOP_MODELS else None
-        inf = info[name] = {"flops": flops, "error": None}
+        flops = count_flops(folder / "model.onnx")
+        inf = info[name] = {"flops": flops, "rate": name in FLOP_MODELS, "wbytes": weight_bytes(folder / "model.onnx"),
+                            "error": None}
         t0 = time.time()
         try:
             exe, cflags, blas_on, parallel = graphc_build(args, folder)
@@ -448,7 +468,7 @@ def main():
                 check = f"{'ok' if r['ok'] else 'FAILED'} ({r['diff']:.3g})"
             print(line + "  " + check)
 
-    rate = [n for n in names if info[n]["flops"]]
+    rate = [n for n in names if info[n]["flops"] and info[n]["rate"]]
     if rate:
         print()
         print(f"## compute rate (2 x MACs of Conv/Gemm/MatMul; peak = T x {peak:.1f} GFLOP/s)")
@@ -462,6 +482,22 @@ def main():
                 t = gf / (r["t"] / 1e3)
                 print(f"{name:14s} {T:2d} {gf:7.3f} {fmt(g, '15.2f'):>15s} "
                       f"{fmt(g / (T * peak) if g else None, '8.3f'):>8s} {t:16.2f} {t / (T * peak):8.3f}")
+    if 1 in threads_list:
+        bw = measure_read_bw(work, sorted({info[n]["wbytes"] for n in names}))
+        print()
+        print(f"## lower bound of a 1-thread inference (FLOPs at {peak:.1f} GFLOP/s; weights read once at the rate "
+              f"bench/read_bw.c measures for their size)")
+        print(f"{'model':14s} {'GFLOP':>7s} {'weights MB':>10s} {'read GB/s':>9s} {'compute ms':>10s} {'read ms':>8s} "
+              f"{'bound ms':>8s} {'bound/PyTorch':>13s} {'graphc/bound':>12s}")
+        for name in names:
+            inf, r = info[name], res[(name, 1)]
+            gf = inf["flops"] / 1e9 if inf["flops"] else None
+            tc = gf / peak * 1e3 if gf else 0.0
+            rate_bw = bw[inf["wbytes"]]
+            tr = inf["wbytes"] / (rate_bw * 1e9) * 1e3
+            bound = max(tc, tr)
+            print(f"{name:14s} {fmt(gf, '7.3f'):>7s} {inf['wbytes'] / 1e6:10.2f} {rate_bw:9.1f} {tc:10.3f} {tr:8.3f} "
+                  f"{bound:8.3f} {bound / r['t']:13.3f} {fmt(r['g'] / bound if r['g'] else None, '12.2f'):>12s}")
     for name in names:
         if info[name]["error"]:
             print(f"# {name}: {info[name]['error']}")
