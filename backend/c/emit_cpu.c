@@ -363,9 +363,15 @@ static int cpu_plan(const Node *n, CpuPlan *p)
 
 /* ---- workspace ---- */
 
+/* GCRT_CONV_WHOLE of gcrt_cpu.h: W^T packed and a map of at most 64
+ * positions; its tasks take channel blocks with every position. */
+#define CPU_CONV_WHOLE_P 64
+static int conv_whole(const CpuPlan *p) { return p->w_trans && p->OH * p->OW <= CPU_CONV_WHOLE_P; }
+
 static int64_t conv_tiles(const CpuPlan *p)
 {
     int64_t Mg = p->M / p->G, P = p->OH * p->OW;
+    if (conv_whole(p)) return p->N * ((Mg + CPU_CONV_MB - 1) / CPU_CONV_MB);
     return p->N * p->G * ((P + CPU_PACK_NR - 1) / CPU_PACK_NR) * ((Mg + CPU_CONV_MB - 1) / CPU_CONV_MB);
 }
 
@@ -380,6 +386,7 @@ static int64_t conv_slots(const CpuPlan *p, int max_threads, int64_t *slot_float
 {
     int64_t K = p->C / p->G * p->KH * p->KW;
     *slot_floats = conv_direct(p) ? 0 : (K < CPU_CONV_KC ? K : CPU_CONV_KC) * CPU_PACK_NR;
+    if (conv_whole(p)) *slot_floats *= (p->OH * p->OW + CPU_PACK_NR - 1) / CPU_PACK_NR; /* every position panel */
     int64_t t = conv_tiles(p);
     return t < max_threads ? t : max_threads;
 }
@@ -588,8 +595,10 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
     char detail[128] = "";
     if (p.kind == CPUK_CONV_GEMM) {
         int64_t sf, slots = conv_slots(&p, cgen_max_threads(g), &sf);
-        if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / CPU_PACK_NR), (long long)slots);
+        int64_t np = conv_whole(&p) ? (p.OH * p.OW + CPU_PACK_NR - 1) / CPU_PACK_NR : 1;
+        if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / np / CPU_PACK_NR), (long long)slots);
         else snprintf(detail, sizeof detail, ", X read in place");
+        if (np > 1) snprintf(detail + strlen(detail), sizeof detail - strlen(detail), ", all %lld panels per channel block", (long long)np);
     }
     char dims[80] = "";
     if (p.kind == CPUK_GEMM)

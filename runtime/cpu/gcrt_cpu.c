@@ -673,11 +673,71 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
     }
 }
 
+/* Tiles of a GCRT_CONV_WHOLE conv (w_trans, G == 1, a small map): image,
+ * then blocks of GCRT_CONV_MB output channels with all positions. For the
+ * tiles of one image in its run, a task builds the im2col of every
+ * position panel side by side once per K block, then takes 32 channels at
+ * a time through every position tile, so each block of W^T serves all
+ * positions while it is in cache (gcrt_conv_range's panel-major order
+ * streams all of W once per panel, from memory when W is larger than the
+ * cache). Per element the arithmetic is gcrt_conv_range's: the same K
+ * blocks, each a sequential sum, added up in order. */
+static void gcrt_conv_whole_range(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtConv *cv = (const GcrtConv *)arg;
+    const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW, M = cv->M;
+    const int64_t nmb = (M + GCRT_CONV_MB - 1) / GCRT_CONV_MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
+    const int direct = GCRT_CONV_DIRECT(cv);
+    float *panel = direct ? 0 : cv->ws + (int64_t)slot * GCRT_CONV_WHOLE_SLOT_FLOATS(cv);
+    for (int64_t t = t0; t < t1;) {
+        const int64_t n = t / nmb, run_end = (n + 1) * nmb < t1 ? (n + 1) * nmb : t1;
+        const int64_t m_begin = t % nmb * GCRT_CONV_MB, m_end = run_end - n * nmb == nmb ? M : (run_end % nmb) * GCRT_CONV_MB;
+        const float *X = cv->X + n * cv->C * cv->H * cv->W;
+        for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
+            const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
+            if (!direct)
+                for (int64_t p = 0; p < np; p++)
+                    gcrt_im2col32(cv, X, k0, k0 + kc, p * GCRT_PACK_NR,
+                                  (int)(P - p * GCRT_PACK_NR < GCRT_PACK_NR ? P - p * GCRT_PACK_NR : GCRT_PACK_NR),
+                                  panel + p * kc * GCRT_PACK_NR);
+            for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_PACK_NR) {
+                /* 32 channels, never straddling a GCRT_CONV_MB block (as gcrt_conv_range) */
+                const int64_t blk_end = (m0 / GCRT_CONV_MB + 1) * GCRT_CONV_MB < m_end ? (m0 / GCRT_CONV_MB + 1) * GCRT_CONV_MB : m_end;
+                const int nc = (int)(blk_end - m0 < GCRT_PACK_NR ? blk_end - m0 : GCRT_PACK_NR);
+                GcrtTile tile;
+                tile.acc = k0 > 0;
+                tile.last = k0 + kc == K;
+                tile.bias_row = cv->bias ? cv->bias + m0 : 0;
+                tile.bias_col = 0;
+                tile.ldr = P;
+                tile.act = cv->act;
+                tile.lo = cv->lo;
+                tile.hi = cv->hi;
+                for (int64_t p = 0; p < np; p++) {
+                    const int64_t p0 = p * GCRT_PACK_NR, yo = (n * M + m0) * P + p0;
+                    const int nr = (int)(P - p0 < GCRT_PACK_NR ? P - p0 : GCRT_PACK_NR);
+                    const float *B = direct ? X + k0 * P + p0 : panel + p * kc * GCRT_PACK_NR;
+                    const int64_t b_ks = direct ? P : GCRT_PACK_NR;
+                    for (int r0 = 0; r0 < nr; r0 += GCRT_MR) {
+                        const int mr = nr - r0 < GCRT_MR ? nr - r0 : GCRT_MR;
+                        tile.res = cv->res ? cv->res + yo + r0 : 0;
+                        gcrt_ukernel_t(kc, B + r0, 1, b_ks, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR, nc,
+                                       cv->Y + yo + r0, P, &tile);
+                    }
+                }
+                if (nc < GCRT_PACK_NR) m0 = m0 + nc - GCRT_PACK_NR; /* continue at blk_end */
+            }
+        }
+        t = run_end;
+    }
+}
+
 /* See gcrt_cpu.h. */
 GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool)
 {
     const int64_t Mg = cv->M / cv->G, P = cv->OH * cv->OW;
     const int64_t nmb = (Mg + GCRT_CONV_MB - 1) / GCRT_CONV_MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
-    gcrt_parallel(pool, cv->N * cv->G * np * nmb, GCRT_CONV_DIRECT(cv) ? GCRT_NO_SCRATCH : cv->max_slots, gcrt_conv_range,
-                  (void *)cv);
+    const int scratch = GCRT_CONV_DIRECT(cv) ? GCRT_NO_SCRATCH : cv->max_slots;
+    if (GCRT_CONV_WHOLE(cv)) gcrt_parallel(pool, cv->N * nmb, scratch, gcrt_conv_whole_range, (void *)cv);
+    else gcrt_parallel(pool, cv->N * cv->G * np * nmb, scratch, gcrt_conv_range, (void *)cv);
 }

@@ -127,6 +127,15 @@ GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool);
 #define GCRT_CONV_MB 64
 #define GCRT_CONV_SLOT_FLOATS(Cg, KH, KW) \
     (((Cg) * (KH) * (KW) < GCRT_CONV_KC ? (Cg) * (KH) * (KW) : GCRT_CONV_KC) * GCRT_PACK_NR)
+/* w_trans with at most this many output positions (7x7 maps): each task
+ * takes blocks of GCRT_CONV_MB output channels with every position, and a
+ * non-direct conv's slot holds the im2col of all ceil(P/32) position panels
+ * (GCRT_CONV_WHOLE_SLOT_FLOATS), so every block of W^T is read from memory
+ * once and serves every position while it is in cache. */
+#define GCRT_CONV_WHOLE_P 64
+#define GCRT_CONV_WHOLE(cv) ((cv)->w_trans && (cv)->OH * (cv)->OW <= GCRT_CONV_WHOLE_P)
+#define GCRT_CONV_WHOLE_SLOT_FLOATS(cv) \
+    (((cv)->OH * (cv)->OW + GCRT_PACK_NR - 1) / GCRT_PACK_NR * GCRT_CONV_SLOT_FLOATS((cv)->C, (cv)->KH, (cv)->KW))
 #define GCRT_CONV_DIRECT(cv)                                                                                   \
     ((cv)->KH == 1 && (cv)->KW == 1 && (cv)->sh == 1 && (cv)->sw == 1 && (cv)->pt == 0 && (cv)->pl == 0 && \
      (cv)->OH == (cv)->H && (cv)->OW == (cv)->W)

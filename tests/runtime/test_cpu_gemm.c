@@ -133,6 +133,8 @@ static void test_gemm(int iter)
     free(A), free(B), free(br), free(bc), free(R), free(want), free(pa), free(pb), free(C[0]), free(C[1]);
 }
 
+static int whole_cases; /* convs that took gcrt_conv_whole_range */
+
 static void test_conv(int iter)
 {
     GcrtConv cv;
@@ -199,7 +201,10 @@ static void test_conv(int iter)
         }
     }
     int slots = 3;
-    float *ws = malloc(sizeof(float) * (size_t)(slots * GCRT_CONV_SLOT_FLOATS(Cg, cv.KH, cv.KW)));
+    cv.w_trans = tr; /* a small map with W^T (GCRT_CONV_WHOLE) needs the im2col of every panel per slot */
+    if (GCRT_CONV_WHOLE(&cv)) whole_cases++;
+    float *ws = malloc(sizeof(float) * (size_t)(slots * (GCRT_CONV_WHOLE(&cv) ? GCRT_CONV_WHOLE_SLOT_FLOATS(&cv)
+                                                                                  : GCRT_CONV_SLOT_FLOATS(Cg, cv.KH, cv.KW))));
     cv.X = X, cv.Wt = pk ? Wp : W, cv.w_packed = pk, cv.w_trans = tr, cv.bias = hb ? bias : 0, cv.res = hr ? R : 0;
     cv.act = act, cv.lo = -0.5f, cv.hi = 0.75f, cv.ws = ws, cv.max_slots = slots;
     float *Y[3];
@@ -315,6 +320,11 @@ int main(void)
     for (int i = 0; i < 400; i++) test_gemm(i);
     for (int i = 0; i < 600; i++) test_conv(i);
     gc_pthread_pool_stop(threads3);
-    printf("%s (%d failures; micro-kernel %d x %d)\n", failures ? "FAILED" : "ok", failures, GCRT_MR, GCRT_PACK_NR);
+    if (whole_cases < 20) {
+        printf("FAIL: only %d convs took the whole-map path\n", whole_cases);
+        failures++;
+    }
+    printf("%s (%d failures; micro-kernel %d x %d; %d whole-map convs)\n", failures ? "FAILED" : "ok", failures, GCRT_MR,
+           GCRT_PACK_NR, whole_cases);
     return failures != 0;
 }
