@@ -142,6 +142,7 @@ static int emit_pool(Cgen *c, const Node *n, Diag *d, int is_max)
         cgen_use_runtime(c, CGEN_RT_maxpool);
         return 0;
     }
+    cgen_use_runtime(c, CGEN_RT_nn);
     w_printf(w, "gcrt_%s_%s(%s, ", is_max ? "maxpool" : "avgpool", sfx, dims_str(&X->shape, 0, 2, nc, sizeof nc));
     emit_window_head(w, &g);
     if (is_max) {
@@ -172,6 +173,7 @@ static int emit_maxpool(Cgen *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     Writer *w = cgen_w(c);
     char nc[160];
+    cgen_use_runtime(c, CGEN_RT_pool);
     w_printf(w, "gcrt_maxpool_idx_%s(%s, ", sfx, dims_str(&X->shape, 0, 2, nc, sizeof nc));
     emit_window_head(w, &g);
     emit_dims3(w, g.dl, g.sr, 1);
@@ -354,7 +356,7 @@ static int emit_layernorm(Cgen *c, const Node *n, Diag *d)
 
 const CgenEntry cgen_nn_entries[] = {
     {OP_Conv, emit_conv, 0, conv_workspace, 1}, /* cpu, dwconv, winograd or nn: emit_conv says */
-    {OP_MaxPool, emit_maxpool, CGEN_RT_nn | CGEN_RT_pool, NULL, 1},
+    {OP_MaxPool, emit_maxpool, 0, NULL, 1}, /* its units: cgen_use_runtime per kernel */
     {OP_AveragePool, emit_avgpool, CGEN_RT_nn, NULL, 1},
     {OP_MaxUnpool, emit_maxunpool, CGEN_RT_pool, NULL, 1},
     {OP_GlobalAveragePool, emit_gap, CGEN_RT_nn, NULL, 1},
