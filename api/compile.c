@@ -87,6 +87,8 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
     g->kernel_note = job_backend(job)->kernel_note;
     g->plan_keep_forward = job->plan_keep_forward;
     g->max_threads = job->max_threads;
+    g->precision = job->precision;
+    g->supports = job_backend(job)->supports;
     PipelineOptions po = {0};
     po.print_after = job->print_after;
     po.print_before = job->print_before;

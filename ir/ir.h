@@ -278,6 +278,13 @@ typedef struct Graph {
      * skips comments; the pipeline shows notes in the dump after its last
      * pass only); set by the compile driver; NULL: no notes. */
     int (*kernel_note)(const struct Graph *g, const struct Node *n, char *buf, size_t cap);
+    /* option (compile --precision): DT_F16 or DT_BF16 holds the model's f32
+     * tensors in that type wherever the target computes the op on it
+     * (passes/lower_precision.c); DT_UNDEF (0) or DT_F32: the model's own
+     * types. supports: the target's per-node check (Backend.supports), set
+     * by the compile driver, which that pass asks; NULL: none. */
+    DType precision;
+    int (*supports)(const struct Node *n, Diag *d);
     /* Memory-plan figures set by plan-memory (bytes): the live-set lower
      * bound (largest sum of live buffer bytes at any step) and the no-reuse
      * sum (every buffer its own storage). */

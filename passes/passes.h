@@ -56,6 +56,9 @@ int pass_fold_batchnorm(Graph *g, Diag *d);
 /* The decomposed LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt,
  * Div, Mul, Add) rewritten as one LayerNormalization (fuse_layernorm.c). */
 int pass_fuse_layernorm(Graph *g, Diag *d);
+/* --precision=fp16|bf16: f32 tensors held in half where the target takes
+ * them, Casts at the boundaries (lower_precision.c). */
+int pass_lower_precision(Graph *g, Diag *d);
 /* Elementwise chains and trees become one Fused node (fuse_elementwise.c). */
 int pass_fuse_elementwise(Graph *g, Diag *d);
 /* Bias, activation and residual folded into Conv/Gemm/MatMul (fuse_epilogue.c). */

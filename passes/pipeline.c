@@ -23,6 +23,7 @@ const Pass pass_pipeline[] = {
     {"simplify", pass_simplify, 2, after_autodiff},
     {"fold-batchnorm", pass_fold_batchnorm, 2, after_autodiff},
     {"fuse-layernorm", pass_fuse_layernorm, 2, after_autodiff},
+    {"lower-precision", pass_lower_precision, 0, after_autodiff},
     {"fuse-elementwise", pass_fuse_elementwise, 2, after_autodiff},
     {"fuse-epilogue", pass_fuse_epilogue, 2, after_autodiff},
     {"plan-memory", pass_plan_memory, 0, after_autodiff},

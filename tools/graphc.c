@@ -347,6 +347,13 @@ static const char compile_help[] =
     "                       embeds the kernels' source (NAME_kernels.cu) and compiles\n"
     "                       it with NVRTC at NAME_init for the device there; the\n"
     "                       folder builds without nvcc (links -lnvrtc -lcuda)\n"
+    "  --precision=P        with --target=cuda: fp32 (default: the model's types),\n"
+    "                       fp16 or bf16: the model's f32 tensors held in half\n"
+    "                       wherever the CUDA backend has a half kernel for the op\n"
+    "                       (computing in float, GEMMs and convolutions accumulating\n"
+    "                       in fp32), f32 elsewhere, Casts between; weights\n"
+    "                       converted when graphc compiles; inputs and outputs stay\n"
+    "                       f32 (pass lower-precision)\n"
     "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
     "                       file pulled in with the assembler's .incbin), c-array\n"
     "                       (a const C array initialized by string literals, in\n"
@@ -393,7 +400,7 @@ static void print_help(const char *text)
 }
 
 typedef struct CompileArgs {
-    const char *model, *dir, *name, *weights, *target;
+    const char *model, *dir, *name, *weights, *target, *precision;
     const char *print_after, *print_before;
     int emit_main, verbose, report, opt_level, plan_keep_forward, max_threads, cuda_jit;
     TrainRequest train;
@@ -454,6 +461,10 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
             ca->emit_main = 1;
         } else if (strcmp(a, "--cuda-jit") == 0) {
             ca->cuda_jit = 1;
+        } else if (opt_value(argc, argv, &i, "--precision", &v)) {
+            if (!v || (strcmp(v, "fp32") && strcmp(v, "fp16") && strcmp(v, "bf16")))
+                return fail("compile: --precision needs fp32, fp16 or bf16, got '%s'", v ? v : "");
+            ca->precision = v;
         } else if (strcmp(a, "--plan-keep-forward") == 0) {
             ca->plan_keep_forward = 1;
         } else if (opt_value(argc, argv, &i, "--max-threads", &v)) {
@@ -488,6 +499,14 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     if (ca->cuda_jit && strcmp(job.backend->name, "cuda") != 0)
         return fail("compile: --cuda-jit needs --target=cuda (the target is '%s')", job.backend->name);
     job.out.cuda_jit = ca->cuda_jit;
+    if (ca->precision && strcmp(ca->precision, "fp32") != 0) {
+        if (strcmp(job.backend->name, "cuda") != 0)
+            return fail("compile: --precision=%s needs --target=cuda (the %s target computes in the model's own types)",
+                        ca->precision, job.backend->name);
+        if (ca->train.mode != TRAIN_REQ_NONE)
+            return fail("compile: --precision=%s does not apply to --grad or --train (training computes in f32)", ca->precision);
+        job.precision = strcmp(ca->precision, "fp16") == 0 ? DT_F16 : DT_BF16;
+    }
     if (ca->weights && backend_weights_parse(ca->weights, &job.out.weights))
         return fail("compile: unknown --weights mode '%s' (expected incbin, c-array or file)", ca->weights);
     char stem[256];
