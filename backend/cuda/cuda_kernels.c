@@ -88,6 +88,18 @@ int cu_check_float(const Node *n, Diag *d)
                            ir_dtype_name(n->in[0]->dtype));
 }
 
+static int is_half_t(DType t) { return t == DT_F16 || t == DT_BF16; }
+
+/* The expression reading element `elem` of a dtype-t tensor in its compute
+ * type (cu_load's: f16/bf16 widened to float), written into buf. */
+static const char *cu_ld(char *buf, size_t cap, DType t, const char *elem)
+{
+    if (t == DT_F16) snprintf(buf, cap, "GC_F16_TO_F32(%s)", elem);
+    else if (t == DT_BF16) snprintf(buf, cap, "GC_BF16_TO_F32(%s)", elem);
+    else snprintf(buf, cap, "%s", elem);
+    return buf;
+}
+
 int cu_kernel_begin(Cu *c, const Node *n)
 {
     cu_node_comment(&c->kern, n);
@@ -343,8 +355,14 @@ static int emit_softmax(Cu *c, const Node *n, Diag *d)
     if (nn_axis_split(n, SOFTMAX_AXIS, &outer, &len, &inner, d)) return -1;
     const Value *X = n->in[0], *Y = n->out[0];
     const int f64 = X->dtype == DT_F64, lg = n->op == OP_LogSoftmax;
-    const char *T = cfam_ctype(X->dtype), *ex = f64 ? "exp" : "expf", *lo = f64 ? "log" : "logf";
+    /* storage type T; CT computes (float for f16/bf16) */
+    const char *T = cfam_ctype(X->dtype), *CT = cfam_ctype(cu_compute_type(X->dtype)), *ex = f64 ? "exp" : "expf",
+               *lo = f64 ? "log" : "logf";
     if (outer * inner == 0 || len == 0) return 0;
+    char xe[64], lx[128], ye[64], val[256];
+    snprintf(xe, sizeof xe, "x[base + j * %lld]", (long long)inner);
+    snprintf(ye, sizeof ye, "y[base + j * %lld]", (long long)inner);
+    cu_ld(lx, sizeof lx, X->dtype, xe);
     Writer *k = &c->kern;
     const int kn = c->nk++;
     cu_node_comment(k, n);
@@ -352,16 +370,15 @@ static int emit_softmax(Cu *c, const Node *n, Diag *d)
     w_printf(k, "    GC_FOR_EACH(r, %lld) {\n", (long long)(outer * inner));
     w_printf(k, "        const int64_t base = r / %lld * %lld + r %% %lld;\n", (long long)inner, (long long)(len * inner),
              (long long)inner);
-    w_printf(k, "        %s mx = -INFINITY, s = 0;\n", T);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mx = x[base + j * %lld] > mx ? x[base + j * %lld] : mx;\n",
-             (long long)len, (long long)inner, (long long)inner);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) s += %s(x[base + j * %lld] - mx);\n", (long long)len, ex,
-             (long long)inner);
-    if (lg) w_printf(k, "        const %s ls = %s(s);\n", T, lo);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++)\n", (long long)len);
-    if (lg) w_printf(k, "            y[base + j * %lld] = x[base + j * %lld] - mx - ls;\n", (long long)inner, (long long)inner);
-    else w_printf(k, "            y[base + j * %lld] = %s(x[base + j * %lld] - mx) / s;\n", (long long)inner, ex, (long long)inner);
-    w_puts(k, "    }\n}\n\n");
+    w_printf(k, "        %s mx = -INFINITY, s = 0;\n", CT);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mx = %s > mx ? %s : mx;\n", (long long)len, lx, lx);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) s += %s(%s - mx);\n", (long long)len, ex, lx);
+    if (lg) w_printf(k, "        const %s ls = %s(s);\n", CT, lo);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n            ", (long long)len);
+    if (lg) snprintf(val, sizeof val, "%s - mx - ls", lx);
+    else snprintf(val, sizeof val, "%s(%s - mx) / s", ex, lx);
+    cu_store(k, Y->dtype, ye, val);
+    w_puts(k, "        }\n    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)(outer * inner), cu_ptr(c, Y), cu_ptr(c, X));
     return 0;
 }
@@ -374,9 +391,12 @@ static int pool_check(const Node *n, Diag *d)
 {
     const char *op = ir_op(n->op)->name;
     const DType t = n->in[0]->dtype;
-    if (!cu_is_float(t) && !(n->op == OP_MaxPool && (t == DT_U8 || t == DT_I8)))
-        return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 only, got %s", op,
+    if (!cu_is_float(t) && !is_half_t(t) && !(n->op == OP_MaxPool && (t == DT_U8 || t == DT_I8)))
+        return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32, f64, f16 and bf16 only, got %s", op,
                                ir_dtype_name(n->in[0]->dtype));
+    if (is_half_t(t) && n->op == OP_MaxPool && n->n_out > 1 && n->out[1])
+        return diag_node_error(d, n, "the CUDA backend takes MaxPool with Indices in f32, f64, u8 and i8 only, got %s",
+                               ir_dtype_name(t));
     if (n->op == OP_GlobalAveragePool) return 0;
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
@@ -457,9 +477,13 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
         e3[i] = j < 0 ? 0 : pe[j];
     }
     const int is_max = n->op == OP_MaxPool;
-    if (is_max && ((n->n_out > 1 && n->out[1]) || !cu_is_float(X->dtype)))
+    if (is_max && ((n->n_out > 1 && n->out[1]) || (!cu_is_float(X->dtype) && !is_half_t(X->dtype))))
         return emit_maxpool_idx(c, n, in3, out3, k3, s3, d3, p3);
-    const char *T = cfam_ctype(X->dtype);
+    /* storage type T; CT compares (float for f16/bf16) */
+    const char *T = cfam_ctype(X->dtype), *CT = cfam_ctype(cu_compute_type(X->dtype));
+    char xe[96], lx[160];
+    snprintf(xe, sizeof xe, "xq[(i0 * %lld + i1) * %lld + i2]", (long long)in3[1], (long long)in3[2]);
+    cu_ld(lx, sizeof lx, X->dtype, xe);
     Writer *kw = &c->kern;
     const int kn = c->nk++;
     cu_node_comment(kw, n);
@@ -470,7 +494,7 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
              (long long)(out3[0] * out3[1] * out3[2]));
     w_printf(kw, "        const %s *xq = x + q * %lld;\n", T, (long long)(in3[0] * in3[1] * in3[2]));
     if (is_max) {
-        w_printf(kw, "        %s best = -INFINITY;\n", T);
+        w_printf(kw, "        %s best = -INFINITY;\n", CT);
         w_printf(kw, "        for (int64_t a = 0; a < %lld; a++) {\n", (long long)k3[0]);
         w_printf(kw, "            const int64_t i0 = o0 * %lld - %lld + a * %lld;\n", (long long)s3[0], (long long)p3[0], (long long)d3[0]);
         w_printf(kw, "            if (i0 < 0 || i0 >= %lld) continue;\n", (long long)in3[0]);
@@ -479,9 +503,9 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
         w_printf(kw, "                if (i1 < 0 || i1 >= %lld) continue;\n", (long long)in3[1]);
         w_printf(kw, "                for (int64_t e = 0; e < %lld; e++) {\n", (long long)k3[2]);
         w_printf(kw, "                    const int64_t i2 = o2 * %lld - %lld + e * %lld;\n", (long long)s3[2], (long long)p3[2], (long long)d3[2]);
-        w_printf(kw, "                    if (i2 >= 0 && i2 < %lld && xq[(i0 * %lld + i1) * %lld + i2] > best) best = xq[(i0 * %lld + i1) * %lld + i2];\n",
-                 (long long)in3[2], (long long)in3[1], (long long)in3[2], (long long)in3[1], (long long)in3[2]);
-        w_puts(kw, "                }\n            }\n        }\n        y[i] = best;\n");
+        w_printf(kw, "                    if (i2 >= 0 && i2 < %lld && %s > best) best = %s;\n", (long long)in3[2], lx, lx);
+        w_puts(kw, "                }\n            }\n        }\n        ");
+        cu_store(kw, Y->dtype, "y[i]", "best");
     } else {
         const int cip = n->attrs[AVGPOOL_COUNT_INCLUDE_PAD].i != 0;
         w_puts(kw, "        int64_t lo[3], hi[3], cnt = 1;\n        const int64_t o[3] = {o0, o1, o2};\n");
@@ -500,9 +524,10 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
         else w_puts(kw, "            cnt *= hi[j] - lo[j];\n        }\n");
         w_puts(kw, "        double acc = 0;\n");
         w_puts(kw, "        for (int64_t a = lo[0]; a < hi[0]; a++)\n            for (int64_t b = lo[1]; b < hi[1]; b++)\n");
-        w_printf(kw, "                for (int64_t e = lo[2]; e < hi[2]; e++) acc += xq[(a * %lld + b) * %lld + e];\n",
-                 (long long)in3[1], (long long)in3[2]);
-        w_printf(kw, "        y[i] = (%s)(acc / (double)cnt);\n", T);
+        snprintf(xe, sizeof xe, "xq[(a * %lld + b) * %lld + e]", (long long)in3[1], (long long)in3[2]);
+        w_printf(kw, "                for (int64_t e = lo[2]; e < hi[2]; e++) acc += %s;\n", cu_ld(lx, sizeof lx, X->dtype, xe));
+        w_puts(kw, "        ");
+        cu_store(kw, Y->dtype, "y[i]", "acc / (double)cnt");
     }
     w_puts(kw, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
@@ -522,8 +547,12 @@ static int emit_gap(Cu *c, const Node *n, Diag *d)
     cu_node_comment(k, n);
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
     w_printf(k, "    GC_FOR_EACH(q, %lld) {\n        double acc = 0;\n", (long long)NC);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) acc += x[q * %lld + j];\n", (long long)Sz, (long long)Sz);
-    w_printf(k, "        y[q] = (%s)(acc / %lld.0);\n    }\n}\n\n", T, (long long)(Sz ? Sz : 1));
+    char xe[64], lx[128], val[64];
+    snprintf(xe, sizeof xe, "x[q * %lld + j]", (long long)Sz);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) acc += %s;\n        ", (long long)Sz, cu_ld(lx, sizeof lx, X->dtype, xe));
+    snprintf(val, sizeof val, "acc / %lld.0", (long long)(Sz ? Sz : 1));
+    cu_store(k, Y->dtype, "y[q]", val);
+    w_puts(k, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)NC, cu_ptr(c, Y), cu_ptr(c, X));
     return 0;
 }
@@ -776,12 +805,12 @@ static int emit_reduce(Cu *c, const Node *n, Diag *d)
 
 static int layernorm_check(const Node *n, Diag *d)
 {
-    if (!cu_is_float(n->in[0]->dtype) || n->in[1]->dtype != n->in[0]->dtype ||
+    if ((!cu_is_float(n->in[0]->dtype) && !is_half_t(n->in[0]->dtype)) || n->in[1]->dtype != n->in[0]->dtype ||
         (n->n_in > 2 && n->in[2] && n->in[2]->dtype != n->in[0]->dtype))
-        return diag_node_error(d, n, "the CUDA backend computes LayerNormalization in f32 and f64, one dtype");
+        return diag_node_error(d, n, "the CUDA backend computes LayerNormalization in f32, f64, f16 and bf16, one dtype");
     for (int j = 1; j < n->n_out; j++)
-        if (n->out[j] && n->out[j]->dtype != n->in[0]->dtype)
-            return diag_node_error(d, n, "the CUDA backend takes LayerNormalization's Mean/InvStdDev in the dtype of X only");
+        if (n->out[j] && n->out[j]->dtype != n->in[0]->dtype && !cu_is_float(n->out[j]->dtype))
+            return diag_node_error(d, n, "the CUDA backend takes LayerNormalization's Mean/InvStdDev in f32, f64 or the dtype of X");
     return 0;
 }
 
@@ -815,22 +844,35 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     const Value *Mo = n->n_out > 1 ? n->out[1] : NULL, *Io = n->n_out > 2 ? n->out[2] : NULL;
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc%s%s%s", kn, T, T, T, B ? ", const " : "", B ? T : "",
              B ? " *bb" : "");
-    if (Mo) w_printf(k, ", %s *mo", T);
-    if (Io) w_printf(k, ", %s *io", T);
+    if (Mo) w_printf(k, ", %s *mo", cfam_ctype(Mo->dtype));
+    if (Io) w_printf(k, ", %s *io", cfam_ctype(Io->dtype));
     w_printf(k, ")\n{\n    GC_FOR_EACH(rw, %lld) {\n", (long long)outer);
     w_printf(k, "        const %s *xr = x + rw * %lld;\n        %s *yr = y + rw * %lld;\n", T, (long long)inner, T,
              (long long)inner);
     w_puts(k, "        double mean = 0, var = 0;\n");
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mean += xr[j];\n", (long long)inner);
+    char lj[96], li[96], ls[96], lb[96], val[320];
+    cu_ld(lj, sizeof lj, X->dtype, "xr[j]");
+    cu_ld(li, sizeof li, X->dtype, "xr[i]");
+    cu_ld(ls, sizeof ls, Sc->dtype, "sc[s]");
+    if (B) cu_ld(lb, sizeof lb, B->dtype, "bb[t]");
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mean += %s;\n", (long long)inner, lj);
     w_printf(k, "        mean /= %lld.0;\n", (long long)inner);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) var += (xr[j] - mean) * (xr[j] - mean);\n", (long long)inner);
+    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) var += (%s - mean) * (%s - mean);\n", (long long)inner, lj, lj);
     w_printf(k, "        const double rstd = 1.0 / sqrt(var / %lld.0 + %s);\n", (long long)inner, eps);
-    if (Mo) w_printf(k, "        mo[rw] = (%s)mean;\n", T);
-    if (Io) w_printf(k, "        io[rw] = (%s)rstd;\n", T);
+    if (Mo) {
+        w_puts(k, "        ");
+        cu_store(k, Mo->dtype, "mo[rw]", "mean");
+    }
+    if (Io) {
+        w_puts(k, "        ");
+        cu_store(k, Io->dtype, "io[rw]", "rstd");
+    }
     w_printf(k, "        for (int64_t i = 0; i < %lld; i++) {\n", (long long)inner);
     cu_index_map(k, "s", row.rank, row.dims, ss, NULL);
     if (B) cu_index_map(k, "t", row.rank, row.dims, bs, NULL);
-    w_printf(k, "        yr[i] = (%s)((xr[i] - mean) * rstd * sc[s]%s);\n", T, B ? " + bb[t]" : "");
+    snprintf(val, sizeof val, "(%s - mean) * rstd * %s%s%s", li, ls, B ? " + " : "", B ? lb : "");
+    w_puts(k, "        ");
+    cu_store(k, Y->dtype, "yr[i]", val);
     w_puts(k, "        }\n    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)outer, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, Sc));
     if (B) w_printf(&c->body, ", %s", cu_ptr(c, B));
@@ -842,8 +884,10 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
 
 static int batchnorm_check(const Node *n, Diag *d)
 {
-    if (!cu_is_float(n->in[0]->dtype))
-        return diag_node_error(d, n, "the CUDA backend has BatchNormalization in f32/f64 only");
+    if (!cu_is_float(n->in[0]->dtype) && !is_half_t(n->in[0]->dtype))
+        return diag_node_error(d, n, "the CUDA backend has BatchNormalization in f32, f64, f16 and bf16 only");
+    if (is_half_t(n->in[0]->dtype) && n->attrs[BN_TRAINING_MODE].i)
+        return diag_node_error(d, n, "the CUDA backend has training-mode BatchNormalization in f32/f64 only");
     for (int j = 1; j < 5; j++)
         if (n->in[j]->dtype != n->in[0]->dtype)
             return diag_node_error(d, n, "the CUDA backend's BatchNormalization takes one dtype for all inputs");
@@ -869,8 +913,14 @@ static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
              T, T, T, T);
     w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        const int64_t ch = i / %lld %% %lld;\n", (long long)total,
              (long long)inner, (long long)C);
-    w_printf(k, "        y[i] = (%s)((x[i] - (double)mean[ch]) / sqrt((double)var[ch] + %s) * sc[ch] + b[ch]);\n    }\n}\n\n", T,
-             eps);
+    char lx[64], lm[64], lv[64], lsc[64], lb[64], val[512];
+    const DType t = X->dtype;
+    snprintf(val, sizeof val, "(%s - (double)%s) / sqrt((double)%s + %s) * %s + %s", cu_ld(lx, sizeof lx, t, "x[i]"),
+             cu_ld(lm, sizeof lm, t, "mean[ch]"), cu_ld(lv, sizeof lv, t, "var[ch]"), eps, cu_ld(lsc, sizeof lsc, t, "sc[ch]"),
+             cu_ld(lb, sizeof lb, t, "b[ch]"));
+    w_puts(k, "        ");
+    cu_store(k, Y->dtype, "y[i]", val);
+    w_puts(k, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y),
              cu_ptr(c, X), cu_ptr(c, n->in[1]), cu_ptr(c, n->in[2]), cu_ptr(c, n->in[3]), cu_ptr(c, n->in[4]));
     return 0;
@@ -940,11 +990,11 @@ static int emit_det(Cu *c, const Node *n, Diag *d)
 const CudaEntry cuda_kernel_entries[] = {
     {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel", 1},
     {OP_CastLike, NULL, emit_castlike, NULL, "a generated elementwise kernel (Cast's expression)", 1},
-    {OP_Softmax, NULL, emit_softmax, NULL, ROW, 0},
-    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW, 0},
-    {OP_MaxPool, pool_check, emit_pool, NULL, OUT, 0},
-    {OP_AveragePool, pool_check, emit_pool, NULL, OUT, 0},
-    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel", 0},
+    {OP_Softmax, NULL, emit_softmax, NULL, ROW, 1},
+    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW, 1},
+    {OP_MaxPool, pool_check, emit_pool, NULL, OUT, 1},
+    {OP_AveragePool, pool_check, emit_pool, NULL, OUT, 1},
+    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel", 1},
     {OP_Transpose, NULL, emit_transpose, NULL, OUT, 1},
     {OP_Slice, NULL, emit_slice, NULL, OUT, 1},
     {OP_Concat, NULL, emit_concat, NULL, OUT, 1},
@@ -959,8 +1009,8 @@ const CudaEntry cuda_kernel_entries[] = {
     {OP_ReduceLogSum, reduce_check, emit_reduce, NULL, OUT, 1},
     {OP_ReduceLogSumExp, reduce_check, emit_reduce, NULL, OUT, 1},
     {OP_ReduceSumSquare, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW, 0},
-    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT, 0},
+    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW, 1},
+    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT, 1},
     {OP_Det, cu_check_float, emit_det, det_workspace, "a generated kernel, one thread per matrix (LU in its workspace)", 0},
     {-1, NULL, NULL, NULL, NULL, 0},
 };

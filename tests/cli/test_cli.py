@@ -672,14 +672,28 @@ int main(void)
             self.assertRegex(p.stderr, r"^graphc: error: .*gemm_i32.gir: node 'y' \(Gemm\): "
                                        r"the CUDA backend computes op 'Gemm' in f32 and f64 \(one dtype\), got i32\n$")
             self.assertFalse(os.path.exists(out))
-            pool = os.path.join(tmp, "pool16.gir")
-            with open(pool, "w") as f:
-                f.write("graph pool16 {\n  input %x: f16[1,1,4,4]\n  %y = MaxPool(%x) {kernel_shape=[2,2]}\n  output %y\n}\n")
-            p = graphc("compile", pool, "-o", out, "--target=cuda", "--no-fold", check=False)
+            det = os.path.join(tmp, "det16.gir")
+            with open(det, "w") as f:
+                f.write("graph det16 {\n  input %x: f16[2,3,3]\n  %y = Det(%x)\n  output %y\n}\n")
+            p = graphc("compile", det, "-o", out, "--target=cuda", "--no-fold", check=False)
             self.assertEqual(p.returncode, 1)
-            self.assertRegex(p.stderr, r"^graphc: error: .*pool16.gir: node 'y' \(MaxPool\): "
-                                       r"the CUDA backend has no f16 kernels yet \(op 'MaxPool'\)\n$")
+            self.assertRegex(p.stderr, r"^graphc: error: .*det16.gir: node 'y' \(Det\): "
+                                       r"the CUDA backend has no f16 kernels yet \(op 'Det'\)\n$")
             self.assertFalse(os.path.exists(out))
+
+    def test_precision_errors(self):
+        """--precision: one of fp32/fp16/bf16, CUDA only, not for training; one-line errors, no folder."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            for args, msg in (
+                    (["--target=cuda", "--precision=fp8"], "compile: --precision needs fp32, fp16 or bf16, got 'fp8'"),
+                    (["--precision=fp16"],
+                     "compile: --precision=fp16 needs --target=cuda (the c target computes in the model's own types)"),
+                    (["--target=cuda", "--precision=bf16", "--grad", "--loss=mse:probs"],
+                     "compile: --precision=bf16 does not apply to --grad or --train (training computes in f32)")):
+                p = graphc("compile", self.MLP, "-o", out, *args, check=False)
+                self.assertEqual((p.returncode, p.stderr), (1, f"graphc: error: {msg}\n"), args)
+                self.assertFalse(os.path.exists(out))
 
     def test_help_lists_targets(self):
         text = graphc("compile", "--help").stdout
