@@ -441,29 +441,39 @@ GCRT_DW_INLINE void gcrt_dw_row_simd(const GcrtDwArgs *a, const float *xr, int64
 #endif
 
 /* One block of V output columns from ow0 in GCRT_DW_RB output rows yr, yr + OW, ... (see
- * gcrt_dw_rows_multi); m: the block's masks (stride 1: [kw] the loads', [KW] the store's) or
- * NULL for an interior block. Loads each of the RB + KH - 1 input rows' vectors once and feeds
- * them to every output row whose window holds that row (the same taps in the same order as one
- * row). */
+ * gcrt_dw_rows_multi); m: the block's masks (as in gcrt_dw_block_masked) or NULL for an interior
+ * block. Loads each of the input rows' vectors once and feeds them to every output row whose
+ * window holds that row (the same taps in the same order as one row). */
 GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *xr, const GcrtDwVec *tv, const GcrtDwVec *ep,
                                         int64_t ow0, const GcrtDwMask *m, float *yr, const float *rr, const int KHc,
-                                        const int KWc)
+                                        const int KWc, const int SW)
 {
-    const int64_t W = a->W, OW = a->OW, i0 = ow0 - a->pl;
+    const int64_t W = a->W, OW = a->OW, i0 = ow0 * SW - a->pl;
     GcrtDwVec acc[GCRT_DW_RB];
     int64_t r, i, kw;
     GCRT_DW_UNROLL
     for (r = 0; r < GCRT_DW_RB; r++) acc[r] = ep[0];
-    GCRT_DW_UNROLL
-    for (i = 0; i < GCRT_DW_RB + KHc - 1; i++) {
+    GCRT_DW_UNROLL_TAPS
+    for (i = 0; i < SW * (GCRT_DW_RB - 1) + KHc; i++) {
         const float *xi = xr + i * W;
         GcrtDwVec sv[5];
-        GCRT_DW_UNROLL
-        for (kw = 0; kw < KWc; kw++)
-            sv[kw] = m ? gcrt_dw_mload(m[kw], gcrt_dw_at(xi, i0 + kw)) : gcrt_dw_load(xi + i0 + kw);
+        if (SW == 1) {
+            GCRT_DW_UNROLL
+            for (kw = 0; kw < KWc; kw++)
+                sv[kw] = m ? gcrt_dw_mload(m[kw], gcrt_dw_at(xi, i0 + kw)) : gcrt_dw_load(xi + i0 + kw);
+        } else { /* taps 2b and 2b + 1 load the same two vectors: their evens and odds */
+            GCRT_DW_UNROLL
+            for (kw = 0; kw < KWc; kw += 2) {
+                const GcrtDwVec lo = m ? gcrt_dw_mload(m[kw * 2], gcrt_dw_at(xi, i0 + kw)) : gcrt_dw_load(xi + i0 + kw);
+                const GcrtDwVec hi = m ? gcrt_dw_mload(m[kw * 2 + 1], gcrt_dw_at(xi, i0 + kw + GCRT_DW_V))
+                                       : gcrt_dw_load(xi + i0 + kw + GCRT_DW_V);
+                sv[kw] = gcrt_dw_evens(lo, hi);
+                if (kw + 1 < KWc) sv[kw + 1] = gcrt_dw_odds(lo, hi);
+            }
+        }
         GCRT_DW_UNROLL
         for (r = 0; r < GCRT_DW_RB; r++) {
-            const int64_t kh = i - r;
+            const int64_t kh = i - SW * r;
             if (kh < 0 || kh >= KHc) continue;
             GCRT_DW_UNROLL
             for (kw = 0; kw < KWc; kw++) acc[r] = gcrt_dw_fma(tv[kh * KWc + kw], sv[kw], acc[r]);
@@ -471,10 +481,10 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *xr, co
     }
     GCRT_DW_UNROLL
     for (r = 0; r < GCRT_DW_RB; r++) {
-        GcrtDwVec v = acc[r];
+        GcrtDwVec v = SW == 2 ? gcrt_dw_unshuffle(acc[r]) : acc[r];
         if (m) {
-            if (rr) v = gcrt_dw_add(v, gcrt_dw_mload(m[KWc], rr + r * OW + ow0));
-            gcrt_dw_mstore(yr + r * OW + ow0, m[KWc], gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], v)));
+            if (rr) v = gcrt_dw_add(v, gcrt_dw_mload(m[KWc * SW], rr + r * OW + ow0));
+            gcrt_dw_mstore(yr + r * OW + ow0, m[KWc * SW], gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], v)));
         } else {
             if (rr) v = gcrt_dw_add(v, gcrt_dw_load(rr + r * OW + ow0));
             gcrt_dw_store(yr + r * OW + ow0, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], v)));
@@ -482,18 +492,18 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *xr, co
     }
 }
 
-/* GCRT_DW_RB output rows yr, yr + OW, ... at once, stride 1 in both directions, dilation 1, the
- * KHc x KWc taps tv in registers, every window inside the image vertically: xr is the first input
- * row of the first output row. Blocks as in gcrt_dw_row_simd; mk (not NULL): the border blocks'
- * masks, mstride apart. */
+/* GCRT_DW_RB output rows yr, yr + OW, ... at once, stride SW (1 or 2) in both directions,
+ * dilation 1, the KHc x KWc taps tv in registers, every window inside the image vertically: xr
+ * is the first input row of the first output row. Blocks as in gcrt_dw_row_simd; mk (not NULL):
+ * the border blocks' masks, mstride apart. */
 GCRT_DW_INLINE void gcrt_dw_rows_multi(const GcrtDwArgs *a, const float *xr, const GcrtDwVec *tv, const GcrtDwVec *ep,
                                        int64_t nl, int64_t nc, const GcrtDwMask *mk, int64_t mstride, float *yr,
-                                       const float *rr, const int KHc, const int KWc)
+                                       const float *rr, const int KHc, const int KWc, const int SW)
 {
     int64_t ow0, j = 0;
     for (ow0 = 0; ow0 < a->OW; ow0 += GCRT_DW_V) {
         const int interior = ow0 >= nl * GCRT_DW_V && ow0 < (nl + nc) * GCRT_DW_V;
-        gcrt_dw_block_multi(a, xr, tv, ep, ow0, interior ? NULL : mk + j * mstride, yr, rr, KHc, KWc);
+        gcrt_dw_block_multi(a, xr, tv, ep, ow0, interior ? NULL : mk + j * mstride, yr, rr, KHc, KWc, SW);
         j += !interior;
     }
 }
@@ -550,9 +560,9 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p,
         const float *rr = p->res ? p->res + oh * OW : NULL;
         float *yr = p->y + oh * OW;
         int64_t k0, k1;
-        if (KHc && KWc && SW == 1 && DW1 && a->sh == 1 && dh == 1 && mkp && oh + GCRT_DW_RB <= oh1 && ih0 >= 0 &&
-            ih0 + GCRT_DW_RB + KHc - 1 <= a->H) {
-            gcrt_dw_rows_multi(a, p->x + ih0 * W, tv, ep, nl, nc, mkp, ms, yr, rr, KHc, KWc);
+        if (KHc && KWc && DW1 && a->sh == SW && dh == 1 && mkp && oh + GCRT_DW_RB <= oh1 && ih0 >= 0 &&
+            ih0 + SW * (GCRT_DW_RB - 1) + KHc <= a->H) {
+            gcrt_dw_rows_multi(a, p->x + ih0 * W, tv, ep, nl, nc, mkp, ms, yr, rr, KHc, KWc, SW);
             oh += GCRT_DW_RB - 1;
             continue;
         }
