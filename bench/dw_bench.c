@@ -63,7 +63,10 @@ static float frand(void)
     return (float)((double)(rng >> 40) / 16777216.0 * 2.0 - 1.0);
 }
 
-static double total_new, total_old;
+static double total_new;
+#ifdef DW_BENCH_COMPARE
+static double total_old;
+#endif
 
 /* One layer: C channels, HxH input, stride s, pad 1; count: how often it occurs in the network. */
 static void layer(int64_t C, int64_t H, int64_t s, int count, int reps)

@@ -79,7 +79,7 @@
  * clang unrolls such short constant loops by itself, and its unroll pragma
  * warns on the loops whose trip count is a run-time value). */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
-#define GCRT_DW_UNROLL _Pragma("GCC unroll 5")
+#define GCRT_DW_UNROLL _Pragma("GCC unroll 8")
 #define GCRT_DW_UNROLL_TAPS _Pragma("GCC unroll 25")
 #else
 #define GCRT_DW_UNROLL
@@ -433,30 +433,81 @@ GCRT_DW_INLINE void gcrt_dw_row_simd(const GcrtDwArgs *a, const float *xr, int64
     }
 }
 
-/* Output rows per pass of the multi-row path (stride 1). */
-#ifdef __AVX512F__
-#define GCRT_DW_RB 4
-#else
-#define GCRT_DW_RB 2
-#endif
+/* The column blocks of a call, the same for every row and plane: nl border blocks, nc interior
+ * blocks (all their loads inside the row: unmasked), then border blocks to the end of the row;
+ * ok: mk holds the border blocks' masks (see gcrt_dw_block_masked), ms apart. */
+typedef struct GcrtDwCols {
+    int64_t nl, nc, ms;
+    int ok;
+    GcrtDwMask mk[GCRT_DW_NMASK];
+} GcrtDwCols;
 
-/* One block of V output columns from ow0 in GCRT_DW_RB output rows yr, yr + OW, ... (see
- * gcrt_dw_rows_multi); m: the block's masks (as in gcrt_dw_block_masked) or NULL for an interior
- * block. Loads each of the input rows' vectors once and feeds them to every output row whose
- * window holds that row (the same taps in the same order as one row). */
-GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *xr, const GcrtDwVec *tv, const GcrtDwVec *ep,
-                                        int64_t ow0, const GcrtDwMask *m, float *yr, const float *rr, const int KHc,
-                                        const int KWc, const int SW)
+GCRT_DW_INLINE void gcrt_dw_cols_init(const GcrtDwArgs *a, GcrtDwCols *cl)
+{
+    const int64_t SW = a->sw, KW = a->KW, W = a->W, OW = a->OW, nb = (OW + GCRT_DW_V - 1) / GCRT_DW_V;
+    /* interior blocks start at ow0 in [c_lo, c_hi]: all their loads lie inside the row */
+    const int64_t c_lo = (a->pl + SW - 1) / SW;
+    int64_t c_hi = W + a->pl - (KW - 1) * a->dw - GCRT_DW_V * SW, nl, nc;
+    c_hi = c_hi < 0 ? -1 : c_hi / SW;
+    if (c_hi > OW - GCRT_DW_V) c_hi = OW - GCRT_DW_V;
+    nl = (c_lo + GCRT_DW_V - 1) / GCRT_DW_V;
+    if (nl > nb) nl = nb;
+    nc = c_hi >= nl * GCRT_DW_V ? (c_hi - nl * GCRT_DW_V) / GCRT_DW_V + 1 : 0;
+    cl->nl = nl;
+    cl->nc = nc;
+    cl->ms = KW * SW + 3;
+    cl->ok = (SW == 1 || SW == 2) && (nb - nc) * cl->ms <= GCRT_DW_NMASK;
+    if (cl->ok) {
+        const int64_t ms = cl->ms;
+        int64_t j, b, kw, h;
+        int any;
+        for (j = 0, b = 0; b < nb; b++) {
+            const int64_t ow0 = b * GCRT_DW_V;
+            if (b >= nl && b < nl + nc) continue;
+            for (kw = 0; kw < KW; kw++)
+                for (h = 0; h < SW; h++)
+                    cl->mk[j * ms + kw * SW + h] =
+                        gcrt_dw_lanes(ow0 * SW - a->pl + kw * a->dw + h * GCRT_DW_V, W, &any);
+            cl->mk[j * ms + KW * SW] = gcrt_dw_lanes(0, OW - ow0, &any);
+            cl->mk[j * ms + KW * SW + 1] = gcrt_dw_lanes(ow0 * SW - a->pl, W, &any);
+            cl->mk[j * ms + KW * SW + 2] = gcrt_dw_lanes(ow0 * SW - a->pl + GCRT_DW_V, W, &any);
+            j++;
+        }
+    }
+}
+
+/* Output rows per pass of the multi-row path: with 3x3 taps, as many as the registers hold
+ * (AVX-512: 32, AVX2: 16); 5x5 taps then spill to memory operands, which measured better than
+ * fewer rows. */
+#ifdef __AVX512F__
+#define GCRT_DW_RB(K) 8
+#else
+#define GCRT_DW_RB(K) 2
+#endif
+#define GCRT_DW_RBMAX 8
+
+/* One block of V output columns from ow0 in output rows oh, oh + 1, ..., oh + nr - 1 (nr <= RB)
+ * of one plane (see gcrt_dw_rows_multi): x is the plane, ih0 the input row of the first output
+ * row's first tap; input rows ih0 + i, i in [ilo, ihi), lie in the image (the others are padding
+ * and skipped). m: the block's masks (as in gcrt_dw_block_masked) or NULL for an interior block.
+ * Loads each input row's vectors once and feeds them to every output row whose window holds
+ * that row (the same taps in the same order as one row at a time). */
+GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *x, int64_t ih0, int64_t ilo, int64_t ihi,
+                                        int64_t nr, const GcrtDwVec *tv, const GcrtDwVec *ep, int64_t ow0,
+                                        const GcrtDwMask *m, float *yr, const float *rr, const int KHc, const int KWc,
+                                        const int SW, const int FULL)
 {
     const int64_t W = a->W, OW = a->OW, i0 = ow0 * SW - a->pl;
-    GcrtDwVec acc[GCRT_DW_RB];
+    const int RB = GCRT_DW_RB(KHc);
+    GcrtDwVec acc[GCRT_DW_RBMAX];
     int64_t r, i, kw;
     GCRT_DW_UNROLL
-    for (r = 0; r < GCRT_DW_RB; r++) acc[r] = ep[0];
+    for (r = 0; r < RB; r++) acc[r] = ep[0];
     GCRT_DW_UNROLL_TAPS
-    for (i = 0; i < SW * (GCRT_DW_RB - 1) + KHc; i++) {
-        const float *xi = xr + i * W;
+    for (i = 0; i < SW * (RB - 1) + KHc; i++) {
+        const float *xi = x + (ih0 + i) * W;
         GcrtDwVec sv[5];
+        if (!FULL && (i < ilo || i >= ihi)) continue;
         if (SW == 1) {
             GCRT_DW_UNROLL
             for (kw = 0; kw < KWc; kw++)
@@ -472,16 +523,17 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *xr, co
             }
         }
         GCRT_DW_UNROLL
-        for (r = 0; r < GCRT_DW_RB; r++) {
+        for (r = 0; r < RB; r++) {
             const int64_t kh = i - SW * r;
-            if (kh < 0 || kh >= KHc) continue;
+            if (kh < 0 || kh >= KHc || (!FULL && r >= nr)) continue;
             GCRT_DW_UNROLL
             for (kw = 0; kw < KWc; kw++) acc[r] = gcrt_dw_fma(tv[kh * KWc + kw], sv[kw], acc[r]);
         }
     }
     GCRT_DW_UNROLL
-    for (r = 0; r < GCRT_DW_RB; r++) {
+    for (r = 0; r < RB; r++) {
         GcrtDwVec v = SW == 2 ? gcrt_dw_unshuffle(acc[r]) : acc[r];
+        if (!FULL && r >= nr) break;
         if (m) {
             if (rr) v = gcrt_dw_add(v, gcrt_dw_mload(m[KWc * SW], rr + r * OW + ow0));
             gcrt_dw_mstore(yr + r * OW + ow0, m[KWc * SW], gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], v)));
@@ -492,80 +544,67 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *xr, co
     }
 }
 
-/* GCRT_DW_RB output rows yr, yr + OW, ... at once, stride SW (1 or 2) in both directions,
- * dilation 1, the KHc x KWc taps tv in registers, every window inside the image vertically: xr
- * is the first input row of the first output row. Blocks as in gcrt_dw_row_simd; mk (not NULL):
- * the border blocks' masks, mstride apart. */
-GCRT_DW_INLINE void gcrt_dw_rows_multi(const GcrtDwArgs *a, const float *xr, const GcrtDwVec *tv, const GcrtDwVec *ep,
-                                       int64_t nl, int64_t nc, const GcrtDwMask *mk, int64_t mstride, float *yr,
-                                       const float *rr, const int KHc, const int KWc, const int SW)
+/* Output rows [oh0, oh1) of one plane, GCRT_DW_RB(KHc) at a time: stride SW (1 or 2) in both
+ * directions, dilation 1, the KHc x KWc taps tv in registers, the column blocks and border
+ * masks of cl (ok). */
+GCRT_DW_INLINE void gcrt_dw_rows_multi(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0,
+                                       int64_t oh1, const GcrtDwVec *tv, const GcrtDwVec *ep, const int KHc,
+                                       const int KWc, const int SW)
 {
-    int64_t ow0, j = 0;
-    for (ow0 = 0; ow0 < a->OW; ow0 += GCRT_DW_V) {
-        const int interior = ow0 >= nl * GCRT_DW_V && ow0 < (nl + nc) * GCRT_DW_V;
-        gcrt_dw_block_multi(a, xr, tv, ep, ow0, interior ? NULL : mk + j * mstride, yr, rr, KHc, KWc, SW);
-        j += !interior;
+    const int RB = GCRT_DW_RB(KHc);
+    const int64_t OW = a->OW, ni = SW * (RB - 1) + KHc;
+    int64_t oh, ow0;
+    for (oh = oh0; oh < oh1; oh += RB) {
+        const int64_t ih0 = oh * SW - a->pt, nr = oh1 - oh < RB ? oh1 - oh : RB;
+        const int64_t ilo = ih0 < 0 ? -ih0 : 0, ihi = a->H - ih0 < ni ? a->H - ih0 : ni;
+        const float *rr = p->res ? p->res + oh * OW : NULL;
+        float *yr = p->y + oh * OW;
+        int64_t j = 0;
+        for (ow0 = 0; ow0 < OW; ow0 += GCRT_DW_V) {
+            const int interior = ow0 >= cl->nl * GCRT_DW_V && ow0 < (cl->nl + cl->nc) * GCRT_DW_V;
+            const GcrtDwMask *m = interior ? NULL : cl->mk + j * cl->ms;
+            if (nr == RB && ilo == 0 && ihi == ni) /* the common case, without the checks */
+                gcrt_dw_block_multi(a, p->x, ih0, 0, ni, nr, tv, ep, ow0, m, yr, rr, KHc, KWc, SW, 1);
+            else
+                gcrt_dw_block_multi(a, p->x, ih0, ilo, ihi, nr, tv, ep, ow0, m, yr, rr, KHc, KWc, SW, 0);
+            j += !interior;
+        }
     }
 }
 
 /* Output rows [oh0, oh1) of one plane, column stride SW (1 or 2); KHc/KWc: the filter size when
  * known at compile time (its taps then live in registers), else 0; DW1: the column dilation is 1.
- * Rows whose window lies wholly inside the image take the register taps; the others (top/bottom
- * padding) take the taps of their valid filter rows from memory. The border blocks' masks are
- * the same for every row: computed once here. */
-GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1,
-                                      const int KHc, const int KWc, const int SW, const int DW1)
+ * With the taps in registers, row stride SW and dilation 1, the rows go GCRT_DW_RB(KHc) at a time
+ * (gcrt_dw_rows_multi). Else row by row: rows whose window lies wholly inside the image take the
+ * register taps; the others (top/bottom padding) take the taps of their valid filter rows from
+ * memory. cl: the call's column blocks and masks. */
+GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0,
+                                      int64_t oh1, const int KHc, const int KWc, const int SW, const int DW1)
 {
     const int64_t KH = KHc ? KHc : a->KH, KW = KWc ? KWc : a->KW, W = a->W, OW = a->OW, dh = a->dh;
-    const int64_t nb = (OW + GCRT_DW_V - 1) / GCRT_DW_V, ms = KW * SW + 3;
-    /* interior blocks start at ow0 in [c_lo, c_hi]: all their loads lie inside the row */
-    const int64_t c_lo = (a->pl + SW - 1) / SW;
-    int64_t c_hi = W + a->pl - (KW - 1) * a->dw - GCRT_DW_V * SW, nl, nc, oh, t;
+    const int64_t nl = cl->nl, nc = cl->nc, ms = cl->ms;
+    const GcrtDwMask *mkp = cl->ok ? cl->mk : NULL;
+    int64_t oh, t;
     GcrtDwVec tv[25], ep[3];
-    GcrtDwMask mk[GCRT_DW_NMASK];
-    const GcrtDwMask *mkp = NULL;
     ep[0] = gcrt_dw_set1(p->bias);
     /* the activation as a clamp: [-inf, inf], [0, inf] or [lo, hi] */
     ep[1] = gcrt_dw_set1(a->act == GCRT_ACT_RELU   ? 0.0f
                          : a->act == GCRT_ACT_CLIP ? a->lo
                                                    : gcrt_bits_f32(0xff800000u));
     ep[2] = gcrt_dw_set1(a->act == GCRT_ACT_CLIP ? a->hi : gcrt_bits_f32(0x7f800000u));
-    c_hi = c_hi < 0 ? -1 : c_hi / SW;
-    if (c_hi > OW - GCRT_DW_V) c_hi = OW - GCRT_DW_V;
-    nl = (c_lo + GCRT_DW_V - 1) / GCRT_DW_V;
-    if (nl > nb) nl = nb;
-    nc = c_hi >= nl * GCRT_DW_V ? (c_hi - nl * GCRT_DW_V) / GCRT_DW_V + 1 : 0;
-    if ((nb - nc) * ms <= GCRT_DW_NMASK) {
-        int64_t j, b, kw, h;
-        int any;
-        for (j = 0, b = 0; b < nb; b++) {
-            const int64_t ow0 = b * GCRT_DW_V;
-            if (b >= nl && b < nl + nc) continue;
-            for (kw = 0; kw < KW; kw++)
-                for (h = 0; h < SW; h++)
-                    mk[j * ms + kw * SW + h] = gcrt_dw_lanes(ow0 * SW - a->pl + kw * a->dw + h * GCRT_DW_V, W, &any);
-            mk[j * ms + KW * SW] = gcrt_dw_lanes(0, OW - ow0, &any);
-            mk[j * ms + KW * SW + 1] = gcrt_dw_lanes(ow0 * SW - a->pl, W, &any);
-            mk[j * ms + KW * SW + 2] = gcrt_dw_lanes(ow0 * SW - a->pl + GCRT_DW_V, W, &any);
-            j++;
-        }
-        mkp = mk;
-    }
     if (KHc && KWc) {
         GCRT_DW_UNROLL_TAPS
         for (t = 0; t < KHc * KWc; t++) tv[t] = gcrt_dw_set1(p->w[t]);
+        if (DW1 && a->sh == SW && dh == 1 && mkp) {
+            gcrt_dw_rows_multi(a, cl, p, oh0, oh1, tv, ep, KHc, KWc, SW);
+            return;
+        }
     }
     for (oh = oh0; oh < oh1; oh++) {
         const int64_t ih0 = oh * a->sh - a->pt;
         const float *rr = p->res ? p->res + oh * OW : NULL;
         float *yr = p->y + oh * OW;
         int64_t k0, k1;
-        if (KHc && KWc && DW1 && a->sh == SW && dh == 1 && mkp && oh + GCRT_DW_RB <= oh1 && ih0 >= 0 &&
-            ih0 + SW * (GCRT_DW_RB - 1) + KHc <= a->H) {
-            gcrt_dw_rows_multi(a, p->x + ih0 * W, tv, ep, nl, nc, mkp, ms, yr, rr, KHc, KWc, SW);
-            oh += GCRT_DW_RB - 1;
-            continue;
-        }
         gcrt_dw_span(ih0, dh, a->H, KH, &k0, &k1);
         if (KHc && KWc && k0 == 0 && k1 == KHc)
             gcrt_dw_row_simd(a, p->x + ih0 * W, dh * W, KHc, tv, p->w, ep, nl, nc, mkp, ms, yr, rr, KHc, KWc, SW, DW1);
@@ -745,18 +784,18 @@ GCRT_FN void gcrt_dw_flat_tiles(const GcrtDwArgs *a, int64_t t0, int64_t t1)
 }
 
 /* Rows of one plane: the SIMD specializations (3x3 and 5x5 without column dilation, any size;
- * stride 1 or 2), else portable C. */
-GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+ * stride 1 or 2), else portable C. cl: the call's column blocks (gcrt_dw_cols_init). */
+GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
 {
     const int k3 = a->KH == 3 && a->KW == 3 && a->dw == 1, k5 = a->KH == 5 && a->KW == 5 && a->dw == 1;
     if (a->sw == 1) {
-        if (k3) gcrt_dw_rows_simd(a, p, oh0, oh1, 3, 3, 1, 1);
-        else if (k5) gcrt_dw_rows_simd(a, p, oh0, oh1, 5, 5, 1, 1);
-        else gcrt_dw_rows_simd(a, p, oh0, oh1, 0, 0, 1, 0);
+        if (k3) gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 3, 3, 1, 1);
+        else if (k5) gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 5, 5, 1, 1);
+        else gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 0, 0, 1, 0);
     } else if (a->sw == 2) {
-        if (k3) gcrt_dw_rows_simd(a, p, oh0, oh1, 3, 3, 2, 1);
-        else if (k5) gcrt_dw_rows_simd(a, p, oh0, oh1, 5, 5, 2, 1);
-        else gcrt_dw_rows_simd(a, p, oh0, oh1, 0, 0, 2, 0);
+        if (k3) gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 3, 3, 2, 1);
+        else if (k5) gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 5, 5, 2, 1);
+        else gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 0, 0, 2, 0);
     } else {
         gcrt_dw_rows_c(a, p, oh0, oh1);
     }
@@ -764,9 +803,21 @@ GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0
 
 #else
 
-/* Rows of one plane: portable C. */
-GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+/* Nothing to precompute for the portable path. */
+typedef struct GcrtDwCols {
+    int unused;
+} GcrtDwCols;
+
+GCRT_DW_INLINE void gcrt_dw_cols_init(const GcrtDwArgs *a, GcrtDwCols *cl)
 {
+    (void)a;
+    cl->unused = 0;
+}
+
+/* Rows of one plane: portable C. */
+GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+{
+    (void)cl;
     gcrt_dw_rows_c(a, p, oh0, oh1);
 }
 
@@ -778,12 +829,14 @@ GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
     const GcrtDwArgs *a = (const GcrtDwArgs *)arg;
     int64_t t, q = t0 / a->blocks, b = t0 % a->blocks, c = q % a->C; /* plane, row block, channel */
     (void)slot;
+    GcrtDwCols cl;
 #ifdef GCRT_DW_V
     if (a->flat) {
         gcrt_dw_flat_tiles(a, t0, t1);
         return;
     }
 #endif
+    gcrt_dw_cols_init(a, &cl);
     for (t = t0; t < t1; t++) {
         const int64_t oh0 = b * a->rows, oh1 = oh0 + a->rows < a->OH ? oh0 + a->rows : a->OH;
         GcrtDwPlane p;
@@ -792,7 +845,7 @@ GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
         p.res = a->res ? a->res + q * a->OH * a->OW : NULL;
         p.y = a->Y + q * a->OH * a->OW;
         p.bias = a->bias ? a->bias[c] : 0.0f;
-        gcrt_dw_rows(a, &p, oh0, oh1);
+        gcrt_dw_rows(a, &cl, &p, oh0, oh1);
         if (++b == a->blocks) {
             b = 0;
             q++;
