@@ -647,7 +647,7 @@ GCRT_DW_INLINE int gcrt_dw_flat_ok(const GcrtDwArgs *a)
 {
     const int k = ((a->KH == 3 && a->KW == 3) || (a->KH == 5 && a->KW == 5)) && a->dw == 1;
     if (!k || a->blocks != 1 || a->H <= 0 || a->OH * a->OW > GCRT_DW_FLAT_MAXV * GCRT_DW_V) return 0;
-    if (a->sh == 1 && a->sw == 1) return a->W == a->OW && a->OW <= GCRT_DW_V;
+    if (a->sh == 1 && a->sw == 1) return a->W == a->OW && a->OW <= GCRT_DW_V / 2;
     if (a->sh == 2 && a->sw == 2)
         return (a->W + 1) / 2 <= a->OW && 4 * ((a->H + 1) / 2) * a->OW <= GCRT_DW_FLAT_BUF &&
                a->W <= 2 * GCRT_DW_V * GCRT_DW_FLAT_CHUNKS;
