@@ -237,6 +237,18 @@ GCRT_DW_INLINE GcrtDwVec gcrt_dw_unshuffle(GcrtDwVec v)
 }
 /* The mask of lanes t with bit t of b set. */
 GCRT_DW_INLINE GcrtDwMask gcrt_dw_bits(unsigned b) { return (GcrtDwMask)b; }
+/* The three taps of a 3-wide stride-2 filter row from the 2V + 1 floats x[i0, i0 + 2V] in lo:hi
+ * and lane 0 of nx, in order: x[i0 + 2t] (t0), x[i0 + 2t + 1] (t1), x[i0 + 2t + 2] (t2, which is
+ * t0 shifted by one lane). Two two-source permutes and one valignd. */
+#define GCRT_DW_HAVE_TAPS3_S2 1
+GCRT_DW_INLINE void gcrt_dw_taps3_s2(GcrtDwVec lo, GcrtDwVec hi, GcrtDwVec nx, GcrtDwVec *t0, GcrtDwVec *t1,
+                                     GcrtDwVec *t2)
+{
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    *t0 = _mm512_permutex2var_ps(lo, ie, hi);
+    *t1 = _mm512_permutex2var_ps(lo, _mm512_add_epi32(ie, _mm512_set1_epi32(1)), hi);
+    *t2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(*t0), 1));
+}
 /* The even elements of the 2V floats lo:hi in order into *e, the odd ones into *o. */
 GCRT_DW_INLINE void gcrt_dw_deinterleave(GcrtDwVec lo, GcrtDwVec hi, GcrtDwVec *e, GcrtDwVec *o)
 {
@@ -486,6 +498,13 @@ GCRT_DW_INLINE void gcrt_dw_cols_init(const GcrtDwArgs *a, GcrtDwCols *cl)
 #endif
 #define GCRT_DW_RBMAX 8
 
+/* 1: stride-2 3-wide filter rows take gcrt_dw_taps3_s2 (sums in lane order), 0: evens/odds. */
+#ifdef GCRT_DW_HAVE_TAPS3_S2
+#define GCRT_DW_TAPS3_S2 1
+#else
+#define GCRT_DW_TAPS3_S2 0
+#endif
+
 /* One block of V output columns from ow0 in output rows oh, oh + 1, ..., oh + nr - 1 (nr <= RB)
  * of one plane (see gcrt_dw_rows_multi): x is the plane, ih0 the input row of the first output
  * row's first tap; input rows ih0 + i, i in [ilo, ihi), lie in the image (the others are padding
@@ -512,6 +531,17 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *x, int
             GCRT_DW_UNROLL
             for (kw = 0; kw < KWc; kw++)
                 sv[kw] = m ? gcrt_dw_mload(m[kw], gcrt_dw_at(xi, i0 + kw)) : gcrt_dw_load(xi + i0 + kw);
+        } else if (GCRT_DW_TAPS3_S2 && KWc == 3) {
+#ifdef GCRT_DW_HAVE_TAPS3_S2
+            /* x[i0 + 2V] for a border block: the lane V - 2 of the tap-2 load's second half */
+            const GcrtDwVec lo = m ? gcrt_dw_mload(m[0], gcrt_dw_at(xi, i0)) : gcrt_dw_load(xi + i0);
+            const GcrtDwVec hi =
+                m ? gcrt_dw_mload(m[1], gcrt_dw_at(xi, i0 + GCRT_DW_V)) : gcrt_dw_load(xi + i0 + GCRT_DW_V);
+            const GcrtDwVec nx = m ? gcrt_dw_mload((GcrtDwMask)((m[5] >> (GCRT_DW_V - 2)) & 1),
+                                                   gcrt_dw_at(xi, i0 + 2 * GCRT_DW_V))
+                                   : gcrt_dw_set1(xi[i0 + 2 * GCRT_DW_V]);
+            gcrt_dw_taps3_s2(lo, hi, nx, &sv[0], &sv[1], &sv[2]);
+#endif
         } else { /* taps 2b and 2b + 1 load the same two vectors: their evens and odds */
             GCRT_DW_UNROLL
             for (kw = 0; kw < KWc; kw += 2) {
@@ -532,7 +562,7 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *x, int
     }
     GCRT_DW_UNROLL
     for (r = 0; r < RB; r++) {
-        GcrtDwVec v = SW == 2 ? gcrt_dw_unshuffle(acc[r]) : acc[r];
+        GcrtDwVec v = SW == 2 && !(GCRT_DW_TAPS3_S2 && KWc == 3) ? gcrt_dw_unshuffle(acc[r]) : acc[r];
         if (!FULL && r >= nr) break;
         if (m) {
             if (rr) v = gcrt_dw_add(v, gcrt_dw_mload(m[KWc * SW], rr + r * OW + ow0));
