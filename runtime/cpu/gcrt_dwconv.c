@@ -249,13 +249,6 @@ GCRT_DW_INLINE void gcrt_dw_taps3_s2(GcrtDwVec lo, GcrtDwVec hi, GcrtDwVec nx, G
     *t1 = _mm512_permutex2var_ps(lo, _mm512_add_epi32(ie, _mm512_set1_epi32(1)), hi);
     *t2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(*t0), 1));
 }
-/* The even elements of the 2V floats lo:hi in order into *e, the odd ones into *o. */
-GCRT_DW_INLINE void gcrt_dw_deinterleave(GcrtDwVec lo, GcrtDwVec hi, GcrtDwVec *e, GcrtDwVec *o)
-{
-    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    *e = _mm512_permutex2var_ps(lo, ie, hi);
-    *o = _mm512_permutex2var_ps(lo, _mm512_add_epi32(ie, _mm512_set1_epi32(1)), hi);
-}
 
 #else /* AVX2 + FMA */
 
@@ -298,12 +291,6 @@ GCRT_DW_INLINE GcrtDwMask gcrt_dw_bits(unsigned b)
 {
     const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
     return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)b), bit), bit);
-}
-/* The even elements of the 2V floats lo:hi in order into *e, the odd ones into *o. */
-GCRT_DW_INLINE void gcrt_dw_deinterleave(GcrtDwVec lo, GcrtDwVec hi, GcrtDwVec *e, GcrtDwVec *o)
-{
-    *e = gcrt_dw_unshuffle(gcrt_dw_evens(lo, hi));
-    *o = gcrt_dw_unshuffle(gcrt_dw_odds(lo, hi));
 }
 
 #endif
@@ -659,36 +646,24 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwCols *cl,
 #define GCRT_DW_FLAT_BUF 1024
 #define GCRT_DW_FLAT_CHUNKS 4 /* stride 2: W <= 2V * this */
 
-/* The flat path's tables, the same for every plane of a call: tap k reads src + off[k] + o0 for
- * the vector of outputs [o0, o0 + V) (src: the plane, or with stride 2 its phase planes) under
- * the mask m[v*KK + k] of vector v (bit t: output o0 + t exists and its tap lies in the image). */
+/* The flat path's tables, the same for every plane of a call: tap k reads x + off[k] + o0 for
+ * the vector of outputs [o0, o0 + V) of the plane x under the mask m[v*KK + k] of vector v (bit
+ * t: output o0 + t exists and its tap lies in the image). */
 typedef struct GcrtDwFlat {
-    int64_t nv, hs; /* vectors per plane; with stride 2, the rows of a phase plane */
+    int64_t nv; /* vectors per plane */
     int64_t off[25];
     uint16_t m[GCRT_DW_FLAT_MAXV * 25];
-    uint16_t pm[4 * GCRT_DW_FLAT_CHUNKS]; /* stride 2: see gcrt_dw_phases */
 } GcrtDwFlat;
 
-/* Whether the flat path takes the call: a 3x3 or 5x5 filter on whole planes of at most
- * GCRT_DW_FLAT_MAXV vectors, either stride 1 with W == OW (the input offset of a tap is then
- * the same for every output) or stride 2 with ceil(W/2) <= OW (the four phase planes, of the
- * even/odd rows and columns, stored at row pitch OW, make it so). */
+/* Whether the flat path takes the call: a 3x3 or 5x5 filter, stride 1, on whole planes of at
+ * most GCRT_DW_FLAT_MAXV vectors, with W == OW (the input offset of a tap is then the same for
+ * every output: input (oh + dy, ow + dx) is plane element oh*OW + ow + dy*W + dx) and rows of at
+ * most V/2 (wider rows waste fewer lanes on the multi-row path, which measured faster). */
 GCRT_DW_INLINE int gcrt_dw_flat_ok(const GcrtDwArgs *a)
 {
     const int k = ((a->KH == 3 && a->KW == 3) || (a->KH == 5 && a->KW == 5)) && a->dw == 1;
     if (!k || a->blocks != 1 || a->H <= 0 || a->OH * a->OW > GCRT_DW_FLAT_MAXV * GCRT_DW_V) return 0;
-    if (a->sh == 1 && a->sw == 1) return a->W == a->OW && a->OW <= GCRT_DW_V / 2;
-    if (a->sh == 2 && a->sw == 2)
-        return (a->W + 1) / 2 <= a->OW && 4 * ((a->H + 1) / 2) * a->OW <= GCRT_DW_FLAT_BUF &&
-               a->W <= 2 * GCRT_DW_V * GCRT_DW_FLAT_CHUNKS;
-    return 0;
-}
-
-/* The bits t in [0, V) with i0 + t < n, i0 >= 0. */
-GCRT_DW_INLINE uint16_t gcrt_dw_run(int64_t i0, int64_t n)
-{
-    const int64_t k = n - i0 < 0 ? 0 : n - i0 > GCRT_DW_V ? GCRT_DW_V : n - i0;
-    return (uint16_t)((1u << k) - 1u);
+    return a->sh == 1 && a->sw == 1 && a->W == a->OW && a->OW <= GCRT_DW_V / 2;
 }
 
 /* Fills f for the call a (gcrt_dw_flat_ok): a tap's valid outputs are a block of rows times a
@@ -698,27 +673,14 @@ GCRT_DW_INLINE void gcrt_dw_flat_init(const GcrtDwArgs *a, GcrtDwFlat *f)
     const int64_t KH = a->KH, KW = a->KW, KK = KH * KW, OW = a->OW;
     int64_t kh, kw, v;
     f->nv = (a->OH * OW + GCRT_DW_V - 1) / GCRT_DW_V;
-    f->hs = (a->H + 1) / 2;
     for (v = 0; v < f->nv * KK; v++) f->m[v] = 0;
-    for (v = 0; v < GCRT_DW_FLAT_CHUNKS; v++) { /* chunk v of the phase planes' rows */
-        const int64_t c = v * 2 * GCRT_DW_V, w = a->W;
-        f->pm[4 * v] = gcrt_dw_run(c, w);
-        f->pm[4 * v + 1] = gcrt_dw_run(c + GCRT_DW_V, w);
-        f->pm[4 * v + 2] = gcrt_dw_run(c / 2, (w + 1) / 2);
-        f->pm[4 * v + 3] = gcrt_dw_run(c / 2, w / 2);
-    }
     for (kh = 0; kh < KH; kh++)
         for (kw = 0; kw < KW; kw++) {
             const int64_t k = kh * KW + kw, dy = kh * a->dh - a->pt, dx = kw * a->dw - a->pl;
             int64_t r0, r1, c0, c1, oh;
-            if (a->sh == 1) {
-                f->off[k] = dy * a->W + dx;
-            } else { /* floor halves; the phase plane of the parities */
-                const int64_t fy = dy >= 0 ? dy / 2 : -((1 - dy) / 2), fx = dx >= 0 ? dx / 2 : -((1 - dx) / 2);
-                f->off[k] = ((dy - 2 * fy) * 2 + (dx - 2 * fx)) * f->hs * OW + fy * OW + fx;
-            }
-            gcrt_dw_span(dy, a->sh, a->H, a->OH, &r0, &r1);
-            gcrt_dw_span(dx, a->sw, a->W, OW, &c0, &c1);
+            f->off[k] = dy * a->W + dx;
+            gcrt_dw_span(dy, 1, a->H, a->OH, &r0, &r1);
+            gcrt_dw_span(dx, 1, a->W, OW, &c0, &c1);
             for (oh = r0; oh < r1 && c0 < c1; oh++) {
                 int64_t b = oh * OW + c0;
                 const int64_t e = oh * OW + c1;
@@ -731,31 +693,9 @@ GCRT_DW_INLINE void gcrt_dw_flat_init(const GcrtDwArgs *a, GcrtDwFlat *f)
         }
 }
 
-/* The four phase planes of the stride-2 flat path: input row ih, column iw to
- * buf[((ih & 1) * 2 + (iw & 1)) * hs * OW + (ih >> 1) * OW + (iw >> 1)]; f->pm: the masks of the
- * loads and stores of each chunk of 2V columns. */
-GCRT_DW_INLINE void gcrt_dw_phases(const GcrtDwArgs *a, const GcrtDwFlat *f, const float *x, float *buf)
-{
-    const int64_t W = a->W, OW = a->OW, hs = f->hs;
-    int64_t ih, c;
-    for (ih = 0; ih < a->H; ih++) {
-        const float *row = x + ih * W;
-        float *e = buf + (ih & 1) * 2 * hs * OW + (ih >> 1) * OW, *o = e + hs * OW;
-        for (c = 0; c < W; c += 2 * GCRT_DW_V) {
-            const uint16_t *pm = f->pm + c / GCRT_DW_V * 2;
-            GcrtDwVec ev, od;
-            gcrt_dw_deinterleave(gcrt_dw_mload(gcrt_dw_bits(pm[0]), row + c),
-                                 gcrt_dw_mload(gcrt_dw_bits(pm[1]), gcrt_dw_at(row, c + GCRT_DW_V)), &ev, &od);
-            gcrt_dw_mstore(e + c / 2, gcrt_dw_bits(pm[2]), ev);
-            gcrt_dw_mstore(o + c / 2, gcrt_dw_bits(pm[3]), od);
-        }
-    }
-}
-
 /* One plane on the flat path: the outputs as one flat run of vectors, every tap one masked load
- * at its fixed offset from src (the input plane or its phase planes); KKc taps in registers. */
-GCRT_DW_INLINE void gcrt_dw_flat_plane(const GcrtDwArgs *a, const GcrtDwFlat *f, const float *src, const GcrtDwPlane *p,
-                                       const int KKc)
+ * at its fixed offset in the input plane; KKc taps in registers. */
+GCRT_DW_INLINE void gcrt_dw_flat_plane(const GcrtDwArgs *a, const GcrtDwFlat *f, const GcrtDwPlane *p, const int KKc)
 {
     const int64_t n = a->OH * a->OW, nv = f->nv;
     GcrtDwVec tv[25], ep[3];
@@ -776,7 +716,7 @@ GCRT_DW_INLINE void gcrt_dw_flat_plane(const GcrtDwArgs *a, const GcrtDwFlat *f,
         GcrtDwMask mo;
         GCRT_DW_UNROLL_TAPS
         for (k = 0; k < KKc; k++)
-            acc = gcrt_dw_fma(tv[k], gcrt_dw_mload(gcrt_dw_bits(m[k]), gcrt_dw_at(src, o0 + f->off[k])), acc);
+            acc = gcrt_dw_fma(tv[k], gcrt_dw_mload(gcrt_dw_bits(m[k]), gcrt_dw_at(p->x, o0 + f->off[k])), acc);
         if (o0 + GCRT_DW_V <= n && !p->res) {
             gcrt_dw_store(p->y + o0, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc)));
             continue;
@@ -791,25 +731,18 @@ GCRT_DW_INLINE void gcrt_dw_flat_plane(const GcrtDwArgs *a, const GcrtDwFlat *f,
 GCRT_FN void gcrt_dw_flat_tiles(const GcrtDwArgs *a, int64_t t0, int64_t t1)
 {
     GcrtDwFlat f;
-    float buf[2][GCRT_DW_FLAT_BUF]; /* stride 2: the phase planes of this plane and the next */
     int64_t q;
     gcrt_dw_flat_init(a, &f);
-    if (a->sh == 2 && t0 < t1) gcrt_dw_phases(a, &f, a->X + t0 * a->H * a->W, buf[t0 & 1]);
     for (q = t0; q < t1; q++) {
         const int64_t c = q % a->C;
-        const float *src = a->X + q * a->H * a->W;
         GcrtDwPlane p;
-        p.x = src;
+        p.x = a->X + q * a->H * a->W;
         p.w = a->Wt + c * a->KH * a->KW;
         p.res = a->res ? a->res + q * a->OH * a->OW : NULL;
         p.y = a->Y + q * a->OH * a->OW;
         p.bias = a->bias ? a->bias[c] : 0.0f;
-        if (a->sh == 2) { /* the next plane's phases first: their stores land while this one computes */
-            if (q + 1 < t1) gcrt_dw_phases(a, &f, src + a->H * a->W, buf[(q + 1) & 1]);
-            src = buf[q & 1];
-        }
-        if (a->KH == 3) gcrt_dw_flat_plane(a, &f, src, &p, 9);
-        else gcrt_dw_flat_plane(a, &f, src, &p, 25);
+        if (a->KH == 3) gcrt_dw_flat_plane(a, &f, &p, 9);
+        else gcrt_dw_flat_plane(a, &f, &p, 25);
     }
 }
 
