@@ -475,13 +475,12 @@ GCRT_DW_INLINE void gcrt_dw_cols_init(const GcrtDwArgs *a, GcrtDwCols *cl)
     }
 }
 
-/* Output rows per pass of the multi-row path: with 3x3 taps, as many as the registers hold
- * (AVX-512: 32, AVX2: 16); 5x5 taps then spill to memory operands, which measured better than
- * fewer rows. */
+/* Output rows per pass of the multi-row path (measured: AVX-512 8 better than 4 or 6, also for
+ * 5x5 whose taps then spill to memory operands; AVX2, 16 registers, 4 better than 2 or 3). */
 #ifdef __AVX512F__
 #define GCRT_DW_RB(K) 8
 #else
-#define GCRT_DW_RB(K) 2
+#define GCRT_DW_RB(K) 4
 #endif
 #define GCRT_DW_RBMAX 8
 
