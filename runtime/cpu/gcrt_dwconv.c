@@ -15,46 +15,62 @@
  * rows of one plane (a whole plane when there are enough planes to go
  * round; the split depends on the shape only, never on the thread count,
  * and no output is summed across tiles, so every thread count gives the
- * same bits). Per output row:
- *   - the taps of the filter rows whose input row lies outside the image
- *     (top and bottom padding) are skipped as a whole;
- *   - the SIMD paths (AVX-512F, AVX2+FMA) cover the row in blocks of V
- *     output columns (V = 16 or 8) and keep the block's sum in one
- *     register, starting from the bias. 3x3 and 5x5 filters without
- *     column dilation are specialized: their tap loops unroll and the
- *     taps are broadcast into registers once per tile (rows that lose
- *     filter rows to the top/bottom padding read the remaining taps from
- *     memory instead).
- *   - interior blocks, all of whose loads lie inside the row, form one run
- *     in the middle of the row and take a tight loop of unaligned loads and
- *     FMAs. With stride 1 the AVX-512 path loads V + KW - 1 columns per
- *     filter row and shifts them into place per tap (valignd) instead of
- *     loading every tap. Stride 2 loads the 2V consecutive inputs of a tap
- *     as two vectors and picks the even ones (or, for the next tap, the
- *     odd ones of the same two loads) with one in-lane shuffle; that
- *     leaves the lanes in a fixed permuted order, the same for every tap,
- *     so the sum is put back in order once per block (cheaper than a
- *     cross-lane permute per tap).
- *   - border blocks (left/right padding, the last partial block, rows
- *     narrower than V) load each tap under the lane mask of its columns
- *     inside the row, so padding reads as zero and nothing outside the row
- *     is touched (masked lanes never fault), and store under the mask of
- *     the row. The masks depend on the column only: they are computed
- *     once per tile.
- *   - the activation is a clamp to [lo, hi] ([-inf, inf] for none, [0,
- *     inf] for ReLU), applied with the residual right after the block's
- *     sum, before the store.
- *   - the portable path (no SIMD ISA, or a column stride other than 1
- *     and 2) starts the row at the bias and, tap by tap, adds the tap
- *     times the input over the span of output columns whose input lies in
- *     the row: plain loops without checks that compilers auto-vectorize
- *     (contiguous for stride 1, de-interleaving loads for stride 2).
- *     The residual and the activation follow on the row while it is in L1.
- * Taps are summed in filter order (row-major), starting from the bias;
- * the SIMD paths fuse each multiply-add (explicit FMA intrinsics, since
- * -std=c99 turns off contraction), the portable path rounds twice.
- * Padding taps contribute nothing (the SIMD paths add a multiply by zero
- * or skip a tap whose lanes all fall outside the row).
+ * same bits). What depends on the geometry alone (the column blocks of a
+ * row and their lane masks, the flat path's tables) is computed once per
+ * task, for all the tiles it runs. The SIMD paths (AVX-512F, AVX2+FMA)
+ * keep the sum of V outputs (V = 16 or 8) in one register, starting from
+ * the bias, and take one of three routes:
+ *   - flat (3x3 and 5x5 filters, stride 1, W == OW, rows of at most V/2,
+ *     i.e. the 7x7 maps of MobileNet): a row-wise vector would leave most
+ *     lanes idle, so the whole output plane is one flat run of vectors.
+ *     With W == OW, output o = oh*OW + ow reads tap (kh, kw) at plane
+ *     element o + off(kh, kw), the same offset for every output: each tap
+ *     is one load at a fixed offset under a mask that clears the lanes
+ *     whose tap lies outside the image (either side, top or bottom); the
+ *     offsets and masks, per vector and tap, are tables built per task.
+ *   - multi-row (3x3 and 5x5 filters, stride 1 or 2 in both directions,
+ *     no dilation; every other such map): the taps are broadcast into
+ *     registers once per plane and the rows go RB at a time (AVX-512: 8,
+ *     AVX2: 4). A row is cut into blocks of V output columns; per block,
+ *     each of the input rows that the RB output rows read is loaded once
+ *     and feeds every output row whose window holds it (an input row
+ *     serves up to KH output rows with stride 1, two with stride 2), so
+ *     loads and shuffles per FMA drop by about KH (stride 1) or 1.5
+ *     (stride 2) against one row at a time. Input rows in the top/bottom
+ *     padding are skipped. Stride 1 loads each tap's V columns directly
+ *     (unaligned loads measured faster than shifting one load into place
+ *     per tap). Stride 2, AVX-512, 3-wide filter: the 2V + 1 inputs of a
+ *     filter row come in two loads and a broadcast, taps 0 and 1 are their
+ *     evens and odds (two-source permutes), tap 2 is tap 0 moved one lane
+ *     (valignd). Other stride-2 filters (and AVX2) load the 2V inputs of
+ *     taps 2m and 2m + 1 as two vectors and take their evens and odds with
+ *     one in-lane shuffle each; that leaves the lanes in a fixed permuted
+ *     order, the same for every tap, so the sum is put back in order once
+ *     per block.
+ *   - row by row (other filter sizes, dilations): as multi-row with one
+ *     output row, the taps of its valid filter rows from memory; stride 1
+ *     with AVX-512 loads V + KW - 1 columns per filter row and shifts them
+ *     into place per tap (valignd).
+ * In all three, interior blocks (all their loads inside the row) form one
+ * run in the middle of the row and load without masks; border blocks
+ * (left/right padding, the last partial block, rows narrower than V) load
+ * under the lane mask of the columns inside the row, so padding reads as
+ * zero and nothing outside the row is touched (masked lanes never fault),
+ * and store under the mask of the row. The activation is a clamp to
+ * [lo, hi] ([-inf, inf] for none, [0, inf] for ReLU), applied with the
+ * residual right after the block's sum, before the store.
+ * The portable path (no SIMD ISA, or a column stride other than 1 and 2)
+ * starts the row at the bias and, tap by tap, adds the tap times the input
+ * over the span of output columns whose input lies in the row: plain loops
+ * without checks that compilers auto-vectorize (contiguous for stride 1,
+ * de-interleaving loads for stride 2). The residual and the activation
+ * follow on the row while it is in L1.
+ * Taps are summed in filter order (row-major), starting from the bias, on
+ * every route; the SIMD paths fuse each multiply-add (explicit FMA
+ * intrinsics, since -std=c99 turns off contraction), the portable path
+ * rounds twice. Padding taps contribute nothing: the SIMD paths add a
+ * multiply by zero (masked lanes) or skip the tap (padding rows, and
+ * taps whose lanes all fall outside the row).
  *
  * Plain C99 plus intrinsics under the ISA macros; single precision only;
  * no allocation, no I/O, no global state; every function is GCRT_FN or
@@ -478,11 +494,10 @@ GCRT_DW_INLINE void gcrt_dw_cols_init(const GcrtDwArgs *a, GcrtDwCols *cl)
 /* Output rows per pass of the multi-row path (measured: AVX-512 8 better than 4 or 6, also for
  * 5x5 whose taps then spill to memory operands; AVX2, 16 registers, 4 better than 2 or 3). */
 #ifdef __AVX512F__
-#define GCRT_DW_RB(K) 8
+#define GCRT_DW_RB 8
 #else
-#define GCRT_DW_RB(K) 4
+#define GCRT_DW_RB 4
 #endif
-#define GCRT_DW_RBMAX 8
 
 /* 1: stride-2 3-wide filter rows take gcrt_dw_taps3_s2 (sums in lane order), 0: evens/odds. */
 #ifdef GCRT_DW_HAVE_TAPS3_S2
@@ -503,8 +518,8 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *x, int
                                         const int SW, const int FULL)
 {
     const int64_t W = a->W, OW = a->OW, i0 = ow0 * SW - a->pl;
-    const int RB = GCRT_DW_RB(KHc);
-    GcrtDwVec acc[GCRT_DW_RBMAX];
+    const int RB = GCRT_DW_RB;
+    GcrtDwVec acc[GCRT_DW_RB];
     int64_t r, i, kw;
     GCRT_DW_UNROLL
     for (r = 0; r < RB; r++) acc[r] = ep[0];
@@ -560,14 +575,14 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *x, int
     }
 }
 
-/* Output rows [oh0, oh1) of one plane, GCRT_DW_RB(KHc) at a time: stride SW (1 or 2) in both
+/* Output rows [oh0, oh1) of one plane, GCRT_DW_RB at a time: stride SW (1 or 2) in both
  * directions, dilation 1, the KHc x KWc taps tv in registers, the column blocks and border
  * masks of cl (ok). */
 GCRT_DW_INLINE void gcrt_dw_rows_multi(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0,
                                        int64_t oh1, const GcrtDwVec *tv, const GcrtDwVec *ep, const int KHc,
                                        const int KWc, const int SW)
 {
-    const int RB = GCRT_DW_RB(KHc);
+    const int RB = GCRT_DW_RB;
     const int64_t OW = a->OW, ni = SW * (RB - 1) + KHc;
     int64_t oh, ow0;
     for (oh = oh0; oh < oh1; oh += RB) {
@@ -590,7 +605,7 @@ GCRT_DW_INLINE void gcrt_dw_rows_multi(const GcrtDwArgs *a, const GcrtDwCols *cl
 
 /* Output rows [oh0, oh1) of one plane, column stride SW (1 or 2); KHc/KWc: the filter size when
  * known at compile time (its taps then live in registers), else 0; DW1: the column dilation is 1.
- * With the taps in registers, row stride SW and dilation 1, the rows go GCRT_DW_RB(KHc) at a time
+ * With the taps in registers, row stride SW and dilation 1, the rows go GCRT_DW_RB at a time
  * (gcrt_dw_rows_multi). Else row by row: rows whose window lies wholly inside the image take the
  * register taps; the others (top/bottom padding) take the taps of their valid filter rows from
  * memory. cl: the call's column blocks and masks. */
