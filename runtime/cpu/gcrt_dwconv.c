@@ -47,10 +47,12 @@
  *     one in-lane shuffle each; that leaves the lanes in a fixed permuted
  *     order, the same for every tap, so the sum is put back in order once
  *     per block.
- *   - row by row (other filter sizes, dilations): as multi-row with one
- *     output row, the taps of its valid filter rows from memory; stride 1
- *     with AVX-512 loads V + KW - 1 columns per filter row and shifts them
- *     into place per tap (valignd).
+ *   - row by row (other filter sizes, dilations, a row stride other than
+ *     the column stride): one output row at a time over its valid filter
+ *     rows; 3x3 and 5x5 keep their taps in registers for the rows whose
+ *     window lies inside the image, the others broadcast them from memory.
+ *     Stride 1 with AVX-512 and those filters loads V + KW - 1 columns per
+ *     filter row and shifts them into place per tap (valignd).
  * In all three, interior blocks (all their loads inside the row) form one
  * run in the middle of the row and load without masks; border blocks
  * (left/right padding, the last partial block, rows narrower than V) load
