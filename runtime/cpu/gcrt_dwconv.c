@@ -459,6 +459,7 @@ typedef struct GcrtDwCols {
     GcrtDwMask mk[GCRT_DW_NMASK];
 } GcrtDwCols;
 
+/* Fills cl for the call a. */
 GCRT_DW_INLINE void gcrt_dw_cols_init(const GcrtDwArgs *a, GcrtDwCols *cl)
 {
     const int64_t SW = a->sw, KW = a->KW, W = a->W, OW = a->OW, nb = (OW + GCRT_DW_V - 1) / GCRT_DW_V;
@@ -657,10 +658,8 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwCols *cl,
 
 /* ---- small planes as flat vectors ---- */
 
-/* The flat path's limits: vectors of output per plane, floats of the stride-2 phase planes. */
+/* The flat path's limit: vectors of output per plane. */
 #define GCRT_DW_FLAT_MAXV 64
-#define GCRT_DW_FLAT_BUF 1024
-#define GCRT_DW_FLAT_CHUNKS 4 /* stride 2: W <= 2V * this */
 
 /* The flat path's tables, the same for every plane of a call: tap k reads x + off[k] + o0 for
  * the vector of outputs [o0, o0 + V) of the plane x under the mask m[v*KK + k] of vector v (bit
@@ -807,8 +806,8 @@ GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
 {
     const GcrtDwArgs *a = (const GcrtDwArgs *)arg;
     int64_t t, q = t0 / a->blocks, b = t0 % a->blocks, c = q % a->C; /* plane, row block, channel */
-    (void)slot;
     GcrtDwCols cl;
+    (void)slot;
 #ifdef GCRT_DW_V
     if (a->flat) {
         gcrt_dw_flat_tiles(a, t0, t1);
