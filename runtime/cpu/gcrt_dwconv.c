@@ -528,9 +528,9 @@ GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *x, int
     for (r = 0; r < RB; r++) acc[r] = ep[0];
     GCRT_DW_UNROLL_TAPS
     for (i = 0; i < SW * (RB - 1) + KHc; i++) {
-        const float *xi = x + (ih0 + i) * W;
+        const float *xi = gcrt_dw_at(x, (ih0 + i) * W); /* dereferenced only inside the image */
         GcrtDwVec sv[5];
-        if (!FULL && (i < ilo || i >= ihi)) continue;
+        if (!FULL && (i < ilo || i >= ihi)) continue; /* padding */
         if (SW == 1) {
             GCRT_DW_UNROLL
             for (kw = 0; kw < KWc; kw++)
