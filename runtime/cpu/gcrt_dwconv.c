@@ -118,6 +118,7 @@ typedef struct GcrtDwArgs {
     float *Y;
     int act;
     float lo, hi;
+    float clo, chi; /* the activation as a clamp: [-inf, inf], [0, inf] or [lo, hi] */
 } GcrtDwArgs;
 
 /* One tile's plane. */
@@ -621,11 +622,8 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwCols *cl,
     int64_t oh, t;
     GcrtDwVec tv[25], ep[3];
     ep[0] = gcrt_dw_set1(p->bias);
-    /* the activation as a clamp: [-inf, inf], [0, inf] or [lo, hi] */
-    ep[1] = gcrt_dw_set1(a->act == GCRT_ACT_RELU   ? 0.0f
-                         : a->act == GCRT_ACT_CLIP ? a->lo
-                                                   : gcrt_bits_f32(0xff800000u));
-    ep[2] = gcrt_dw_set1(a->act == GCRT_ACT_CLIP ? a->hi : gcrt_bits_f32(0x7f800000u));
+    ep[1] = gcrt_dw_set1(a->clo);
+    ep[2] = gcrt_dw_set1(a->chi);
     if (KHc && KWc) {
         GCRT_DW_UNROLL_TAPS
         for (t = 0; t < KHc * KWc; t++) tv[t] = gcrt_dw_set1(p->w[t]);
@@ -717,10 +715,8 @@ GCRT_DW_INLINE void gcrt_dw_flat_plane(const GcrtDwArgs *a, const GcrtDwFlat *f,
     int64_t v;
     int k;
     ep[0] = gcrt_dw_set1(p->bias);
-    ep[1] = gcrt_dw_set1(a->act == GCRT_ACT_RELU   ? 0.0f
-                         : a->act == GCRT_ACT_CLIP ? a->lo
-                                                   : gcrt_bits_f32(0xff800000u));
-    ep[2] = gcrt_dw_set1(a->act == GCRT_ACT_CLIP ? a->hi : gcrt_bits_f32(0x7f800000u));
+    ep[1] = gcrt_dw_set1(a->clo);
+    ep[2] = gcrt_dw_set1(a->chi);
     GCRT_DW_UNROLL_TAPS
     for (k = 0; k < KKc; k++) tv[k] = gcrt_dw_set1(p->w[k]);
     for (v = 0; v < nv; v++) {
@@ -862,6 +858,8 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
     a.act = epi ? epi->act : GCRT_ACT_NONE;
     a.lo = epi ? epi->lo : 0.0f;
     a.hi = epi ? epi->hi : 0.0f;
+    a.clo = a.act == GCRT_ACT_RELU ? 0.0f : a.act == GCRT_ACT_CLIP ? a.lo : gcrt_bits_f32(0xff800000u);
+    a.chi = a.act == GCRT_ACT_CLIP ? a.hi : gcrt_bits_f32(0x7f800000u);
     a.blocks = 1;
     if (planes < GCRT_DW_MIN_TILES) {
         a.blocks = (GCRT_DW_MIN_TILES + planes - 1) / planes;
