@@ -314,10 +314,11 @@ GCRT_DW_INLINE GcrtDwMask gcrt_dw_bits(unsigned b)
 
 #endif
 
-/* The masks of one border block, precomputed per tile: for tap kw, lanes inside the row of its
- * load (stride 1: [kw]) or of its two loads (stride 2: [kw*2], [kw*2 + 1]); then [KW*SW] the
- * store's lanes, [KW*SW + 1] and [KW*SW + 2] the lanes inside the row of the V columns from the
- * block's first input column and of the V after them. At most GCRT_DW_NMASK masks per tile. */
+/* The masks of one border block, precomputed per task (GcrtDwCols): for tap kw, lanes inside the
+ * row of its load (stride 1: [kw]) or of its two loads (stride 2: [kw*2], [kw*2 + 1]); then
+ * [KW*SW] the store's lanes, [KW*SW + 1] and [KW*SW + 2] the lanes inside the row of the V
+ * columns from the block's first input column and of the V after them. At most GCRT_DW_NMASK
+ * masks per call (else the blocks compute their masks themselves). */
 #define GCRT_DW_NMASK 96
 
 /* The border block of output columns [ow0, ow0 + V) of one row (see gcrt_dw_row_simd): loads
