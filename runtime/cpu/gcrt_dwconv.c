@@ -15,46 +15,64 @@
  * rows of one plane (a whole plane when there are enough planes to go
  * round; the split depends on the shape only, never on the thread count,
  * and no output is summed across tiles, so every thread count gives the
- * same bits). Per output row:
- *   - the taps of the filter rows whose input row lies outside the image
- *     (top and bottom padding) are skipped as a whole;
- *   - the SIMD paths (AVX-512F, AVX2+FMA) cover the row in blocks of V
- *     output columns (V = 16 or 8) and keep the block's sum in one
- *     register, starting from the bias. 3x3 and 5x5 filters without
- *     column dilation are specialized: their tap loops unroll and the
- *     taps are broadcast into registers once per tile (rows that lose
- *     filter rows to the top/bottom padding read the remaining taps from
- *     memory instead).
- *   - interior blocks, all of whose loads lie inside the row, form one run
- *     in the middle of the row and take a tight loop of unaligned loads and
- *     FMAs. With stride 1 the AVX-512 path loads V + KW - 1 columns per
- *     filter row and shifts them into place per tap (valignd) instead of
- *     loading every tap. Stride 2 loads the 2V consecutive inputs of a tap
- *     as two vectors and picks the even ones (or, for the next tap, the
- *     odd ones of the same two loads) with one in-lane shuffle; that
- *     leaves the lanes in a fixed permuted order, the same for every tap,
- *     so the sum is put back in order once per block (cheaper than a
- *     cross-lane permute per tap).
- *   - border blocks (left/right padding, the last partial block, rows
- *     narrower than V) load each tap under the lane mask of its columns
- *     inside the row, so padding reads as zero and nothing outside the row
- *     is touched (masked lanes never fault), and store under the mask of
- *     the row. The masks depend on the column only: they are computed
- *     once per tile.
- *   - the activation is a clamp to [lo, hi] ([-inf, inf] for none, [0,
- *     inf] for ReLU), applied with the residual right after the block's
- *     sum, before the store.
- *   - the portable path (no SIMD ISA, or a column stride other than 1
- *     and 2) starts the row at the bias and, tap by tap, adds the tap
- *     times the input over the span of output columns whose input lies in
- *     the row: plain loops without checks that compilers auto-vectorize
- *     (contiguous for stride 1, de-interleaving loads for stride 2).
- *     The residual and the activation follow on the row while it is in L1.
- * Taps are summed in filter order (row-major), starting from the bias;
- * the SIMD paths fuse each multiply-add (explicit FMA intrinsics, since
- * -std=c99 turns off contraction), the portable path rounds twice.
- * Padding taps contribute nothing (the SIMD paths add a multiply by zero
- * or skip a tap whose lanes all fall outside the row).
+ * same bits). What depends on the geometry alone (the column blocks of a
+ * row and their lane masks, the flat path's tables) is computed once per
+ * task, for all the tiles it runs. The SIMD paths (AVX-512F, AVX2+FMA)
+ * keep the sum of V outputs (V = 16 or 8) in one register, starting from
+ * the bias, and take one of three routes:
+ *   - flat (3x3 and 5x5 filters, stride 1, W == OW, rows of at most V/2,
+ *     i.e. the 7x7 maps of MobileNet): a row-wise vector would leave most
+ *     lanes idle, so the whole output plane is one flat run of vectors.
+ *     With W == OW, output o = oh*OW + ow reads tap (kh, kw) at plane
+ *     element o + off(kh, kw), the same offset for every output: each tap
+ *     is one load at a fixed offset under a mask that clears the lanes
+ *     whose tap lies outside the image (either side, top or bottom); the
+ *     offsets and masks, per vector and tap, are tables built per task.
+ *   - multi-row (3x3 and 5x5 filters, stride 1 or 2 in both directions,
+ *     no dilation; every other such map): the taps are broadcast into
+ *     registers once per plane and the rows go RB at a time (AVX-512: 8,
+ *     AVX2: 4). A row is cut into blocks of V output columns; per block,
+ *     each of the input rows that the RB output rows read is loaded once
+ *     and feeds every output row whose window holds it (an input row
+ *     serves up to KH output rows with stride 1, two with stride 2), so
+ *     loads and shuffles per FMA drop by about KH (stride 1) or 1.5
+ *     (stride 2) against one row at a time. Input rows in the top/bottom
+ *     padding are skipped. Stride 1 loads each tap's V columns directly
+ *     (unaligned loads measured faster than shifting one load into place
+ *     per tap). Stride 2, AVX-512, 3-wide filter: the 2V + 1 inputs of a
+ *     filter row come in two loads and a broadcast, taps 0 and 1 are their
+ *     evens and odds (two-source permutes), tap 2 is tap 0 moved one lane
+ *     (valignd). Other stride-2 filters (and AVX2) load the 2V inputs of
+ *     taps 2m and 2m + 1 as two vectors and take their evens and odds with
+ *     one in-lane shuffle each; that leaves the lanes in a fixed permuted
+ *     order, the same for every tap, so the sum is put back in order once
+ *     per block.
+ *   - row by row (other filter sizes, dilations, a row stride other than
+ *     the column stride): one output row at a time over its valid filter
+ *     rows; 3x3 and 5x5 keep their taps in registers for the rows whose
+ *     window lies inside the image, the others broadcast them from memory.
+ *     Stride 1 with AVX-512 and those filters loads V + KW - 1 columns per
+ *     filter row and shifts them into place per tap (valignd).
+ * In all three, interior blocks (all their loads inside the row) form one
+ * run in the middle of the row and load without masks; border blocks
+ * (left/right padding, the last partial block, rows narrower than V) load
+ * under the lane mask of the columns inside the row, so padding reads as
+ * zero and nothing outside the row is touched (masked lanes never fault),
+ * and store under the mask of the row. The activation is a clamp to
+ * [lo, hi] ([-inf, inf] for none, [0, inf] for ReLU), applied with the
+ * residual right after the block's sum, before the store.
+ * The portable path (no SIMD ISA, or a column stride other than 1 and 2)
+ * starts the row at the bias and, tap by tap, adds the tap times the input
+ * over the span of output columns whose input lies in the row: plain loops
+ * without checks that compilers auto-vectorize (contiguous for stride 1,
+ * de-interleaving loads for stride 2). The residual and the activation
+ * follow on the row while it is in L1.
+ * Taps are summed in filter order (row-major), starting from the bias, on
+ * every route; the SIMD paths fuse each multiply-add (explicit FMA
+ * intrinsics, since -std=c99 turns off contraction), the portable path
+ * rounds twice. Padding taps contribute nothing: the SIMD paths add a
+ * multiply by zero (masked lanes) or skip the tap (padding rows, and
+ * taps whose lanes all fall outside the row).
  *
  * Plain C99 plus intrinsics under the ISA macros; single precision only;
  * no allocation, no I/O, no global state; every function is GCRT_FN or
@@ -79,7 +97,7 @@
  * clang unrolls such short constant loops by itself, and its unroll pragma
  * warns on the loops whose trip count is a run-time value). */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
-#define GCRT_DW_UNROLL _Pragma("GCC unroll 5")
+#define GCRT_DW_UNROLL _Pragma("GCC unroll 8")
 #define GCRT_DW_UNROLL_TAPS _Pragma("GCC unroll 25")
 #else
 #define GCRT_DW_UNROLL
@@ -95,10 +113,12 @@ typedef struct GcrtDwArgs {
     int64_t C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
     int64_t rows;   /* output rows per tile */
     int64_t blocks; /* tiles per plane */
+    int flat;       /* the flat path takes the call (gcrt_dw_flat_ok) */
     const float *X, *Wt, *bias, *res;
     float *Y;
     int act;
     float lo, hi;
+    float clo, chi; /* the activation as a clamp: [-inf, inf], [0, inf] or [lo, hi] */
 } GcrtDwArgs;
 
 /* One tile's plane. */
@@ -234,6 +254,20 @@ GCRT_DW_INLINE GcrtDwVec gcrt_dw_unshuffle(GcrtDwVec v)
 {
     return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15), v);
 }
+/* The mask of lanes t with bit t of b set. */
+GCRT_DW_INLINE GcrtDwMask gcrt_dw_bits(unsigned b) { return (GcrtDwMask)b; }
+/* The three taps of a 3-wide stride-2 filter row from the 2V + 1 floats x[i0, i0 + 2V] in lo:hi
+ * and lane 0 of nx, in order: x[i0 + 2t] (t0), x[i0 + 2t + 1] (t1), x[i0 + 2t + 2] (t2, which is
+ * t0 shifted by one lane). Two two-source permutes and one valignd. */
+#define GCRT_DW_HAVE_TAPS3_S2 1
+GCRT_DW_INLINE void gcrt_dw_taps3_s2(GcrtDwVec lo, GcrtDwVec hi, GcrtDwVec nx, GcrtDwVec *t0, GcrtDwVec *t1,
+                                     GcrtDwVec *t2)
+{
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    *t0 = _mm512_permutex2var_ps(lo, ie, hi);
+    *t1 = _mm512_permutex2var_ps(lo, _mm512_add_epi32(ie, _mm512_set1_epi32(1)), hi);
+    *t2 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(*t0), 1));
+}
 
 #else /* AVX2 + FMA */
 
@@ -271,13 +305,20 @@ GCRT_DW_INLINE GcrtDwVec gcrt_dw_unshuffle(GcrtDwVec v)
 {
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8));
 }
+/* The mask of lanes t with bit t of b set. */
+GCRT_DW_INLINE GcrtDwMask gcrt_dw_bits(unsigned b)
+{
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)b), bit), bit);
+}
 
 #endif
 
-/* The masks of one border block, precomputed per tile: for tap kw, lanes inside the row of its
- * load (stride 1: [kw]) or of its two loads (stride 2: [kw*2], [kw*2 + 1]); then [KW*SW] the
- * store's lanes, [KW*SW + 1] and [KW*SW + 2] the lanes inside the row of the V columns from the
- * block's first input column and of the V after them. At most GCRT_DW_NMASK masks per tile. */
+/* The masks of one border block, precomputed per task (GcrtDwCols): for tap kw, lanes inside the
+ * row of its load (stride 1: [kw]) or of its two loads (stride 2: [kw*2], [kw*2 + 1]); then
+ * [KW*SW] the store's lanes, [KW*SW + 1] and [KW*SW + 2] the lanes inside the row of the V
+ * columns from the block's first input column and of the V after them. At most GCRT_DW_NMASK
+ * masks per call (else the blocks compute their masks themselves). */
 #define GCRT_DW_NMASK 96
 
 /* The border block of output columns [ow0, ow0 + V) of one row (see gcrt_dw_row_simd): loads
@@ -411,34 +452,33 @@ GCRT_DW_INLINE void gcrt_dw_row_simd(const GcrtDwArgs *a, const float *xr, int64
     }
 }
 
-/* Output rows [oh0, oh1) of one plane, column stride SW (1 or 2); KHc/KWc: the filter size when
- * known at compile time (its taps then live in registers), else 0; DW1: the column dilation is 1.
- * Rows whose window lies wholly inside the image take the register taps; the others (top/bottom
- * padding) take the taps of their valid filter rows from memory. The border blocks' masks are
- * the same for every row: computed once here. */
-GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1,
-                                      const int KHc, const int KWc, const int SW, const int DW1)
+/* The column blocks of a call, the same for every row and plane: nl border blocks, nc interior
+ * blocks (all their loads inside the row: unmasked), then border blocks to the end of the row;
+ * ok: mk holds the border blocks' masks (see gcrt_dw_block_masked), ms apart. */
+typedef struct GcrtDwCols {
+    int64_t nl, nc, ms;
+    int ok;
+    GcrtDwMask mk[GCRT_DW_NMASK];
+} GcrtDwCols;
+
+/* Fills cl for the call a. */
+GCRT_DW_INLINE void gcrt_dw_cols_init(const GcrtDwArgs *a, GcrtDwCols *cl)
 {
-    const int64_t KH = KHc ? KHc : a->KH, KW = KWc ? KWc : a->KW, W = a->W, OW = a->OW, dh = a->dh;
-    const int64_t nb = (OW + GCRT_DW_V - 1) / GCRT_DW_V, ms = KW * SW + 3;
+    const int64_t SW = a->sw, KW = a->KW, W = a->W, OW = a->OW, nb = (OW + GCRT_DW_V - 1) / GCRT_DW_V;
     /* interior blocks start at ow0 in [c_lo, c_hi]: all their loads lie inside the row */
     const int64_t c_lo = (a->pl + SW - 1) / SW;
-    int64_t c_hi = W + a->pl - (KW - 1) * a->dw - GCRT_DW_V * SW, nl, nc, oh, t;
-    GcrtDwVec tv[25], ep[3];
-    GcrtDwMask mk[GCRT_DW_NMASK];
-    const GcrtDwMask *mkp = NULL;
-    ep[0] = gcrt_dw_set1(p->bias);
-    /* the activation as a clamp: [-inf, inf], [0, inf] or [lo, hi] */
-    ep[1] = gcrt_dw_set1(a->act == GCRT_ACT_RELU   ? 0.0f
-                         : a->act == GCRT_ACT_CLIP ? a->lo
-                                                   : gcrt_bits_f32(0xff800000u));
-    ep[2] = gcrt_dw_set1(a->act == GCRT_ACT_CLIP ? a->hi : gcrt_bits_f32(0x7f800000u));
+    int64_t c_hi = W + a->pl - (KW - 1) * a->dw - GCRT_DW_V * SW, nl, nc;
     c_hi = c_hi < 0 ? -1 : c_hi / SW;
     if (c_hi > OW - GCRT_DW_V) c_hi = OW - GCRT_DW_V;
     nl = (c_lo + GCRT_DW_V - 1) / GCRT_DW_V;
     if (nl > nb) nl = nb;
     nc = c_hi >= nl * GCRT_DW_V ? (c_hi - nl * GCRT_DW_V) / GCRT_DW_V + 1 : 0;
-    if ((nb - nc) * ms <= GCRT_DW_NMASK) {
+    cl->nl = nl;
+    cl->nc = nc;
+    cl->ms = KW * SW + 3;
+    cl->ok = (SW == 1 || SW == 2) && (nb - nc) * cl->ms <= GCRT_DW_NMASK;
+    if (cl->ok) {
+        const int64_t ms = cl->ms;
         int64_t j, b, kw, h;
         int any;
         for (j = 0, b = 0; b < nb; b++) {
@@ -446,17 +486,152 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p,
             if (b >= nl && b < nl + nc) continue;
             for (kw = 0; kw < KW; kw++)
                 for (h = 0; h < SW; h++)
-                    mk[j * ms + kw * SW + h] = gcrt_dw_lanes(ow0 * SW - a->pl + kw * a->dw + h * GCRT_DW_V, W, &any);
-            mk[j * ms + KW * SW] = gcrt_dw_lanes(0, OW - ow0, &any);
-            mk[j * ms + KW * SW + 1] = gcrt_dw_lanes(ow0 * SW - a->pl, W, &any);
-            mk[j * ms + KW * SW + 2] = gcrt_dw_lanes(ow0 * SW - a->pl + GCRT_DW_V, W, &any);
+                    cl->mk[j * ms + kw * SW + h] =
+                        gcrt_dw_lanes(ow0 * SW - a->pl + kw * a->dw + h * GCRT_DW_V, W, &any);
+            cl->mk[j * ms + KW * SW] = gcrt_dw_lanes(0, OW - ow0, &any);
+            cl->mk[j * ms + KW * SW + 1] = gcrt_dw_lanes(ow0 * SW - a->pl, W, &any);
+            cl->mk[j * ms + KW * SW + 2] = gcrt_dw_lanes(ow0 * SW - a->pl + GCRT_DW_V, W, &any);
             j++;
         }
-        mkp = mk;
     }
+}
+
+/* Output rows per pass of the multi-row path (measured: AVX-512 8 better than 4 or 6, also for
+ * 5x5 whose taps then spill to memory operands; AVX2, 16 registers, 4 better than 2 or 3). */
+#ifdef __AVX512F__
+#define GCRT_DW_RB 8
+#else
+#define GCRT_DW_RB 4
+#endif
+
+/* 1: stride-2 3-wide filter rows take gcrt_dw_taps3_s2 (sums in lane order), 0: evens/odds. */
+#ifdef GCRT_DW_HAVE_TAPS3_S2
+#define GCRT_DW_TAPS3_S2 1
+#else
+#define GCRT_DW_TAPS3_S2 0
+#endif
+
+/* One block of V output columns from ow0 in output rows oh, oh + 1, ..., oh + nr - 1 (nr <= RB)
+ * of one plane (see gcrt_dw_rows_multi): x is the plane, ih0 the input row of the first output
+ * row's first tap; input rows ih0 + i, i in [ilo, ihi), lie in the image (the others are padding
+ * and skipped). m: the block's masks (as in gcrt_dw_block_masked) or NULL for an interior block.
+ * Loads each input row's vectors once and feeds them to every output row whose window holds
+ * that row (the same taps in the same order as one row at a time). */
+GCRT_DW_INLINE void gcrt_dw_block_multi(const GcrtDwArgs *a, const float *x, int64_t ih0, int64_t ilo, int64_t ihi,
+                                        int64_t nr, const GcrtDwVec *tv, const GcrtDwVec *ep, int64_t ow0,
+                                        const GcrtDwMask *m, float *yr, const float *rr, const int KHc, const int KWc,
+                                        const int SW, const int FULL)
+{
+    const int64_t W = a->W, OW = a->OW, i0 = ow0 * SW - a->pl;
+    const int RB = GCRT_DW_RB;
+    GcrtDwVec acc[GCRT_DW_RB];
+    int64_t r, i, kw;
+    GCRT_DW_UNROLL
+    for (r = 0; r < RB; r++) acc[r] = ep[0];
+    GCRT_DW_UNROLL_TAPS
+    for (i = 0; i < SW * (RB - 1) + KHc; i++) {
+        const float *xi = gcrt_dw_at(x, (ih0 + i) * W); /* dereferenced only inside the image */
+        GcrtDwVec sv[5];
+        if (!FULL && (i < ilo || i >= ihi)) continue; /* padding */
+        if (SW == 1) {
+            GCRT_DW_UNROLL
+            for (kw = 0; kw < KWc; kw++)
+                sv[kw] = m ? gcrt_dw_mload(m[kw], gcrt_dw_at(xi, i0 + kw)) : gcrt_dw_load(xi + i0 + kw);
+        } else if (GCRT_DW_TAPS3_S2 && KWc == 3) {
+#ifdef GCRT_DW_HAVE_TAPS3_S2
+            /* x[i0 + 2V] for a border block: the lane V - 2 of the tap-2 load's second half */
+            const GcrtDwVec lo = m ? gcrt_dw_mload(m[0], gcrt_dw_at(xi, i0)) : gcrt_dw_load(xi + i0);
+            const GcrtDwVec hi =
+                m ? gcrt_dw_mload(m[1], gcrt_dw_at(xi, i0 + GCRT_DW_V)) : gcrt_dw_load(xi + i0 + GCRT_DW_V);
+            const GcrtDwVec nx = m ? gcrt_dw_mload((GcrtDwMask)((m[5] >> (GCRT_DW_V - 2)) & 1),
+                                                   gcrt_dw_at(xi, i0 + 2 * GCRT_DW_V))
+                                   : gcrt_dw_set1(xi[i0 + 2 * GCRT_DW_V]);
+            gcrt_dw_taps3_s2(lo, hi, nx, &sv[0], &sv[1], &sv[2]);
+#endif
+        } else { /* taps 2b and 2b + 1 load the same two vectors: their evens and odds */
+            GCRT_DW_UNROLL
+            for (kw = 0; kw < KWc; kw += 2) {
+                const GcrtDwVec lo = m ? gcrt_dw_mload(m[kw * 2], gcrt_dw_at(xi, i0 + kw)) : gcrt_dw_load(xi + i0 + kw);
+                const GcrtDwVec hi = m ? gcrt_dw_mload(m[kw * 2 + 1], gcrt_dw_at(xi, i0 + kw + GCRT_DW_V))
+                                       : gcrt_dw_load(xi + i0 + kw + GCRT_DW_V);
+                sv[kw] = gcrt_dw_evens(lo, hi);
+                if (kw + 1 < KWc) sv[kw + 1] = gcrt_dw_odds(lo, hi);
+            }
+        }
+        GCRT_DW_UNROLL
+        for (r = 0; r < RB; r++) {
+            const int64_t kh = i - SW * r;
+            if (kh < 0 || kh >= KHc || (!FULL && r >= nr)) continue;
+            GCRT_DW_UNROLL
+            for (kw = 0; kw < KWc; kw++) acc[r] = gcrt_dw_fma(tv[kh * KWc + kw], sv[kw], acc[r]);
+        }
+    }
+    GCRT_DW_UNROLL
+    for (r = 0; r < RB; r++) {
+        GcrtDwVec v = SW == 2 && !(GCRT_DW_TAPS3_S2 && KWc == 3) ? gcrt_dw_unshuffle(acc[r]) : acc[r];
+        if (!FULL && r >= nr) break;
+        if (m) {
+            if (rr) v = gcrt_dw_add(v, gcrt_dw_mload(m[KWc * SW], rr + r * OW + ow0));
+            gcrt_dw_mstore(yr + r * OW + ow0, m[KWc * SW], gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], v)));
+        } else {
+            if (rr) v = gcrt_dw_add(v, gcrt_dw_load(rr + r * OW + ow0));
+            gcrt_dw_store(yr + r * OW + ow0, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], v)));
+        }
+    }
+}
+
+/* Output rows [oh0, oh1) of one plane, GCRT_DW_RB at a time: stride SW (1 or 2) in both
+ * directions, dilation 1, the KHc x KWc taps tv in registers, the column blocks and border
+ * masks of cl (ok). */
+GCRT_DW_INLINE void gcrt_dw_rows_multi(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0,
+                                       int64_t oh1, const GcrtDwVec *tv, const GcrtDwVec *ep, const int KHc,
+                                       const int KWc, const int SW)
+{
+    const int RB = GCRT_DW_RB;
+    const int64_t OW = a->OW, ni = SW * (RB - 1) + KHc;
+    int64_t oh, ow0;
+    for (oh = oh0; oh < oh1; oh += RB) {
+        const int64_t ih0 = oh * SW - a->pt, nr = oh1 - oh < RB ? oh1 - oh : RB;
+        const int64_t ilo = ih0 < 0 ? -ih0 : 0, ihi = a->H - ih0 < ni ? a->H - ih0 : ni;
+        const float *rr = p->res ? p->res + oh * OW : NULL;
+        float *yr = p->y + oh * OW;
+        int64_t j = 0;
+        for (ow0 = 0; ow0 < OW; ow0 += GCRT_DW_V) {
+            const int interior = ow0 >= cl->nl * GCRT_DW_V && ow0 < (cl->nl + cl->nc) * GCRT_DW_V;
+            const GcrtDwMask *m = interior ? NULL : cl->mk + j * cl->ms;
+            if (nr == RB && ilo == 0 && ihi == ni) /* the common case, without the checks */
+                gcrt_dw_block_multi(a, p->x, ih0, 0, ni, nr, tv, ep, ow0, m, yr, rr, KHc, KWc, SW, 1);
+            else
+                gcrt_dw_block_multi(a, p->x, ih0, ilo, ihi, nr, tv, ep, ow0, m, yr, rr, KHc, KWc, SW, 0);
+            j += !interior;
+        }
+    }
+}
+
+/* Output rows [oh0, oh1) of one plane, column stride SW (1 or 2); KHc/KWc: the filter size when
+ * known at compile time (its taps then live in registers), else 0; DW1: the column dilation is 1.
+ * With the taps in registers, row stride SW and dilation 1, the rows go GCRT_DW_RB at a time
+ * (gcrt_dw_rows_multi). Else row by row: rows whose window lies wholly inside the image take the
+ * register taps; the others (top/bottom padding) take the taps of their valid filter rows from
+ * memory. cl: the call's column blocks and masks. */
+GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0,
+                                      int64_t oh1, const int KHc, const int KWc, const int SW, const int DW1)
+{
+    const int64_t KH = KHc ? KHc : a->KH, KW = KWc ? KWc : a->KW, W = a->W, OW = a->OW, dh = a->dh;
+    const int64_t nl = cl->nl, nc = cl->nc, ms = cl->ms;
+    const GcrtDwMask *mkp = cl->ok ? cl->mk : NULL;
+    int64_t oh, t;
+    GcrtDwVec tv[25], ep[3];
+    ep[0] = gcrt_dw_set1(p->bias);
+    ep[1] = gcrt_dw_set1(a->clo);
+    ep[2] = gcrt_dw_set1(a->chi);
     if (KHc && KWc) {
         GCRT_DW_UNROLL_TAPS
         for (t = 0; t < KHc * KWc; t++) tv[t] = gcrt_dw_set1(p->w[t]);
+        if (DW1 && a->sh == SW && dh == 1 && mkp) {
+            gcrt_dw_rows_multi(a, cl, p, oh0, oh1, tv, ep, KHc, KWc, SW);
+            return;
+        }
     }
     for (oh = oh0; oh < oh1; oh++) {
         const int64_t ih0 = oh * a->sh - a->pt;
@@ -480,19 +655,122 @@ GCRT_DW_INLINE void gcrt_dw_rows_simd(const GcrtDwArgs *a, const GcrtDwPlane *p,
     }
 }
 
+/* ---- small planes as flat vectors ---- */
+
+/* The flat path's limit: vectors of output per plane. */
+#define GCRT_DW_FLAT_MAXV 64
+
+/* The flat path's tables, the same for every plane of a call: tap k reads x + off[k] + o0 for
+ * the vector of outputs [o0, o0 + V) of the plane x under the mask m[v*KK + k] of vector v (bit
+ * t: output o0 + t exists and its tap lies in the image). */
+typedef struct GcrtDwFlat {
+    int64_t nv; /* vectors per plane */
+    int64_t off[25];
+    uint16_t m[GCRT_DW_FLAT_MAXV * 25];
+} GcrtDwFlat;
+
+/* Whether the flat path takes the call: a 3x3 or 5x5 filter, stride 1, on whole planes of at
+ * most GCRT_DW_FLAT_MAXV vectors, with W == OW (the input offset of a tap is then the same for
+ * every output: input (oh + dy, ow + dx) is plane element oh*OW + ow + dy*W + dx) and rows of at
+ * most V/2 (wider rows waste fewer lanes on the multi-row path, which measured faster). */
+GCRT_DW_INLINE int gcrt_dw_flat_ok(const GcrtDwArgs *a)
+{
+    const int k = ((a->KH == 3 && a->KW == 3) || (a->KH == 5 && a->KW == 5)) && a->dw == 1;
+    if (!k || a->blocks != 1 || a->H <= 0 || a->OH * a->OW > GCRT_DW_FLAT_MAXV * GCRT_DW_V) return 0;
+    return a->sh == 1 && a->sw == 1 && a->W == a->OW && a->OW <= GCRT_DW_V / 2;
+}
+
+/* Fills f for the call a (gcrt_dw_flat_ok): a tap's valid outputs are a block of rows times a
+ * block of columns (gcrt_dw_span), set in the masks as one run of bits per row. */
+GCRT_DW_INLINE void gcrt_dw_flat_init(const GcrtDwArgs *a, GcrtDwFlat *f)
+{
+    const int64_t KH = a->KH, KW = a->KW, KK = KH * KW, OW = a->OW;
+    int64_t kh, kw, v;
+    f->nv = (a->OH * OW + GCRT_DW_V - 1) / GCRT_DW_V;
+    for (v = 0; v < f->nv * KK; v++) f->m[v] = 0;
+    for (kh = 0; kh < KH; kh++)
+        for (kw = 0; kw < KW; kw++) {
+            const int64_t k = kh * KW + kw, dy = kh * a->dh - a->pt, dx = kw * a->dw - a->pl;
+            int64_t r0, r1, c0, c1, oh;
+            f->off[k] = dy * a->W + dx;
+            gcrt_dw_span(dy, 1, a->H, a->OH, &r0, &r1);
+            gcrt_dw_span(dx, 1, a->W, OW, &c0, &c1);
+            for (oh = r0; oh < r1 && c0 < c1; oh++) {
+                int64_t b = oh * OW + c0;
+                const int64_t e = oh * OW + c1;
+                while (b < e) {
+                    const int64_t lo = b % GCRT_DW_V, n = GCRT_DW_V - lo < e - b ? GCRT_DW_V - lo : e - b;
+                    f->m[b / GCRT_DW_V * KK + k] |= (uint16_t)(((1u << n) - 1u) << lo);
+                    b += n;
+                }
+            }
+        }
+}
+
+/* One plane on the flat path: the outputs as one flat run of vectors, every tap one masked load
+ * at its fixed offset in the input plane; KKc taps in registers. */
+GCRT_DW_INLINE void gcrt_dw_flat_plane(const GcrtDwArgs *a, const GcrtDwFlat *f, const GcrtDwPlane *p, const int KKc)
+{
+    const int64_t n = a->OH * a->OW, nv = f->nv;
+    GcrtDwVec tv[25], ep[3];
+    int64_t v;
+    int k;
+    ep[0] = gcrt_dw_set1(p->bias);
+    ep[1] = gcrt_dw_set1(a->clo);
+    ep[2] = gcrt_dw_set1(a->chi);
+    GCRT_DW_UNROLL_TAPS
+    for (k = 0; k < KKc; k++) tv[k] = gcrt_dw_set1(p->w[k]);
+    for (v = 0; v < nv; v++) {
+        const int64_t o0 = v * GCRT_DW_V;
+        const uint16_t *m = f->m + v * KKc;
+        GcrtDwVec acc = ep[0];
+        int any;
+        GcrtDwMask mo;
+        GCRT_DW_UNROLL_TAPS
+        for (k = 0; k < KKc; k++)
+            acc = gcrt_dw_fma(tv[k], gcrt_dw_mload(gcrt_dw_bits(m[k]), gcrt_dw_at(p->x, o0 + f->off[k])), acc);
+        if (o0 + GCRT_DW_V <= n && !p->res) {
+            gcrt_dw_store(p->y + o0, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc)));
+            continue;
+        }
+        mo = gcrt_dw_lanes(0, n - o0, &any);
+        if (p->res) acc = gcrt_dw_add(acc, gcrt_dw_mload(mo, p->res + o0));
+        gcrt_dw_mstore(p->y + o0, mo, gcrt_dw_min(ep[2], gcrt_dw_max(ep[1], acc)));
+    }
+}
+
+/* Tiles (whole planes) [t0, t1) on the flat path; the tables are built once for them. */
+GCRT_FN void gcrt_dw_flat_tiles(const GcrtDwArgs *a, int64_t t0, int64_t t1)
+{
+    GcrtDwFlat f;
+    int64_t q;
+    gcrt_dw_flat_init(a, &f);
+    for (q = t0; q < t1; q++) {
+        const int64_t c = q % a->C;
+        GcrtDwPlane p;
+        p.x = a->X + q * a->H * a->W;
+        p.w = a->Wt + c * a->KH * a->KW;
+        p.res = a->res ? a->res + q * a->OH * a->OW : NULL;
+        p.y = a->Y + q * a->OH * a->OW;
+        p.bias = a->bias ? a->bias[c] : 0.0f;
+        if (a->KH == 3) gcrt_dw_flat_plane(a, &f, &p, 9);
+        else gcrt_dw_flat_plane(a, &f, &p, 25);
+    }
+}
+
 /* Rows of one plane: the SIMD specializations (3x3 and 5x5 without column dilation, any size;
- * stride 1 or 2), else portable C. */
-GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+ * stride 1 or 2), else portable C. cl: the call's column blocks (gcrt_dw_cols_init). */
+GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
 {
     const int k3 = a->KH == 3 && a->KW == 3 && a->dw == 1, k5 = a->KH == 5 && a->KW == 5 && a->dw == 1;
     if (a->sw == 1) {
-        if (k3) gcrt_dw_rows_simd(a, p, oh0, oh1, 3, 3, 1, 1);
-        else if (k5) gcrt_dw_rows_simd(a, p, oh0, oh1, 5, 5, 1, 1);
-        else gcrt_dw_rows_simd(a, p, oh0, oh1, 0, 0, 1, 0);
+        if (k3) gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 3, 3, 1, 1);
+        else if (k5) gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 5, 5, 1, 1);
+        else gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 0, 0, 1, 0);
     } else if (a->sw == 2) {
-        if (k3) gcrt_dw_rows_simd(a, p, oh0, oh1, 3, 3, 2, 1);
-        else if (k5) gcrt_dw_rows_simd(a, p, oh0, oh1, 5, 5, 2, 1);
-        else gcrt_dw_rows_simd(a, p, oh0, oh1, 0, 0, 2, 0);
+        if (k3) gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 3, 3, 2, 1);
+        else if (k5) gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 5, 5, 2, 1);
+        else gcrt_dw_rows_simd(a, cl, p, oh0, oh1, 0, 0, 2, 0);
     } else {
         gcrt_dw_rows_c(a, p, oh0, oh1);
     }
@@ -500,9 +778,21 @@ GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0
 
 #else
 
-/* Rows of one plane: portable C. */
-GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+/* Nothing to precompute for the portable path. */
+typedef struct GcrtDwCols {
+    int unused;
+} GcrtDwCols;
+
+GCRT_DW_INLINE void gcrt_dw_cols_init(const GcrtDwArgs *a, GcrtDwCols *cl)
 {
+    (void)a;
+    cl->unused = 0;
+}
+
+/* Rows of one plane: portable C. */
+GCRT_FN void gcrt_dw_rows(const GcrtDwArgs *a, const GcrtDwCols *cl, const GcrtDwPlane *p, int64_t oh0, int64_t oh1)
+{
+    (void)cl;
     gcrt_dw_rows_c(a, p, oh0, oh1);
 }
 
@@ -513,7 +803,15 @@ GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
 {
     const GcrtDwArgs *a = (const GcrtDwArgs *)arg;
     int64_t t, q = t0 / a->blocks, b = t0 % a->blocks, c = q % a->C; /* plane, row block, channel */
+    GcrtDwCols cl;
     (void)slot;
+#ifdef GCRT_DW_V
+    if (a->flat) {
+        gcrt_dw_flat_tiles(a, t0, t1);
+        return;
+    }
+#endif
+    gcrt_dw_cols_init(a, &cl);
     for (t = t0; t < t1; t++) {
         const int64_t oh0 = b * a->rows, oh1 = oh0 + a->rows < a->OH ? oh0 + a->rows : a->OH;
         GcrtDwPlane p;
@@ -522,7 +820,7 @@ GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
         p.res = a->res ? a->res + q * a->OH * a->OW : NULL;
         p.y = a->Y + q * a->OH * a->OW;
         p.bias = a->bias ? a->bias[c] : 0.0f;
-        gcrt_dw_rows(a, &p, oh0, oh1);
+        gcrt_dw_rows(a, &cl, &p, oh0, oh1);
         if (++b == a->blocks) {
             b = 0;
             q++;
@@ -561,6 +859,8 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
     a.act = epi ? epi->act : GCRT_ACT_NONE;
     a.lo = epi ? epi->lo : 0.0f;
     a.hi = epi ? epi->hi : 0.0f;
+    a.clo = a.act == GCRT_ACT_RELU ? 0.0f : a.act == GCRT_ACT_CLIP ? a.lo : gcrt_bits_f32(0xff800000u);
+    a.chi = a.act == GCRT_ACT_CLIP ? a.hi : gcrt_bits_f32(0x7f800000u);
     a.blocks = 1;
     if (planes < GCRT_DW_MIN_TILES) {
         a.blocks = (GCRT_DW_MIN_TILES + planes - 1) / planes;
@@ -568,5 +868,10 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
     }
     a.rows = (OH + a.blocks - 1) / a.blocks;
     a.blocks = (OH + a.rows - 1) / a.rows;
+#ifdef GCRT_DW_V
+    a.flat = gcrt_dw_flat_ok(&a);
+#else
+    a.flat = 0;
+#endif
     gcrt_parallel(pool, planes * a.blocks, GCRT_NO_SCRATCH, gcrt_dw_tiles, &a);
 }

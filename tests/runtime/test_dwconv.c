@@ -6,7 +6,8 @@
  * generated code does, runs gcrt_dwconv2d_f32 over many random geometries
  * (kernels 1..5 and 7, strides 1..3, dilations 1..2, pads 0..3 on every
  * side, images 1..40 and some wider, every epilogue combination, epi NULL)
- * plus the MobileNet-style shapes the kernel is specialized for and a few
+ * plus the MobileNet-style shapes the kernel is specialized for (also with
+ * many channels on small maps, odd sizes and uneven pads) and a few
  * degenerate ones (1x1 and 2x2 images, windows entirely in padding, pads
  * far wider than the image), and
  * checks each output within 1e-5 (absolute + relative) of the reference,
@@ -301,6 +302,31 @@ int main(void)
                 run_case(&c, 1);
                 epi += 5;
             }
+    /* many channels on small maps (the flat path: stride 1 with W == OW, stride 2 through the
+     * phase planes; its tables are shared by all planes of a call and of a thread's range),
+     * odd sizes, and 'same' pads split unevenly (all on the bottom/right, as TF pads stride 2) */
+    {
+        static const int64_t hw[] = {7, 14, 13, 15, 28, 5, 8, 16, 17, 4, 29, 56};
+        int hi, pm;
+        for (hi = 0; hi < (int)(sizeof hw / sizeof hw[0]); hi++)
+            for (k = 3; k <= 5; k += 2)
+                for (s = 1; s <= 2; s++)
+                    for (pm = 0; pm < 3; pm++) {
+                        square_case(&c, 1 + (hi & 1), hw[hi] <= 16 ? 70 : 9, hw[hi], k, s, 1, k / 2, epi % 13);
+                        if (pm == 1) { /* all the padding at the bottom/right */
+                            c.pt = c.pl = 0;
+                            c.pb = c.pr = k - 1;
+                        } else if (pm == 2) { /* uneven vertical pads: OH != H with W == OW */
+                            c.pt = k / 2 + 1;
+                            c.pb = k / 2 - 1;
+                            c.pl = 0;
+                            c.pr = k - 1;
+                        }
+                        if (!finish_case(&c)) continue;
+                        run_case(&c, 1);
+                        epi += 3;
+                    }
+    }
     /* dilated, and the epilogue combinations on one MobileNet-like shape */
     square_case(&c, 2, 5, 30, 3, 1, 2, 2, 4);
     run_case(&c, 1);
