@@ -51,7 +51,7 @@ static int const_slot(const Node *n, int j) { return j < 32 && (ir_op(n->op)->co
  * g->supports with a diagnostic nobody reads. */
 static int goes_half(const Graph *g, const Node *n, DType h)
 {
-    if (n->op == OP_Cast || n->op == OP_CastLike || ir_op(n->op)->view) return 0;
+    if (n->op == OP_Cast || n->op == OP_CastLike) return 0;
     int n_io = n->n_in + n->n_out, any = 0;
     for (int i = 0; i < n_io; i++) {
         const Value *v = i < n->n_in ? n->in[i] : n->out[i - n->n_in];
