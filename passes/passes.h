@@ -15,6 +15,10 @@ typedef struct Pass {
     /* Passes that must come earlier in the pipeline (NULL-terminated; a
      * pipeline that breaks this is refused before anything runs). */
     const char *const *after;
+    /* NULL: the pass runs at its levels; else it runs only when this says
+     * so for the graph (an option asked for it), and otherwise neither runs
+     * nor shows in dumps and reports. */
+    int (*wanted)(const Graph *g);
 } Pass;
 
 /* The compile pipeline, in order; terminated by {NULL, NULL, 0}. */

@@ -16,18 +16,21 @@ static const char *const after_shapes[] = {"infer-shapes", NULL};
 static const char *const after_autodiff[] = {"infer-shapes", "autodiff", NULL};
 static const char *const after_fold[] = {"infer-shapes", "fold-constants", NULL};
 
+/* lower-precision runs when compile --precision asks for half. */
+static int wants_half(const Graph *g) { return g->precision == DT_F16 || g->precision == DT_BF16; }
+
 const Pass pass_pipeline[] = {
-    {"infer-shapes", pass_infer_shapes, 0, NULL},
-    {"fold-constants", pass_fold_constants, 0, after_shapes},
-    {"autodiff", pass_autodiff, 0, after_fold},
-    {"simplify", pass_simplify, 2, after_autodiff},
-    {"fold-batchnorm", pass_fold_batchnorm, 2, after_autodiff},
-    {"fuse-layernorm", pass_fuse_layernorm, 2, after_autodiff},
-    {"lower-precision", pass_lower_precision, 0, after_autodiff},
-    {"fuse-elementwise", pass_fuse_elementwise, 2, after_autodiff},
-    {"fuse-epilogue", pass_fuse_epilogue, 2, after_autodiff},
-    {"plan-memory", pass_plan_memory, 0, after_autodiff},
-    {NULL, NULL, 0, NULL},
+    {"infer-shapes", pass_infer_shapes, 0, NULL, NULL},
+    {"fold-constants", pass_fold_constants, 0, after_shapes, NULL},
+    {"autodiff", pass_autodiff, 0, after_fold, NULL},
+    {"simplify", pass_simplify, 2, after_autodiff, NULL},
+    {"fold-batchnorm", pass_fold_batchnorm, 2, after_autodiff, NULL},
+    {"fuse-layernorm", pass_fuse_layernorm, 2, after_autodiff, NULL},
+    {"lower-precision", pass_lower_precision, 0, after_autodiff, wants_half},
+    {"fuse-elementwise", pass_fuse_elementwise, 2, after_autodiff, NULL},
+    {"fuse-epilogue", pass_fuse_epilogue, 2, after_autodiff, NULL},
+    {"plan-memory", pass_plan_memory, 0, after_autodiff, NULL},
+    {NULL, NULL, 0, NULL, NULL},
 };
 
 int pass_check_order(const Pass *pipeline, Diag *d)
@@ -86,7 +89,7 @@ int pass_run_pipeline(Graph *g, const PipelineOptions *o, Diag *d)
     if (pass_check_order(pass_pipeline, d)) return -1;
     if (ir_verify(g, d)) return -1;
     for (const Pass *p = pass_pipeline; p->name; p++) {
-        if (g->opt_level < p->min_level) continue;
+        if (g->opt_level < p->min_level || (p->wanted && !p->wanted(g))) continue;
         if (o->dump && wants(o->print_before, p->name)) {
             w_line(o->dump, "# before %s", p->name);
             dump_graph(g, o->dump, 0);

@@ -50,7 +50,6 @@ int read_inputs(const char *model, const Graph *g, const char *const *files, int
 #define HELP_OPT_LEVEL                                                                        \
     "  -O0, -O2             optimization level (default -O2): -O0 runs only the passes\n"     \
     "                       correctness needs (infer-shapes, fold-constants,\n"               \
-    "                       lower-precision when --precision asks for half,\n"                \
     "                       plan-memory, the latter without in-place reuse); -O2 also\n"      \
     "                       simplifies, folds batch norms, fuses layer norms,\n"              \
     "                       elementwise chains and Conv/Gemm/MatMul epilogues\n"

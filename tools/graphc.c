@@ -394,8 +394,9 @@ static void print_help(const char *text)
     fputs("\ntargets:", stdout);
     for (int i = 0; backend_list[i]; i++) printf("\n  %-20s %s", backend_list[i]->name, backend_list[i]->summary);
     fputc('\n', stdout);
-    fputs("\npasses, in pipeline order (-O2 only: *):", stdout);
-    for (const Pass *p = pass_pipeline; p->name; p++) printf(" %s%s", p->name, p->min_level > 0 ? "*" : "");
+    fputs("\npasses, in pipeline order (-O2 only: *; when an option asks: +):", stdout);
+    for (const Pass *p = pass_pipeline; p->name; p++)
+        printf(" %s%s", p->name, p->min_level > 0 ? "*" : p->wanted ? "+" : "");
     fputc('\n', stdout);
 }
 

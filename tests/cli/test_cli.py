@@ -83,11 +83,12 @@ def read_bytes(path):
 
 
 def pipeline_passes():
-    """(name, o2_only) pairs from `graphc compile --help`."""
+    """(name, o2_only) pairs from `graphc compile --help`, less the passes that run only when an option asks
+    (marked +: lower-precision)."""
     text = graphc("compile", "--help").stdout
     line = [l for l in text.splitlines() if l.startswith("passes, in pipeline order")][0]
     names = line.split("):", 1)[1].split()
-    return [(n.rstrip("*"), n.endswith("*")) for n in names]
+    return [(n.rstrip("*"), n.endswith("*")) for n in names if not n.endswith("+")]
 
 
 def parse_report(text):

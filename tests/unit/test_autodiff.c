@@ -106,9 +106,9 @@ static void test_pass_order(void **st)
     (void)st;
     static const char *const after_ad[] = {"autodiff", NULL};
     const Pass bad[] = {
-        {"fuse-elementwise", pass_fuse_elementwise, 2, after_ad},
-        {"autodiff", pass_autodiff, 0, NULL},
-        {NULL, NULL, 0, NULL},
+        {"fuse-elementwise", pass_fuse_elementwise, 2, after_ad, NULL},
+        {"autodiff", pass_autodiff, 0, NULL, NULL},
+        {NULL, NULL, 0, NULL, NULL},
     };
     Diag d = {0};
     assert_int_equal(pass_check_order(bad, &d), -1);
