@@ -3,6 +3,17 @@
  * on cuDNN (descriptors and a deterministic algorithm within the node's
  * arena workspace, chosen once by NAME_init); biases and fused epilogues
  * as generated kernels after the call.
+ *
+ * f16 and bf16: a node whose float inputs and output are all f16 (or all
+ * bf16) runs on the same libraries in mixed precision, the operands in the
+ * 16-bit type and the sums in fp32 (cublasGemmEx /
+ * cublasGemmStridedBatchedEx with CUBLAS_COMPUTE_32F; cuDNN half or
+ * bfloat16 descriptors with a FLOAT compute type), the library's result
+ * rounded to the 16-bit type; the bias, Gemm's C and the epilogue kernels
+ * load the 16-bit values into float and store them back (so a Conv bias or
+ * Gemm's beta * C costs one more rounding). What the libraries cannot
+ * say (a MatMul batch broadcast on both sides) is a generated kernel that
+ * sums in double; any other mix of dtypes is refused.
  */
 #include "cuda_emit.h"
 #include "../cfamily/cfam_expr.h"
@@ -27,26 +38,41 @@ static int matmul_plan(const Node *n, IrMatMulGeom *g)
     return 0;
 }
 
-/* Whether Gemm/MatMul n maps onto cuBLAS sgemm: f32, dims below 2^31
- * (cuBLAS takes int), MatMul's batch dense or shared on each side. Others
- * run as a generated kernel. */
-static int gemm_on_cublas(const Node *n)
+static int is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
+
+/* Whether every input of n (epilogue operands included) and its output
+ * have the output's dtype. */
+static int one_dtype(const Node *n)
 {
     for (int i = 0; i < n->n_in; i++)
-        if (n->in[i] && n->in[i]->dtype != DT_F32) return 0;
+        if (n->in[i] && n->in[i]->dtype != n->out[0]->dtype) return 0;
+    return 1;
+}
+
+/* Whether Gemm/MatMul n maps onto cuBLAS: every tensor f32 (sgemm) or
+ * every one f16, or bf16 (GemmEx), dims below 2^31 (cuBLAS takes int),
+ * MatMul's batch dense or shared on each side. Others run as a generated
+ * kernel. */
+static int gemm_on_cublas(const Node *n)
+{
+    const DType t = n->out[0]->dtype;
+    if (!one_dtype(n) || !(t == DT_F32 || is_half(t))) return 0;
     IrMatMulGeom g;
     if (n->op == OP_MatMul) return matmul_plan(n, &g) == 0;
     return n->out[0]->shape.dims[0] <= INT32_MAX && n->out[0]->shape.dims[1] <= INT32_MAX;
 }
 
-/* Gemm and MatMul: cuBLAS, or a generated kernel for f32/f64 (one dtype). */
+/* Gemm and MatMul: cuBLAS, or a generated kernel for f32, f64, f16 or
+ * bf16 (one dtype). */
 static int gemm_check(const Node *n, Diag *d)
 {
     if (gemm_on_cublas(n)) return 0;
-    for (int i = 0; i < n->n_in; i++)
-        if (n->in[i] && (!cu_is_float(n->in[i]->dtype) || n->in[i]->dtype != n->in[0]->dtype))
-            return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32 and f64 (one dtype), got %s",
-                                   ir_op(n->op)->name, ir_dtype_name(n->in[i]->dtype));
+    for (int i = 0; i < n->n_in + 1; i++) {
+        const Value *v = i < n->n_in ? n->in[i] : n->out[0];
+        if (v && (!(cu_is_float(v->dtype) || is_half(v->dtype)) || v->dtype != n->out[0]->dtype))
+            return diag_node_error(d, n, "the CUDA backend computes op '%s' in f32, f64, f16 and bf16 (one dtype), got %s",
+                                   ir_op(n->op)->name, ir_dtype_name(v->dtype));
+    }
     return 0;
 }
 
@@ -60,6 +86,7 @@ static int emit_gemm_kernel(Cu *c, const Node *n)
     const int64_t total = ir_numel(&Y->shape);
     if (total == 0) return 0;
     const char *T = cfam_ctype(Y->dtype);
+    const DType dt = Y->dtype;
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
     w_printf(w, "GC_KERNEL k%d(%s *y, const %s *a, const %s *b%s%s%s)\n{\n", kn, T, T, T, C ? ", const " : "", C ? T : "",
@@ -76,9 +103,15 @@ static int emit_gemm_kernel(Cu *c, const Node *n)
                      (long long)g.batch.dims[k], (long long)g.sa[k], (long long)g.batch.dims[k], (long long)g.sb[k],
                      (long long)g.batch.dims[k]);
         w_puts(w, "        (void)r;\n        double acc = 0;\n");
-        w_printf(w, "        for (int64_t k = 0; k < %lld; k++) acc += (double)a[oa + row * %lld + k] * b[ob + k * %lld + col];\n",
-                 (long long)g.K, (long long)g.K, (long long)g.N);
-        w_printf(w, "        y[i] = (%s)acc;\n", T);
+        char ea[64], eb[64];
+        snprintf(ea, sizeof ea, "a[oa + row * %lld + k]", (long long)g.K);
+        snprintf(eb, sizeof eb, "b[ob + k * %lld + col]", (long long)g.N);
+        w_printf(w, "        for (int64_t k = 0; k < %lld; k++) acc += (double)", (long long)g.K);
+        cu_load(w, dt, ea);
+        w_puts(w, " * ");
+        cu_load(w, dt, eb);
+        w_puts(w, ";\n        ");
+        cu_store(w, dt, "y[i]", "acc");
     } else {
         const int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
         const int64_t M = Y->shape.dims[0], N = Y->shape.dims[1], K = A->shape.dims[ta ? 0 : 1];
@@ -91,14 +124,25 @@ static int emit_gemm_kernel(Cu *c, const Node *n)
         else snprintf(ia, sizeof ia, "row * %lld + k", (long long)K);
         if (tb) snprintf(ib, sizeof ib, "col * %lld + k", (long long)K);
         else snprintf(ib, sizeof ib, "k * %lld + col", (long long)N);
-        w_printf(w, "        for (int64_t k = 0; k < %lld; k++) acc += (double)a[%s] * b[%s];\n", (long long)K, ia, ib);
-        w_printf(w, "        acc *= %s;\n", al);
+        char ea[80], eb[80];
+        snprintf(ea, sizeof ea, "a[%s]", ia);
+        snprintf(eb, sizeof eb, "b[%s]", ib);
+        w_printf(w, "        for (int64_t k = 0; k < %lld; k++) acc += (double)", (long long)K);
+        cu_load(w, dt, ea);
+        w_puts(w, " * ");
+        cu_load(w, dt, eb);
+        w_printf(w, ";\n        acc *= %s;\n", al);
         if (C) {
             int64_t st[IR_MAX_RANK];
+            char ec[80];
             cu_bstrides(&C->shape, &Y->shape, st);
-            w_printf(w, "        acc += %s * cc[row * %lld + col * %lld];\n", be, (long long)st[0], (long long)st[1]);
+            snprintf(ec, sizeof ec, "cc[row * %lld + col * %lld]", (long long)st[0], (long long)st[1]);
+            w_printf(w, "        acc += %s * ", be);
+            cu_load(w, dt, ec);
+            w_puts(w, ";\n");
         }
-        w_printf(w, "        y[i] = (%s)acc;\n", T);
+        w_puts(w, "        ");
+        cu_store(w, dt, "y[i]", "acc");
     }
     w_puts(w, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, A), cu_ptr(c, B));
@@ -111,21 +155,42 @@ static int emit_gemm_kernel(Cu *c, const Node *n)
 static int64_t ld1(int64_t x) { return x > 1 ? x : 1; }
 
 /* Row-major Y (M x N) = op(A) (M x K) * op(B) (K x N) as the column-major
- * Y^T = op(B)^T op(A)^T: cuBLAS's first operand is B. */
-static void emit_sgemm(Cu *c, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha, const char *A,
-                       int64_t sa, const char *B, int64_t sb, double beta, const char *Y, int64_t sy, int64_t batch)
+ * Y^T = op(B)^T op(A)^T: cuBLAS's first operand is B. f32: sgemm; f16 and
+ * bf16 (every operand and Y of type t): GemmEx, or its strided-batched
+ * form for a batch, with float alpha and beta and fp32 accumulation
+ * (CUBLAS_COMPUTE_32F; CUBLAS_GEMM_DEFAULT lets cuBLAS use tensor cores). */
+static void emit_gemm_call(Cu *c, DType t, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
+                           const char *A, int64_t sa, const char *B, int64_t sb, double beta, const char *Y, int64_t sy,
+                           int64_t batch)
 {
     char al[48], be[48];
     cfam_lit(al, sizeof al, DT_F32, alpha);
     cfam_lit(be, sizeof be, DT_F32, beta);
+    const char *opa = ta ? "CUBLAS_OP_T" : "CUBLAS_OP_N", *opb = tb ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
+    const long long ldb = ld1(tb ? K : N), lda = ld1(ta ? M : K), ldy = ld1(N);
     Writer *b = &c->body;
     w_puts(b, "    {\n");
     w_printf(b, "        const float alpha = %s, beta = %s;\n", al, be);
-    w_printf(b, "        if (cublasSgemmStridedBatched(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %lld, %lld, %s, %lld, %lld,\n",
-             tb ? "CUBLAS_OP_T" : "CUBLAS_OP_N", ta ? "CUBLAS_OP_T" : "CUBLAS_OP_N", (long long)N, (long long)M,
-             (long long)K, B, (long long)ld1(tb ? K : N), (long long)sb, A, (long long)ld1(ta ? M : K), (long long)sa);
-    w_printf(b, "                                      &beta, %s, %lld, %lld, %lld) != CUBLAS_STATUS_SUCCESS)\n", Y,
-             (long long)ld1(N), (long long)sy, (long long)batch);
+    if (t == DT_F32) {
+        w_printf(b, "        if (cublasSgemmStridedBatched(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %lld, %lld, %s, %lld, %lld,\n",
+                 opb, opa, (long long)N, (long long)M, (long long)K, B, ldb, (long long)sb, A, lda, (long long)sa);
+        w_printf(b, "                                      &beta, %s, %lld, %lld, %lld) != CUBLAS_STATUS_SUCCESS)\n", Y, ldy,
+                 (long long)sy, (long long)batch);
+    } else {
+        GC_ASSERT(is_half(t));
+        const char *ct = t == DT_F16 ? "CUDA_R_16F" : "CUDA_R_16BF";
+        if (batch == 1) {
+            w_printf(b, "        if (cublasGemmEx(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %s, %lld, %s, %s, %lld,\n", opb, opa,
+                     (long long)N, (long long)M, (long long)K, B, ct, ldb, A, ct, lda);
+            w_printf(b, "                         &beta, %s, %s, %lld, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)\n",
+                     Y, ct, ldy);
+        } else {
+            w_printf(b, "        if (cublasGemmStridedBatchedEx(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %s, %lld, %lld, %s, %s, %lld, %lld,\n",
+                     opb, opa, (long long)N, (long long)M, (long long)K, B, ct, ldb, (long long)sb, A, ct, lda, (long long)sa);
+            w_printf(b, "                                       &beta, %s, %s, %lld, %lld, %lld, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)\n",
+                     Y, ct, ldy, (long long)sy, (long long)batch);
+        }
+    }
     w_puts(b, "            return -1;\n");
     w_puts(b, "    }\n");
 }
@@ -137,15 +202,22 @@ static void emit_fill_c(Cu *c, const Node *n, double beta)
     int64_t st[IR_MAX_RANK];
     cu_bstrides(&C->shape, &Y->shape, st);
     const int64_t N = Y->shape.dims[1], total = ir_numel(&Y->shape);
-    char be[48];
+    char be[48], ec[96], val[160];
     cfam_lit(be, sizeof be, DT_F32, beta);
+    const char *T = cfam_ctype(Y->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
     w_printf(k, "/* Gemm C (%s): y = %s * c broadcast */\n", ir_op(n->op)->name, be);
-    w_printf(k, "GC_KERNEL k%d(float *y, const float *c)\n{\n", kn);
-    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
-    w_printf(k, "        y[i] = %s * c[(i / %lld) * %lld + (i %% %lld) * %lld];\n", be, (long long)N, (long long)st[0],
-             (long long)N, (long long)st[1]);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *c)\n{\n", kn, T, T);
+    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        ", (long long)total);
+    snprintf(ec, sizeof ec, "c[(i / %lld) * %lld + (i %% %lld) * %lld]", (long long)N, (long long)st[0], (long long)N,
+             (long long)st[1]);
+    Writer lw;
+    w_init(&lw);
+    cu_load(&lw, C->dtype, ec);
+    snprintf(val, sizeof val, "%s * %s", be, cu_wtext(&lw));
+    w_free(&lw);
+    cu_store(k, Y->dtype, "y[i]", val);
     w_puts(k, "    }\n}\n\n");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, C));
 }
@@ -160,7 +232,7 @@ static int emit_gemm(Cu *c, const Node *n, Diag *d)
     const int addc = C && beta != 0.0;
     if (addc) emit_fill_c(c, n, beta);
     const char *pa = cu_ptr(c, A), *pb = cu_ptr(c, B), *py = cu_ptr(c, Y);
-    emit_sgemm(c, ta, tb, M, N, K, alpha, pa, 0, pb, 0, addc ? 1.0 : 0.0, py, 0, 1);
+    emit_gemm_call(c, Y->dtype, ta, tb, M, N, K, alpha, pa, 0, pb, 0, addc ? 1.0 : 0.0, py, 0, 1);
     return cu_emit_epilogue(c, n, d);
 }
 
@@ -171,22 +243,23 @@ static int emit_matmul(Cu *c, const Node *n, Diag *d)
     GC_ASSERT(matmul_plan(n, &g) == 0);
     const int64_t nb = ir_numel(&g.batch);
     const char *pa = cu_ptr(c, n->in[0]), *pb = cu_ptr(c, n->in[1]), *py = cu_ptr(c, n->out[0]);
-    emit_sgemm(c, 0, 0, g.M, g.N, g.K, 1.0, pa, g.na > 1 ? g.M * g.K : 0, pb, g.nb > 1 ? g.K * g.N : 0, 0.0, py,
-               g.M * g.N, nb);
+    emit_gemm_call(c, n->out[0]->dtype, 0, 0, g.M, g.N, g.K, 1.0, pa, g.na > 1 ? g.M * g.K : 0, pb,
+                   g.nb > 1 ? g.K * g.N : 0, 0.0, py, g.M * g.N, nb);
     return cu_emit_epilogue(c, n, d);
 }
 
 /* ---- Conv (cuDNN) ------------------------------------------------------------------ */
 
-/* Whether cuDNN's legacy descriptors say Conv n: f32, 1 or 2 spatial
- * dims, the same pad at both ends (one per dim), dims below 2^31. Other
- * Convs run as a generated kernel (cu_emit_conv_direct). */
+/* Whether cuDNN's legacy descriptors say Conv n: f32 (X's dtype), or f16
+ * or bf16 with every tensor of that dtype, 1 or 2 spatial dims, the same
+ * pad at both ends (one per dim), dims below 2^31. Other Convs run as a
+ * generated kernel (cu_emit_conv_direct; f32 and f64 only). */
 static int conv_on_cudnn(const Node *n)
 {
     const Value *X = n->in[0];
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
-    if (X->dtype != DT_F32 || sr < 1 || sr > 2) return 0;
+    if (!(X->dtype == DT_F32 || (is_half(X->dtype) && one_dtype(n))) || sr < 1 || sr > 2) return 0;
     for (int i = 0; i < sr; i++)
         if (pb[i] != pe[i]) return 0;
     for (int i = 0; i < X->shape.rank; i++)
@@ -204,7 +277,7 @@ static size_t conv_ws_bytes(const Node *n)
     int64_t per_out = 1;
     for (int i = 1; i < W->shape.rank; i++) per_out *= W->shape.dims[i];
     int64_t positions = ir_numel(&Y->shape) / (Y->shape.dims[1] ? Y->shape.dims[1] : 1);
-    int64_t b = per_out * positions * 4;
+    int64_t b = per_out * positions * (int64_t)ir_dtype_size(Y->dtype);
     return (size_t)(b < ((int64_t)64 << 20) ? b : ((int64_t)64 << 20));
 }
 
@@ -215,12 +288,19 @@ static int conv_check(const Node *n, Diag *d)
     if (conv_on_cudnn(n)) return 0;
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
+    for (int i = 0; i < n->n_in + 1; i++) {
+        const Value *v = i < n->n_in ? n->in[i] : n->out[0];
+        if (v && is_half(v->dtype))
+            return diag_node_error(d, n, "the CUDA backend computes f16/bf16 Conv on cuDNN only: every tensor one dtype, "
+                                         "1 or 2 spatial dims, equal pads at both ends");
+    }
     if (!cu_is_float(n->in[0]->dtype)) return diag_node_error(d, n, "the CUDA backend computes Conv in f32 and f64 only");
     if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend has Conv with 1 to 3 spatial dims only");
     return 0;
 }
 
-/* y[n, c, ...] += b[c] (a per-channel bias after cuDNN). */
+/* y[n, c, ...] += b[c] (a per-channel bias after cuDNN; f16/bf16 added
+ * in float and rounded once). */
 static void emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
 {
     const int64_t total = ir_numel(&Y->shape), M = Y->shape.dims[1], npos = total / (Y->shape.dims[0] * M);
@@ -230,8 +310,17 @@ static void emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value 
     cu_node_comment(k, n);
     w_puts(k, "/* its bias, one value per channel */\n");
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *b)\n{\n", kn, T, T);
-    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        y[i] += b[i / %lld %% %lld];\n    }\n}\n\n", (long long)total,
-             (long long)npos, (long long)M);
+    char eb[64];
+    snprintf(eb, sizeof eb, "b[i / %lld %% %lld]", (long long)npos, (long long)M);
+    Writer v;
+    w_init(&v);
+    cu_load(&v, Y->dtype, "y[i]");
+    w_puts(&v, " + ");
+    cu_load(&v, B->dtype, eb);
+    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        ", (long long)total);
+    cu_store(k, Y->dtype, "y[i]", cu_wtext(&v));
+    w_puts(k, "    }\n}\n\n");
+    w_free(&v);
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, B));
 }
 
@@ -247,26 +336,37 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     const long long xn = X->shape.dims[0], xc = X->shape.dims[1], xh = two ? X->shape.dims[2] : 1,
                     xw = X->shape.dims[1 + sr], ym = Y->shape.dims[1], yh = two ? Y->shape.dims[2] : 1,
                     yw = Y->shape.dims[1 + sr];
+    /* f16/bf16: half or bfloat16 descriptors computing in fp32 (cuDNN's
+     * PSEUDO_HALF / PSEUDO_BFLOAT16 configurations); f32: FMA math, no TF32 */
+    const char *dt = X->dtype == DT_F16 ? "CUDNN_DATA_HALF" : X->dtype == DT_BF16 ? "CUDNN_DATA_BFLOAT16" : "CUDNN_DATA_FLOAT";
     Writer *in = &c->init;
     w_printf(in, "    /* Conv %d: ", i);
     cu_comment_text(in, n->name ? n->name : "");
     w_puts(in, " */\n");
     w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cx[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
-    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cx[%d], CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
-             i, xn, xc, xh, xw);
+    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cx[%d], CUDNN_TENSOR_NCHW, %s, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, dt, xn, xc, xh, xw);
     w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cy[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
-    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cy[%d], CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
-             i, xn, ym, yh, yw);
+    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cy[%d], CUDNN_TENSOR_NCHW, %s, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, dt, xn, ym, yh, yw);
     w_printf(in, "    ok = ok && cudnnCreateFilterDescriptor(&m->cw[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
-    w_printf(in, "         cudnnSetFilter4dDescriptor(m->cw[%d], CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
-             i, (long long)W->shape.dims[0], (long long)W->shape.dims[1], (long long)(two ? k[0] : 1),
+    w_printf(in, "         cudnnSetFilter4dDescriptor(m->cw[%d], %s, CUDNN_TENSOR_NCHW, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, dt, (long long)W->shape.dims[0], (long long)W->shape.dims[1], (long long)(two ? k[0] : 1),
              (long long)k[sr - 1]);
     w_printf(in, "    ok = ok && cudnnCreateConvolutionDescriptor(&m->cc[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
     w_printf(in, "         cudnnSetConvolution2dDescriptor(m->cc[%d], %lld, %lld, %lld, %lld, %lld, %lld, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&\n",
              i, (long long)(two ? pb[0] : 0), (long long)pb[sr - 1], (long long)(two ? st[0] : 1), (long long)st[sr - 1],
              (long long)(two ? dl[0] : 1), (long long)dl[sr - 1]);
     w_printf(in, "         cudnnSetConvolutionGroupCount(m->cc[%d], %lld) == CUDNN_STATUS_SUCCESS &&\n", i, (long long)G);
-    w_printf(in, "         cudnnSetConvolutionMathType(m->cc[%d], CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS; /* fp32, no TF32 */\n", i);
+    /* half tensors: tensor-core math, whose products of half (or bfloat16)
+     * operands are exact and whose sums are fp32 as the compute type says,
+     * so it costs no accuracy; it is what the mixed-precision mode is for
+     * (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, which would round f32 data, is
+     * not needed). f32: FMA math, no TF32, which would round the operands. */
+    if (is_half(X->dtype))
+        w_printf(in, "         cudnnSetConvolutionMathType(m->cc[%d], CUDNN_TENSOR_OP_MATH) == CUDNN_STATUS_SUCCESS; /* fp32 sums */\n", i);
+    else
+        w_printf(in, "         cudnnSetConvolutionMathType(m->cc[%d], CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS; /* fp32, no TF32 */\n", i);
     w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, &m->algo[%d]) == 0;\n", i,
              i, i, i, (long long)n->ws_bytes, i);
     Writer *f = &c->fini;
@@ -294,10 +394,13 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
 }
 
 const CudaEntry cuda_lib_entries[] = {
-    {OP_Gemm, gemm_check, emit_gemm, NULL, "cuBLAS sgemm, then generated kernels for C and the epilogue (other dtypes: a generated kernel)", 0},
-    {OP_MatMul, gemm_check, emit_matmul, NULL, "cuBLAS strided-batched sgemm, then a generated epilogue kernel (other dtypes, broadcast batches: a generated kernel)", 0},
+    {OP_Gemm, gemm_check, emit_gemm, NULL,
+     "cuBLAS sgemm (f16/bf16: GemmEx, fp32 sums), then generated kernels for C and the epilogue (f64: a generated kernel)", 1},
+    {OP_MatMul, gemm_check, emit_matmul, NULL,
+     "cuBLAS strided-batched sgemm (f16/bf16: GemmEx, fp32 sums), then a generated epilogue kernel (f64, batches broadcast on "
+     "both sides: a generated kernel)", 1},
     {OP_Conv, conv_check, emit_conv, conv_ws_bytes,
-     "cuDNN convolution forward (algorithm chosen at init within the workspace), then generated bias and epilogue kernels; "
-     "a generated kernel where cuDNN's descriptors cannot say the Conv", 0},
+     "cuDNN convolution forward (f16/bf16: half descriptors, fp32 sums; algorithm chosen at init within the workspace), then "
+     "generated bias and epilogue kernels; a generated kernel (f32/f64) where cuDNN's descriptors cannot say the Conv", 1},
     {-1, NULL, NULL, NULL, NULL, 0},
 };

@@ -37,6 +37,9 @@
 #define GC_MAX_BLOCKS 4096
 
 #ifdef GC_CUDA_EMULATE
+#ifdef GC_CUDA_HALF
+#include "gcrt_base.h" /* before the emulation: its f16/bf16 library calls convert with it */
+#endif
 #include "gc_cuda_emu.h"
 #define GC_KERNEL static void
 #define GC_FOR_EACH(i, n) for (int64_t i = 0; i < (int64_t)(n); i++)
@@ -44,7 +47,6 @@
 #define GC_DEVICE static
 #define GC_LAUNCHERS 1
 #ifdef GC_CUDA_HALF
-#include "gcrt_base.h"
 #define GC_F16_TO_F32(h) gcrt_f16_to_f32(h)
 #define GC_F32_TO_F16(f) gcrt_f32_to_f16(f)
 #define GC_BF16_TO_F32(h) gcrt_bf16_to_f32(h)

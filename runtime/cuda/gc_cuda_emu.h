@@ -11,7 +11,8 @@
  * cuBLAS call on a host pointer, fails with an error code and a message on
  * stderr, as the real calls fail.
  *
- * cuDNN: the legacy convolution API for NCHW f32 tensors (descriptors,
+ * cuDNN: the legacy convolution API for NCHW f32 tensors, and f16/bf16
+ * ones computing in fp32 where NAME.cu defines GC_CUDA_HALF (descriptors,
  * cudnnGetConvolutionForwardAlgorithm_v7, cudnnConvolutionForward); the
  * algorithm list it returns starts with one whose workspace no budget holds,
  * so generated code that ignores its workspace budget fails here.
@@ -31,7 +32,12 @@
  *
  * cuBLAS is column-major: cublasSgemm computes C = alpha op(A) op(B) +
  * beta C with op(A) m x k, op(B) k x n, C m x n, element (i, j) of a matrix
- * X with leading dimension ldX at X[i + j * ldX].
+ * X with leading dimension ldX at X[i + j * ldX]. cublasGemmEx and
+ * cublasGemmStridedBatchedEx take f32, f16 or bf16 operands (f16/bf16 with
+ * GC_CUDA_HALF) with CUBLAS_COMPUTE_32F. Half operands are converted
+ * exactly and their products summed in double; the result, rounded to
+ * float, is rounded to the output type to nearest even, as the libraries
+ * convert their fp32 result (cuDNN alike).
  */
 #ifndef GC_CUDA_EMU_H
 #define GC_CUDA_EMU_H
@@ -66,7 +72,7 @@ typedef struct gc_emu_stream {
 } *cudaStream_t;
 
 typedef int cublasStatus_t;
-enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7 };
+enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7, CUBLAS_STATUS_NOT_SUPPORTED = 15 };
 typedef enum cublasOperation_t { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
 typedef struct gc_emu_cublas {
     cudaStream_t stream;
@@ -196,8 +202,10 @@ static inline cudaError_t cudaMalloc(void **p, size_t n)
         if (gc_emu.p[i]) continue;
         unsigned char *b = (unsigned char *)malloc(n ? n : 1);
         if (!b) return gc_emu_fail(cudaErrorMemoryAllocation, "cudaMalloc: out of memory");
-        for (size_t k = 0; k + 4 <= n; k += 4) { /* 0x7fc00001: a quiet NaN in every f32 lane */
-            b[k] = 0x01, b[k + 1] = 0x00, b[k + 2] = 0xc0, b[k + 3] = 0x7f;
+        /* 0x7fc07fc0: a quiet NaN in every f32 and f64 lane, and in every
+         * f16 and bf16 lane (0x7fc0) */
+        for (size_t k = 0; k + 4 <= n; k += 4) {
+            b[k] = 0xc0, b[k + 1] = 0x7f, b[k + 2] = 0xc0, b[k + 3] = 0x7f;
         }
         gc_emu.p[i] = b;
         gc_emu.n[i] = n ? n : 1;
@@ -296,50 +304,115 @@ static inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s)
     return CUBLAS_STATUS_SUCCESS;
 }
 
-static inline cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
-                                                int n, int k, const float *alpha, const float *A, int lda,
-                                                long long sa, const float *B, int ldb, long long sb,
-                                                const float *beta, float *C, int ldc, long long sc, int batch)
+/* The element types of cuBLAS's *Ex calls and cuDNN's descriptors that the
+ * emulation takes: f32, and f16/bf16 where NAME.cu defines GC_CUDA_HALF
+ * (gc_cuda.h then includes gcrt_base.h, whose conversions round to nearest
+ * even). */
+typedef enum cudaDataType_t { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14 } cudaDataType_t;
+typedef cudaDataType_t cudaDataType;
+typedef enum cublasComputeType_t { CUBLAS_COMPUTE_32F = 68 } cublasComputeType_t;
+typedef enum cublasGemmAlgo_t { CUBLAS_GEMM_DEFAULT = -1 } cublasGemmAlgo_t;
+
+/* Bytes of one element of type t, or 0 when the emulation lacks it. */
+static inline size_t gc_emu_type_size(cudaDataType_t t)
 {
+    (void)t;
+#ifdef GC_CUDA_HALF
+    if (t == CUDA_R_16F || t == CUDA_R_16BF) return 2;
+#endif
+    return t == CUDA_R_32F ? 4 : 0;
+}
+
+/* Element i of p (type t, gc_emu_type_size nonzero) as a double (exact). */
+static inline double gc_emu_load(cudaDataType_t t, const void *p, int64_t i)
+{
+    (void)t;
+#ifdef GC_CUDA_HALF
+    if (t == CUDA_R_16F) return gcrt_f16_to_f32(((const uint16_t *)p)[i]);
+    if (t == CUDA_R_16BF) return gcrt_bf16_to_f32(((const uint16_t *)p)[i]);
+#endif
+    return ((const float *)p)[i];
+}
+
+/* v, the library's fp32 result, stored into element i of p: rounded to
+ * float, then (f16/bf16) to the 16-bit type, to nearest even. */
+static inline void gc_emu_store(cudaDataType_t t, void *p, int64_t i, double v)
+{
+    (void)t;
+#ifdef GC_CUDA_HALF
+    if (t == CUDA_R_16F) { ((uint16_t *)p)[i] = gcrt_f32_to_f16((float)v); return; }
+    if (t == CUDA_R_16BF) { ((uint16_t *)p)[i] = gcrt_f32_to_bf16((float)v); return; }
+#endif
+    ((float *)p)[i] = (float)v;
+}
+
+/* The strided-batched GEMM every cuBLAS entry point here comes down to:
+ * C = alpha op(A) op(B) + beta C per batch, A and B of type ab, C of type
+ * ct, alpha and beta floats (CUBLAS_COMPUTE_32F and sgemm take them so).
+ * The products of the operands (converted exactly) are summed in double,
+ * a little closer to the exact sum than cuBLAS's fp32 accumulator;
+ * alpha * sum + beta * C is rounded to float and then to C's type. */
+static inline cublasStatus_t gc_emu_gemm(const char *name, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                         int m, int n, int k, const float *alpha, const void *A, cudaDataType_t ab,
+                                         int lda, long long sa, const void *B, int ldb, long long sb, const float *beta,
+                                         void *C, cudaDataType_t ct, int ldc, long long sc, int batch)
+{
+    char msg[96];
     if (m < 0 || n < 0 || k < 0 || batch < 0 || ldc < (m > 1 ? m : 1) ||
         lda < ((ta == CUBLAS_OP_N ? m : k) > 1 ? (ta == CUBLAS_OP_N ? m : k) : 1) ||
         ldb < ((tb == CUBLAS_OP_N ? k : n) > 1 ? (tb == CUBLAS_OP_N ? k : n) : 1)) {
-        gc_emu_fail(cudaErrorInvalidValue, "cublasSgemm: invalid dimensions");
+        snprintf(msg, sizeof msg, "%s: invalid dimensions", name);
+        gc_emu_fail(cudaErrorInvalidValue, msg);
         return CUBLAS_STATUS_INVALID_VALUE;
     }
+    const size_t ea = gc_emu_type_size(ab), ec = gc_emu_type_size(ct);
+    if (!ea || !ec || (ab == CUDA_R_32F && ct != CUDA_R_32F)) {
+        snprintf(msg, sizeof msg, "%s: unsupported combination of data types", name);
+        gc_emu_fail(cudaErrorInvalidValue, msg);
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
     gc_emu_op *op;
-    int how = gc_emu_issue(h->stream, "cublasSgemm", &op);
+    int how = gc_emu_issue(h->stream, name, &op);
     if (how < 0) return CUBLAS_STATUS_INVALID_VALUE;
     if (how) { /* alpha and beta are read now, as with CUBLAS_POINTER_MODE_HOST */
         op->kind = GC_EMU_OP_GEMM, op->alpha = *alpha, op->beta = *beta;
-        op->call[0] = h, op->call[1] = (void *)A, op->call[2] = (void *)B, op->call[3] = C;
-        long long v[11] = {ta, tb, m, n, k, lda, sa, ldb, sb, ldc, sc};
+        op->call[0] = h, op->call[1] = (void *)A, op->call[2] = (void *)B, op->call[3] = C, op->call[4] = (void *)name;
+        long long v[14] = {ta, tb, m, n, k, lda, sa, ldb, sb, ldc, sc, batch, ab, ct};
         memcpy(op->ints, v, sizeof v);
-        op->ints[11] = batch;
         return CUBLAS_STATUS_SUCCESS;
     }
     for (int b = 0; b < batch; b++) {
-        const float *a = A + b * sa, *bb = B + b * sb;
-        float *c = C + b * sc;
-        if (m && n && (!gc_emu_is_device(c, sizeof(float)) || (k && (!gc_emu_is_device(a, sizeof(float)) ||
-                                                                     !gc_emu_is_device(bb, sizeof(float)))))) {
-            gc_emu_fail(cudaErrorInvalidValue, "cublasSgemm: a host pointer");
+        const unsigned char *a = (const unsigned char *)A + b * sa * (long long)ea,
+                            *bb = (const unsigned char *)B + b * sb * (long long)ea;
+        unsigned char *c = (unsigned char *)C + b * sc * (long long)ec;
+        if (m && n && (!gc_emu_is_device(c, ec) || (k && (!gc_emu_is_device(a, ea) || !gc_emu_is_device(bb, ea))))) {
+            snprintf(msg, sizeof msg, "%s: a host pointer", name);
+            gc_emu_fail(cudaErrorInvalidValue, msg);
             return CUBLAS_STATUS_INVALID_VALUE;
         }
         for (int j = 0; j < n; j++)
             for (int i = 0; i < m; i++) {
                 double s = 0.0;
                 for (int p = 0; p < k; p++) {
-                    float x = ta == CUBLAS_OP_N ? a[i + (int64_t)p * lda] : a[p + (int64_t)i * lda];
-                    float y = tb == CUBLAS_OP_N ? bb[p + (int64_t)j * ldb] : bb[j + (int64_t)p * ldb];
-                    s += (double)x * (double)y;
+                    double x = gc_emu_load(ab, a, ta == CUBLAS_OP_N ? i + (int64_t)p * lda : p + (int64_t)i * lda);
+                    double y = gc_emu_load(ab, bb, tb == CUBLAS_OP_N ? p + (int64_t)j * ldb : j + (int64_t)p * ldb);
+                    s += x * y;
                 }
-                float *o = &c[i + (int64_t)j * ldc];
+                const int64_t o = i + (int64_t)j * ldc;
                 /* beta == 0: C is not read (it may hold NaN), as cuBLAS documents */
-                *o = (float)((double)*alpha * s + (*beta == 0.0f ? 0.0 : (double)*beta * (double)*o));
+                gc_emu_store(ct, c, o, (double)*alpha * s + (*beta == 0.0f ? 0.0 : (double)*beta * gc_emu_load(ct, c, o)));
             }
     }
     return CUBLAS_STATUS_SUCCESS;
+}
+
+static inline cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                                int n, int k, const float *alpha, const float *A, int lda,
+                                                long long sa, const float *B, int ldb, long long sb,
+                                                const float *beta, float *C, int ldc, long long sc, int batch)
+{
+    return gc_emu_gemm("cublasSgemm", h, ta, tb, m, n, k, alpha, A, CUDA_R_32F, lda, sa, B, ldb, sb, beta, C, CUDA_R_32F,
+                       ldc, sc, batch);
 }
 
 static inline cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -349,13 +422,39 @@ static inline cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
     return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
 }
 
+/* The mixed-precision GEMM: A and B of one type (f32, f16 or bf16), C of
+ * that type or f32, CUBLAS_COMPUTE_32F (alpha and beta point at floats),
+ * CUBLAS_GEMM_DEFAULT; other combinations are CUBLAS_STATUS_NOT_SUPPORTED. */
+static inline cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                                        int m, int n, int k, const void *alpha, const void *A,
+                                                        cudaDataType at, int lda, long long sa, const void *B,
+                                                        cudaDataType bt, int ldb, long long sb, const void *beta,
+                                                        void *C, cudaDataType ct, int ldc, long long sc, int batch,
+                                                        cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    if (at != bt || compute != CUBLAS_COMPUTE_32F || algo != CUBLAS_GEMM_DEFAULT || (ct != at && ct != CUDA_R_32F)) {
+        gc_emu_fail(cudaErrorInvalidValue, "cublasGemmEx: unsupported combination of data types, compute type or algorithm");
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    return gc_emu_gemm("cublasGemmEx", h, ta, tb, m, n, k, (const float *)alpha, A, at, lda, sa, B, ldb, sb,
+                       (const float *)beta, C, ct, ldc, sc, batch);
+}
 
-/* ---- cuDNN: the convolution forward of NCHW float tensors ---- */
+static inline cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                          int k, const void *alpha, const void *A, cudaDataType at, int lda,
+                                          const void *B, cudaDataType bt, int ldb, const void *beta, void *C,
+                                          cudaDataType ct, int ldc, cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, A, at, lda, 0, B, bt, ldb, 0, beta, C, ct, ldc, 0, 1,
+                                      compute, algo);
+}
+
+/* ---- cuDNN: the convolution forward of NCHW f32, f16 and bf16 tensors ---- */
 
 typedef int cudnnStatus_t;
 enum { CUDNN_STATUS_SUCCESS = 0, CUDNN_STATUS_BAD_PARAM = 3, CUDNN_STATUS_NOT_SUPPORTED = 9 };
 typedef enum cudnnTensorFormat_t { CUDNN_TENSOR_NCHW = 0 } cudnnTensorFormat_t;
-typedef enum cudnnDataType_t { CUDNN_DATA_FLOAT = 0 } cudnnDataType_t;
+typedef enum cudnnDataType_t { CUDNN_DATA_FLOAT = 0, CUDNN_DATA_HALF = 2, CUDNN_DATA_BFLOAT16 = 9 } cudnnDataType_t;
 typedef enum cudnnConvolutionMode_t { CUDNN_CONVOLUTION = 0, CUDNN_CROSS_CORRELATION = 1 } cudnnConvolutionMode_t;
 typedef enum cudnnMathType_t { CUDNN_DEFAULT_MATH = 0, CUDNN_TENSOR_OP_MATH = 1, CUDNN_FMA_MATH = 3 } cudnnMathType_t;
 typedef enum cudnnDeterminism_t { CUDNN_NON_DETERMINISTIC = 0, CUDNN_DETERMINISTIC = 1 } cudnnDeterminism_t;
@@ -380,12 +479,15 @@ typedef struct gc_emu_dnn {
 } *cudnnHandle_t;
 typedef struct gc_emu_td {
     int n, c, h, w;
+    cudnnDataType_t t;
 } *cudnnTensorDescriptor_t;
 typedef struct gc_emu_fd {
     int k, c, h, w;
+    cudnnDataType_t t;
 } *cudnnFilterDescriptor_t;
 typedef struct gc_emu_cd {
     int ph, pw, sh, sw, dh, dw, groups, mode;
+    cudnnDataType_t compute;
 } *cudnnConvolutionDescriptor_t;
 
 /* What the emulated algorithms need as workspace: the first a size no
@@ -396,6 +498,15 @@ static inline cudnnStatus_t gc_emu_dnn_fail(const char *what)
 {
     gc_emu_fail(cudaErrorInvalidValue, what);
     return CUDNN_STATUS_BAD_PARAM;
+}
+
+/* The cuBLAS element type of a cuDNN data type the emulation takes (f32;
+ * f16/bf16 with GC_CUDA_HALF), else -1. */
+static inline int gc_emu_dnn_type(cudnnDataType_t t)
+{
+    cudaDataType_t c = t == CUDNN_DATA_FLOAT ? CUDA_R_32F : t == CUDNN_DATA_HALF ? CUDA_R_16F
+                       : t == CUDNN_DATA_BFLOAT16 ? CUDA_R_16BF : (cudaDataType_t)-1;
+    return gc_emu_type_size(c) ? (int)c : -1;
 }
 
 static inline cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
@@ -426,9 +537,9 @@ static inline cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t
 static inline cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
                                                        cudnnDataType_t t, int n, int c, int h, int w)
 {
-    if (f != CUDNN_TENSOR_NCHW || t != CUDNN_DATA_FLOAT || n < 1 || c < 1 || h < 1 || w < 1)
+    if (f != CUDNN_TENSOR_NCHW || gc_emu_dnn_type(t) < 0 || n < 1 || c < 1 || h < 1 || w < 1)
         return gc_emu_dnn_fail("cudnnSetTensor4dDescriptor: bad parameters");
-    d->n = n, d->c = c, d->h = h, d->w = w;
+    d->n = n, d->c = c, d->h = h, d->w = w, d->t = t;
     return CUDNN_STATUS_SUCCESS;
 }
 static inline cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d)
@@ -444,9 +555,9 @@ static inline cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t
 static inline cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t t,
                                                        cudnnTensorFormat_t f, int k, int c, int h, int w)
 {
-    if (f != CUDNN_TENSOR_NCHW || t != CUDNN_DATA_FLOAT || k < 1 || c < 1 || h < 1 || w < 1)
+    if (f != CUDNN_TENSOR_NCHW || gc_emu_dnn_type(t) < 0 || k < 1 || c < 1 || h < 1 || w < 1)
         return gc_emu_dnn_fail("cudnnSetFilter4dDescriptor: bad parameters");
-    d->k = k, d->c = c, d->h = h, d->w = w;
+    d->k = k, d->c = c, d->h = h, d->w = w, d->t = t;
     return CUDNN_STATUS_SUCCESS;
 }
 static inline cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d)
@@ -464,9 +575,11 @@ static inline cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDesc
                                                             int v, int dh, int dw, cudnnConvolutionMode_t mode,
                                                             cudnnDataType_t t)
 {
+    /* the compute type: fp32 accumulation only (FLOAT_CONFIG, and
+     * PSEUDO_HALF_CONFIG / PSEUDO_BFLOAT16_CONFIG for half tensors) */
     if (ph < 0 || pw < 0 || u < 1 || v < 1 || dh < 1 || dw < 1 || t != CUDNN_DATA_FLOAT)
         return gc_emu_dnn_fail("cudnnSetConvolution2dDescriptor: bad parameters");
-    d->ph = ph, d->pw = pw, d->sh = u, d->sw = v, d->dh = dh, d->dw = dw, d->mode = (int)mode;
+    d->ph = ph, d->pw = pw, d->sh = u, d->sw = v, d->dh = dh, d->dw = dw, d->mode = (int)mode, d->compute = t;
     return CUDNN_STATUS_SUCCESS;
 }
 static inline cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int g)
@@ -481,12 +594,14 @@ static inline cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescript
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* Whether the four descriptors describe one valid convolution. */
+/* Whether the four descriptors describe one valid convolution: x, w and y
+ * of one data type (cuDNN's FLOAT_CONFIG, PSEUDO_HALF_CONFIG and
+ * PSEUDO_BFLOAT16_CONFIG: all computing in fp32), matching shapes. */
 static inline int gc_emu_conv_ok(cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c,
                                  cudnnTensorDescriptor_t y)
 {
     int eh = (w->h - 1) * c->dh + 1, ew = (w->w - 1) * c->dw + 1;
-    return x->c == w->c * c->groups && w->k % c->groups == 0 && y->n == x->n && y->c == w->k &&
+    return x->t == w->t && y->t == x->t && c->compute == CUDNN_DATA_FLOAT && x->c == w->c * c->groups && w->k % c->groups == 0 && y->n == x->n && y->c == w->k &&
            x->h + 2 * c->ph >= eh && x->w + 2 * c->pw >= ew && y->h == (x->h + 2 * c->ph - eh) / c->sh + 1 &&
            y->w == (x->w + 2 * c->pw - ew) / c->sw + 1;
 }
@@ -532,12 +647,12 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
     if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && ws_bytes < GC_EMU_HUGE_WS)
         return gc_emu_dnn_fail("cudnnConvolutionForward: the algorithm needs more workspace");
     (void)ws;
-    const float *X = (const float *)x, *W = (const float *)w;
-    float *Y = (float *)y;
+    /* alpha and beta are floats for every data type here, as cuDNN takes them */
     const float a = *(const float *)alpha, b = *(const float *)beta;
-    size_t nx = (size_t)xd->n * xd->c * xd->h * xd->w, nw = (size_t)wd->k * wd->c * wd->h * wd->w,
-           ny = (size_t)yd->n * yd->c * yd->h * yd->w;
-    if (!gc_emu_is_device(X, nx * 4) || !gc_emu_is_device(W, nw * 4) || !gc_emu_is_device(Y, ny * 4))
+    const cudaDataType_t T = (cudaDataType_t)gc_emu_dnn_type(xd->t);
+    const size_t es = gc_emu_type_size(T), nx = (size_t)xd->n * xd->c * xd->h * xd->w,
+                 nw = (size_t)wd->k * wd->c * wd->h * wd->w, ny = (size_t)yd->n * yd->c * yd->h * yd->w;
+    if (!gc_emu_is_device(x, nx * es) || !gc_emu_is_device(w, nw * es) || !gc_emu_is_device(y, ny * es))
         return gc_emu_dnn_fail("cudnnConvolutionForward: a host pointer or a tensor past its allocation");
     const int G = cd->groups, Mg = wd->k / G, Cg = wd->c;
     for (int n = 0; n < yd->n; n++)
@@ -553,11 +668,11 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
                                 int fw = cd->mode == CUDNN_CONVOLUTION ? wd->w - 1 - kw : kw;
                                 int ih = oh * cd->sh - cd->ph + kh * cd->dh, iw = ow * cd->sw - cd->pw + kw * cd->dw;
                                 if (ih < 0 || ih >= xd->h || iw < 0 || iw >= xd->w) continue;
-                                s += (double)X[(((size_t)n * xd->c + (size_t)g * Cg + c) * xd->h + ih) * xd->w + iw] *
-                                     W[(((size_t)m * Cg + c) * wd->h + fh) * wd->w + fw];
+                                s += gc_emu_load(T, x, (int64_t)(((size_t)n * xd->c + (size_t)g * Cg + c) * xd->h + ih) * xd->w + iw) *
+                                     gc_emu_load(T, w, (int64_t)(((size_t)m * Cg + c) * wd->h + fh) * wd->w + fw);
                             }
-                    float *o = &Y[(((size_t)n * yd->c + m) * yd->h + oh) * yd->w + ow];
-                    *o = (float)((double)a * s + (b == 0.0f ? 0.0 : (double)b * (double)*o));
+                    const int64_t o = (int64_t)(((size_t)n * yd->c + m) * yd->h + oh) * yd->w + ow;
+                    gc_emu_store(T, y, o, (double)a * s + (b == 0.0f ? 0.0 : (double)b * gc_emu_load(T, y, o)));
                 }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -795,10 +910,9 @@ static inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s)
             for (int k = 0; k < op->fn->n_params; k++) args[k] = op->params + 16 * k;
             op->fn->thunk(args);
         } else if (op->kind == GC_EMU_OP_GEMM) {
-            cublasSgemmStridedBatched((cublasHandle_t)p[0], (cublasOperation_t)v[0], (cublasOperation_t)v[1], (int)v[2],
-                                      (int)v[3], (int)v[4], &op->alpha, (const float *)p[1], (int)v[5], v[6],
-                                      (const float *)p[2], (int)v[7], v[8], &op->beta, (float *)p[3], (int)v[9], v[10],
-                                      (int)v[11]);
+            gc_emu_gemm((const char *)p[4], (cublasHandle_t)p[0], (cublasOperation_t)v[0], (cublasOperation_t)v[1],
+                        (int)v[2], (int)v[3], (int)v[4], &op->alpha, p[1], (cudaDataType_t)v[12], (int)v[5], v[6], p[2],
+                        (int)v[7], v[8], &op->beta, p[3], (cudaDataType_t)v[13], (int)v[9], v[10], (int)v[11]);
         } else {
             cudnnConvolutionForward((cudnnHandle_t)p[0], &op->alpha, (cudnnTensorDescriptor_t)p[1], p[2],
                                     (cudnnFilterDescriptor_t)p[3], p[4], (cudnnConvolutionDescriptor_t)p[5],

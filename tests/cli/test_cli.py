@@ -671,7 +671,7 @@ int main(void)
             p = graphc("compile", gemm, "-o", out, "--target=cuda", "--no-fold", check=False)
             self.assertEqual(p.returncode, 1)
             self.assertRegex(p.stderr, r"^graphc: error: .*gemm_i32.gir: node 'y' \(Gemm\): "
-                                       r"the CUDA backend computes op 'Gemm' in f32 and f64 \(one dtype\), got i32\n$")
+                                       r"the CUDA backend computes op 'Gemm' in f32, f64, f16 and bf16 \(one dtype\), got i32\n$")
             self.assertFalse(os.path.exists(out))
             det = os.path.join(tmp, "det16.gir")
             with open(det, "w") as f:
