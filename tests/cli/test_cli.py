@@ -682,6 +682,54 @@ int main(void)
                                        r"the CUDA backend has no f16 kernels yet \(op 'Det'\)\n$")
             self.assertFalse(os.path.exists(out))
 
+    def test_precision_lowers_from_the_weights(self):
+        """--precision=bf16: the half region starts at the layers with weights (Conv, MatMul, their constants
+        converted) and follows their results (Relu, GlobalAveragePool, the Flatten view); a node that reads
+        only f32 tensors and no weights (Sigmoid of the input) stays f32; the input is cast once; each graph
+        output keeps its name and f32 type, computed back from its twin; the compiled folder builds and runs
+        on the emulation within bfloat16 rounding of the interpreter."""
+        src = ("graph p16 {\n  input %x: f32[1,2,6,6]\n"
+               "  const %w: f32[4,2,3,3] = random(seed=1, lo=-0.5, hi=0.5)\n"
+               "  const %fcw: f32[4,3] = random(seed=2, lo=-0.5, hi=0.5)\n"
+               "  %c = Conv(%x, %w) {pads=[1,1,1,1]}\n  %r = Relu(%c)\n  %p = GlobalAveragePool(%r)\n"
+               "  %f = Flatten(%p)\n  %g = MatMul(%f, %fcw)\n  %s = Sigmoid(%x)\n"
+               "  output %g\n  output %r\n  output %s\n}\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            gir, out = os.path.join(tmp, "p16.gir"), os.path.join(tmp, "out")
+            with open(gir, "w") as f:
+                f.write(src)
+            p = graphc("compile", gir, "-o", out, "--target=cuda", "--precision=bf16", "--emit-main",
+                       "--print-after=lower-precision")
+            body = [l.strip() for l in p.stderr.splitlines()[2:-1] if "const %" not in l]
+            self.assertEqual(sorted(body), sorted([
+                "input %x: f32[1,2,6,6]",
+                "x.to_bf16: %x.bf16: bf16[1,2,6,6] = Cast(%x) {to=16}",
+                "c: %c.bf16: bf16[1,4,6,6] = Conv(%x.bf16, %w.bf16) {pads=[1,1,1,1]}",
+                "r: %r.bf16: bf16[1,4,6,6] = Relu(%c.bf16)",
+                "p: %p.bf16: bf16[1,4,1,1] = GlobalAveragePool(%r.bf16)",
+                "f: %f.bf16: bf16[1,4] = Flatten(%p.bf16)",
+                "g: %g.bf16: bf16[1,3] = MatMul(%f.bf16, %fcw.bf16)",
+                "g.bf16.to_f32: %g: f32[1,3] = Cast(%g.bf16) {to=1}",
+                "r.bf16.to_f32: %r: f32[1,4,6,6] = Cast(%r.bf16) {to=1}",
+                "%s: f32[1,2,6,6] = Sigmoid(%x)",
+                "output %g", "output %r", "output %s"]), p.stderr)
+            consts = [l.strip().split(" = ")[0] for l in p.stderr.splitlines() if "const %" in l]
+            self.assertEqual(sorted(consts), ["const %fcw.bf16: bf16[4,3]", "const %w.bf16: bf16[4,2,3,3]"])
+            p = subprocess.run(["make", "-s", "emu"], cwd=out, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            x = np.random.default_rng(0).uniform(-1, 1, (1, 2, 6, 6)).astype(np.float32)
+            np.save(os.path.join(tmp, "x.npy"), x)
+            subprocess.run([os.path.join(out, "p16_main_emu"), os.path.join(tmp, "got"), os.path.join(tmp, "x.npy")],
+                           check=True, capture_output=True)
+            graphc("run", gir, os.path.join(tmp, "ref"), os.path.join(tmp, "x.npy"))
+            for k in range(3):
+                got = np.load(os.path.join(tmp, "got", f"output_{k}.npy"))
+                ref = np.load(os.path.join(tmp, "ref", f"output_{k}.npy"))
+                self.assertEqual(got.dtype, np.float32)
+                # bfloat16: 8 significant bits, a few roundings on the way (Sigmoid stays f32: 1e-6)
+                tol = 1e-6 if k == 2 else 3e-2
+                np.testing.assert_allclose(got, ref, rtol=tol, atol=tol, err_msg=f"output {k}")
+
     def test_precision_errors(self):
         """--precision: one of fp32/fp16/bf16, CUDA only, not for training; one-line errors, no folder."""
         with tempfile.TemporaryDirectory() as tmp:
