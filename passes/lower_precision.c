@@ -9,8 +9,10 @@
  *     half regions start at the weighted layers and spread to what follows
  *     them, while f32 nodes among f32 nodes stay f32 (half there would only
  *     add Casts);
- *   - every float tensor it reads or writes is f32 (no f64 or half
- *     already), it is no Cast (a dtype boundary the model asked for), and
+ *   - it writes an f32 tensor and every float tensor it reads or writes is
+ *     f32 (no f64 or half already): a node that turns floats into integers
+ *     or bools (a Cast to an integer type, ArgMax, a comparison) keeps its
+ *     f32 inputs, so rounding them to half cannot change its result; and
  *   - the target (g->supports, the backend's per-node check) accepts the
  *     same node with those tensors in H.
  * The inputs its op takes as compile-time constants (OpDesc.const_inputs:
@@ -51,15 +53,14 @@ static int const_slot(const Node *n, int j) { return j < 32 && (ir_op(n->op)->co
  * g->supports with a diagnostic nobody reads. */
 static int goes_half(const Graph *g, const Node *n, DType h)
 {
-    if (n->op == OP_Cast || n->op == OP_CastLike) return 0;
-    int n_io = n->n_in + n->n_out, any = 0;
+    int n_io = n->n_in + n->n_out, f32_out = 0;
     for (int i = 0; i < n_io; i++) {
         const Value *v = i < n->n_in ? n->in[i] : n->out[i - n->n_in];
         if (!v || !ir_dtype_is_float(v->dtype)) continue;
         if (v->dtype != DT_F32) return 0;
-        if (i >= n->n_in || !const_slot(n, i)) any = 1;
+        if (i >= n->n_in) f32_out = 1;
     }
-    if (!any) return 0;
+    if (!f32_out) return 0;
     Value *copies = calloc((size_t)n_io, sizeof *copies);
     Value **ins = calloc((size_t)n->n_in + 1, sizeof *ins), **outs = calloc((size_t)n->n_out + 1, sizeof *outs);
     GC_ASSERT(copies && ins && outs);

@@ -94,9 +94,11 @@ static int is_half_t(DType t) { return t == DT_F16 || t == DT_BF16; }
  * type (cu_load's: f16/bf16 widened to float), written into buf. */
 static const char *cu_ld(char *buf, size_t cap, DType t, const char *elem)
 {
-    if (t == DT_F16) snprintf(buf, cap, "GC_F16_TO_F32(%s)", elem);
-    else if (t == DT_BF16) snprintf(buf, cap, "GC_BF16_TO_F32(%s)", elem);
-    else snprintf(buf, cap, "%s", elem);
+    Writer w;
+    w_init(&w);
+    cu_load(&w, t, elem);
+    snprintf(buf, cap, "%s", w.buf ? w.buf : "");
+    w_free(&w);
     return buf;
 }
 
