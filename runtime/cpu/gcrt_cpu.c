@@ -340,6 +340,18 @@ static void gcrt_store_t(const float *buf, int mr, int nr, float *C, int64_t ldc
     }
 }
 
+/* The raw mr x nr tile buf (row stride GCRT_PACK_NR) to C through the
+ * epilogue (the slide kernel's store). */
+static void gcrt_store_tile(const float *buf, int mr, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nr; j += 8) {
+            const __m256i m = gcrt_mask8(nr - j);
+            float *c = C + r * ldc + j;
+            _mm256_maskstore_ps(c, m, gcrt_epi256(_mm256_loadu_ps(buf + r * GCRT_PACK_NR + j), t, c, r, j, m));
+        }
+}
+
 #else
 #define GCRT_MR 2
 
@@ -400,6 +412,13 @@ static void gcrt_store_t(const float *buf, int mr, int nr, float *C, int64_t ldc
 {
     for (int j = 0; j < nr; j++)
         for (int r = 0; r < mr; r++) C[j * ldc + r] = gcrt_epi1(buf[r * GCRT_PACK_NR + j], t, C + j * ldc + r, j, r);
+}
+
+/* See the AVX2 gcrt_store_tile. */
+static void gcrt_store_tile(const float *buf, int mr, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nr; j++) C[r * ldc + j] = gcrt_epi1(buf[r * GCRT_PACK_NR + j], t, C + r * ldc + j, r, j);
 }
 #endif
 
@@ -747,12 +766,184 @@ static void gcrt_conv_whole_range(void *arg, int64_t t0, int64_t t1, int slot)
     }
 }
 
+/* ---- sliding-window convolution (cv->slide) ---------------------------------
+ *
+ * No im2col: per image, the input is copied once into ws zero-padded, each
+ * padded row split into sw column phases (phase q holds the padded columns
+ * q, q + sw, q + 2sw, ...; GCRT_SLIDE_* of gcrt_cpu.h), so the inputs that
+ * tap (kh, kw) meets at 32 consecutive output columns of a row are 32
+ * consecutive floats of one phase, at any stride and dilation. A tile is
+ * one output row and the 8 output channels of one A panel; it runs along
+ * the row 32 columns at a time, and for each tap k = (c, kh, kw) in order
+ * multiplies the panel's 8 weights of k with those 32 inputs into 8 x 32
+ * accumulators (the micro-kernel's shape, with no im2col panel to build),
+ * then stores through the epilogue. Each output is one sequential sum
+ * over k: the results depend on the shapes only. */
+
+typedef struct GcrtSlide {
+    const GcrtConv *cv;
+    const float *X; /* the image */
+    int64_t n, Hp, Wh;
+    int64_t off[GCRT_SLIDE_MAX_KW]; /* tap kw's first float within a padded row */
+} GcrtSlide;
+
+/* Rows [t0, t1) of the padded copy (row r: channel r / Hp, padded row r % Hp). */
+static void gcrt_slide_pad(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtSlide *s = (const GcrtSlide *)arg;
+    const GcrtConv *cv = s->cv;
+    const int64_t sw = cv->sw;
+    (void)slot;
+    for (int64_t r = t0; r < t1; r++) {
+        const int64_t c = r / s->Hp, ih = r % s->Hp - cv->pt;
+        float *d = cv->ws + r * sw * s->Wh;
+        for (int64_t q = 0; q < sw; q++, d += s->Wh) {
+            if (ih < 0 || ih >= cv->H) {
+                gcrt_vzero(d, s->Wh);
+                continue;
+            }
+            /* padded column j * sw + q is input column j * sw + q - pl: inside for j in [lo, hi) */
+            int64_t lo = cv->pl - q > 0 ? (cv->pl - q + sw - 1) / sw : 0, hi = (cv->W + cv->pl - q + sw - 1) / sw;
+            if (hi > s->Wh) hi = s->Wh;
+            if (lo > hi) lo = hi;
+            const float *x = s->X + (c * cv->H + ih) * cv->W + (lo * sw + q - cv->pl);
+            gcrt_vzero(d, lo);
+            if (sw == 1) gcrt_vcopy(d + lo, x, hi - lo);
+            else gcrt_vcopy_strided(d + lo, x, sw, hi - lo);
+            gcrt_vzero(d + hi, s->Wh - hi);
+        }
+    }
+}
+
+/* One tile's columns [ow0, ow0 + nr): A the panel (8 weights per tap), x
+ * the padded rows of the tile's output row, channel c at x + c * cs and
+ * kernel row kh at + kh * hs. */
+#if defined(__AVX512F__)
+static void gcrt_slide_tile(const GcrtSlide *s, const float *A, const float *x, int mr, int nr, float *Y, int64_t ldy,
+                            const GcrtTile *t)
+{
+    const GcrtConv *cv = s->cv;
+    const int64_t hs = cv->dh * cv->sw * s->Wh, cs = s->Hp * cv->sw * s->Wh;
+    const __mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffffu : (1u << nr) - 1u);
+    const __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffffu : nr > 16 ? (1u << (nr - 16)) - 1u : 0u);
+    __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00,
+           c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+    for (int64_t c = 0; c < cv->C; c++)
+        for (int64_t kh = 0; kh < cv->KH; kh++) {
+            const float *xr = x + c * cs + kh * hs;
+            if (m1) {
+                for (int64_t kw = 0; kw < cv->KW; kw++, A += GCRT_PACK_MR) {
+                    const __m512 b0 = _mm512_maskz_loadu_ps(m0, xr + s->off[kw]), b1 = _mm512_maskz_loadu_ps(m1, xr + s->off[kw] + 16);
+                    __m512 a;
+#define GCRT_ROW2(cA, cB, r)                         \
+    a = _mm512_set1_ps(A[r]);                        \
+    cA = _mm512_fmadd_ps(a, b0, cA);                 \
+    cB = _mm512_fmadd_ps(a, b1, cB);
+                    GCRT_ROW2(c00, c01, 0) GCRT_ROW2(c10, c11, 1) GCRT_ROW2(c20, c21, 2) GCRT_ROW2(c30, c31, 3)
+                    GCRT_ROW2(c40, c41, 4) GCRT_ROW2(c50, c51, 5) GCRT_ROW2(c60, c61, 6) GCRT_ROW2(c70, c71, 7)
+#undef GCRT_ROW2
+                }
+            } else { /* at most 16 columns: one vector */
+                for (int64_t kw = 0; kw < cv->KW; kw++, A += GCRT_PACK_MR) {
+                    const __m512 b0 = _mm512_maskz_loadu_ps(m0, xr + s->off[kw]);
+                    c00 = _mm512_fmadd_ps(_mm512_set1_ps(A[0]), b0, c00);
+                    c10 = _mm512_fmadd_ps(_mm512_set1_ps(A[1]), b0, c10);
+                    c20 = _mm512_fmadd_ps(_mm512_set1_ps(A[2]), b0, c20);
+                    c30 = _mm512_fmadd_ps(_mm512_set1_ps(A[3]), b0, c30);
+                    c40 = _mm512_fmadd_ps(_mm512_set1_ps(A[4]), b0, c40);
+                    c50 = _mm512_fmadd_ps(_mm512_set1_ps(A[5]), b0, c50);
+                    c60 = _mm512_fmadd_ps(_mm512_set1_ps(A[6]), b0, c60);
+                    c70 = _mm512_fmadd_ps(_mm512_set1_ps(A[7]), b0, c70);
+                }
+            }
+        }
+    __m512 acc[GCRT_PACK_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                                   {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    for (int r = 0; r < mr; r++) {
+        float *y = Y + r * ldy;
+        _mm512_mask_storeu_ps(y, m0, gcrt_epi512(acc[r][0], t, y, r, 0, m0));
+        if (m1) _mm512_mask_storeu_ps(y + 16, m1, gcrt_epi512(acc[r][1], t, y + 16, r, 16, m1));
+    }
+}
+#else
+/* Portable: the 8 x 32 tile in an array (fixed-length loops the compiler
+ * vectorizes; they read up to 32 floats from a tap's first, which the 32
+ * zeros after the padded copy keep inside ws), stored through the
+ * epilogue. */
+static void gcrt_slide_tile(const GcrtSlide *s, const float *A, const float *x, int mr, int nr, float *Y, int64_t ldy,
+                            const GcrtTile *t)
+{
+    const GcrtConv *cv = s->cv;
+    const int64_t hs = cv->dh * cv->sw * s->Wh, cs = s->Hp * cv->sw * s->Wh;
+    float acc[GCRT_PACK_MR][GCRT_PACK_NR];
+    int r, j;
+    for (r = 0; r < GCRT_PACK_MR; r++)
+        for (j = 0; j < GCRT_PACK_NR; j++) acc[r][j] = 0.0f;
+    for (int64_t c = 0; c < cv->C; c++)
+        for (int64_t kh = 0; kh < cv->KH; kh++) {
+            const float *xr = x + c * cs + kh * hs;
+            for (int64_t kw = 0; kw < cv->KW; kw++, A += GCRT_PACK_MR) {
+                const float *b = xr + s->off[kw];
+                for (r = 0; r < GCRT_PACK_MR; r++)
+                    for (j = 0; j < GCRT_PACK_NR; j++) acc[r][j] += A[r] * b[j];
+            }
+        }
+    gcrt_store_tile(&acc[0][0], mr, nr, Y, ldy, t);
+}
+#endif
+
+/* Tiles [t0, t1) of image s->n: tile t is output row t / np and A panel t % np. */
+static void gcrt_slide_range(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtSlide *s = (const GcrtSlide *)arg;
+    const GcrtConv *cv = s->cv;
+    const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW;
+    const int64_t np = (cv->M + GCRT_PACK_MR - 1) / GCRT_PACK_MR;
+    (void)slot;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t oh = t / np, m0 = t % np * GCRT_PACK_MR;
+        const int mr = (int)(cv->M - m0 < GCRT_PACK_MR ? cv->M - m0 : GCRT_PACK_MR);
+        const float *x = cv->ws + oh * cv->sh * cv->sw * s->Wh;
+        for (int64_t ow0 = 0; ow0 < cv->OW; ow0 += GCRT_PACK_NR) {
+            const int nr = (int)(cv->OW - ow0 < GCRT_PACK_NR ? cv->OW - ow0 : GCRT_PACK_NR);
+            const int64_t yo = (s->n * cv->M + m0) * P + oh * cv->OW + ow0;
+            GcrtTile tile;
+            tile.acc = 0;
+            tile.last = 1;
+            tile.bias_row = cv->bias ? cv->bias + m0 : 0;
+            tile.bias_col = 0;
+            tile.res = cv->res ? cv->res + yo : 0;
+            tile.ldr = P;
+            tile.act = cv->act;
+            tile.lo = cv->lo;
+            tile.hi = cv->hi;
+            gcrt_slide_tile(s, cv->Wt + m0 * K, x + ow0, mr, nr, cv->Y + yo, P, &tile);
+        }
+    }
+}
+
+static void gcrt_conv_slide(const GcrtConv *cv, const GcThreadPool *pool)
+{
+    GcrtSlide s;
+    s.cv = cv;
+    s.Hp = GCRT_SLIDE_HP(cv);
+    s.Wh = GCRT_SLIDE_WH(cv);
+    for (int64_t kw = 0; kw < cv->KW; kw++) s.off[kw] = kw * cv->dw % cv->sw * s.Wh + kw * cv->dw / cv->sw;
+    gcrt_vzero(cv->ws + cv->C * s.Hp * cv->sw * s.Wh, 32);
+    for (s.n = 0; s.n < cv->N; s.n++) {
+        s.X = cv->X + s.n * cv->C * cv->H * cv->W;
+        gcrt_parallel(pool, cv->C * s.Hp, GCRT_NO_SCRATCH, gcrt_slide_pad, &s);
+        gcrt_parallel(pool, cv->OH * ((cv->M + GCRT_PACK_MR - 1) / GCRT_PACK_MR), GCRT_NO_SCRATCH, gcrt_slide_range, &s);
+    }
+}
+
 /* See gcrt_cpu.h. */
 GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool)
 {
     const int64_t Mg = cv->M / cv->G, P = cv->OH * cv->OW;
     const int64_t nmb = (Mg + GCRT_CONV_MB - 1) / GCRT_CONV_MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
     const int scratch = GCRT_CONV_DIRECT(cv) ? GCRT_NO_SCRATCH : cv->max_slots;
-    if (GCRT_CONV_WHOLE(cv)) gcrt_parallel(pool, cv->N * nmb, scratch, gcrt_conv_whole_range, (void *)cv);
+    if (cv->slide) gcrt_conv_slide(cv, pool);
+    else if (GCRT_CONV_WHOLE(cv)) gcrt_parallel(pool, cv->N * nmb, scratch, gcrt_conv_whole_range, (void *)cv);
     else gcrt_parallel(pool, cv->N * cv->G * np * nmb, scratch, gcrt_conv_range, (void *)cv);
 }

@@ -115,6 +115,12 @@ typedef struct GcrtConv {
      * output positions as rows and 32 channels as columns, stored
      * transposed: no lanes idle past the last position (7x7, 14x14 maps). */
     int w_trans;
+    /* slide (G == 1, w_packed, KW <= GCRT_SLIDE_MAX_KW): no im2col; ws holds
+     * the zero-padded input of one image, GCRT_SLIDE_FLOATS(cv) floats, and
+     * a tile is 8 output channels of one output row (see gcrt_cpu.c). For
+     * few output channels, where building im2col panels costs more than
+     * the multiplications that use them (LeNet, ResNet's 7x7 stem). */
+    int slide;
     const float *bias, *res;
     int act;
     float lo, hi;
@@ -136,6 +142,13 @@ GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool);
 #define GCRT_CONV_WHOLE(cv) ((cv)->w_trans && (cv)->OH * (cv)->OW <= GCRT_CONV_WHOLE_P)
 #define GCRT_CONV_WHOLE_SLOT_FLOATS(cv) \
     (((cv)->OH * (cv)->OW + GCRT_PACK_NR - 1) / GCRT_PACK_NR * GCRT_CONV_SLOT_FLOATS((cv)->C, (cv)->KH, (cv)->KW))
+/* The slide kernel's padded input: GCRT_SLIDE_HP rows per channel, each
+ * split into sw column phases of GCRT_SLIDE_WH floats (phase q holds the
+ * padded columns q, q + sw, q + 2sw, ...), and 32 zeros after the last. */
+#define GCRT_SLIDE_MAX_KW 32
+#define GCRT_SLIDE_HP(cv) (((cv)->OH - 1) * (cv)->sh + ((cv)->KH - 1) * (cv)->dh + 1)
+#define GCRT_SLIDE_WH(cv) ((((cv)->OW - 1) * (cv)->sw + ((cv)->KW - 1) * (cv)->dw + (cv)->sw) / (cv)->sw)
+#define GCRT_SLIDE_FLOATS(cv) ((cv)->C * GCRT_SLIDE_HP(cv) * (cv)->sw * GCRT_SLIDE_WH(cv) + 32)
 #define GCRT_CONV_DIRECT(cv)                                                                                   \
     ((cv)->KH == 1 && (cv)->KW == 1 && (cv)->sh == 1 && (cv)->sw == 1 && (cv)->pt == 0 && (cv)->pl == 0 && \
      (cv)->OH == (cv)->H && (cv)->OW == (cv)->W)

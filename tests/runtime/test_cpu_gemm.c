@@ -134,6 +134,7 @@ static void test_gemm(int iter)
 }
 
 static int whole_cases; /* convs that took gcrt_conv_whole_range */
+static int slide_cases; /* convs that took the sliding-window kernel */
 
 static void test_conv(int iter)
 {
@@ -149,6 +150,11 @@ static void test_conv(int iter)
     if (iter % 3 == 0) cv.KH = cv.KW = 1, cv.sh = cv.sw = 1, cv.pt = cv.pl = pb = pr = 0;
     const int tr = iter % 4 == 3; /* W^T panels, output positions as the tile's rows (G == 1) */
     if (tr) cv.G = 1, cv.C = irand(1, 40), cv.M = irand(1, 100);
+    const int sl = iter % 4 == 1; /* the sliding-window kernel (G == 1, packed) */
+    if (sl) {
+        cv.G = 1, cv.C = irand(1, 8), cv.M = irand(1, 20);
+        if (iter % 8 == 1) cv.KH = irand(1, 7), cv.KW = irand(4, 7), cv.sw = irand(1, 3), cv.H = irand(1, 20), cv.W = irand(8, 70);
+    }
     if (iter % 10 == 1) cv.G = 1, cv.C = irand(57, 130), cv.KH = cv.KW = 3, cv.H = cv.W = irand(3, 9); /* K > GCRT_CONV_KC */
     if (iter % 10 == 2) cv.H = irand(1, 5), cv.W = irand(33, 80), cv.sw = 2; /* long stride-2 rows */
     int64_t eh = (cv.KH - 1) * cv.dh + 1, ew = (cv.KW - 1) * cv.dw + 1;
@@ -191,7 +197,8 @@ static void test_conv(int iter)
         Wp = pack_b(Wt, K, cv.M);
         free(Wt);
         pk = 1;
-    } else if (pk) {
+    } else if (pk || sl) {
+        pk = 1;
         int64_t mp = (Mg + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR;
         Wp = calloc((size_t)(cv.G * mp * K), sizeof *Wp);
         for (int64_t g = 0; g < cv.G; g++) {
@@ -202,9 +209,12 @@ static void test_conv(int iter)
     }
     int slots = 3;
     cv.w_trans = tr; /* a small map with W^T (GCRT_CONV_WHOLE) needs the im2col of every panel per slot */
+    cv.slide = sl;
     if (GCRT_CONV_WHOLE(&cv)) whole_cases++;
-    float *ws = malloc(sizeof(float) * (size_t)(slots * (GCRT_CONV_WHOLE(&cv) ? GCRT_CONV_WHOLE_SLOT_FLOATS(&cv)
-                                                                                  : GCRT_CONV_SLOT_FLOATS(Cg, cv.KH, cv.KW))));
+    if (sl) slide_cases++;
+    float *ws = malloc(sizeof(float) * (size_t)(sl ? GCRT_SLIDE_FLOATS(&cv)
+                                                   : slots * (GCRT_CONV_WHOLE(&cv) ? GCRT_CONV_WHOLE_SLOT_FLOATS(&cv)
+                                                                                   : GCRT_CONV_SLOT_FLOATS(Cg, cv.KH, cv.KW))));
     cv.X = X, cv.Wt = pk ? Wp : W, cv.w_packed = pk, cv.w_trans = tr, cv.bias = hb ? bias : 0, cv.res = hr ? R : 0;
     cv.act = act, cv.lo = -0.5f, cv.hi = 0.75f, cv.ws = ws, cv.max_slots = slots;
     float *Y[3];
@@ -215,10 +225,10 @@ static void test_conv(int iter)
         gcrt_conv_gemm_f32(&cv, run == 0 ? NULL : run == 1 ? &pool : &real);
     }
     char what[200];
-    snprintf(what, sizeof what, "conv N%lld C%lld M%lld G%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld pk%d tr%d",
+    snprintf(what, sizeof what, "conv N%lld C%lld M%lld G%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld pk%d tr%d sl%d",
              (long long)cv.N, (long long)cv.C, (long long)cv.M, (long long)cv.G, (long long)cv.H, (long long)cv.W,
              (long long)cv.KH, (long long)cv.KW, (long long)cv.sh, (long long)cv.sw, (long long)cv.dh,
-             (long long)cv.dw, (long long)cv.pt, (long long)cv.pl, pk, tr);
+             (long long)cv.dw, (long long)cv.pt, (long long)cv.pl, pk, tr, sl);
     check(what, Y[0], want, ny, K);
     for (int run = 1; run < 3; run++)
         if (memcmp(Y[0], Y[run], sizeof(float) * (size_t)ny)) {
@@ -324,7 +334,11 @@ int main(void)
         printf("FAIL: only %d convs took the whole-map path\n", whole_cases);
         failures++;
     }
-    printf("%s (%d failures; micro-kernel %d x %d; %d whole-map convs)\n", failures ? "FAILED" : "ok", failures, GCRT_MR,
-           GCRT_PACK_NR, whole_cases);
+    if (slide_cases < 100) {
+        printf("FAIL: only %d convs took the sliding-window kernel\n", slide_cases);
+        failures++;
+    }
+    printf("%s (%d failures; micro-kernel %d x %d; %d whole-map convs, %d sliding-window convs)\n", failures ? "FAILED" : "ok",
+           failures, GCRT_MR, GCRT_PACK_NR, whole_cases, slide_cases);
     return failures != 0;
 }
