@@ -11,8 +11,8 @@
  *               8 channels x 32 positions per tile, or (small maps, many
  *               channels: conv_positions_as_rows) 8 positions x 32
  *               channels with W^T packed.
- *   conv-slide  Conv-gemm's G == 1 convs with packed weights and rows of
- *               at least 8 outputs, except 1x1 convs read in place and
+ *   conv-slide  Conv-gemm's G == 1 convs with packed weights, a kernel
+ *               larger than 1x1 and rows of at least 8 outputs, except
  *               W^T tiles: the same 8 x 32 tiles along one output row,
  *               read from a zero-padded copy of X (conv_slide).
  *   depthwise   Conv with one input and one output channel per group
@@ -52,6 +52,8 @@
 #define CPU_PACK_NR 32
 #define CPU_CONV_KC 512
 #define CPU_CONV_MB 64
+#define CPU_CONV_MB_DIRECT 16
+#define CPU_CONV_WHOLE_MB 32
 
 typedef enum CpuKind { CPUK_NONE, CPUK_CONV_GEMM, CPUK_DWCONV, CPUK_WINO, CPUK_GEMM } CpuKind;
 
@@ -210,10 +212,12 @@ static int conv_direct(const CpuPlan *p);
  * its vectors (LeNet's 5x5 convs 0.23x and 0.35x, ResNet's 7x7 stride-2
  * stem 0.66x to 0.73x, 3x3 stride-2 convs 0.8x), ties at 14 columns
  * with 256 channels, and loses below 8 columns (4x4 maps: 1.6x), where
- * most lanes idle. A 1x1 conv read in place and W^T tiles keep theirs. */
+ * most lanes idle. 1x1 convs keep im2col + GEMM (read in place at stride
+ * 1; at stride 2 the padded copy holds 4 times the inputs used: 1.35x to
+ * 1.9x slower), and so do W^T tiles. */
 static int conv_slide(const CpuPlan *p)
 {
-    return p->G == 1 && p->packed && !p->w_trans && !conv_direct(p) && p->OW >= 8 && p->KW <= 32;
+    return p->G == 1 && p->packed && !p->w_trans && p->KH * p->KW > 1 && p->OW >= 8 && p->KW <= 32;
 }
 
 static int plan_conv(const Node *n, CpuPlan *p)
@@ -392,8 +396,9 @@ static int conv_whole(const CpuPlan *p) { return p->w_trans && p->OH * p->OW <= 
 static int64_t conv_tiles(const CpuPlan *p)
 {
     int64_t Mg = p->M / p->G, P = p->OH * p->OW;
-    if (conv_whole(p)) return p->N * ((Mg + CPU_CONV_MB - 1) / CPU_CONV_MB);
-    return p->N * p->G * ((P + CPU_PACK_NR - 1) / CPU_PACK_NR) * ((Mg + CPU_CONV_MB - 1) / CPU_CONV_MB);
+    if (conv_whole(p)) return p->N * ((Mg + CPU_CONV_WHOLE_MB - 1) / CPU_CONV_WHOLE_MB);
+    const int64_t mb = conv_direct(p) && !p->w_trans ? CPU_CONV_MB_DIRECT : CPU_CONV_MB;
+    return p->N * p->G * ((P + CPU_PACK_NR - 1) / CPU_PACK_NR) * ((Mg + mb - 1) / mb);
 }
 
 static int conv_direct(const CpuPlan *p)

@@ -555,7 +555,8 @@ static void gcrt_gemm_range(void *arg, int64_t t0, int64_t t1, int slot)
 GCRT_FN void gcrt_gemm_f32(const GcrtGemm *g, const GcThreadPool *pool)
 {
     const int64_t nm = (g->M + GCRT_MR - 1) / GCRT_MR, nn = (g->N + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
-    gcrt_parallel(pool, g->batch * nm * nn, GCRT_NO_SCRATCH, gcrt_gemm_range, (void *)g);
+    gcrt_parallel(gcrt_pool_for(pool, (double)g->batch * (double)g->M * (double)g->N * (double)g->K), g->batch * nm * nn,
+                  GCRT_NO_SCRATCH, gcrt_gemm_range, (void *)g);
 }
 
 /* ---- convolution as GEMM --------------------------------------------------
@@ -611,14 +612,14 @@ static void gcrt_im2col32(const GcrtConv *cv, const float *X, int64_t k0, int64_
     }
 }
 
-/* Tiles: image, group, 32-position panel, then blocks of GCRT_CONV_MB
+/* Tiles: image, group, 32-position panel, then blocks of GCRT_CONV_MB_OF
  * output channels. A task takes its tiles in runs that share a position
  * panel and builds each K block of that panel once for the whole run. */
 static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
 {
     const GcrtConv *cv = (const GcrtConv *)arg;
     const int64_t Cg = cv->C / cv->G, Mg = cv->M / cv->G, K = Cg * cv->KH * cv->KW, P = cv->OH * cv->OW;
-    const int64_t nmb = (Mg + GCRT_CONV_MB - 1) / GCRT_CONV_MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
+    const int64_t MB = GCRT_CONV_MB_OF(cv), nmb = (Mg + MB - 1) / MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
     const int direct = GCRT_CONV_DIRECT(cv);
     float *panel = direct ? 0 : cv->ws + (int64_t)slot * GCRT_CONV_SLOT_FLOATS(Cg, cv->KH, cv->KW);
     const int64_t mpad = (Mg + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR;
@@ -629,7 +630,7 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
         const int64_t p0 = p * GCRT_PACK_NR;
         const int nr = (int)(P - p0 < GCRT_PACK_NR ? P - p0 : GCRT_PACK_NR);
         const float *X = cv->X + (n * cv->C + g * Cg) * cv->H * cv->W;
-        const int64_t m_begin = t % nmb * GCRT_CONV_MB, m_end = run_end - col * nmb == nmb ? Mg : (run_end % nmb) * GCRT_CONV_MB;
+        const int64_t m_begin = t % nmb * MB, m_end = run_end - col * nmb == nmb ? Mg : (run_end % nmb) * MB;
         for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
             const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
             const float *B;
@@ -674,7 +675,7 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
             }
             for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_MR) {
                 /* a micro-tile never straddles a channel block */
-                const int64_t blk_end = (m0 / GCRT_CONV_MB + 1) * GCRT_CONV_MB < m_end ? (m0 / GCRT_CONV_MB + 1) * GCRT_CONV_MB : m_end;
+                const int64_t blk_end = (m0 / MB + 1) * MB < m_end ? (m0 / MB + 1) * MB : m_end;
                 const int mr = (int)(blk_end - m0 < GCRT_MR ? blk_end - m0 : GCRT_MR);
                 const float *A;
                 int64_t a_rs, a_ks;
@@ -708,7 +709,7 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
 }
 
 /* Tiles of a GCRT_CONV_WHOLE conv (w_trans, G == 1, a small map): image,
- * then blocks of GCRT_CONV_MB output channels with all positions. For the
+ * then blocks of GCRT_CONV_WHOLE_MB output channels with all positions. For the
  * tiles of one image in its run, a task builds the im2col of every
  * position panel side by side once per K block, then takes 32 channels at
  * a time through every position tile, so each block of W^T serves all
@@ -720,12 +721,12 @@ static void gcrt_conv_whole_range(void *arg, int64_t t0, int64_t t1, int slot)
 {
     const GcrtConv *cv = (const GcrtConv *)arg;
     const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW, M = cv->M;
-    const int64_t nmb = (M + GCRT_CONV_MB - 1) / GCRT_CONV_MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
+    const int64_t MB = GCRT_CONV_WHOLE_MB, nmb = (M + MB - 1) / MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
     const int direct = GCRT_CONV_DIRECT(cv);
     float *panel = direct ? 0 : cv->ws + (int64_t)slot * GCRT_CONV_WHOLE_SLOT_FLOATS(cv);
     for (int64_t t = t0; t < t1;) {
         const int64_t n = t / nmb, run_end = (n + 1) * nmb < t1 ? (n + 1) * nmb : t1;
-        const int64_t m_begin = t % nmb * GCRT_CONV_MB, m_end = run_end - n * nmb == nmb ? M : (run_end % nmb) * GCRT_CONV_MB;
+        const int64_t m_begin = t % nmb * MB, m_end = run_end - n * nmb == nmb ? M : (run_end % nmb) * MB;
         const float *X = cv->X + n * cv->C * cv->H * cv->W;
         for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
             const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
@@ -735,8 +736,8 @@ static void gcrt_conv_whole_range(void *arg, int64_t t0, int64_t t1, int slot)
                                   (int)(P - p * GCRT_PACK_NR < GCRT_PACK_NR ? P - p * GCRT_PACK_NR : GCRT_PACK_NR),
                                   panel + p * kc * GCRT_PACK_NR);
             for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_PACK_NR) {
-                /* 32 channels, never straddling a GCRT_CONV_MB block (as gcrt_conv_range) */
-                const int64_t blk_end = (m0 / GCRT_CONV_MB + 1) * GCRT_CONV_MB < m_end ? (m0 / GCRT_CONV_MB + 1) * GCRT_CONV_MB : m_end;
+                /* 32 channels, never straddling a block (as gcrt_conv_range) */
+                const int64_t blk_end = (m0 / MB + 1) * MB < m_end ? (m0 / MB + 1) * MB : m_end;
                 const int nc = (int)(blk_end - m0 < GCRT_PACK_NR ? blk_end - m0 : GCRT_PACK_NR);
                 GcrtTile tile;
                 tile.acc = k0 > 0;
@@ -930,9 +931,11 @@ static void gcrt_conv_slide(const GcrtConv *cv, const GcThreadPool *pool)
     s.Wh = GCRT_SLIDE_WH(cv);
     for (int64_t kw = 0; kw < cv->KW; kw++) s.off[kw] = kw * cv->dw % cv->sw * s.Wh + kw * cv->dw / cv->sw;
     gcrt_vzero(cv->ws + cv->C * s.Hp * cv->sw * s.Wh, 32);
+    const GcThreadPool *pad_pool = gcrt_pool_for(pool, (double)(cv->C * s.Hp * cv->sw * s.Wh));
+    pool = gcrt_pool_for(pool, (double)cv->M * (double)(cv->C * cv->KH * cv->KW) * (double)(cv->OH * cv->OW));
     for (s.n = 0; s.n < cv->N; s.n++) {
         s.X = cv->X + s.n * cv->C * cv->H * cv->W;
-        gcrt_parallel(pool, cv->C * s.Hp, GCRT_NO_SCRATCH, gcrt_slide_pad, &s);
+        gcrt_parallel(pad_pool, cv->C * s.Hp, GCRT_NO_SCRATCH, gcrt_slide_pad, &s);
         gcrt_parallel(pool, cv->OH * ((cv->M + GCRT_PACK_MR - 1) / GCRT_PACK_MR), GCRT_NO_SCRATCH, gcrt_slide_range, &s);
     }
 }
@@ -941,8 +944,10 @@ static void gcrt_conv_slide(const GcrtConv *cv, const GcThreadPool *pool)
 GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool)
 {
     const int64_t Mg = cv->M / cv->G, P = cv->OH * cv->OW;
-    const int64_t nmb = (Mg + GCRT_CONV_MB - 1) / GCRT_CONV_MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
+    const int64_t MB = GCRT_CONV_WHOLE(cv) ? GCRT_CONV_WHOLE_MB : GCRT_CONV_MB_OF(cv);
+    const int64_t nmb = (Mg + MB - 1) / MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
     const int scratch = GCRT_CONV_DIRECT(cv) ? GCRT_NO_SCRATCH : cv->max_slots;
+    pool = gcrt_pool_for(pool, (double)cv->N * (double)cv->M * (double)(cv->C / cv->G * cv->KH * cv->KW) * (double)P);
     if (cv->slide) gcrt_conv_slide(cv, pool);
     else if (GCRT_CONV_WHOLE(cv)) gcrt_parallel(pool, cv->N * nmb, scratch, gcrt_conv_whole_range, (void *)cv);
     else gcrt_parallel(pool, cv->N * cv->G * np * nmb, scratch, gcrt_conv_range, (void *)cv);

@@ -19,6 +19,8 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+/* every kernel call splits over the pool, however small (gcrt_pool_for) */
+#define GCRT_PAR_MIN_WORK 0.0
 #include "gc_thread_pool.c"
 #include "gcrt_cpu.c"
 #include "gcrt_dwconv.c"

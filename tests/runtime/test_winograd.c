@@ -35,6 +35,8 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+/* every kernel call splits over the pool, however small (gcrt_pool_for) */
+#define GCRT_PAR_MIN_WORK 0.0
 #include "../../runtime/cpu/gc_thread_pool.c"
 #include "../../runtime/cpu/gcrt_cpu.c"
 #include "../../runtime/cpu/gcrt_winograd.c"
