@@ -126,11 +126,12 @@ def child_env(threads):
 
 # ---- export and FLOPs ---------------------------------------------------------------------------
 
-def build_module(name):
-    """(eval module, input ndarray) — seeded, the same on every call."""
+def build_module(name, batch=1):
+    """(eval module, input ndarray of the given batch) — seeded, the same on every call."""
     import torch
     torch.manual_seed(SEED)
     module, shape = MODELS[name]()
+    shape = (batch,) + tuple(shape[1:])
     torch_models.calibrate(module, shape, SEED)
     module.eval()
     x = np.random.default_rng(SEED).standard_normal(shape).astype(np.float32)
@@ -206,9 +207,10 @@ def weight_bytes(path):
 
 # ---- graphc -------------------------------------------------------------------------------------
 
-def makefile_cflags(cdir):
+def makefile_var(cdir, var="CFLAGS"):
+    """The default (`VAR ?= ...`) the generated Makefile gives a variable; "" when it has none."""
     text = (cdir / "Makefile").read_text()
-    m = re.search(r"^CFLAGS\s*\?=\s*(.*)$", text, re.M)
+    m = re.search(r"^" + var + r"\s*\?=\s*(.*)$", text, re.M)
     return m.group(1).strip() if m else ""
 
 
@@ -224,7 +226,7 @@ def graphc_build(args, folder):
     cdir = folder / "c"
     shutil.rmtree(cdir, ignore_errors=True)
     run([args.graphc, "compile", folder / "model.onnx", "-o", cdir, "--name", "m"])
-    cflags = args.cflags if args.cflags is not None else makefile_cflags(cdir)
+    cflags = args.cflags if args.cflags is not None else makefile_var(cdir)
     env = dict(os.environ)
     env.pop("CFLAGS", None)
     make = ["make", "-C", cdir, "-s", f"BLAS={args.blas}"] + ([f"CFLAGS={args.cflags}"] if args.cflags is not None

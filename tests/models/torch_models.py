@@ -235,6 +235,14 @@ def half_storage_error(module, x, expected, precision):
     return float(np.linalg.norm(got - e) / max(np.linalg.norm(e), 1e-30))
 
 
+def half_guard(got, expected, precision, half_err):
+    """(||got - expected|| / ||expected|| (2-norms), its tolerance max(REL_TOL, HALF_SLACK x half_err)) for an
+    output computed with tensors held in fp16 or bf16; half_err is half_storage_error's."""
+    g, e = got.astype(np.float64), expected.astype(np.float64)
+    rel = float(np.linalg.norm(g - e) / max(np.linalg.norm(e), 1e-30))
+    return rel, max(REL_TOL[precision], HALF_SLACK * half_err)
+
+
 def export(name, make, opset, folder, seed, precision="fp32", half=None):
     """Exports the model into folder/model.onnx, saves the input as folder/in0.npy and
     returns PyTorch's output (float32 ndarray); for a half precision, half_storage_error goes
@@ -320,8 +328,7 @@ def check(args, folder, expected, times, blas, atol):
     diff = np.abs(g - e)
     times["diff"] = float(diff.max()) if diff.size else 0.0
     if args.precision != "fp32":  # half storage: the relative error against PyTorch's own in half
-        rel = float(np.linalg.norm(g - e) / max(np.linalg.norm(e), 1e-30))
-        tol = max(REL_TOL[args.precision], HALF_SLACK * times["half_err"])
+        rel, tol = half_guard(got, expected, args.precision, times["half_err"])
         times["rel"] = rel
         if rel > tol:
             return (f"relative error {rel:.3g} > {tol:.3g} (PyTorch's own {args.precision} storage: "
