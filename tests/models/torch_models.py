@@ -20,7 +20,7 @@ For every model of the set, at ONNX opsets 13 and 17, the test
      PyTorch's: shape equal and |got - exp| <= 1e-4 + 1e-3 * |exp| everywhere
      (atol 1e-3 for Inception-v3, see ATOL_FOR); then (C target) runs it again with
      --threads 3, the parallel entry on the bundled pthread pool, whose output must be
-     byte-identical to the 1-thread run's.
+     byte-identical to the 1-thread run's (not in the sanitizer build: CI's time budget).
 
 One line per model (PASS/FAIL, the max abs diff or the failure reason, the
 time of each step), then "N passed, M failed"; the exit status is non-zero
@@ -341,7 +341,7 @@ def check(args, folder, expected, times, blas, atol):
         i = int(np.flatnonzero(bad)[0])
         return (f"{int(bad.sum())} of {bad.size} elements out of tolerance (max abs diff {times['diff']:.3g}); "
                 f"first at {i}: got {g.flat[i]!r} expected {e.flat[i]!r}")
-    if args.target == "c":  # the parallel entry on the bundled pool: bit for bit the serial run's outputs
+    if args.target == "c" and not SAN_FLAGS:  # the parallel entry on the bundled pool: the serial run's bytes
         out3 = folder / "out_threads3"
         shutil.rmtree(out3, ignore_errors=True)
         p = run([str(cdir / exe), "--threads", "3", str(out3), str(folder / "in0.npy")])
