@@ -36,8 +36,9 @@ its outputs; they are compared with the eager module's output: the max abs diff 
 
 Timing: the number of runs per block, REPS (--reps, or chosen so one block of the slower side
 takes about 0.75 s, 0.25 s with --quick; at least 3, 2 with --quick), is set per model and
-thread count from a short measurement of both sides. Then --blocks times (default 5, 2 with
---quick), alternating: a graphc block (a fresh cpu_bench process: one untimed warm-up run, then
+thread count from a short measurement of both sides. Then --blocks rounds (default 5, 2 with
+--quick), each taking every thread count in turn (so a slow spell of the shared machine weighs
+on 1 and 2 threads alike, and the speedups compare neighbouring blocks), alternating: a graphc block (a fresh cpu_bench process: one untimed warm-up run, then
 REPS runs timed inside the process with clock_gettime(CLOCK_MONOTONIC)) and a PyTorch block
 (one untimed run, then REPS runs, each timed with time.perf_counter()). Each side's figure is
 the median over all its timed runs. The child gets OMP_NUM_THREADS, MKL_NUM_THREADS and
@@ -411,6 +412,11 @@ def main():
             with torch.no_grad():
                 traced(xt)
 
+        # per thread count: the correctness guard and REPS from a probe; then the timed blocks, every
+        # thread count's graphc and PyTorch blocks in turn within each round, so a slow spell of the
+        # shared machine weighs on all of them alike (the 1T/2T speedups compare blocks minutes apart
+        # otherwise)
+        g_oks, reps_of, times_of = {}, {}, {}
         for T in threads_list:
             r = res[(name, T)] = {"g": None, "t": None, "diff": None, "ok": None, "reps": None}
             tt.set(T)
@@ -429,17 +435,22 @@ def main():
                     print(f"# {name} T={T}: graphc FAILED: {e}", flush=True)
             t_probe = torch_block(torch_run, 2)
             slow = max(np.median(t_probe), np.median(probe) if g_ok else 0.0)
-            reps = args.reps or int(min(100000, max(min_reps, round(block_s * 1e3 / max(slow, 1e-3)))))
-            r["reps"] = reps
-            gt, tts = [], []
-            for _ in range(blocks):
-                if g_ok:
+            reps_of[T] = r["reps"] = args.reps or int(min(100000, max(min_reps, round(block_s * 1e3 / max(slow, 1e-3)))))
+            g_oks[T], times_of[T] = g_ok, ([], [])
+        for _ in range(blocks):
+            for T in threads_list:
+                r, (gt, tts) = res[(name, T)], times_of[T]
+                if g_oks[T]:
                     try:
-                        gt += graphc_times(exe, T, reps, folder)
+                        gt += graphc_times(exe, T, reps_of[T], folder)
                     except Failed as e:
                         print(f"# {name} T={T}: graphc FAILED: {e}", flush=True)
-                        r["ok"], failed, g_ok, gt = False, True, False, []
-                tts += torch_block(torch_run, reps)
+                        r["ok"], failed, g_oks[T] = False, True, False
+                        gt.clear()
+                tt.set(T)
+                tts += torch_block(torch_run, reps_of[T])
+        for T in threads_list:
+            r, (gt, tts), reps = res[(name, T)], times_of[T], reps_of[T]
             r["g"] = float(np.median(gt)) if gt else None
             r["t"] = float(np.median(tts))
             guard = "" if r["diff"] is None else \
