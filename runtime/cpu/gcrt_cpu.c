@@ -149,6 +149,18 @@ GCRT_ALWAYS_INLINE __m512 gcrt_epi512(__m512 v, const GcrtTile *t, const float *
     return v;
 }
 
+/* Rows [0, mr) of an 8 x 32 tile of accumulators (columns 0-15 in acc[r][0]
+ * under mask m0, 16-31 in acc[r][1] under m1) through the epilogue into C. */
+GCRT_ALWAYS_INLINE void gcrt_store_acc512(const __m512 acc[GCRT_MR][2], int mr, __mmask16 m0, __mmask16 m1, float *C,
+                                          int64_t ldc, const GcrtTile *t)
+{
+    for (int r = 0; r < mr; r++) {
+        float *c = C + r * ldc;
+        _mm512_mask_storeu_ps(c, m0, gcrt_epi512(acc[r][0], t, c, r, 0, m0));
+        if (m1) _mm512_mask_storeu_ps(c + 16, m1, gcrt_epi512(acc[r][1], t, c + 16, r, 16, m1));
+    }
+}
+
 static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
                          int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
 {
@@ -198,13 +210,9 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
 #undef GCRT_LOOP4
 #undef GCRT_LOOP
 #undef GCRT_ROW
-    __m512 acc[GCRT_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
-                              {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
-    for (int r = 0; r < mr; r++) {
-        float *c = C + r * ldc;
-        _mm512_mask_storeu_ps(c, m0, gcrt_epi512(acc[r][0], t, c, r, 0, m0));
-        if (m1) _mm512_mask_storeu_ps(c + 16, m1, gcrt_epi512(acc[r][1], t, c + 16, r, 16, m1));
-    }
+    const __m512 acc[GCRT_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                                    {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    gcrt_store_acc512(acc, mr, m0, m1, C, ldc, t);
 }
 
 /* The transposed store of a raw mr x nr tile buf (row stride
@@ -858,13 +866,9 @@ static void gcrt_slide_tile(const GcrtSlide *s, const float *A, const float *x, 
                 }
             }
         }
-    __m512 acc[GCRT_PACK_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
-                                   {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
-    for (int r = 0; r < mr; r++) {
-        float *y = Y + r * ldy;
-        _mm512_mask_storeu_ps(y, m0, gcrt_epi512(acc[r][0], t, y, r, 0, m0));
-        if (m1) _mm512_mask_storeu_ps(y + 16, m1, gcrt_epi512(acc[r][1], t, y + 16, r, 16, m1));
-    }
+    const __m512 acc[GCRT_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                                    {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+    gcrt_store_acc512(acc, mr, m0, m1, Y, ldy, t);
 }
 #else
 /* Portable: the 8 x 32 tile in an array (fixed-length loops the compiler
