@@ -563,7 +563,7 @@ static void gcrt_gemm_range(void *arg, int64_t t0, int64_t t1, int slot)
 GCRT_FN void gcrt_gemm_f32(const GcrtGemm *g, const GcThreadPool *pool)
 {
     const int64_t nm = (g->M + GCRT_MR - 1) / GCRT_MR, nn = (g->N + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
-    gcrt_parallel(gcrt_pool_for(pool, (double)g->batch * (double)g->M * (double)g->N * (double)g->K), g->batch * nm * nn,
+    gcrt_parallel(gcrt_pool_for(pool, gcrt_work(g->batch, g->M, g->N, g->K)), g->batch * nm * nn,
                   GCRT_NO_SCRATCH, gcrt_gemm_range, (void *)g);
 }
 
@@ -935,8 +935,8 @@ static void gcrt_conv_slide(const GcrtConv *cv, const GcThreadPool *pool)
     s.Wh = GCRT_SLIDE_WH(cv);
     for (int64_t kw = 0; kw < cv->KW; kw++) s.off[kw] = kw * cv->dw % cv->sw * s.Wh + kw * cv->dw / cv->sw;
     gcrt_vzero(cv->ws + cv->C * s.Hp * cv->sw * s.Wh, 32);
-    const GcThreadPool *pad_pool = gcrt_pool_for(pool, (double)(cv->C * s.Hp * cv->sw * s.Wh));
-    pool = gcrt_pool_for(pool, (double)cv->M * (double)(cv->C * cv->KH * cv->KW) * (double)(cv->OH * cv->OW));
+    const GcThreadPool *pad_pool = gcrt_pool_for(pool, gcrt_work(cv->C, s.Hp, cv->sw, s.Wh));
+    pool = gcrt_pool_for(pool, gcrt_work(cv->M, cv->C * cv->KH * cv->KW, cv->OH, cv->OW));
     for (s.n = 0; s.n < cv->N; s.n++) {
         s.X = cv->X + s.n * cv->C * cv->H * cv->W;
         gcrt_parallel(pad_pool, cv->C * s.Hp, GCRT_NO_SCRATCH, gcrt_slide_pad, &s);
@@ -951,7 +951,7 @@ GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool)
     const int64_t MB = GCRT_CONV_WHOLE(cv) ? GCRT_CONV_WHOLE_MB : GCRT_CONV_MB_OF(cv);
     const int64_t nmb = (Mg + MB - 1) / MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
     const int scratch = GCRT_CONV_DIRECT(cv) ? GCRT_NO_SCRATCH : cv->max_slots;
-    pool = gcrt_pool_for(pool, (double)cv->N * (double)cv->M * (double)(cv->C / cv->G * cv->KH * cv->KW) * (double)P);
+    pool = gcrt_pool_for(pool, gcrt_work(cv->N, cv->M, cv->C / cv->G * cv->KH * cv->KW, P));
     if (cv->slide) gcrt_conv_slide(cv, pool);
     else if (GCRT_CONV_WHOLE(cv)) gcrt_parallel(pool, cv->N * nmb, scratch, gcrt_conv_whole_range, (void *)cv);
     else gcrt_parallel(pool, cv->N * cv->G * np * nmb, scratch, gcrt_conv_range, (void *)cv);

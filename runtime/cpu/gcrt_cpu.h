@@ -76,11 +76,25 @@ GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_sl
  * against 0.026 ms at 1 before). The result is the same either way: a
  * tile's result never depends on the task that runs it. */
 #ifndef GCRT_PAR_MIN_WORK /* the runtime's tests set 0: every call splits */
-#define GCRT_PAR_MIN_WORK 262144.0
+#define GCRT_PAR_MIN_WORK 262144
 #endif
-static inline const GcThreadPool *gcrt_pool_for(const GcThreadPool *pool, double work)
+static inline const GcThreadPool *gcrt_pool_for(const GcThreadPool *pool, int64_t work)
 {
     return work < GCRT_PAR_MIN_WORK ? (const GcThreadPool *)0 : pool;
+}
+
+/* min(a * b * c * d, GCRT_PAR_MIN_WORK) for factors >= 0, in integers that
+ * cannot overflow (no double arithmetic: a Cortex-M4's FPU has none). */
+static inline int64_t gcrt_work(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+    const int64_t f[4] = {a, b, c, d};
+    int64_t w = 1;
+    for (int i = 0; i < 4; i++) {
+        const int64_t x = f[i] < GCRT_PAR_MIN_WORK ? f[i] : GCRT_PAR_MIN_WORK;
+        if (x <= 0) return 0;
+        w = w * x < GCRT_PAR_MIN_WORK ? w * x : GCRT_PAR_MIN_WORK;
+    }
+    return w;
 }
 
 /* ---- packed SGEMM ---- */

@@ -874,6 +874,6 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
     a.flat = 0;
 #endif
     /* a depthwise tap costs about 4 of a GEMM's packed multiply-adds (loads, no reuse across channels) */
-    gcrt_parallel(gcrt_pool_for(pool, 4.0 * (double)planes * (double)(OH * OW) * (double)(KH * KW)), planes * a.blocks,
+    gcrt_parallel(gcrt_pool_for(pool, gcrt_work(4, planes, OH * OW, KH * KW)), planes * a.blocks,
                   GCRT_NO_SCRATCH, gcrt_dw_tiles, &a);
 }

@@ -200,6 +200,6 @@ GCRT_FN void gcrt_maxpool2d_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, in
     a.rows = (OH + a.blocks - 1) / a.blocks;
     a.blocks = (OH + a.rows - 1) / a.rows;
     /* a window tap costs about 4 of a GEMM's packed multiply-adds (as gcrt_dwconv2d_f32 counts) */
-    gcrt_parallel(gcrt_pool_for(pool, 4.0 * (double)NC * (double)(OH * OW) * (double)(KH * KW)), NC * a.blocks, GCRT_NO_SCRATCH,
+    gcrt_parallel(gcrt_pool_for(pool, gcrt_work(4, NC, OH * OW, KH * KW)), NC * a.blocks, GCRT_NO_SCRATCH,
                   gcrt_mp_tiles, &a);
 }

@@ -8,7 +8,7 @@
  * The packed layouts are written here from their definition in gcrt_cpu.h,
  * independently of the compiler's packer. Exit status 0 when all pass. */
 /* every kernel call splits over the pool, however small (gcrt_pool_for) */
-#define GCRT_PAR_MIN_WORK 0.0
+#define GCRT_PAR_MIN_WORK 0
 #include "gc_thread_pool.c"
 #include "gcrt_cpu.c"
 

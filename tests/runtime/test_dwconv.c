@@ -20,7 +20,7 @@
 #endif
 
 /* every kernel call splits over the pool, however small (gcrt_pool_for) */
-#define GCRT_PAR_MIN_WORK 0.0
+#define GCRT_PAR_MIN_WORK 0
 #include "gc_thread_pool.c"
 #include "gcrt_cpu.c"
 #include "gcrt_dwconv.c"

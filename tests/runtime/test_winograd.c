@@ -36,7 +36,7 @@
 #endif
 
 /* every kernel call splits over the pool, however small (gcrt_pool_for) */
-#define GCRT_PAR_MIN_WORK 0.0
+#define GCRT_PAR_MIN_WORK 0
 #include "../../runtime/cpu/gc_thread_pool.c"
 #include "../../runtime/cpu/gcrt_cpu.c"
 #include "../../runtime/cpu/gcrt_winograd.c"
