@@ -51,6 +51,11 @@ C compiler against the CUDA headers and libraries (`make NAME_main`, strict
 C99, linked, not run); without TOOL (the toolkit was not found at configure
 time) the run exits with status 77 before testing anything.
 
+`--every K [--offset R]` runs only the tests whose index in file order is R
+mod K (a sample, for CI's time budget); with `--compile-all` every other test
+is still compiled (graphc compile, no build and no run), so that a compile
+failure or a CUDA refusal anywhere in the folder still counts.
+
 Unless --no-coverage, the driver also checks that every op listed in
 ir/ops.def has at least one positive and one `_err_` test. It prints one line
 per failure and closes with "N passed, M failed"; the exit status is non-zero
@@ -225,6 +230,33 @@ def check_error(args, f, text, work, msg):
     return None
 
 
+def c_name(f):
+    """The model name a test compiles under: the file stem made a C identifier."""
+    cname = re.sub(r"[^A-Za-z0-9_]", "_", Path(f).stem)
+    if not re.match(r"[A-Za-z_]", cname):
+        cname = "t_" + cname
+    return cname[:40].rstrip("_")  # graphc's limit for model names
+
+
+def compile_test(args, f, fold, cdir, cname):
+    """graphc compile of test f into cdir; None, REFUSED or the failure reason."""
+    target = [] if args.target == "c" else [f"--target={args.target}"] + (["--cuda-jit"] if args.cuda_jit else [])
+    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname, f"-O{args.opt}"] + fold + target)
+    if p.returncode == 1 and args.target == "cuda" and "the CUDA backend" in p.stderr and not cdir.exists():
+        return REFUSED
+    if p.returncode != 0:
+        return f"graphc compile failed, {describe(p)}"
+    return None
+
+
+def check_compiles(args, f, text, work):
+    """--compile-all, a test outside the --every sample: graphc compile only (no build, no run)."""
+    if ERR_RE.match(text.split("\n", 1)[0]):
+        return None
+    fold = [] if FOLD_RE.search(text) else ["--no-fold"]
+    return compile_test(args, f, fold, work / "c", c_name(f))
+
+
 def check_run(args, f, text, work):
     gname, inputs, ranges, (atol, rtol) = parse_test(text)
     if not gname:
@@ -251,16 +283,10 @@ def check_run(args, f, text, work):
     p = run([args.graphc, "run", f, str(out_ref)] + fold + in_files)
     if p.returncode != 0:
         return f"graphc run failed, {describe(p)}"
-    cname = re.sub(r"[^A-Za-z0-9_]", "_", Path(f).stem)
-    if not re.match(r"[A-Za-z_]", cname):
-        cname = "t_" + cname
-    cname = cname[:40].rstrip("_")  # graphc's limit for model names
-    target = [] if args.target == "c" else [f"--target={args.target}"] + (["--cuda-jit"] if args.cuda_jit else [])
-    p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname, f"-O{args.opt}"] + fold + target)
-    if p.returncode == 1 and args.target == "cuda" and "the CUDA backend" in p.stderr and not cdir.exists():
-        return REFUSED
-    if p.returncode != 0:
-        return f"graphc compile failed, {describe(p)}"
+    cname = c_name(f)
+    why = compile_test(args, f, fold, cdir, cname)
+    if why:
+        return why
     if args.target == "cuda":
         cflags = " ".join(["-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"])
         if os.environ.get("GRAPHC_SANITIZE") == "1":
@@ -337,12 +363,19 @@ def run_one(args, f, root_work):
     work.mkdir(parents=True)
     m = ERR_RE.match(first)
     try:
-        why = check_error(args, f, text, work, m.group(1)) if m else check_run(args, f, text, work)
+        if not in_sample(args, f):
+            why = check_compiles(args, f, text, work)
+        else:
+            why = check_error(args, f, text, work, m.group(1)) if m else check_run(args, f, text, work)
     except Exception as e:  # a driver bug or unreadable output must fail the test, not the run
         why = f"driver error: {type(e).__name__}: {e}"
     if (not why or why == REFUSED) and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return why
+
+
+def in_sample(args, f):
+    return args.file_index[f] % args.every == args.offset % args.every
 
 
 def op_names(ops_def):
@@ -384,6 +417,11 @@ def main():
                     help="backend (default c); cuda runs the generated CUDA on the CPU emulation")
     ap.add_argument("--every", type=int, default=1,
                     help="run only every K-th test in file order (a sample; the sanitizer build's CUDA run)")
+    ap.add_argument("--offset", type=int, default=0,
+                    help="with --every K: the sample is the tests whose index in file order is this, mod K")
+    ap.add_argument("--compile-all", action="store_true",
+                    help="with --every: still compile (graphc compile only) every test outside the sample, so "
+                         "that a compile failure or a --max-refused refusal anywhere is caught")
     ap.add_argument("--nvcc-every", type=int, default=0,
                     help="with --target cuda: also compile every K-th passing test's .cu with nvcc")
     ap.add_argument("--cuda-jit", action="store_true",
@@ -397,7 +435,7 @@ def main():
     args.graphc = os.path.abspath(args.graphc)
 
     files = sorted(str(p) for p in Path(args.dir).rglob("*.gir"))
-    failures, passed, refused = [], 0, []
+    failures, passed, refused, compiled = [], 0, [], 0
     args.file_index = {f: i for i, f in enumerate(files)}
     args.nvcc_done, args.nvrtc_done = [], []
     if args.nvrtc is not None:
@@ -420,8 +458,8 @@ def main():
     if not args.coverage_only:
         if args.filter:
             files = [f for f in files if args.filter in f]
-        if args.every > 1:
-            files = [f for f in files if args.file_index[f] % args.every == 0]
+        if args.every > 1 and not args.compile_all:
+            files = [f for f in files if in_sample(args, f)]
         root_work = Path(args.work or tempfile.mkdtemp(prefix="graphc-optests-")).resolve()
         root_work.mkdir(parents=True, exist_ok=True)
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
@@ -432,8 +470,10 @@ def main():
                 elif why:
                     failures.append(f"FAIL {f}: {why}")
                     print(failures[-1], flush=True)
-                else:
+                elif in_sample(args, f):
                     passed += 1
+                else:
+                    compiled += 1
         if not args.work and not args.keep and not any(f.startswith("FAIL") for f in failures):
             shutil.rmtree(root_work, ignore_errors=True)
     for line in failures:
@@ -444,12 +484,14 @@ def main():
             print(f"nvcc compiled the CUDA of {len(args.nvcc_done)} tests ({args.nvcc})")
         if args.nvrtc:
             print(f"NVRTC compiled the kernels, and cc the host code, of {len(args.nvrtc_done)} tests ({args.nvrtc})")
-        print(f"{passed} passed, {len(failures)} failed, {len(refused)} refused by the CUDA backend")
+        print(f"{passed} passed, {len(failures)} failed, {len(refused)} refused by the CUDA backend"
+              + (f", {compiled} outside the --every sample compiled only" if compiled else ""))
         if args.max_refused >= 0 and len(refused) > args.max_refused:
             print(f"FAIL: {len(refused)} tests refused, more than --max-refused {args.max_refused}")
             return 1
         return 1 if failures else 0
-    print(f"{passed} passed, {len(failures)} failed")
+    print(f"{passed} passed, {len(failures)} failed"
+          + (f", {compiled} outside the --every sample compiled only" if compiled else ""))
     return 1 if failures else 0
 
 
