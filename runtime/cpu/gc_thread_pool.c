@@ -11,21 +11,28 @@
  * done, not the throughput of a task queue.
  *
  * Algorithm. A job is published under the mutex: its function, argument,
- * task count, the task counter reset to 0, the count of unfinished tasks,
- * and a generation number bumped last. Workers (and the caller) claim
- * tasks with an atomic fetch-add on the counter until it passes the task
- * count, and decrement the unfinished count after each task; whoever
- * brings it to zero wakes the caller. Idle workers first spin for a while
- * watching the generation (a new job is then picked up within a fraction
- * of a microsecond), then sleep on a condition variable. The caller runs
- * tasks too, then spins briefly and finally sleeps until the unfinished
- * count is zero.
+ * task count, the task ranges, the count of unfinished tasks, and a
+ * generation number bumped last. The tasks are dealt out in contiguous
+ * ranges, one per thread (the caller is thread 0, worker i thread i + 1):
+ * each thread takes the tasks of its own range from the front, and when it
+ * has none left takes the others' from the back (a compare-and-swap on the
+ * range's packed front and back). The kernels hand contiguous runs of
+ * tiles to consecutive tasks, so a thread computes the same part of every
+ * kernel's output (the same rows of an image, for example) from one call
+ * to the next, and reads what it wrote itself from its own cache instead of
+ * from another core's; a thread that falls behind (a core taken by another
+ * process) still hands its last tasks over. Whoever finishes the last task
+ * (the unfinished count reaches zero) wakes the caller. Idle workers first
+ * spin for a while watching the generation (a new job is then picked up
+ * within a fraction of a microsecond), then sleep on a condition variable.
+ * The caller runs tasks too, then spins briefly and finally sleeps until
+ * the unfinished count is zero.
  *
  * A worker joins a job (copies it and counts itself in `joined`) under the
  * mutex and leaves it under the mutex; a new job is published only when no
  * worker is still inside the previous one. So a worker that woke late
  * never claims a task of the next job with the previous job's function:
- * the counter is reset only when nobody can be between reading the job and
+ * the ranges are reset only when nobody can be between reading the job and
  * claiming from it.
  *
  * parallel_for is meant to be called by one thread at a time; a call made
@@ -43,15 +50,31 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Polls of an idle worker (for a new job) and of the waiting caller (for
  * the end of the job) before they sleep on a condition variable. */
 #define GC_POOL_SPIN 4096
 
+/* One thread's range of tasks: front (low 32 bits) and back (high 32 bits),
+ * the tasks [front, back) not yet taken; a cache line of its own. */
+typedef struct GcPoolRange {
+    uint64_t fb;
+    char pad[64 - sizeof(uint64_t)];
+} GcPoolRange;
+
+/* A worker thread and its index among the job's threads (1..n_workers). */
+typedef struct GcPoolWorker {
+    struct GcPthreadPool *pool;
+    int index;
+} GcPoolWorker;
+
 struct GcPthreadPool {
     int n_threads;
     int n_workers; /* threads created: n_threads - 1 */
     pthread_t *threads;
+    GcPoolWorker *workers;
+    GcPoolRange range[GC_PTHREAD_POOL_MAX];
     pthread_mutex_t mu;
     pthread_cond_t wake; /* a new job or stop (workers wait on it) */
     pthread_cond_t done; /* unfinished or joined reached 0 (the caller waits on it) */
@@ -59,7 +82,6 @@ struct GcPthreadPool {
     GcTaskFn fn;
     void *arg;
     int64_t n_tasks;
-    int64_t next;       /* the next task to claim (atomic) */
     int64_t unfinished; /* tasks not yet finished (atomic) */
     unsigned gen;       /* bumped per job (atomic: workers poll it) */
     int joined;         /* workers inside the current job (under mu) */
@@ -74,30 +96,49 @@ static void gc_pool_pause(void)
 #endif
 }
 
-/* Claims and runs tasks of the job (fn, arg, n) until none is left;
- * signals the caller when the last unfinished task is done. */
-static void gc_pool_work(GcPthreadPool *p, GcTaskFn fn, void *arg, int64_t n)
+/* Takes a task from range r: its front (own) or its back (another
+ * thread's); -1 when r is empty. */
+static int64_t gc_pool_take(GcPoolRange *r, int own)
 {
+    uint64_t v = __atomic_load_n(&r->fb, __ATOMIC_RELAXED);
     for (;;) {
-        int64_t t = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-        if (t >= n) return;
-        fn(arg, t);
-        if (__atomic_sub_fetch(&p->unfinished, 1, __ATOMIC_ACQ_REL) == 0) {
-            pthread_mutex_lock(&p->mu);
-            pthread_cond_broadcast(&p->done);
-            pthread_mutex_unlock(&p->mu);
+        const uint32_t front = (uint32_t)v, back = (uint32_t)(v >> 32);
+        uint64_t want;
+        if (front >= back) return -1;
+        want = own ? v + 1u : (uint64_t)(back - 1u) << 32 | front;
+        if (__atomic_compare_exchange_n(&r->fb, &v, want, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            return own ? (int64_t)front : (int64_t)(back - 1u);
+    }
+}
+
+/* Runs tasks of the job (fn, arg) as thread `self`: its own range, then
+ * the others' until none is left; signals the caller when the last
+ * unfinished task is done. */
+static void gc_pool_work(GcPthreadPool *p, int self, GcTaskFn fn, void *arg)
+{
+    int i;
+    for (i = 0; i < p->n_threads; i++) {
+        GcPoolRange *r = &p->range[(self + i) % p->n_threads];
+        int64_t t;
+        while ((t = gc_pool_take(r, i == 0)) >= 0) {
+            fn(arg, t);
+            if (__atomic_sub_fetch(&p->unfinished, 1, __ATOMIC_ACQ_REL) == 0) {
+                pthread_mutex_lock(&p->mu);
+                pthread_cond_broadcast(&p->done);
+                pthread_mutex_unlock(&p->mu);
+            }
         }
     }
 }
 
 static void *gc_pool_worker(void *ctx)
 {
-    GcPthreadPool *p = (GcPthreadPool *)ctx;
+    GcPthreadPool *p = ((GcPoolWorker *)ctx)->pool;
+    const int self = ((GcPoolWorker *)ctx)->index;
     unsigned seen = 0; /* gen starts at 0: no job is missed */
     for (;;) {
         GcTaskFn fn;
         void *arg;
-        int64_t n;
         int i;
         for (i = 0; i < GC_POOL_SPIN && __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) == seen; i++) gc_pool_pause();
         pthread_mutex_lock(&p->mu);
@@ -109,11 +150,10 @@ static void *gc_pool_worker(void *ctx)
         seen = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
         fn = p->fn;
         arg = p->arg;
-        n = p->n_tasks;
         p->joined++;
         pthread_mutex_unlock(&p->mu);
 
-        gc_pool_work(p, fn, arg, n);
+        gc_pool_work(p, self, fn, arg);
 
         pthread_mutex_lock(&p->mu);
         if (--p->joined == 0) pthread_cond_broadcast(&p->done);
@@ -127,7 +167,7 @@ static void gc_pool_parallel_for(void *ctx, int64_t n_tasks, GcTaskFn fn, void *
     int64_t t;
     int i;
     if (n_tasks <= 0) return;
-    if (!p || p->n_workers == 0 || n_tasks == 1) {
+    if (!p || p->n_workers == 0 || n_tasks == 1 || n_tasks > (int64_t)UINT32_MAX) {
         for (t = 0; t < n_tasks; t++) fn(arg, t);
         return;
     }
@@ -142,13 +182,17 @@ static void gc_pool_parallel_for(void *ctx, int64_t n_tasks, GcTaskFn fn, void *
     p->fn = fn;
     p->arg = arg;
     p->n_tasks = n_tasks;
-    __atomic_store_n(&p->next, 0, __ATOMIC_RELAXED);
+    for (i = 0; i < p->n_threads; i++) { /* thread i's range: tasks [i n / T, (i + 1) n / T) */
+        const uint64_t front = (uint64_t)(i * n_tasks / p->n_threads);
+        const uint64_t back = (uint64_t)((i + 1) * n_tasks / p->n_threads);
+        __atomic_store_n(&p->range[i].fb, back << 32 | front, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&p->unfinished, n_tasks, __ATOMIC_RELAXED);
     __atomic_store_n(&p->gen, p->gen + 1u, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
 
-    gc_pool_work(p, fn, arg, n_tasks);
+    gc_pool_work(p, 0, fn, arg);
 
     for (i = 0; i < GC_POOL_SPIN && __atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) != 0; i++) gc_pool_pause();
     pthread_mutex_lock(&p->mu);
@@ -169,6 +213,7 @@ static void gc_pool_destroy(GcPthreadPool *p, int n)
     pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mu);
+    free(p->workers);
     free(p->threads);
     free(p);
 }
@@ -176,40 +221,41 @@ static void gc_pool_destroy(GcPthreadPool *p, int n)
 GcPthreadPool *gc_pthread_pool_start(int n_threads)
 {
     GcPthreadPool *p;
-    int i;
+    void *mem;
+    const size_t n_alloc = (size_t)(n_threads > 1 ? n_threads - 1 : 1);
+    int i, stage = 0;
     if (n_threads < 1 || n_threads > GC_PTHREAD_POOL_MAX) return NULL;
-    p = (GcPthreadPool *)calloc(1, sizeof *p);
-    if (!p) return NULL;
+    /* cache-line aligned, so that every thread's task range has a line of its own */
+    if (posix_memalign(&mem, 64, sizeof *p) != 0) return NULL;
+    p = (GcPthreadPool *)mem;
+    memset(p, 0, sizeof *p);
     p->n_threads = n_threads;
     p->n_workers = n_threads - 1;
-    p->threads = (pthread_t *)calloc((size_t)(n_threads > 1 ? n_threads - 1 : 1), sizeof *p->threads);
-    if (!p->threads) {
-        free(p);
-        return NULL;
+    p->threads = (pthread_t *)calloc(n_alloc, sizeof *p->threads);
+    p->workers = (GcPoolWorker *)calloc(n_alloc, sizeof *p->workers);
+    if (p->threads && p->workers && pthread_mutex_init(&p->mu, NULL) == 0) {
+        stage = 1;
+        if (pthread_cond_init(&p->wake, NULL) == 0) {
+            stage = 2;
+            if (pthread_cond_init(&p->done, NULL) == 0) stage = 3;
+        }
     }
-    if (pthread_mutex_init(&p->mu, NULL) != 0) {
+    if (stage < 3) {
+        if (stage >= 2) pthread_cond_destroy(&p->wake);
+        if (stage >= 1) pthread_mutex_destroy(&p->mu);
+        free(p->workers);
         free(p->threads);
         free(p);
         return NULL;
     }
-    if (pthread_cond_init(&p->wake, NULL) != 0) {
-        pthread_mutex_destroy(&p->mu);
-        free(p->threads);
-        free(p);
-        return NULL;
-    }
-    if (pthread_cond_init(&p->done, NULL) != 0) {
-        pthread_cond_destroy(&p->wake);
-        pthread_mutex_destroy(&p->mu);
-        free(p->threads);
-        free(p);
-        return NULL;
-    }
-    for (i = 0; i < p->n_workers; i++)
-        if (pthread_create(&p->threads[i], NULL, gc_pool_worker, p) != 0) {
+    for (i = 0; i < p->n_workers; i++) {
+        p->workers[i].pool = p;
+        p->workers[i].index = i + 1;
+        if (pthread_create(&p->threads[i], NULL, gc_pool_worker, &p->workers[i]) != 0) {
             gc_pool_destroy(p, i);
             return NULL;
         }
+    }
     return p;
 }
 

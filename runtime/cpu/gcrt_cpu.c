@@ -796,7 +796,9 @@ typedef struct GcrtSlide {
     int64_t off[GCRT_SLIDE_MAX_KW]; /* tap kw's first float within a padded row */
 } GcrtSlide;
 
-/* Rows [t0, t1) of the padded copy (row r: channel r / Hp, padded row r % Hp). */
+/* Rows [t0, t1) of the padded copy, row by row across the channels (tile r:
+ * padded row r / C of channel r % C), so that a pool's thread copies the
+ * rows of the image it computes from (the slide tiles go by output row). */
 static void gcrt_slide_pad(void *arg, int64_t t0, int64_t t1, int slot)
 {
     const GcrtSlide *s = (const GcrtSlide *)arg;
@@ -804,8 +806,8 @@ static void gcrt_slide_pad(void *arg, int64_t t0, int64_t t1, int slot)
     const int64_t sw = cv->sw;
     (void)slot;
     for (int64_t r = t0; r < t1; r++) {
-        const int64_t c = r / s->Hp, ih = r % s->Hp - cv->pt;
-        float *d = cv->ws + r * sw * s->Wh;
+        const int64_t c = r % cv->C, ih = r / cv->C - cv->pt;
+        float *d = cv->ws + (c * s->Hp + r / cv->C) * sw * s->Wh;
         for (int64_t q = 0; q < sw; q++, d += s->Wh) {
             if (ih < 0 || ih >= cv->H) {
                 gcrt_vzero(d, s->Wh);

@@ -1,7 +1,11 @@
 /* gcrt_maxpool.c — 2-D max pooling, f32, NCHW (see gcrt_maxpool.h).
  *
  * Tiles: whole planes, or blocks of output rows when there are fewer than
- * GCRT_MP_MIN_TILES planes (the split depends on the shapes only). Each
+ * GCRT_MP_MIN_TILES planes, or, on a pool of T threads and planes of at
+ * least GCRT_MP_SPLIT_ROWS output rows, at least T blocks of rows per plane,
+ * taken block by block across the planes (as the depthwise convolution
+ * does, so that thread i gets the rows the kernels around it give it); an
+ * output never depends on the split. Each
  * output row is computed in two passes over a stack buffer v that stands
  * for a stretch of the padded input row, column i of v at input column
  * c0 + i:
@@ -41,10 +45,14 @@
 #endif
 #define GCRT_MP_SLACK 32
 #define GCRT_MP_MIN_TILES 64
+/* Smaller planes are not cut for a pool's threads: they would write the two
+ * ends of every plane's boundary cache lines (as gcrt_dwconv.c measured). */
+#define GCRT_MP_SPLIT_ROWS 32
 
 typedef struct GcrtMpArgs {
     int64_t H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;
-    int64_t rows, blocks; /* output rows per tile, tiles per plane */
+    int64_t NC;           /* planes */
+    int64_t rows, blocks; /* output rows per tile, tiles per plane; tile t: block t / NC of plane t % NC */
     const float *X;
     float *Y;
 } GcrtMpArgs;
@@ -136,7 +144,7 @@ static void gcrt_mp_tiles(void *arg, int64_t t0, int64_t t1, int slot)
     (void)slot;
     for (i = 0; i < GCRT_MP_SLACK; i++) v[GCRT_MP_BUF + i] = -INFINITY;
     for (t = t0; t < t1; t++) {
-        const int64_t q = t / a->blocks, oh0 = t % a->blocks * a->rows;
+        const int64_t q = t % a->NC, oh0 = t / a->NC * a->rows;
         const int64_t oh1 = oh0 + a->rows < a->OH ? oh0 + a->rows : a->OH;
         const float *x = a->X + q * a->H * a->W;
         int64_t oh;
@@ -177,7 +185,12 @@ GCRT_FN void gcrt_maxpool2d_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, in
                                 const float *X, float *Y, const GcThreadPool *pool)
 {
     GcrtMpArgs a;
+    int64_t threads;
     if (NC <= 0 || OH <= 0 || OW <= 0) return;
+    /* a window tap costs about 4 of a GEMM's packed multiply-adds (as gcrt_dwconv2d_f32 counts) */
+    pool = gcrt_pool_for(pool, gcrt_work(4, NC, OH * OW, KH * KW));
+    threads = pool && pool->parallel_for ? pool->n_threads : 1;
+    a.NC = NC;
     a.H = W > 0 ? H : 0;
     a.W = W;
     a.OH = OH;
@@ -192,14 +205,10 @@ GCRT_FN void gcrt_maxpool2d_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, in
     a.pl = pl;
     a.X = X;
     a.Y = Y;
-    a.blocks = 1;
-    if (NC < GCRT_MP_MIN_TILES) {
-        a.blocks = (GCRT_MP_MIN_TILES + NC - 1) / NC;
-        if (a.blocks > OH) a.blocks = OH;
-    }
+    a.blocks = NC < GCRT_MP_MIN_TILES ? (GCRT_MP_MIN_TILES + NC - 1) / NC : 1;
+    if (a.blocks < threads && OH >= GCRT_MP_SPLIT_ROWS) a.blocks = threads;
+    if (a.blocks > OH) a.blocks = OH;
     a.rows = (OH + a.blocks - 1) / a.blocks;
     a.blocks = (OH + a.rows - 1) / a.rows;
-    /* a window tap costs about 4 of a GEMM's packed multiply-adds (as gcrt_dwconv2d_f32 counts) */
-    gcrt_parallel(gcrt_pool_for(pool, gcrt_work(4, NC, OH * OW, KH * KW)), NC * a.blocks, GCRT_NO_SCRATCH,
-                  gcrt_mp_tiles, &a);
+    gcrt_parallel(pool, NC * a.blocks, GCRT_NO_SCRATCH, gcrt_mp_tiles, &a);
 }

@@ -140,6 +140,8 @@ def main():
     ap.add_argument("--sample", type=int, default=1,
                     help="check one op test in SAMPLE (chosen by a hash of its path; the dedicated cases all "
                          "run) and skip the coverage check: the sanitizer build's shorter run")
+    ap.add_argument("--sample-cases", type=int, default=1,
+                    help="check one dedicated case in SAMPLE_CASES (by the same hash; with --sample > 1)")
     args = ap.parse_args()
     args.graphc = str(Path(args.graphc).resolve())
     Path(args.work).mkdir(parents=True, exist_ok=True)
@@ -148,9 +150,13 @@ def main():
     subprocess.run([sys.executable, str(ROOT / "tests/grad/gen_cases.py"), str(gen), "--seed", str(args.seed)], check=True)
     dedicated = sorted(str(p) for p in (ROOT / "tests/grad/cases").rglob("*.gir")) + sorted(str(p) for p in gen.rglob("*.gir"))
     optests = [] if args.no_op_tests else sorted(str(p) for p in (ROOT / "tests/ops").rglob("*.gir"))
+    def sampled(files, k):
+        return [f for f in files
+                if int.from_bytes(hashlib.sha256(os.path.relpath(f, ROOT).encode()).digest()[:4], "little") % k == 0]
     if args.sample > 1:
-        optests = [f for f in optests
-                   if int.from_bytes(hashlib.sha256(os.path.relpath(f, ROOT).encode()).digest()[:4], "little") % args.sample == 0]
+        optests = sampled(optests, args.sample)
+        if args.sample_cases > 1:
+            dedicated = sampled(dedicated, args.sample_cases)
     cases = [(f, True) for f in dedicated] + [(f, args.compile) for f in optests]
     if args.only:
         cases = [c for c in cases if args.only in c[0]]
