@@ -251,8 +251,9 @@ def compile_test(args, f, fold, cdir, cname):
 
 def check_compiles(args, f, text, work):
     """--compile-all, a test outside the --every sample: graphc compile only (no build, no run)."""
-    if ERR_RE.match(text.split("\n", 1)[0]):
-        return None
+    m = ERR_RE.match(text.split("\n", 1)[0])
+    if m:
+        return check_error(args, f, text, work, m.group(1))
     fold = [] if FOLD_RE.search(text) else ["--no-fold"]
     return compile_test(args, f, fold, work / "c", c_name(f))
 

@@ -63,7 +63,7 @@ SAN = os.environ.get("GRAPHC_SANITIZE") == "1"
 SAN_FLAGS = optests.SAN_FLAGS.split() if SAN else []
 # The CI seeds: about 40 s and 20 s on 2 cores in the Release build; the sanitizer build
 # (GRAPHC_SANITIZE=1, generated programs built with ASan/UBSan, about 4x slower) runs the first quarter.
-CI_GIR = dict(seed=1, count=100 if SAN else 300, pack=20)
+CI_GIR = dict(seed=1, count=100 if SAN else 200, pack=20)
 CI_TORCH = dict(seed=1, count=32 if SAN else 96, pack=8)
 LOCK = threading.Lock()
 
