@@ -112,11 +112,11 @@
  * takes the i-th T-th of the rows of every plane, the part of the image the
  * convolutions before and after give it (they split by position), so it
  * reads its input from its own cache (measured, MobileNetV2 at 2 threads:
- * its 1x1 convolutions 10 to 25% faster). Smaller planes, and the flat
+ * its 1x1 convolutions 5 to 16% faster). Smaller planes, and the flat
  * path's, stay whole: the two threads would write the two ends of every
- * plane's boundary cache lines (14x14 depthwise layers took 20% longer
- * split by rows), and the 1x1 convolutions around the flat path's maps
- * (GCRT_CONV_WHOLE) split by channel anyway. */
+ * plane's boundary cache lines (14x14 depthwise layers took about 20%
+ * longer split by rows), and the 1x1 convolutions around the flat path's
+ * maps (GCRT_CONV_WHOLE) split by channel anyway. */
 #define GCRT_DW_MIN_TILES 64
 #define GCRT_DW_SPLIT_ROWS 32
 
@@ -682,10 +682,11 @@ typedef struct GcrtDwFlat {
     uint16_t m[GCRT_DW_FLAT_MAXV * 25];
 } GcrtDwFlat;
 
-/* Whether the flat path takes the call: a 3x3 or 5x5 filter, stride 1, on whole planes of at
- * most GCRT_DW_FLAT_MAXV vectors, at least GCRT_DW_MIN_TILES of them, with W == OW (the input offset of a tap is then the same for
- * every output: input (oh + dy, ow + dx) is plane element oh*OW + ow + dy*W + dx) and rows of at
- * most V/2 (wider rows waste fewer lanes on the multi-row path, which measured faster). */
+/* Whether the flat path takes the call: a 3x3 or 5x5 filter, stride 1, on at least
+ * GCRT_DW_MIN_TILES whole planes of at most GCRT_DW_FLAT_MAXV vectors, with W == OW (the input
+ * offset of a tap is then the same for every output: input (oh + dy, ow + dx) is plane element
+ * oh*OW + ow + dy*W + dx) and rows of at most V/2 (wider rows waste fewer lanes on the multi-row
+ * path, which measured faster). */
 GCRT_DW_INLINE int gcrt_dw_flat_ok(const GcrtDwArgs *a)
 {
     const int k = ((a->KH == 3 && a->KW == 3) || (a->KH == 5 && a->KW == 5)) && a->dw == 1;
