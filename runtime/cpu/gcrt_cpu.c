@@ -44,7 +44,7 @@ static void gcrt_split_task(void *arg, int64_t j)
 /* See gcrt_cpu.h. */
 GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_slots, GcrtRangeFn fn, void *arg)
 {
-    int64_t k = pool && pool->parallel_for ? pool->n_threads : 1;
+    int64_t k = gcrt_pool_threads(pool);
     if (k > n_tiles) k = n_tiles;
     if (k > max_slots) k = max_slots;
     if (n_tiles <= 0) return;

@@ -83,6 +83,12 @@ static inline const GcThreadPool *gcrt_pool_for(const GcThreadPool *pool, int64_
     return work < GCRT_PAR_MIN_WORK ? (const GcThreadPool *)0 : pool;
 }
 
+/* The tasks that may run at once on pool (1 without a pool). */
+static inline int64_t gcrt_pool_threads(const GcThreadPool *pool)
+{
+    return pool && pool->parallel_for ? pool->n_threads : 1;
+}
+
 /* min(a * b * c * d, GCRT_PAR_MIN_WORK) for factors >= 0, in integers that
  * cannot overflow (no double arithmetic: a Cortex-M4's FPU has none). */
 static inline int64_t gcrt_work(int64_t a, int64_t b, int64_t c, int64_t d)

@@ -855,7 +855,7 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
     if (planes <= 0 || OH <= 0 || OW <= 0) return;
     /* a depthwise tap costs about 4 of a GEMM's packed multiply-adds (loads, no reuse across channels) */
     pool = gcrt_pool_for(pool, gcrt_work(4, planes, OH * OW, KH * KW));
-    threads = pool && pool->parallel_for ? pool->n_threads : 1;
+    threads = gcrt_pool_threads(pool);
     a.planes = planes;
     a.C = C;
     a.H = W > 0 ? H : 0; /* an empty image: every tap is padding */

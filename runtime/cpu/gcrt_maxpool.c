@@ -189,7 +189,7 @@ GCRT_FN void gcrt_maxpool2d_f32(int64_t NC, int64_t H, int64_t W, int64_t OH, in
     if (NC <= 0 || OH <= 0 || OW <= 0) return;
     /* a window tap costs about 4 of a GEMM's packed multiply-adds (as gcrt_dwconv2d_f32 counts) */
     pool = gcrt_pool_for(pool, gcrt_work(4, NC, OH * OW, KH * KW));
-    threads = pool && pool->parallel_for ? pool->n_threads : 1;
+    threads = gcrt_pool_threads(pool);
     a.NC = NC;
     a.H = W > 0 ? H : 0;
     a.W = W;
