@@ -156,7 +156,7 @@ def export(name, module, x, folder, opset):
         warnings.simplefilter("ignore")
         torch.onnx.export(module, (torch.from_numpy(x),), str(folder / "model.onnx"), opset_version=opset,
                           do_constant_folding=True, input_names=["x"], output_names=["y"],
-                          training=torch.onnx.TrainingMode.EVAL)
+                          training=torch.onnx.TrainingMode.EVAL, **torch_models.legacy_exporter(torch))
     meta.write_text(json.dumps(key))
     return True
 

@@ -58,6 +58,7 @@ files, guard, table) runs anywhere; its times are the emulator's, meaningless as
 1 block of 1 run, no warm-up). The script runs under whichever Python has torch, numpy and onnx.
 """
 import argparse
+import concurrent.futures
 import copy
 import ctypes
 import os
@@ -201,7 +202,7 @@ def short(e):
     return f"{type(e).__name__}: {first[:60]}" if first else type(e).__name__
 
 
-def torch_configs(torch, module, x, precision, device, warmup, label):
+def torch_configs(torch, module, x, precision, device, warmup, label, chosen=CONFIGS):
     """{config: (callable, None) or (None, reason)}: each configuration built on its own copy of the
     module and warmed up (the compiling run included); one that fails is reported, not run."""
     if device is None:
@@ -211,6 +212,9 @@ def torch_configs(torch, module, x, precision, device, warmup, label):
     base = copy.deepcopy(module).to(device=device, dtype=dtype).eval()
     out = {}
     for c in CONFIGS:
+        if c not in chosen:
+            out[c] = (None, "not run: --configs")
+            continue
         if c != "eager" and device == "cpu":
             out[c] = (None, "--emu: CPU, eager only")
             continue
@@ -297,6 +301,11 @@ def main():
     ap.add_argument("--reps", type=int, help="timed runs per block (default: about 0.75 s of the slowest side; "
                                              "--emu 1)")
     ap.add_argument("--warmup", type=int, help="untimed runs after setup on each side (default 10; --emu 0)")
+    ap.add_argument("--configs", default=",".join(CONFIGS),
+                    help="comma-separated PyTorch configurations to run, of %(default)s (torch.compile's "
+                         "max-autotune takes minutes per row; one left out prints as n/a)")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 1,
+                    help="rows compiled and built at once before the timing (default: the CPU count)")
     ap.add_argument("--quick", action="store_true", help="smoke test: 2 blocks of about 0.25 s")
     ap.add_argument("--build-only", action="store_true",
                     help="export, compile and build every library and driver, then stop (no GPU needed)")
@@ -319,6 +328,10 @@ def main():
         if p not in ("fp32", "fp16"):
             sys.exit(f"unknown precision {p!r} (known: fp32, fp16)")
     args.cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    args.configs = args.configs.split(",")
+    for c in args.configs:
+        if c not in CONFIGS:
+            sys.exit(f"unknown configuration {c!r} (known: {', '.join(CONFIGS)})")
 
     try:
         arch, dev_name = probe_device()
@@ -371,16 +384,37 @@ def main():
           f"block{'s' if blocks > 1 else ''} per row, {warmup} warm-up runs, medians over all timed runs "
           f"({'clock' if args.emu else 'event'}, run, {'clock' if args.emu else 'event, synchronize'})", flush=True)
 
-    rows = []
-    failed = False
-    device_line = None
+    # Exports first (torch, in this thread), then every row's graphc compile and nvcc build at once
+    # (-j), then the timing, row by row.
+    exports = {}
     for name in names:
         for batch in batches:
             bfolder = work / f"{name}_b{batch}"
             bfolder.mkdir(parents=True, exist_ok=True)
             module, x = cvt.build_module(name, batch)
             x.tofile(bfolder / "in.bin")
-            exported = cvt.export(name, module, x, bfolder, args.opset)
+            exports[name, batch] = (bfolder, module, x, cvt.export(name, module, x, bfolder, args.opset))
+    built = {}
+
+    def build_row(key):
+        name, batch, prec = key
+        folder = exports[name, batch][0] / prec
+        folder.mkdir(parents=True, exist_ok=True)
+        t0 = time.time()
+        try:
+            exe, flags = graphc_build(args, folder, prec)
+            built[key] = (exe, flags, None, time.time() - t0)
+        except Failed as e:
+            built[key] = (None, None, str(e), time.time() - t0)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
+        list(pool.map(build_row, [(n, b, p) for n in names for b in batches for p in precisions]))
+
+    rows = []
+    failed = False
+    device_line = None
+    for name in names:
+        for batch in batches:
+            bfolder, module, x, exported = exports[name, batch]
             expected, half_err = None, None
             if not args.build_only:
                 with torch.no_grad():
@@ -395,15 +429,13 @@ def main():
                 r = {"model": name, "batch": batch, "prec": prec, "g": None, "t": {}, "na": {}, "ok": None,
                      "guard": None, "error": None}
                 rows.append(r)
-                t0 = time.time()
-                try:
-                    exe, flags = graphc_build(args, folder, prec)
-                    print(f"# {label}: {'exported, ' if exported else 'cached export, '}graphc compile + build "
-                          f"{time.time() - t0:.1f} s ({'cc' if args.emu else 'nvcc'} {flags})", flush=True)
-                except Failed as e:
-                    r["error"], failed = str(e), True
-                    print(f"# {label}: graphc FAILED: {e}", flush=True)
+                exe, flags, err, secs = built[name, batch, prec]
+                if err:
+                    r["error"], failed = err, True
+                    print(f"# {label}: graphc FAILED: {err}", flush=True)
                     continue
+                print(f"# {label}: {'exported, ' if exported else 'cached export, '}graphc compile + build "
+                      f"{secs:.1f} s ({'cc' if args.emu else 'nvcc'} {flags})", flush=True)
                 if args.build_only:
                     continue
                 drv = None
@@ -423,7 +455,7 @@ def main():
                     if drv:
                         drv.close()
                     drv = None
-                configs = torch_configs(torch, module, x, prec, device, warmup, label)
+                configs = torch_configs(torch, module, x, prec, device, warmup, label, args.configs)
                 fns = {c: fn for c, (fn, why) in configs.items() if fn is not None}
                 r["na"] = {c: why for c, (fn, why) in configs.items() if fn is None}
                 reps = args.reps or (1 if args.emu else None)

@@ -245,6 +245,17 @@ def half_guard(got, expected, precision, half_err):
     return rel, max(REL_TOL[precision], HALF_SLACK * half_err)
 
 
+def legacy_exporter(torch):
+    """torch.onnx.export's keyword arguments for the TorchScript exporter: from PyTorch 2.9 on the
+    default is the Dynamo exporter (dynamo=True), whose graphs differ from those this test is written
+    for; earlier versions (Debian's 1.13) have no such argument."""
+    import inspect
+    try:
+        return {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    except (TypeError, ValueError):
+        return {}
+
+
 def export(name, make, opset, folder, seed, precision="fp32", half=None):
     """Exports the model into folder/model.onnx, saves the input as folder/in0.npy and
     returns PyTorch's output (float32 ndarray); for a half precision, half_storage_error goes
@@ -263,7 +274,7 @@ def export(name, make, opset, folder, seed, precision="fp32", half=None):
         torch.onnx.export(module, (x,), str(folder / "model.onnx"), opset_version=opset,
                           do_constant_folding=True, input_names=["x"], output_names=["y"],
                           training=torch.onnx.TrainingMode.PRESERVE if name.rsplit("_op", 1)[0] in KEEP_BN
-                          else torch.onnx.TrainingMode.EVAL)
+                          else torch.onnx.TrainingMode.EVAL, **legacy_exporter(torch))
     np.save(folder / "in0.npy", x.numpy(), allow_pickle=False)
     if precision != "fp32":
         half["err"] = half_storage_error(module, x, expected, precision)
@@ -292,7 +303,10 @@ def check(args, folder, expected, times, blas, atol):
     if p.returncode != 0:
         return f"graphc compile (exit {p.returncode}): {one_line(p.stderr or p.stdout)}"
     t = time.time()
-    if args.target == "cuda":  # the generated CUDA as C99 on the CPU emulation (make emu)
+    if args.gpu:  # the generated Makefile's m_main: nvcc for the device's architecture, or cc with --cuda-jit
+        exe = "m_main"
+        p = run(["make", "-s", "m_main", f"NVCCFLAGS=-O2 -arch=sm_{args.gpu}"], cwd=cdir)
+    elif args.target == "cuda":  # the generated CUDA as C99 on the CPU emulation (make emu)
         exe = "m_main_emu"
         p = run(["make", "-s", "emu", "CFLAGS=" + " ".join(["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"] + SAN_FLAGS)],
                 cwd=cdir)
@@ -304,7 +318,7 @@ def check(args, folder, expected, times, blas, atol):
     times["build"] = time.time() - t
     if p.returncode != 0:
         return f"build failed (exit {p.returncode}): {one_line(p.stderr)}"
-    if args.nvrtc:  # the kernels through the real NVRTC, the host code built and linked against CUDA
+    if args.nvrtc and not args.gpu:  # the kernels through the real NVRTC, the host code built and linked against CUDA
         p = run([args.nvrtc, "--arch=sm_90", "m_kernels.cu"], cwd=cdir)
         if p.returncode != 0:
             return f"NVRTC failed (exit {p.returncode}): {one_line(p.stderr)}"
@@ -393,6 +407,10 @@ def main():
     ap.add_argument("--max-refused", type=int, default=-1,
                     help="with --target cuda: fail when more models than this are refused (a model the backend "
                          "refuses is counted apart, not as passed; default: no limit)")
+    ap.add_argument("--gpu", action="store_true",
+                    help="with --target cuda: build with the generated Makefile (nvcc -arch for device 0, or cc "
+                         "and NVRTC with --cuda-jit) and run on the GPU instead of the emulation; exit 77 "
+                         "(skipped) without a CUDA device")
     ap.add_argument("--export-only", action="store_true",
                     help="only export the models (needs --work; prints WORK/<model>_op<N> per model)")
     args = ap.parse_args()
@@ -401,6 +419,17 @@ def main():
     if args.precision != "fp32" and args.target != "cuda":
         sys.exit("--precision fp16/bf16 needs --target cuda")
     args.graphc = os.path.abspath(args.graphc)
+    if args.gpu:
+        if args.target != "cuda":
+            sys.exit("--gpu needs --target cuda")
+        p = run(["nvidia-smi", "--query-gpu=compute_cap,name", "--format=csv,noheader", "-i", "0"]) \
+            if shutil.which("nvidia-smi") else subprocess.CompletedProcess([], 1, "", "not installed")
+        if p.returncode != 0 or not p.stdout.strip():
+            print(f"SKIPPED: no CUDA device (nvidia-smi: {one_line(p.stderr or p.stdout) or 'nothing'})")
+            return 77
+        cap, name = [x.strip() for x in p.stdout.splitlines()[0].split(",", 1)]
+        args.gpu = cap.replace(".", "")
+        print(f"# on the GPU: {name}, sm_{args.gpu}", flush=True)
     if args.nvrtc is not None:
         if not args.nvrtc or not os.access(args.nvrtc, os.X_OK):
             print("SKIPPED: no nvrtc_check (the CUDA toolkit's NVRTC was not found when graphc was configured); "

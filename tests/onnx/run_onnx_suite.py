@@ -51,6 +51,17 @@ Without --suite the suite is generated into WORK/suite with
 root) using /usr/bin/python3 and Debian's python3-onnx, unless it is
 already there.
 
+--target cuda compiles with --target=cuda (--cuda-jit too with that flag) and
+builds m.cu (m.c with --cuda-jit) as C99 on graphc's CPU emulation
+(-DGC_CUDA_EMULATE), which needs no GPU; with --gpu it builds each test with
+its generated Makefile (nvcc for device 0's architecture, or cc and NVRTC
+with --cuda-jit) and runs it on the GPU (exit 77 without one). --build-only
+--arch N builds the GPU programs on a machine without a GPU and keeps each
+test's folder (program, inputs, state.json); --prebuilt then runs and checks
+them where the GPU is, with neither graphc nor a compiler. --f32-only keeps
+the tests whose model inputs and outputs are all float32, --expected-only
+those --expect names (tests/onnx/expected_pass_cuda.txt is the CUDA list).
+
 --expect FILE (one test name per line, '#' comments) turns the run into a
 regression guard: it closes with "N passed, M failed" over the listed tests
 and exits non-zero if any of them does not pass. --write-expect FILE writes
@@ -59,6 +70,7 @@ the names of the tests that passed in this run, to refresh that list.
 import argparse
 import concurrent.futures
 import csv
+import json
 import os
 import re
 import shutil
@@ -187,8 +199,9 @@ def graphc_failure(p, what):
 def run_test(args, test):
     """(status, detail, f32_only) for one test folder."""
     work = args.work / test.name
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    if not args.prebuilt:
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
     f32 = False
     try:
         ins, outs = model_ports(test / "model.onnx")
@@ -196,7 +209,7 @@ def run_test(args, test):
         status, detail = check_test(args, test, work, ins, outs)
     except Exception as e:  # a harness bug or unreadable data fails the test, not the run
         status, detail = "error", f"harness: {type(e).__name__}: {one_line(str(e))}"
-    if status in PASSING and not args.keep:
+    if status in PASSING and not args.keep and not args.prebuilt:
         shutil.rmtree(work, ignore_errors=True)
     return status, detail, f32
 
@@ -240,10 +253,17 @@ def override_declared_shapes(test, work, ins):
 def check_test(args, test, work, ins, outs):
     cdir = work / "c"
     data = test / "test_data_set_0"
+    if args.prebuilt:  # built by an earlier --build-only run: only run and check
+        sp = work / "state.json"
+        if not sp.exists():
+            return "error", "no prebuilt program (its --build-only run failed or did not include it)"
+        expected = [(load_pb(data / f"output_{k}.pb", t), t == TensorProto.BFLOAT16)
+                    for k, (t, _) in enumerate(outs)]
+        return run_built(args, test, work, test / "model.onnx", json.loads(sp.read_text()), expected)
     model, overridden = override_declared_shapes(test, work, ins)
     note = "; ".join(f"declared shape of {name} overridden by test data" for name in overridden)
     compile_cmd = [args.graphc, "compile", str(model), "-o", str(cdir), "--emit-main", "--name", "m",
-                   f"-O{args.opt}"]
+                   f"-O{args.opt}"] + args.target_flags
     p = run(compile_cmd)
     max_dim = []
     if p.returncode != 0 and args.max_dim and "--max-dim" in (p.stderr or ""):
@@ -276,13 +296,41 @@ def check_test(args, test, work, ins, outs):
             return graphc_failure(p, "graphc compile")
         in_files = in_files[: len(ins) - len(binds)]
     expected = [(load_pb(data / f"output_{k}.pb", t), t == TensorProto.BFLOAT16) for k, (t, _) in enumerate(outs)]
+    if args.target == "cuda" and not args.cuda_jit and not (cdir / "m.cu").exists():
+        return "error", "graphc wrote no m.cu for --target=cuda"
 
+    p = build(args, cdir)
+    if p.returncode != 0:
+        return "error", f"{'make' if args.gpu_arch else 'cc'} failed (exit {p.returncode}): {one_line(p.stderr)}"
+    state = {"in": [Path(f).name for f in in_files], "binds": binds, "max_dim": max_dim, "note": note}
+    if args.build_only:
+        (work / "state.json").write_text(json.dumps(state))
+        return "built", ""
+    return run_built(args, test, work, model, state, expected)
+
+
+def build(args, cdir):
+    """Builds cdir/m_main: the C target (or the CUDA target on graphc's CPU emulation) with cc, or
+    with a device architecture (--gpu, --build-only --arch) the generated Makefile's m_main (nvcc;
+    cc and NVRTC with --cuda-jit)."""
+    if args.gpu_arch:
+        return run(["make", "-s", "m_main", f"NVCCFLAGS=-O2 -arch=sm_{args.gpu_arch} -cudart shared"], cwd=cdir)
+    if args.target == "cuda":  # the generated CUDA as C99 on the emulation (gc_cuda_emu.h)
+        src = ["m.c"] if args.cuda_jit else ["-x", "c", "m.cu", "-x", "none"]
+        return run([CC] + CFLAGS + ["-DGC_CUDA_EMULATE", "-I.", "-o", "m_main"] + src
+                   + ["m_main.c", "m_weights.S", "-lm"], cwd=cdir)
     # the model at -O1, the driver (file I/O, most of the compile time of a small model) at -O0
     p = run([CC] + CFLAGS + ["-I.", "-c", "-o", "m.o", "m.c"], cwd=cdir)
     if p.returncode == 0:
         p = run([CC] + MAIN_CFLAGS + ["-I.", "-o", "m_main", "m.o", "m_main.c", "m_weights.S", "-lm"], cwd=cdir)
-    if p.returncode != 0:
-        return "error", f"cc failed (exit {p.returncode}): {one_line(p.stderr)}"
+    return p
+
+
+def run_built(args, test, work, model, state, expected):
+    """Runs work/c/m_main on the inputs of state (what check_test found) and checks the outputs."""
+    cdir = work / "c"
+    binds, max_dim, note = state["binds"], state["max_dim"], state["note"]
+    in_files = [str(work / f) for f in state["in"]]
     out_c = work / "out_c"
     p = run([str(cdir / "m_main"), str(out_c)] + in_files)
     if p.returncode != 0:
@@ -338,13 +386,14 @@ def read_expect(path):
 
 
 def summary_line(label, rows):
-    counts = {s: 0 for s in ("pass", "max-dim", "bound", "unsupported", "error", "wrong")}
+    counts = {s: 0 for s in ("pass", "max-dim", "bound", "unsupported", "error", "wrong", "built")}
     for s in rows:
         counts[s] += 1
     return (f"{label}: {len(rows)} tests: {counts['pass']} pass, {counts['max-dim']} pass with --max-dim, "
             f"{counts['bound']} pass with shape inputs bound, "
             f"{counts['unsupported']} unsupported, "
-            f"{counts['error']} error, {counts['wrong']} wrong")
+            f"{counts['error']} error, {counts['wrong']} wrong"
+            + (f", {counts['built']} built (not run)" if counts["built"] else ""))
 
 
 def main():
@@ -367,9 +416,46 @@ def main():
                     help="write the names of the passing tests to FILE (to refresh the --expect list)")
     ap.add_argument("--keep", action="store_true", help="keep the work folders of passing tests")
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per test")
+    ap.add_argument("--target", choices=("c", "cuda"), default="c",
+                    help="backend (default c); cuda runs the generated CUDA on graphc's CPU emulation (C99, "
+                         "-DGC_CUDA_EMULATE), or on the GPU with --gpu")
+    ap.add_argument("--cuda-jit", action="store_true", help="with --target cuda: compile with --cuda-jit")
+    ap.add_argument("--gpu", action="store_true",
+                    help="with --target cuda: build each test with its Makefile (nvcc -arch for device 0; cc "
+                         "and NVRTC with --cuda-jit) and run it on the GPU; exit 77 without a CUDA device")
+    ap.add_argument("--build-only", action="store_true",
+                    help="compile and build every test, keep its work folder (program, inputs, state.json) and "
+                         "run nothing: with --target cuda --arch N, GPU programs built on a machine without one")
+    ap.add_argument("--arch", help="with --build-only: nvcc -arch=sm_ARCH for the GPU programs (e.g. 90)")
+    ap.add_argument("--prebuilt", action="store_true",
+                    help="run and check the programs an earlier --build-only run left in --work (no graphc, no "
+                         "compiler needed)")
+    ap.add_argument("--expected-only", action="store_true",
+                    help="with --expect: run only the tests the file names")
+    ap.add_argument("--f32-only", action="store_true",
+                    help="run only the tests whose model inputs and outputs are all float32 tensors")
     args = ap.parse_args()
     args.graphc = os.path.abspath(args.graphc)
-    if not os.access(args.graphc, os.X_OK):
+    if args.target != "cuda" and (args.cuda_jit or args.gpu or args.arch):
+        sys.exit("--cuda-jit, --gpu and --arch need --target cuda")
+    if args.arch and not args.build_only:
+        sys.exit("--arch goes with --build-only (--gpu takes device 0's)")
+    if (args.build_only or args.prebuilt) and not args.work:
+        sys.exit("--build-only and --prebuilt need --work")
+    if args.expected_only and not args.expect:
+        sys.exit("--expected-only needs --expect")
+    args.target_flags = [] if args.target == "c" else ["--target=cuda"] + (["--cuda-jit"] if args.cuda_jit else [])
+    args.gpu_arch = args.arch.replace("sm_", "") if args.arch else None
+    if args.gpu:
+        p = run(["nvidia-smi", "--query-gpu=compute_cap,name", "--format=csv,noheader", "-i", "0"]) \
+            if shutil.which("nvidia-smi") else subprocess.CompletedProcess([], 1, "", "not installed")
+        if p.returncode != 0 or not p.stdout.strip():
+            print(f"SKIPPED: no CUDA device (nvidia-smi: {one_line(p.stderr or p.stdout) or 'nothing'})")
+            return 77
+        cap, name = [x.strip() for x in p.stdout.splitlines()[0].split(",", 1)]
+        args.gpu_arch = args.gpu_arch or cap.replace(".", "")
+        print(f"# on the GPU: {name}, sm_{cap.replace('.', '')}", flush=True)
+    if not args.prebuilt and not os.access(args.graphc, os.X_OK):
         sys.exit(f"graphc binary not found: {args.graphc} (pass --graphc PATH)")
     temp_work = not args.work
     args.work = Path(args.work or tempfile.mkdtemp(prefix="graphc-onnx-")).resolve()
@@ -379,6 +465,11 @@ def main():
     tests = sorted(p for p in suite.glob("test_*") if p.is_dir() and (p / "model.onnx").exists())
     if args.filter:
         tests = [t for t in tests if args.filter in t.name]
+    if args.expected_only:
+        named = {n for n, _ in read_expect(args.expect)}
+        tests = [t for t in tests if t.name in named]
+    if args.f32_only:
+        tests = [t for t in tests if all(ty == TensorProto.FLOAT for ty, _ in sum(model_ports(t / "model.onnx"), []))]
     if args.every > 1:
         tests = tests[args.offset % args.every::args.every]
     if not tests:
@@ -403,8 +494,9 @@ def main():
                 w.writerow([n, results[n][0], results[n][1]])
     print(summary_line("all", [results[n][0] for n in names]))
     print(summary_line("float32-only", [results[n][0] for n in names if results[n][2]]))
-    print(f"({time.time() - t0:.0f} s, -j {args.j}, -O{args.opt}, "
-          f"{'compiled C + interpreter' if args.interp else 'compiled C'})")
+    how = "compiled C" if args.target == "c" else \
+        f"CUDA{' --cuda-jit' if args.cuda_jit else ''} on the {'GPU' if args.gpu or args.prebuilt else 'CPU emulation'}"
+    print(f"({time.time() - t0:.0f} s, -j {args.j}, -O{args.opt}, {how}{' + interpreter' if args.interp else ''})")
 
     if args.write_expect:
         with open(args.write_expect, "w") as fh:
@@ -415,9 +507,14 @@ def main():
             fh.writelines(n + ("" if results[n][0] == "pass" else " " + results[n][0]) + "\n"
                           for n in names if results[n][0] in PASSING)
     rc = 0
-    if args.expect:
+    if args.build_only:
+        broken = [n for n in names if results[n][0] != "built"]
+        print(f"built {len(names) - len(broken)} of {len(names)} tests into {args.work}"
+              + (f"; not built: {len(broken)} (the csv says why)" if broken else ""))
+    elif args.expect:
         ran = {t.name for t in tests}
-        want = [(n, st) for n, st in read_expect(args.expect) if n in ran or (not args.filter and args.every <= 1)]
+        want = [(n, st) for n, st in read_expect(args.expect)
+                if n in ran or (not args.filter and args.every <= 1 and not args.f32_only)]
         failed = []
         for n, st in want:
             if n not in results:
