@@ -15,6 +15,10 @@
  *   its (static) output shape.
  * - Transpose chains: Transpose(perm2) of Transpose(perm1) is one Transpose
  *   with perm[j] = perm1[perm2[j]], or nothing when that is the identity.
+ *   A Transpose that moves only dims of size 1 ([1,128,256] to [128,1,256],
+ *   as a batch-1 sequence model's exports have) keeps the bytes in their
+ *   order: it becomes a Reshape to a constant of its static output shape,
+ *   a view that costs no copy.
  * - algebraic identities: x*1, 1*x, x+0, 0+x, x-0, x/1 where the constant
  *   is all ones / all zeros and the result has x's dtype and shape (a
  *   constant that broadcasts x to a larger shape, or changes its dtype,
@@ -239,6 +243,32 @@ static int merge_transposes(Graph *g, Node *n)
     return 1;
 }
 
+/* A Transpose that only moves dims of size 1 ([1,128,256] -> [128,1,256]):
+ * the same bytes in the same order, so a Reshape (a view: no copy). */
+static int transpose_to_reshape(Graph *g, Node *n)
+{
+    if (n->op != OP_Transpose || !n->in[0]->shape_known || !n->out[0]->shape_known) return 0;
+    const Value *x = n->in[0], *y = n->out[0];
+    if (ir_shape_has_sym(&y->shape)) return 0;
+    int perm[IR_MAX_RANK], last = -1;
+    ir_transpose_perm(n, perm);
+    if (is_identity_perm(perm, y->shape.rank)) return 0; /* a no-op: forwarded, or kept for a graph output */
+    for (int i = 0; i < y->shape.rank; i++) {
+        if (x->shape.dims[perm[i]] == 1) continue;
+        if (perm[i] < last) return 0; /* two dims of size > 1 swap: a real transpose */
+        last = perm[i];
+    }
+    for (int i = 0; i < y->shape.rank; i++)
+        if (y->shape.dims[i] == 0) return 0; /* empty: nothing to gain; 0 in a shape operand means "copy" */
+    Shape s1 = ir_shape(1, (int64_t[]){y->shape.rank});
+    char name[512];
+    snprintf(name, sizeof name, "%s_shape", y->name);
+    Value *sv = ir_add_const(g, name, DT_I64, &s1, y->shape.dims, 1);
+    Value *in[2] = {n->in[0], sv};
+    rw_check_node(rw_replace_node(g, n, OP_Reshape, in, 2));
+    return 1;
+}
+
 /* One sweep of the local rules over the schedule; returns the changes. */
 static int local_rules(Graph *g)
 {
@@ -255,6 +285,7 @@ static int local_rules(Graph *g)
             continue;
         }
         changed += merge_reshapes(g, n);
+        changed += transpose_to_reshape(g, n);
         changed += merge_transposes(g, n);
     }
     sweep_end(&s);

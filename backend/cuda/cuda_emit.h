@@ -124,5 +124,10 @@ int cu_emit_conv_direct(Cu *c, const Node *n, const CuConvQuant *q);
 int cu_emit_batchnorm_train(Cu *c, const Node *n);
 /* n's fused epilogue (Conv/Gemm/MatMul), in place on its output. */
 int cu_emit_epilogue(Cu *c, const Node *n, Diag *d);
+/* The same after a cuDNN Conv with bias B (NULL: none): y[n, c, ...] +=
+ * B[c] folded into the epilogue's kernel where it reads y, else a kernel
+ * of its own before it (cu_emit_channel_bias, cuda_libs.c). */
+int cu_emit_epilogue_bias(Cu *c, const Node *n, const Value *B, Diag *d);
+void cu_emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B);
 
 #endif

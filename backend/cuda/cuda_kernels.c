@@ -163,8 +163,26 @@ static void write_expr(Writer *ex, Arena *trees, const Node *n, const char *cons
 
 /* One kernel over out's elements: loads operands ops[j] (NULL: unused) with
  * broadcasting and stores what fx computes (or node n's own expression). */
+/* A per-channel bias added to one operand as it is loaded (a Conv's bias
+ * folded into its epilogue kernel): slot's value becomes
+ * a<slot>[i] + cb[i / npos % channels]. */
+typedef struct EwBias {
+    int slot;
+    const Value *b;
+    int64_t npos, channels;
+} EwBias;
+
+static int ew_kernel_b(Cu *c, const Node *n, int expr_op, const Value *out, const Value *const *ops, int nops,
+                       const FusedExpr *fx, const EwBias *bias, Diag *d);
+
 static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const Value *const *ops, int nops,
                      const FusedExpr *fx, Diag *d)
+{
+    return ew_kernel_b(c, n, expr_op, out, ops, nops, fx, NULL, d);
+}
+
+static int ew_kernel_b(Cu *c, const Node *n, int expr_op, const Value *out, const Value *const *ops, int nops,
+                       const FusedExpr *fx, const EwBias *bias, Diag *d)
 {
     if (nops > CU_MAX_OPS) return diag_node_error(d, n, "the CUDA backend takes at most %d operands here", CU_MAX_OPS);
     const Shape *os = &out->shape;
@@ -214,6 +232,7 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
     w_printf(k, "GC_KERNEL k%d(%s *y", kn, cfam_ctype(out->dtype));
     for (int j = 0; j < nops; j++)
         if (ops[j]) w_printf(k, ", const %s *a%d", cfam_ctype(ops[j]->dtype), j);
+    if (bias) w_printf(k, ", const %s *cb", cfam_ctype(bias->b->dtype));
     w_puts(k, ")\n{\n");
     w_printf(k, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
     if (any_off) {
@@ -252,6 +271,13 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
         snprintf(ld, sizeof ld, "a%d[%s]", j, idx);
         w_printf(k, "        const %s x%d = ", cfam_ctype(cu_compute_type(ops[j]->dtype)), j);
         cu_load(k, ops[j]->dtype, ld);
+        if (bias && bias->slot == j) {
+            GC_ASSERT(how[j] == 0); /* the bias index is the output's */
+            char cb[64];
+            snprintf(cb, sizeof cb, "cb[i / %lld %% %lld]", (long long)bias->npos, (long long)bias->channels);
+            w_puts(k, " + ");
+            cu_load(k, bias->b->dtype, cb);
+        }
         w_puts(k, ";\n");
     }
     free(st);
@@ -297,6 +323,7 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
     w_printf(b, "    GC_LAUNCH(k%d, %lld, stream, (%s", kn, (long long)total, cu_ptr(c, out));
     for (int j = 0; j < nops; j++)
         if (ops[j]) w_printf(b, ", %s", cu_ptr(c, ops[j]));
+    if (bias) w_printf(b, ", %s", cu_ptr(c, bias->b));
     w_puts(b, "));\n");
     return 0;
 }
@@ -315,21 +342,35 @@ static int emit_castlike(Cu *c, const Node *n, Diag *d)
     return ew_kernel(c, n, OP_Cast, n->out[0], ops, 2, NULL, d);
 }
 
-/* The node's fused epilogue (Gemm/MatMul), applied to y in place. */
-int cu_emit_epilogue(Cu *c, const Node *n, Diag *d)
+/* The node's fused epilogue (Conv/Gemm/MatMul), applied to y in place;
+ * with B, first y[n, c, ...] += B[c] (a Conv's bias), in the same kernel
+ * when the epilogue reads y (else a kernel of its own). */
+int cu_emit_epilogue_bias(Cu *c, const Node *n, const Value *B, Diag *d)
 {
-    if (!ir_epilogue(n)) return 0;
+    const Value *Y = n->out[0];
+    if (!ir_epilogue(n)) {
+        if (B) cu_emit_channel_bias(c, n, Y, B);
+        return 0;
+    }
     FusedExpr fx;
     if (ir_fused_parse_node(n, &fx, d)) return -1;
+    if (B && !fx.slot_used[n->n_in]) {
+        cu_emit_channel_bias(c, n, Y, B);
+        B = NULL;
+    }
     const Value **ops = calloc((size_t)n->n_in + 1, sizeof *ops);
     GC_ASSERT(ops);
     for (int j = 0; j < n->n_in; j++) ops[j] = fx.slot_used[j] ? n->in[j] : NULL;
-    ops[n->n_in] = fx.slot_used[n->n_in] ? n->out[0] : NULL;
-    int rc = cu_emit_ew(c, n, n->out[0], ops, n->n_in + 1, &fx, d);
+    ops[n->n_in] = fx.slot_used[n->n_in] ? Y : NULL;
+    EwBias eb = {n->n_in, B, B ? ir_numel(&Y->shape) / (Y->shape.dims[0] * Y->shape.dims[1]) : 0,
+                 B ? Y->shape.dims[1] : 0};
+    int rc = ew_kernel_b(c, n, n->op, Y, ops, n->n_in + 1, &fx, B ? &eb : NULL, d);
     ir_fused_free(&fx);
     free(ops);
     return rc;
 }
+
+int cu_emit_epilogue(Cu *c, const Node *n, Diag *d) { return cu_emit_epilogue_bias(c, n, NULL, d); }
 
 /* An op with a scalar expression: its own kernel. */
 static int emit_elementwise(Cu *c, const Node *n, Diag *d)
@@ -348,9 +389,12 @@ static int emit_fused(Cu *c, const Node *n, Diag *d)
 
 /* ---- Softmax, LogSoftmax ------------------------------------------------------------- */
 
-/* One thread per row (outer x inner rows of len elements at stride inner):
- * the max, the sum of exponentials, then the outputs, in the input's type
- * (rows are read whole before the first write, so Y may be X's buffer). */
+/* One row (outer x inner rows of len elements at stride inner) per
+ * GC_LANES threads (a warp on the device, each lane every GC_LANES-th
+ * element, partials combined by GC_LANE_MAX/GC_LANE_SUM; one thread in the
+ * emulation): the max, the sum of exponentials, then the outputs, in the
+ * input's type (every lane reads its elements of the row before the row's
+ * writes, which are its own elements, so Y may be X's buffer). */
 static int emit_softmax(Cu *c, const Node *n, Diag *d)
 {
     int64_t outer, len, inner;
@@ -369,19 +413,23 @@ static int emit_softmax(Cu *c, const Node *n, Diag *d)
     const int kn = c->nk++;
     cu_node_comment(k, n);
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
-    w_printf(k, "    GC_FOR_EACH(r, %lld) {\n", (long long)(outer * inner));
+    w_printf(k, "    GC_FOR_EACH(t, (int64_t)%lld * GC_LANES) {\n", (long long)(outer * inner));
+    w_puts(k, "        const int64_t r = t / GC_LANES, lane = t % GC_LANES;\n");
     w_printf(k, "        const int64_t base = r / %lld * %lld + r %% %lld;\n", (long long)inner, (long long)(len * inner),
              (long long)inner);
     w_printf(k, "        %s mx = -INFINITY, s = 0;\n", CT);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mx = %s > mx ? %s : mx;\n", (long long)len, lx, lx);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) s += %s(%s - mx);\n", (long long)len, ex, lx);
+    w_printf(k, "        for (int64_t j = lane; j < %lld; j += GC_LANES) mx = %s > mx ? %s : mx;\n", (long long)len, lx, lx);
+    w_puts(k, "        mx = GC_LANE_MAX(mx);\n");
+    w_printf(k, "        for (int64_t j = lane; j < %lld; j += GC_LANES) s += %s(%s - mx);\n", (long long)len, ex, lx);
+    w_puts(k, "        s = GC_LANE_SUM(s);\n");
     if (lg) w_printf(k, "        const %s ls = %s(s);\n", CT, lo);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n            ", (long long)len);
+    w_printf(k, "        for (int64_t j = lane; j < %lld; j += GC_LANES) {\n            ", (long long)len);
     if (lg) snprintf(val, sizeof val, "%s - mx - ls", lx);
     else snprintf(val, sizeof val, "%s(%s - mx) / s", ex, lx);
     cu_store(k, Y->dtype, ye, val);
     w_puts(k, "        }\n    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)(outer * inner), cu_ptr(c, Y), cu_ptr(c, X));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, (int64_t)%lld * GC_LANES, stream, (%s, %s));\n", kn, (long long)(outer * inner),
+             cu_ptr(c, Y), cu_ptr(c, X));
     return 0;
 }
 
@@ -816,8 +864,10 @@ static int layernorm_check(const Node *n, Diag *d)
     return 0;
 }
 
-/* LayerNormalization: one thread per row (the dims from axis on): mean,
- * variance (two passes, in double; Mean and InvStdDev stored when asked),
+/* LayerNormalization: one row (the dims from axis on) per GC_LANES threads
+ * (a warp on the device, each lane every GC_LANES-th element, partial sums
+ * combined by GC_LANE_SUM; one thread in the emulation): mean, variance
+ * (two passes, in double; Mean and InvStdDev stored by lane 0 when asked),
  * then y = (x - mean) * rstd * scale + b,
  * Scale and B broadcast over the row (numpy rules against X[axis:]). */
 static int emit_layernorm(Cu *c, const Node *n, Diag *d)
@@ -848,7 +898,8 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
              B ? " *bb" : "");
     if (Mo) w_printf(k, ", %s *mo", cfam_ctype(Mo->dtype));
     if (Io) w_printf(k, ", %s *io", cfam_ctype(Io->dtype));
-    w_printf(k, ")\n{\n    GC_FOR_EACH(rw, %lld) {\n", (long long)outer);
+    w_printf(k, ")\n{\n    GC_FOR_EACH(t, (int64_t)%lld * GC_LANES) {\n", (long long)outer);
+    w_puts(k, "        const int64_t rw = t / GC_LANES, lane = t % GC_LANES;\n");
     w_printf(k, "        const %s *xr = x + rw * %lld;\n        %s *yr = y + rw * %lld;\n", T, (long long)inner, T,
              (long long)inner);
     w_puts(k, "        double mean = 0, var = 0;\n");
@@ -857,26 +908,29 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     cu_ld(li, sizeof li, X->dtype, "xr[i]");
     cu_ld(ls, sizeof ls, Sc->dtype, "sc[s]");
     if (B) cu_ld(lb, sizeof lb, B->dtype, "bb[t]");
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) mean += %s;\n", (long long)inner, lj);
-    w_printf(k, "        mean /= %lld.0;\n", (long long)inner);
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) var += (%s - mean) * (%s - mean);\n", (long long)inner, lj, lj);
+    w_printf(k, "        for (int64_t j = lane; j < %lld; j += GC_LANES) mean += %s;\n", (long long)inner, lj);
+    w_printf(k, "        mean = GC_LANE_SUM(mean) / %lld.0;\n", (long long)inner);
+    w_printf(k, "        for (int64_t j = lane; j < %lld; j += GC_LANES) var += (%s - mean) * (%s - mean);\n", (long long)inner,
+             lj, lj);
+    w_puts(k, "        var = GC_LANE_SUM(var);\n");
     w_printf(k, "        const double rstd = 1.0 / sqrt(var / %lld.0 + %s);\n", (long long)inner, eps);
     if (Mo) {
-        w_puts(k, "        ");
+        w_puts(k, "        if (lane == 0) ");
         cu_store(k, Mo->dtype, "mo[rw]", "mean");
     }
     if (Io) {
-        w_puts(k, "        ");
+        w_puts(k, "        if (lane == 0) ");
         cu_store(k, Io->dtype, "io[rw]", "rstd");
     }
-    w_printf(k, "        for (int64_t i = 0; i < %lld; i++) {\n", (long long)inner);
+    w_printf(k, "        for (int64_t i = lane; i < %lld; i += GC_LANES) {\n", (long long)inner);
     cu_index_map(k, "s", row.rank, row.dims, ss, NULL);
     if (B) cu_index_map(k, "t", row.rank, row.dims, bs, NULL);
     snprintf(val, sizeof val, "(%s - mean) * rstd * %s%s%s", li, ls, B ? " + " : "", B ? lb : "");
     w_puts(k, "        ");
     cu_store(k, Y->dtype, "yr[i]", val);
     w_puts(k, "        }\n    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s", kn, (long long)outer, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, Sc));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, (int64_t)%lld * GC_LANES, stream, (%s, %s, %s", kn, (long long)outer, cu_ptr(c, Y),
+             cu_ptr(c, X), cu_ptr(c, Sc));
     if (B) w_printf(&c->body, ", %s", cu_ptr(c, B));
     if (Mo) w_printf(&c->body, ", %s", cu_ptr(c, Mo));
     if (Io) w_printf(&c->body, ", %s", cu_ptr(c, Io));

@@ -241,10 +241,13 @@ static int emit_matmul(Cu *c, const Node *n, Diag *d)
     if (!gemm_on_cublas(n)) return emit_gemm_kernel(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     IrMatMulGeom g;
     GC_ASSERT(matmul_plan(n, &g) == 0);
-    const int64_t nb = ir_numel(&g.batch);
+    int64_t nb = ir_numel(&g.batch), M = g.M;
+    /* one B for a dense batch of A ([b..., M, K] x [K, N], a Linear's weight):
+     * one GEMM of b * M rows rather than b small ones */
+    if (nb > 1 && g.nb == 1 && g.na == nb && nb * g.M <= INT32_MAX) M = nb * g.M, nb = 1;
     const char *pa = cu_ptr(c, n->in[0]), *pb = cu_ptr(c, n->in[1]), *py = cu_ptr(c, n->out[0]);
-    emit_gemm_call(c, n->out[0]->dtype, 0, 0, g.M, g.N, g.K, 1.0, pa, g.na > 1 ? g.M * g.K : 0, pb,
-                   g.nb > 1 ? g.K * g.N : 0, 0.0, py, g.M * g.N, nb);
+    emit_gemm_call(c, n->out[0]->dtype, 0, 0, M, g.N, g.K, 1.0, pa, nb > 1 && g.na > 1 ? M * g.K : 0, pb,
+                   nb > 1 && g.nb > 1 ? g.K * g.N : 0, 0.0, py, nb > 1 ? M * g.N : 0, nb);
     return cu_emit_epilogue(c, n, d);
 }
 
@@ -268,16 +271,23 @@ static int conv_on_cudnn(const Node *n)
 }
 
 /* The workspace a Conv may use for its cuDNN algorithm: what an im2col
- * GEMM needs, at most 64 MiB (implicit GEMM needs none); none for a
- * generated kernel. */
+ * GEMM needs, or (the larger) twice X, W and Y together, at most 64 MiB
+ * (implicit GEMM needs none); none for a generated kernel. The second
+ * figure is for the half-precision tensor-core algorithms, which copy NCHW
+ * data and the filter into their own layout first: held to the im2col
+ * figure alone, a small f16 layer (ResNet-18's 7x7 ones) found none that
+ * fit and fell back to implicit GEMM, 3x slower than the fp32 model
+ * (H100, batch 1). */
 static size_t conv_ws_bytes(const Node *n)
 {
     if (!conv_on_cudnn(n)) return 0;
-    const Value *W = n->in[1], *Y = n->out[0];
+    const Value *X = n->in[0], *W = n->in[1], *Y = n->out[0];
     int64_t per_out = 1;
     for (int i = 1; i < W->shape.rank; i++) per_out *= W->shape.dims[i];
     int64_t positions = ir_numel(&Y->shape) / (Y->shape.dims[1] ? Y->shape.dims[1] : 1);
-    int64_t b = per_out * positions * (int64_t)ir_dtype_size(Y->dtype);
+    const int64_t es = (int64_t)ir_dtype_size(Y->dtype), im2col = per_out * positions * es,
+                  copies = 2 * (ir_numel(&X->shape) + ir_numel(&W->shape) + ir_numel(&Y->shape)) * es,
+                  b = im2col > copies ? im2col : copies;
     return (size_t)(b < ((int64_t)64 << 20) ? b : ((int64_t)64 << 20));
 }
 
@@ -301,7 +311,7 @@ static int conv_check(const Node *n, Diag *d)
 
 /* y[n, c, ...] += b[c] (a per-channel bias after cuDNN; f16/bf16 added
  * in float and rounded once). */
-static void emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
+void cu_emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
 {
     const int64_t total = ir_numel(&Y->shape), M = Y->shape.dims[1], npos = total / (Y->shape.dims[0] * M);
     const char *T = cfam_ctype(Y->dtype);
@@ -389,8 +399,7 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     w_printf(b, "                                    %s, %lld, &zero, m->cy[%d], %s) != CUDNN_STATUS_SUCCESS)\n", ws,
              (long long)n->ws_bytes, i, cu_ptr(c, Y));
     w_puts(b, "            return -1;\n    }\n");
-    if (B) emit_channel_bias(c, n, Y, B);
-    return cu_emit_epilogue(c, n, d);
+    return cu_emit_epilogue_bias(c, n, B, d);
 }
 
 const CudaEntry cuda_lib_entries[] = {

@@ -15,6 +15,13 @@
  *                        with --cuda-jit and in the emulation
  *   GC_TABLE             a constant table kernels read (a device constant)
  *   GC_DEVICE            a helper function kernels call (static __device__)
+ *   GC_LANES, GC_LANE_SUM(v), GC_LANE_MAX(v)
+ *                        row kernels (Softmax, LayerNormalization): GC_LANES
+ *                        consecutive threads (a warp, 32, on the device; 1 in
+ *                        the emulation) share a row, each taking every
+ *                        GC_LANES-th element, and combine their partial sums
+ *                        or maxima with warp shuffles (float or double; the
+ *                        value itself with one lane)
  * and, where NAME.cu defines GC_CUDA_HALF (a model with f16/bf16 tensors,
  * stored as uint16_t bit patterns), the conversions GC_F16_TO_F32,
  * GC_F32_TO_F16, GC_BF16_TO_F32, GC_F32_TO_BF16 (round to nearest even):
@@ -45,6 +52,9 @@
 #define GC_FOR_EACH(i, n) for (int64_t i = 0; i < (int64_t)(n); i++)
 #define GC_TABLE static const
 #define GC_DEVICE static
+#define GC_LANES 1
+#define GC_LANE_SUM(v) (v)
+#define GC_LANE_MAX(v) (v)
 #define GC_LAUNCHERS 1
 #ifdef GC_CUDA_HALF
 #define GC_F16_TO_F32(h) gcrt_f16_to_f32(h)
@@ -60,6 +70,7 @@
 #include <cudnn.h>
 #include <nvrtc.h>
 #define GC_LAUNCHERS 1
+#define GC_LANES 32 /* what the host launches row kernels with (the kernels: NVRTC, gc_cuda_kernel.h) */
 #else
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -83,7 +94,7 @@
 #endif
 
 /* The fastest deterministic cuDNN forward algorithm for the descriptors
- * whose workspace fits `budget` bytes (the node's workspace in the arena);
+ * whose workspace (as cudnnGetConvolutionForwardWorkspaceSize says) fits `budget` bytes (the node's workspace in the arena);
  * implicit GEMM, which needs none, when no other does. 0, or -1 when cuDNN
  * rejects the descriptors. */
 static inline int gc_cudnn_pick(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
@@ -96,14 +107,26 @@ static inline int gc_cudnn_pick(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudn
     if (cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf) !=
         CUDNN_STATUS_SUCCESS)
         return -1;
-    for (int i = 0; i < got; i++)
+    for (int i = 0; i < got; i++) {
+        size_t need = 0;
+        /* the heuristic's figure may be another math type's (tensor-op entries
+         * for half data): the descriptor's own need decides */
         if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= budget &&
-            perf[i].determinism == CUDNN_DETERMINISTIC) {
+            perf[i].determinism == CUDNN_DETERMINISTIC &&
+            cudnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, perf[i].algo, &need) == CUDNN_STATUS_SUCCESS &&
+            need <= budget) {
             *algo = perf[i].algo;
             break;
         }
+    }
     return 0;
 }
+
+/* The workspace NAME_init gives cuBLAS (cublasSetWorkspace), so that its
+ * calls inside the captured graph allocate nothing (cuBLAS otherwise takes
+ * memory from the stream's pool during the capture): cuBLAS's recommended
+ * size for Hopper. */
+#define GC_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
 /* Blocks for n elements: enough for one element per thread, at most
  * GC_MAX_BLOCKS (the grid-stride loop covers the rest). */
@@ -132,6 +155,10 @@ static inline int gc_kernel_launch(CUfunction f, int64_t n, cudaStream_t s, void
 
 #ifdef GC_CUDA_JIT
 #include "gc_cuda_jit.h"
+#endif
+
+#if defined(__CUDACC__) && !defined(GC_CUDA_JIT)
+#include "gc_cuda_kernel.h" /* the device side's shared part (the row kernels' lane reductions) */
 #endif
 
 #endif

@@ -304,6 +304,14 @@ static inline cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* The workspace cuBLAS's kernels may use (the emulation's need none): device
+ * memory of that size, as cuBLAS requires. */
+static inline cublasStatus_t cublasSetWorkspace(cublasHandle_t h, void *ws, size_t bytes)
+{
+    (void)h;
+    return !bytes || gc_emu_is_device(ws, bytes) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+
 /* The element types of cuBLAS's *Ex calls and cuDNN's descriptors that the
  * emulation takes: f32, and f16/bf16 where NAME.cu defines GC_CUDA_HALF
  * (gc_cuda.h then includes gcrt_base.h, whose conversions round to nearest
@@ -623,6 +631,20 @@ static inline cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t
         perf[1].determinism = CUDNN_DETERMINISTIC;
     }
     *returned = requested < 2 ? requested : 2;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* What the algorithm needs: nothing for implicit GEMM, a workspace no
+ * model's arena holds for the others (as the heuristic above says). */
+static inline cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t h, cudnnTensorDescriptor_t x,
+                                                                    cudnnFilterDescriptor_t w,
+                                                                    cudnnConvolutionDescriptor_t c,
+                                                                    cudnnTensorDescriptor_t y,
+                                                                    cudnnConvolutionFwdAlgo_t algo, size_t *bytes)
+{
+    (void)h;
+    if (!gc_emu_conv_ok(x, w, c, y)) return gc_emu_dnn_fail("cudnnGetConvolutionForwardWorkspaceSize: bad descriptors");
+    *bytes = algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ? 0 : GC_EMU_HUGE_WS;
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -14,7 +14,9 @@
  * headers.
  *
  * Anywhere else (the CPU emulation includes NAME_kernels.cu into NAME.cu)
- * it is gc_cuda.h, whose macros the same kernels already compile under.
+ * it is gc_cuda.h, whose macros the same kernels already compile under;
+ * the row kernels' warp reductions at the end serve NVRTC and nvcc alike
+ * (gc_cuda.h includes this header under nvcc).
  * NAME_init passes this text to NVRTC as the header "gc_cuda_kernel.h"; the
  * copy in the output folder is what tools/nvrtc_check reads.
  */
@@ -84,6 +86,47 @@ static __device__ __forceinline__ uint16_t gc_f32_to_bf16(float f)
 #endif
 #else
 #include "gc_cuda.h"
+#endif
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+/* The row kernels' warp reductions (NVRTC and nvcc; gc_cuda.h includes this
+ * header under nvcc): a row's GC_LANES consecutive threads (one warp, every
+ * lane active: the launch covers rows * GC_LANES threads and the
+ * grid-stride step is a multiple of 32) combine their partial values by a
+ * butterfly of __shfl_xor_sync, a fixed order, so a run's result does not
+ * vary. Maxima compare as the kernels do (a NaN partial never wins). The
+ * emulation has one lane per row and needs none of this (gc_cuda.h). */
+#ifndef GC_LANES
+#define GC_LANES 32
+#endif
+static __device__ __forceinline__ float gc_lane_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+static __device__ __forceinline__ double gc_lane_sum(double v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+static __device__ __forceinline__ float gc_lane_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        const float u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u > v ? u : v;
+    }
+    return v;
+}
+static __device__ __forceinline__ double gc_lane_max(double v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        const double u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u > v ? u : v;
+    }
+    return v;
+}
+#define GC_LANE_SUM(v) gc_lane_sum(v)
+#define GC_LANE_MAX(v) gc_lane_max(v)
 #endif
 
 #endif

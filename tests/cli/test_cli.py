@@ -535,8 +535,8 @@ class Targets(unittest.TestCase):
             graphc("compile", self.MLP, "-o", a, "--target=cuda", "--emit-main")
             graphc("compile", self.MLP, "-o", b, "--target=cuda", "--emit-main")
             self.assertEqual(sorted(os.listdir(a)),
-                             ["Makefile", "gc_cuda.h", "gc_cuda_emu.h", "mlp.cu", "mlp.h", "mlp_main.c", "mlp_weights.S",
-                              "mlp_weights.bin"])
+                             ["Makefile", "gc_cuda.h", "gc_cuda_emu.h", "gc_cuda_kernel.h", "mlp.cu", "mlp.h", "mlp_main.c",
+                              "mlp_weights.S", "mlp_weights.bin"])
             for f in os.listdir(a):
                 with open(os.path.join(a, f), "rb") as fa, open(os.path.join(b, f), "rb") as fb:
                     self.assertEqual(fa.read(), fb.read(), f)
