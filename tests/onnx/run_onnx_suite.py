@@ -494,8 +494,9 @@ def main():
                 w.writerow([n, results[n][0], results[n][1]])
     print(summary_line("all", [results[n][0] for n in names]))
     print(summary_line("float32-only", [results[n][0] for n in names if results[n][2]]))
-    how = "compiled C" if args.target == "c" else \
-        f"CUDA{' --cuda-jit' if args.cuda_jit else ''} on the {'GPU' if args.gpu or args.prebuilt else 'CPU emulation'}"
+    where = "GPU" if args.gpu or args.prebuilt else f"GPU, built for sm_{args.gpu_arch}" if args.gpu_arch else \
+        "CPU emulation"
+    how = "compiled C" if args.target == "c" else f"CUDA{' --cuda-jit' if args.cuda_jit else ''} on the {where}"
     print(f"({time.time() - t0:.0f} s, -j {args.j}, -O{args.opt}, {how}{' + interpreter' if args.interp else ''})")
 
     if args.write_expect:
