@@ -11,7 +11,8 @@
 #           an earlier `run_onnx_suite.py --build-only --arch 90 --work DIR` built (no nvcc here)
 #   models  the 16 real models (tests/models/torch_models.py, opset 17) on the GPU against
 #           PyTorch: fp32 and fp16 side by side
-#   jit     three models (LeNet, the transformer, MobileNetV3-small) with --cuda-jit on the GPU
+#   jit     LeNet, the transformer and MobileNetV3-small (and GoogLeNet, which the filter "lenet"
+#           also matches) with --cuda-jit on the GPU
 #   bench   bench/gpu_vs_torch.py (BENCH_ARGS, default: eager and reduce-overhead, --quick)
 #   diag    reruns up to DIAG_MAX (default 8) of the failed programs that the steps above left
 #           under $WORK under compute-sanitizer (the CUDA API call that failed, with a backtrace)
@@ -56,9 +57,9 @@ for lib in libcudnn.so.9 libcublas.so libcublasLt.so libcudart.so libnvrtc.so; d
     case $(dirname "$f") in /usr/lib|/usr/lib/x86_64-linux-gnu|/lib|/lib/x86_64-linux-gnu) ;; *) libdirs+=("$(dirname "$f")") ;; esac
 done
 hdr=$(find "$CUDA_HOME/include/" /usr/include /opt -name cudnn.h 2>/dev/null | head -1)
-uniq_dirs=$( ((${#libdirs[@]})) && printf '%s\n' "${libdirs[@]}" | awk '!seen[$0]++' | paste -sd:)
-export LIBRARY_PATH="$WORK/lib:$uniq_dirs:$CUDA_HOME/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}"
-export LD_LIBRARY_PATH="$uniq_dirs:$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+uniq_dirs=$( ((${#libdirs[@]})) && printf '%s:' "${libdirs[@]}" | awk -v RS=: '!seen[$0]++ {printf "%s:", $0}')
+export LIBRARY_PATH="$WORK/lib:$uniq_dirs$CUDA_HOME/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$uniq_dirs$CUDA_HOME/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -n "$hdr" ] && export CPATH="$(dirname "$hdr")${CPATH:+:$CPATH}"
 
 GRAPHC=${GRAPHC:-build/graphc}

@@ -161,8 +161,6 @@ static void write_expr(Writer *ex, Arena *trees, const Node *n, const char *cons
     write_expr_as(ex, trees, n, n->op, names);
 }
 
-/* One kernel over out's elements: loads operands ops[j] (NULL: unused) with
- * broadcasting and stores what fx computes (or node n's own expression). */
 /* A per-channel bias added to one operand as it is loaded (a Conv's bias
  * folded into its epilogue kernel): slot's value becomes
  * a<slot>[i] + cb[i / npos % channels]. */
@@ -172,17 +170,11 @@ typedef struct EwBias {
     int64_t npos, channels;
 } EwBias;
 
-static int ew_kernel_b(Cu *c, const Node *n, int expr_op, const Value *out, const Value *const *ops, int nops,
-                       const FusedExpr *fx, const EwBias *bias, Diag *d);
-
+/* One kernel over out's elements: loads operands ops[j] (NULL: unused) with
+ * broadcasting, adds bias (NULL: none) to its slot, and stores what fx
+ * computes (or node n's own expression). */
 static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const Value *const *ops, int nops,
-                     const FusedExpr *fx, Diag *d)
-{
-    return ew_kernel_b(c, n, expr_op, out, ops, nops, fx, NULL, d);
-}
-
-static int ew_kernel_b(Cu *c, const Node *n, int expr_op, const Value *out, const Value *const *ops, int nops,
-                       const FusedExpr *fx, const EwBias *bias, Diag *d)
+                     const FusedExpr *fx, const EwBias *bias, Diag *d)
 {
     if (nops > CU_MAX_OPS) return diag_node_error(d, n, "the CUDA backend takes at most %d operands here", CU_MAX_OPS);
     const Shape *os = &out->shape;
@@ -331,7 +323,7 @@ static int ew_kernel_b(Cu *c, const Node *n, int expr_op, const Value *out, cons
 int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, int nops, const FusedExpr *fx,
                Diag *d)
 {
-    return ew_kernel(c, n, n->op, out, ops, nops, fx, d);
+    return ew_kernel(c, n, n->op, out, ops, nops, fx, NULL, d);
 }
 
 /* CastLike: Cast's expression (it reads only the node's input and output
@@ -339,7 +331,7 @@ int cu_emit_ew(Cu *c, const Node *n, const Value *out, const Value *const *ops, 
 static int emit_castlike(Cu *c, const Node *n, Diag *d)
 {
     const Value *ops[2] = {n->in[0], NULL};
-    return ew_kernel(c, n, OP_Cast, n->out[0], ops, 2, NULL, d);
+    return ew_kernel(c, n, OP_Cast, n->out[0], ops, 2, NULL, NULL, d);
 }
 
 /* The node's fused epilogue (Conv/Gemm/MatMul), applied to y in place;
@@ -364,7 +356,7 @@ int cu_emit_epilogue_bias(Cu *c, const Node *n, const Value *B, Diag *d)
     ops[n->n_in] = fx.slot_used[n->n_in] ? Y : NULL;
     EwBias eb = {n->n_in, B, B ? ir_numel(&Y->shape) / (Y->shape.dims[0] * Y->shape.dims[1]) : 0,
                  B ? Y->shape.dims[1] : 0};
-    int rc = ew_kernel_b(c, n, n->op, Y, ops, n->n_in + 1, &fx, B ? &eb : NULL, d);
+    int rc = ew_kernel(c, n, n->op, Y, ops, n->n_in + 1, &fx, B ? &eb : NULL, d);
     ir_fused_free(&fx);
     free(ops);
     return rc;

@@ -94,9 +94,10 @@
 #endif
 
 /* The fastest deterministic cuDNN forward algorithm for the descriptors
- * whose workspace (as cudnnGetConvolutionForwardWorkspaceSize says) fits `budget` bytes (the node's workspace in the arena);
- * implicit GEMM, which needs none, when no other does. 0, or -1 when cuDNN
- * rejects the descriptors. */
+ * whose workspace (as cudnnGetConvolutionForwardWorkspaceSize says) fits
+ * `budget` bytes (the node's workspace in the arena); implicit GEMM, which
+ * needs none, when no other does. 0, or -1 when cuDNN rejects the
+ * descriptors. */
 static inline int gc_cudnn_pick(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
                                 cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t y, size_t budget,
                                 cudnnConvolutionFwdAlgo_t *algo)
