@@ -91,6 +91,23 @@ def _cpu_flags():
 
 
 CPU_FLAGS = _cpu_flags()
+
+
+def cuda_device():
+    """(compute capability as "90", name) of CUDA device 0 as nvidia-smi reports it, or (None, why
+    not) -- the --gpu runs of run_onnx_suite.py and torch_models.py ask it."""
+    if not shutil.which("nvidia-smi"):
+        return None, "nvidia-smi: not installed"
+    try:
+        p = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap,name", "--format=csv,noheader", "-i", "0"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           errors="replace", timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, f"nvidia-smi: {e}"
+    if p.returncode != 0 or "," not in p.stdout:
+        return None, "nvidia-smi: " + (" ".join((p.stderr or p.stdout).split())[:200] or "no device")
+    cap, name = [x.strip() for x in p.stdout.splitlines()[0].split(",", 1)]
+    return cap.replace(".", ""), name
 STRICT_CFLAGS = " ".join(["-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion"] + CPU_FLAGS)
 SAN_FLAGS = "-fsanitize=address,undefined -fno-sanitize-recover=all"
 TIMEOUT = 300  # seconds for any one command

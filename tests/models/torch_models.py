@@ -62,7 +62,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 CC = os.environ.get("CC", "cc")
 # CPU_FLAGS: the instruction set the generated C is built for (tests/run_op_tests.py says how).
 sys.path.insert(0, str(ROOT / "tests"))
-from run_op_tests import CPU_FLAGS  # noqa: E402
+from run_op_tests import CPU_FLAGS, cuda_device  # noqa: E402
 CFLAGS = ["-O2", "-std=c99", "-w"] + CPU_FLAGS
 # With GRAPHC_SANITIZE=1 (scripts/test.sh's sanitizer build) the model programs get the sanitizers too.
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"] \
@@ -422,14 +422,12 @@ def main():
     if args.gpu:
         if args.target != "cuda":
             sys.exit("--gpu needs --target cuda")
-        p = run(["nvidia-smi", "--query-gpu=compute_cap,name", "--format=csv,noheader", "-i", "0"]) \
-            if shutil.which("nvidia-smi") else subprocess.CompletedProcess([], 1, "", "not installed")
-        if p.returncode != 0 or not p.stdout.strip():
-            print(f"SKIPPED: no CUDA device (nvidia-smi: {one_line(p.stderr or p.stdout) or 'nothing'})")
+        cap, name = cuda_device()
+        if cap is None:
+            print(f"SKIPPED: no CUDA device ({name})")
             return 77
-        cap, name = [x.strip() for x in p.stdout.splitlines()[0].split(",", 1)]
-        args.gpu = cap.replace(".", "")
-        print(f"# on the GPU: {name}, sm_{args.gpu}", flush=True)
+        args.gpu = cap
+        print(f"# on the GPU: {name}, sm_{cap}", flush=True)
     if args.nvrtc is not None:
         if not args.nvrtc or not os.access(args.nvrtc, os.X_OK):
             print("SKIPPED: no nvrtc_check (the CUDA toolkit's NVRTC was not found when graphc was configured); "

@@ -89,7 +89,7 @@ GEN_SCRIPT = ROOT.parent / "shared" / "tools" / "gen_onnx_node_suite.py"
 CC = os.environ.get("CC", "cc")
 # CPU_FLAGS: the instruction set the generated C is built for (tests/run_op_tests.py says how).
 sys.path.insert(0, str(ROOT / "tests"))
-from run_op_tests import CPU_FLAGS  # noqa: E402
+from run_op_tests import CPU_FLAGS, cuda_device  # noqa: E402
 CFLAGS = ["-O1", "-std=c99", "-w"] + CPU_FLAGS
 MAIN_CFLAGS = ["-O0", "-std=c99", "-w"] + CPU_FLAGS
 ATOL, RTOL = 1e-5, 1e-3
@@ -447,14 +447,12 @@ def main():
     args.target_flags = [] if args.target == "c" else ["--target=cuda"] + (["--cuda-jit"] if args.cuda_jit else [])
     args.gpu_arch = args.arch.replace("sm_", "") if args.arch else None
     if args.gpu:
-        p = run(["nvidia-smi", "--query-gpu=compute_cap,name", "--format=csv,noheader", "-i", "0"]) \
-            if shutil.which("nvidia-smi") else subprocess.CompletedProcess([], 1, "", "not installed")
-        if p.returncode != 0 or not p.stdout.strip():
-            print(f"SKIPPED: no CUDA device (nvidia-smi: {one_line(p.stderr or p.stdout) or 'nothing'})")
+        cap, name = cuda_device()
+        if cap is None:
+            print(f"SKIPPED: no CUDA device ({name})")
             return 77
-        cap, name = [x.strip() for x in p.stdout.splitlines()[0].split(",", 1)]
-        args.gpu_arch = args.gpu_arch or cap.replace(".", "")
-        print(f"# on the GPU: {name}, sm_{cap.replace('.', '')}", flush=True)
+        args.gpu_arch = args.gpu_arch or cap
+        print(f"# on the GPU: {name}, sm_{cap}", flush=True)
     if not args.prebuilt and not os.access(args.graphc, os.X_OK):
         sys.exit(f"graphc binary not found: {args.graphc} (pass --graphc PATH)")
     temp_work = not args.work
