@@ -53,6 +53,7 @@
 #define CPU_CONV_KC 512
 #define CPU_CONV_MB 64
 #define CPU_CONV_MB_DIRECT 16
+#define CPU_CONV_MB_DIRECT_T 32
 #define CPU_CONV_WHOLE_MB 32
 
 typedef enum CpuKind { CPUK_NONE, CPUK_CONV_GEMM, CPUK_DWCONV, CPUK_WINO, CPUK_GEMM } CpuKind;
@@ -389,7 +390,8 @@ static int cpu_plan(const Node *n, CpuPlan *p)
 /* ---- workspace ---- */
 
 /* GCRT_CONV_WHOLE of gcrt_cpu.h: W^T packed and a map of at most 64
- * positions; its tasks take channel blocks with every position. */
+ * positions; one K block at a time, all threads build its im2col in the
+ * one slot, then take channel blocks with every position. */
 #define CPU_CONV_WHOLE_P 64
 static int conv_whole(const CpuPlan *p) { return p->w_trans && p->OH * p->OW <= CPU_CONV_WHOLE_P; }
 
@@ -397,7 +399,7 @@ static int64_t conv_tiles(const CpuPlan *p)
 {
     int64_t Mg = p->M / p->G, P = p->OH * p->OW;
     if (conv_whole(p)) return p->N * ((Mg + CPU_CONV_WHOLE_MB - 1) / CPU_CONV_WHOLE_MB);
-    const int64_t mb = conv_direct(p) && !p->w_trans ? CPU_CONV_MB_DIRECT : CPU_CONV_MB;
+    const int64_t mb = conv_direct(p) ? (p->w_trans ? CPU_CONV_MB_DIRECT_T : CPU_CONV_MB_DIRECT) : CPU_CONV_MB;
     return p->N * p->G * ((P + CPU_PACK_NR - 1) / CPU_PACK_NR) * ((Mg + mb - 1) / mb);
 }
 
@@ -418,8 +420,15 @@ static int64_t conv_slots(const CpuPlan *p, int max_threads, int64_t *slot_float
         return 1;
     }
     int64_t K = p->C / p->G * p->KH * p->KW;
+    if (conv_whole(p)) { /* GCRT_CONV_WHOLE_SLOT_FLOATS: one K block's im2col of every position, the padded image */
+        const int64_t Hp = (p->OH - 1) * p->sh + (p->KH - 1) * p->dh + 1, Wp = (p->OW - 1) * p->sw + (p->KW - 1) * p->dw + 1;
+        *slot_floats = conv_direct(p) ? 0
+                                      : (p->OH * p->OW + CPU_PACK_MR - 1) / CPU_PACK_MR * CPU_PACK_MR *
+                                                (K < CPU_CONV_KC ? K : CPU_CONV_KC) +
+                                            p->C * Hp * Wp;
+        return 1;
+    }
     *slot_floats = conv_direct(p) ? 0 : (K < CPU_CONV_KC ? K : CPU_CONV_KC) * CPU_PACK_NR;
-    if (conv_whole(p)) *slot_floats *= (p->OH * p->OW + CPU_PACK_NR - 1) / CPU_PACK_NR; /* every position panel */
     int64_t t = conv_tiles(p);
     return t < max_threads ? t : max_threads;
 }
@@ -629,11 +638,14 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
     char detail[128] = "";
     if (p.kind == CPUK_CONV_GEMM) {
         int64_t sf, slots = conv_slots(&p, cgen_max_threads(g), &sf);
-        int64_t np = conv_whole(&p) ? (p.OH * p.OW + CPU_PACK_NR - 1) / CPU_PACK_NR : 1;
+        const int64_t K = p.C / p.G * p.KH * p.KW;
         if (p.slide) snprintf(detail, sizeof detail, ", over a zero-padded copy of X, no im2col");
-        else if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / np / CPU_PACK_NR), (long long)slots);
+        else if (conv_whole(&p))
+            snprintf(detail, sizeof detail, ", %lld-row K blocks, %s, all positions per channel block",
+                     (long long)(K < CPU_CONV_KC ? K : CPU_CONV_KC),
+                     sf ? "each block's im2col built by the threads together" : "X read in place");
+        else if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / CPU_PACK_NR), (long long)slots);
         else snprintf(detail, sizeof detail, ", X read in place");
-        if (np > 1) snprintf(detail + strlen(detail), sizeof detail - strlen(detail), ", all %lld panels per channel block", (long long)np);
     }
     char dims[80] = "";
     if (p.kind == CPUK_GEMM)

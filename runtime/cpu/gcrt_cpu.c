@@ -579,13 +579,14 @@ GCRT_FN void gcrt_gemm_f32(const GcrtGemm *g, const GcThreadPool *pool)
  */
 
 /* Rows [k0, k1) of the im2col of output positions [p0, p0+nr) of the Cg
- * channels at X, row k at dst + (k-k0)*32. */
-static void gcrt_im2col32(const GcrtConv *cv, const float *X, int64_t k0, int64_t k1, int64_t p0, int nr, float *dst)
+ * channels at X, row k at dst + (k-k0)*ld. */
+static void gcrt_im2col(const GcrtConv *cv, const float *X, int64_t k0, int64_t k1, int64_t p0, int nr, float *dst,
+                        int64_t ld)
 {
     const int64_t HW = cv->H * cv->W, khw = cv->KH * cv->KW;
     int64_t c = k0 / khw, kh = k0 % khw / cv->KW, kw = k0 % cv->KW; /* k = (c, kh, kw), advanced below */
     const int64_t oh0 = p0 / cv->OW, ow0 = p0 % cv->OW;
-    for (int64_t k = k0; k < k1; k++, dst += GCRT_PACK_NR) {
+    for (int64_t k = k0; k < k1; k++, dst += ld) {
         const float *xc = X + c * HW;
         int64_t oh = oh0, ow = ow0;
         int j = 0;
@@ -618,6 +619,23 @@ static void gcrt_im2col32(const GcrtConv *cv, const float *X, int64_t k0, int64_
             if (++kh == cv->KH) kh = 0, c++;
         }
     }
+}
+
+/* The epilogue of a conv tile whose first output channel is m, in K block
+ * [k0, k0 + kc) of K (tile.res is the caller's). */
+static GcrtTile gcrt_conv_tile(const GcrtConv *cv, int64_t m, int64_t k0, int64_t kc, int64_t K)
+{
+    GcrtTile tile;
+    tile.acc = k0 > 0;
+    tile.last = k0 + kc == K;
+    tile.bias_row = cv->bias ? cv->bias + m : 0;
+    tile.bias_col = 0;
+    tile.res = 0;
+    tile.ldr = cv->OH * cv->OW;
+    tile.act = cv->act;
+    tile.lo = cv->lo;
+    tile.hi = cv->hi;
+    return tile;
 }
 
 /* Tiles: image, group, 32-position panel, then blocks of GCRT_CONV_MB_OF
@@ -655,7 +673,7 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
                         GCRT_PREFETCH(B + k * P + GCRT_PACK_NR + 16);
                     }
             } else {
-                gcrt_im2col32(cv, X, k0, k0 + kc, p0, nr, panel);
+                gcrt_im2col(cv, X, k0, k0 + kc, p0, nr, panel, GCRT_PACK_NR);
                 B = panel;
                 b_ks = GCRT_PACK_NR;
             }
@@ -663,15 +681,7 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
                 for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_PACK_NR) {
                     const int nc = (int)(m_end - m0 < GCRT_PACK_NR ? m_end - m0 : GCRT_PACK_NR);
                     const int64_t yo = (n * cv->M + m0) * P + p0;
-                    GcrtTile tile;
-                    tile.acc = k0 > 0;
-                    tile.last = k0 + kc == K;
-                    tile.bias_row = cv->bias ? cv->bias + m0 : 0;
-                    tile.bias_col = 0;
-                    tile.ldr = P;
-                    tile.act = cv->act;
-                    tile.lo = cv->lo;
-                    tile.hi = cv->hi;
+                    GcrtTile tile = gcrt_conv_tile(cv, m0, k0, kc, K);
                     for (int r0 = 0; r0 < nr; r0 += GCRT_MR) {
                         const int mr = nr - r0 < GCRT_MR ? nr - r0 : GCRT_MR;
                         tile.res = cv->res ? cv->res + yo + r0 : 0;
@@ -698,16 +708,8 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
                     a_ks = 1;
                 }
                 const int64_t yo = ((n * cv->M) + g * Mg + m0) * P + p0;
-                GcrtTile tile;
-                tile.acc = k0 > 0;
-                tile.last = k0 + kc == K;
-                tile.bias_row = cv->bias ? cv->bias + g * Mg + m0 : 0;
-                tile.bias_col = 0;
+                GcrtTile tile = gcrt_conv_tile(cv, g * Mg + m0, k0, kc, K);
                 tile.res = cv->res ? cv->res + yo : 0;
-                tile.ldr = P;
-                tile.act = cv->act;
-                tile.lo = cv->lo;
-                tile.hi = cv->hi;
                 gcrt_ukernel(kc, A, a_rs, a_ks, mr, B, b_ks, nr, cv->Y + yo, P, &tile);
                 if (mr < GCRT_MR) m0 = m0 + mr - GCRT_MR; /* continue at blk_end */
             }
@@ -716,62 +718,131 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
     }
 }
 
-/* Tiles of a GCRT_CONV_WHOLE conv (w_trans, G == 1, a small map): image,
- * then blocks of GCRT_CONV_WHOLE_MB output channels with all positions. For the
- * tiles of one image in its run, a task builds the im2col of every
- * position panel side by side once per K block, then takes 32 channels at
- * a time through every position tile, so each block of W^T serves all
- * positions while it is in cache (gcrt_conv_range's panel-major order
- * streams all of W once per panel, from memory when W is larger than the
- * cache). Per element the arithmetic is gcrt_conv_range's: the same K
- * blocks, each a sequential sum, added up in order. */
-static void gcrt_conv_whole_range(void *arg, int64_t t0, int64_t t1, int slot)
+/* A GCRT_CONV_WHOLE conv (w_trans, G == 1, a small map), one image at a
+ * time: the pool first copies the image zero-padded into ws after the
+ * im2col block (gcrt_conv_whole_pad: GCRT_WHOLE_HP rows of GCRT_WHOLE_WP
+ * floats per channel), then goes one K block of GCRT_CONV_KC rows
+ * at a time: it builds that block's im2col from the padded copy
+ * (gcrt_conv_whole_im2col), packed as the micro-tiles read it, GCRT_MR
+ * positions by kc rows per tile (tile q at ws + q * kc * GCRT_MR), and
+ * multiplies it with W^T (gcrt_conv_whole_range, tiles of
+ * GCRT_CONV_WHOLE_MB output channels with every position), adding into Y
+ * from the second block on. A block of W^T, 32 channels by kc rows,
+ * serves every position tile while it is in cache. The im2col is built once, by
+ * all threads: with a copy per task (gcrt_conv_range's scheme) each of T
+ * threads built all of it, a row of 7 outputs at a time, and on ResNet-18's
+ * 7x7 layers that cost 0.58 ms of a 3 ms conv on one thread, the same on
+ * two. Per element the sum is the K blocks, each a sequential sum, added
+ * up in order: the shapes fix it. A 1x1 conv read in place needs neither
+ * copy: B is X. */
+typedef struct GcrtWhole {
+    const GcrtConv *cv;
+    const float *X; /* the image */
+    float *xp;      /* its padded copy */
+    int64_t n, k0, kc, hp, wp;
+} GcrtWhole;
+
+/* Rows [t0, t1) of the padded copy (row r: padded row r % hp of channel r / hp). */
+static void gcrt_conv_whole_pad(void *arg, int64_t t0, int64_t t1, int slot)
 {
-    const GcrtConv *cv = (const GcrtConv *)arg;
-    const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW, M = cv->M;
-    const int64_t MB = GCRT_CONV_WHOLE_MB, nmb = (M + MB - 1) / MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
-    const int direct = GCRT_CONV_DIRECT(cv);
-    float *panel = direct ? 0 : cv->ws + (int64_t)slot * GCRT_CONV_WHOLE_SLOT_FLOATS(cv);
-    for (int64_t t = t0; t < t1;) {
-        const int64_t n = t / nmb, run_end = (n + 1) * nmb < t1 ? (n + 1) * nmb : t1;
-        const int64_t m_begin = t % nmb * MB, m_end = run_end - n * nmb == nmb ? M : (run_end % nmb) * MB;
-        const float *X = cv->X + n * cv->C * cv->H * cv->W;
-        for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
-            const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
-            if (!direct)
-                for (int64_t p = 0; p < np; p++)
-                    gcrt_im2col32(cv, X, k0, k0 + kc, p * GCRT_PACK_NR,
-                                  (int)(P - p * GCRT_PACK_NR < GCRT_PACK_NR ? P - p * GCRT_PACK_NR : GCRT_PACK_NR),
-                                  panel + p * kc * GCRT_PACK_NR);
-            for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_PACK_NR) {
-                /* 32 channels, never straddling a block (as gcrt_conv_range) */
-                const int64_t blk_end = (m0 / MB + 1) * MB < m_end ? (m0 / MB + 1) * MB : m_end;
-                const int nc = (int)(blk_end - m0 < GCRT_PACK_NR ? blk_end - m0 : GCRT_PACK_NR);
-                GcrtTile tile;
-                tile.acc = k0 > 0;
-                tile.last = k0 + kc == K;
-                tile.bias_row = cv->bias ? cv->bias + m0 : 0;
-                tile.bias_col = 0;
-                tile.ldr = P;
-                tile.act = cv->act;
-                tile.lo = cv->lo;
-                tile.hi = cv->hi;
-                for (int64_t p = 0; p < np; p++) {
-                    const int64_t p0 = p * GCRT_PACK_NR, yo = (n * M + m0) * P + p0;
-                    const int nr = (int)(P - p0 < GCRT_PACK_NR ? P - p0 : GCRT_PACK_NR);
-                    const float *B = direct ? X + k0 * P + p0 : panel + p * kc * GCRT_PACK_NR;
-                    const int64_t b_ks = direct ? P : GCRT_PACK_NR;
-                    for (int r0 = 0; r0 < nr; r0 += GCRT_MR) {
-                        const int mr = nr - r0 < GCRT_MR ? nr - r0 : GCRT_MR;
-                        tile.res = cv->res ? cv->res + yo + r0 : 0;
-                        gcrt_ukernel_t(kc, B + r0, 1, b_ks, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR, nc,
-                                       cv->Y + yo + r0, P, &tile);
-                    }
-                }
-                if (nc < GCRT_PACK_NR) m0 = m0 + nc - GCRT_PACK_NR; /* continue at blk_end */
+    const GcrtWhole *w = (const GcrtWhole *)arg;
+    const GcrtConv *cv = w->cv;
+    (void)slot;
+    for (int64_t r = t0; r < t1; r++) {
+        const int64_t c = r / w->hp, ih = r % w->hp - cv->pt;
+        float *d = w->xp + r * w->wp;
+        if (ih < 0 || ih >= cv->H) {
+            gcrt_vzero(d, w->wp);
+            continue;
+        }
+        /* padded column j is input column j - pl: inside for j in [lo, hi) */
+        const int64_t lo = cv->pl < w->wp ? cv->pl : w->wp, hi = cv->W + cv->pl < w->wp ? cv->W + cv->pl : w->wp;
+        gcrt_vzero(d, lo);
+        if (hi > lo) gcrt_vcopy(d + lo, w->X + (c * cv->H + ih) * cv->W, hi - lo);
+        gcrt_vzero(d + (hi > lo ? hi : lo), w->wp - (hi > lo ? hi : lo));
+    }
+}
+
+/* Tiles: GCRT_MR positions by GCRT_CONV_WHOLE_KR rows of the block; row k
+ * = (c, kh, kw) of the tile reads, for each position, one float of the
+ * padded copy at a fixed offset from the tap's first. */
+static void gcrt_conv_whole_im2col(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtWhole *w = (const GcrtWhole *)arg;
+    const GcrtConv *cv = w->cv;
+    const int64_t P = cv->OH * cv->OW, nkr = (w->kc + GCRT_CONV_WHOLE_KR - 1) / GCRT_CONV_WHOLE_KR;
+    const int64_t taps = cv->KH * cv->KW, plane = w->hp * w->wp;
+    (void)slot;
+    for (int64_t t = t0; t < t1; t++) {
+        const int64_t q = t / nkr, r0 = t % nkr * GCRT_CONV_WHOLE_KR, p0 = q * GCRT_MR;
+        const int64_t r1 = r0 + GCRT_CONV_WHOLE_KR < w->kc ? r0 + GCRT_CONV_WHOLE_KR : w->kc;
+        const int nr = (int)(P - p0 < GCRT_MR ? P - p0 : GCRT_MR);
+        float *dst = cv->ws + (q * w->kc + r0) * GCRT_MR;
+        int64_t base[GCRT_MR];
+        for (int j = 0; j < GCRT_MR; j++) { /* past the last position: position p0 again (never read) */
+            const int64_t p = p0 + (j < nr ? j : 0);
+            base[j] = p / cv->OW * cv->sh * w->wp + p % cv->OW * cv->sw;
+        }
+        const int64_t k0 = w->k0 + r0, c = k0 / taps, kh0 = k0 % taps / cv->KW, kw0 = k0 % cv->KW;
+        const float *src = w->xp + c * plane, *row = src + kh0 * cv->dh * w->wp; /* channel c; its kernel row kh */
+        for (int64_t k = k0, kw = kw0; k < w->k0 + r1; k++, dst += GCRT_MR) {
+            for (int j = 0; j < GCRT_MR; j++) dst[j] = row[kw * cv->dw + base[j]];
+            if (++kw == cv->KW) { /* (c, kh, kw) advanced without divisions */
+                kw = 0;
+                row += cv->dh * w->wp;
+                if (row == src + cv->KH * cv->dh * w->wp) src += plane, row = src;
             }
         }
-        t = run_end;
+    }
+}
+
+static void gcrt_conv_whole_range(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtWhole *w = (const GcrtWhole *)arg;
+    const GcrtConv *cv = w->cv;
+    const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW, M = cv->M, n = w->n, k0 = w->k0, kc = w->kc;
+    const int direct = GCRT_CONV_DIRECT(cv);
+    (void)slot;
+    for (int64_t m0 = t0 * GCRT_CONV_WHOLE_MB; m0 < t1 * GCRT_CONV_WHOLE_MB && m0 < M; m0 += GCRT_PACK_NR) {
+        const int nc = (int)(M - m0 < GCRT_PACK_NR ? M - m0 : GCRT_PACK_NR);
+        GcrtTile tile = gcrt_conv_tile(cv, m0, k0, kc, K);
+        for (int64_t p0 = 0; p0 < P; p0 += GCRT_MR) {
+            const int mr = (int)(P - p0 < GCRT_MR ? P - p0 : GCRT_MR);
+            const int64_t yo = (n * M + m0) * P + p0;
+            tile.res = cv->res ? cv->res + yo : 0;
+            if (direct)
+                gcrt_ukernel_t(kc, w->X + k0 * P + p0, 1, P, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR, nc,
+                               cv->Y + yo, P, &tile);
+            else
+                gcrt_ukernel_t(kc, cv->ws + p0 * kc, 1, GCRT_MR, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR,
+                               nc, cv->Y + yo, P, &tile);
+        }
+    }
+}
+
+static void gcrt_conv_whole(const GcrtConv *cv, const GcThreadPool *pool)
+{
+    const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW;
+    const int64_t nq = (P + GCRT_MR - 1) / GCRT_MR, nmb = (cv->M + GCRT_CONV_WHOLE_MB - 1) / GCRT_CONV_WHOLE_MB;
+    const int direct = GCRT_CONV_DIRECT(cv);
+    GcrtWhole w;
+    w.cv = cv;
+    w.hp = GCRT_WHOLE_HP(cv);
+    w.wp = GCRT_WHOLE_WP(cv);
+    w.xp = cv->ws + GCRT_WHOLE_IM2COL_FLOATS(cv);
+    /* a copied or gathered float costs about as much as 4 multiply-adds */
+    const GcThreadPool *pad_pool = gcrt_pool_for(pool, gcrt_work(cv->C, w.hp, w.wp, 4));
+    const GcThreadPool *im_pool = gcrt_pool_for(pool, gcrt_work(K < GCRT_CONV_KC ? K : GCRT_CONV_KC, nq, GCRT_MR, 4));
+    for (w.n = 0; w.n < cv->N; w.n++) {
+        w.X = cv->X + w.n * cv->C * cv->H * cv->W;
+        if (!direct) gcrt_parallel(pad_pool, cv->C * w.hp, GCRT_NO_SCRATCH, gcrt_conv_whole_pad, &w);
+        for (w.k0 = 0; w.k0 < K; w.k0 += GCRT_CONV_KC) {
+            w.kc = K - w.k0 < GCRT_CONV_KC ? K - w.k0 : GCRT_CONV_KC;
+            if (!direct)
+                gcrt_parallel(im_pool, nq * ((w.kc + GCRT_CONV_WHOLE_KR - 1) / GCRT_CONV_WHOLE_KR), GCRT_NO_SCRATCH,
+                              gcrt_conv_whole_im2col, &w);
+            gcrt_parallel(pool, nmb, GCRT_NO_SCRATCH, gcrt_conv_whole_range, &w);
+        }
     }
 }
 
@@ -949,12 +1020,11 @@ static void gcrt_conv_slide(const GcrtConv *cv, const GcThreadPool *pool)
 /* See gcrt_cpu.h. */
 GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool)
 {
-    const int64_t Mg = cv->M / cv->G, P = cv->OH * cv->OW;
-    const int64_t MB = GCRT_CONV_WHOLE(cv) ? GCRT_CONV_WHOLE_MB : GCRT_CONV_MB_OF(cv);
+    const int64_t Mg = cv->M / cv->G, P = cv->OH * cv->OW, MB = GCRT_CONV_MB_OF(cv);
     const int64_t nmb = (Mg + MB - 1) / MB, np = (P + GCRT_PACK_NR - 1) / GCRT_PACK_NR;
     const int scratch = GCRT_CONV_DIRECT(cv) ? GCRT_NO_SCRATCH : cv->max_slots;
     pool = gcrt_pool_for(pool, gcrt_work(cv->N, cv->M, cv->C / cv->G * cv->KH * cv->KW, P));
     if (cv->slide) gcrt_conv_slide(cv, pool);
-    else if (GCRT_CONV_WHOLE(cv)) gcrt_parallel(pool, cv->N * nmb, scratch, gcrt_conv_whole_range, (void *)cv);
+    else if (GCRT_CONV_WHOLE(cv)) gcrt_conv_whole(cv, pool);
     else gcrt_parallel(pool, cv->N * cv->G * np * nmb, scratch, gcrt_conv_range, (void *)cv);
 }

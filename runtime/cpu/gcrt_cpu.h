@@ -165,25 +165,39 @@ typedef struct GcrtConv {
 GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool);
 #define GCRT_CONV_KC 512
 #define GCRT_CONV_MB 64
-/* Channel blocks of a 1x1 conv read in place with W packed in 8-row panels
- * (no im2col panel for a block
- * to share: finer tiles balance the threads; MobileNetV2's 64-channel
- * projections at 14x14 split 4:3 over two threads with 64) and of a
+/* Channel blocks of a 1x1 conv read in place (no im2col panel for a block
+ * to share: finer tiles balance the threads), with W packed in 8-row panels
+ * (MobileNetV2's 64-channel projections at 14x14 split 4:3 over two
+ * threads with 64) or in W^T panels (GCRT_CONV_MB_DIRECT_T, one panel: its
+ * 96-channel projections at 14x14 took 1.12 to 1.2 times as long on two
+ * threads in blocks of 64, tiles of unequal cost), and of a
  * GCRT_CONV_WHOLE conv (one W^T panel each). */
 #define GCRT_CONV_MB_DIRECT 16
+#define GCRT_CONV_MB_DIRECT_T 32
 #define GCRT_CONV_WHOLE_MB 32
-#define GCRT_CONV_MB_OF(cv) (GCRT_CONV_DIRECT(cv) && !(cv)->w_trans ? GCRT_CONV_MB_DIRECT : GCRT_CONV_MB)
+#define GCRT_CONV_MB_OF(cv) \
+    (GCRT_CONV_DIRECT(cv) ? ((cv)->w_trans ? GCRT_CONV_MB_DIRECT_T : GCRT_CONV_MB_DIRECT) : GCRT_CONV_MB)
 #define GCRT_CONV_SLOT_FLOATS(Cg, KH, KW) \
     (((Cg) * (KH) * (KW) < GCRT_CONV_KC ? (Cg) * (KH) * (KW) : GCRT_CONV_KC) * GCRT_PACK_NR)
-/* w_trans with at most this many output positions (7x7 maps): each task
- * takes blocks of GCRT_CONV_WHOLE_MB output channels with every position, and a
- * non-direct conv's slot holds the im2col of all ceil(P/32) position panels
- * (GCRT_CONV_WHOLE_SLOT_FLOATS), so every block of W^T is read from memory
- * once and serves every position while it is in cache. */
+/* w_trans with at most this many output positions (7x7 maps): the conv
+ * goes K block by K block of GCRT_CONV_KC rows; the threads build the block's
+ * im2col of every position in the one slot (GCRT_CONV_WHOLE_SLOT_FLOATS:
+ * micro-tiles of GCRT_MR positions, at most GCRT_PACK_MR, built in tiles
+ * of GCRT_CONV_WHOLE_KR rows from a zero-padded copy of the image), then
+ * take blocks of GCRT_CONV_WHOLE_MB output channels with every position,
+ * so every block of W^T is read from memory once and serves every
+ * position while it is in cache. */
 #define GCRT_CONV_WHOLE_P 64
+#define GCRT_CONV_WHOLE_KR 32
 #define GCRT_CONV_WHOLE(cv) ((cv)->w_trans && (cv)->OH * (cv)->OW <= GCRT_CONV_WHOLE_P)
-#define GCRT_CONV_WHOLE_SLOT_FLOATS(cv) \
-    (((cv)->OH * (cv)->OW + GCRT_PACK_NR - 1) / GCRT_PACK_NR * GCRT_CONV_SLOT_FLOATS((cv)->C, (cv)->KH, (cv)->KW))
+/* Its workspace (not read in place): one K block's packed im2col, then the
+ * zero-padded image, GCRT_WHOLE_HP rows of GCRT_WHOLE_WP floats a channel. */
+#define GCRT_WHOLE_HP(cv) (((cv)->OH - 1) * (cv)->sh + ((cv)->KH - 1) * (cv)->dh + 1)
+#define GCRT_WHOLE_WP(cv) (((cv)->OW - 1) * (cv)->sw + ((cv)->KW - 1) * (cv)->dw + 1)
+#define GCRT_WHOLE_IM2COL_FLOATS(cv)                                          \
+    (((cv)->OH * (cv)->OW + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR * \
+     ((cv)->C * (cv)->KH * (cv)->KW < GCRT_CONV_KC ? (cv)->C * (cv)->KH * (cv)->KW : GCRT_CONV_KC))
+#define GCRT_CONV_WHOLE_SLOT_FLOATS(cv) (GCRT_WHOLE_IM2COL_FLOATS(cv) + (cv)->C * GCRT_WHOLE_HP(cv) * GCRT_WHOLE_WP(cv))
 /* The slide kernel's padded input: GCRT_SLIDE_HP rows per channel, each
  * split into sw column phases of GCRT_SLIDE_WH floats (phase q holds the
  * padded columns q, q + sw, q + 2sw, ...), and 32 zeros after the last. */

@@ -135,7 +135,7 @@ static void test_gemm(int iter)
     free(A), free(B), free(br), free(bc), free(R), free(want), free(pa), free(pb), free(C[0]), free(C[1]);
 }
 
-static int whole_cases; /* convs that took gcrt_conv_whole_range */
+static int whole_cases; /* convs that took gcrt_conv_whole */
 static int slide_cases; /* convs that took the sliding-window kernel */
 
 static void test_conv(int iter)
@@ -159,6 +159,8 @@ static void test_conv(int iter)
     }
     if (iter % 10 == 1) cv.G = 1, cv.C = irand(57, 130), cv.KH = cv.KW = 3, cv.H = cv.W = irand(3, 9); /* K > GCRT_CONV_KC */
     if (iter % 10 == 2) cv.H = irand(1, 5), cv.W = irand(33, 80), cv.sw = 2; /* long stride-2 rows */
+    if (iter % 20 == 7) /* 8x7 and 8x8 kernels: W^T tiles (GCRT_CONV_WHOLE) of many taps on a small map */
+        cv.KH = 8, cv.KW = irand(7, 8), cv.H = irand(8, 10), cv.W = irand(7, 10), cv.sh = cv.sw = cv.dh = cv.dw = 1;
     int64_t eh = (cv.KH - 1) * cv.dh + 1, ew = (cv.KW - 1) * cv.dw + 1;
     if (cv.H + cv.pt + pb < eh || cv.W + cv.pl + pr < ew) return;
     cv.OH = (cv.H + cv.pt + pb - eh) / cv.sh + 1, cv.OW = (cv.W + cv.pl + pr - ew) / cv.sw + 1;

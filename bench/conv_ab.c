@@ -1,0 +1,106 @@
+/* conv_ab.c — one conv layer timed with two versions of the CPU runtime's
+ * conv kernels in one process, for bench/conv_ab.sh: conv_old and conv_new
+ * (conv_ab_old.c / conv_ab_new.c, each including its own gcrt_cpu.c) run
+ * alternately on the same data, so a noisy machine slows both alike.
+ *
+ * usage: conv_ab C M HW K STRIDE WTRANS THREADS REPS
+ *   a G=1 conv of C input and M output channels on an HW x HW map, K x K
+ *   kernel, pad K/2, packed weights (W^T panels when WTRANS is 1), bias
+ *   and ReLU on the tile; THREADS 1 runs serially, more on the bundled
+ *   pthread pool. Prints the minimum and median ms of each version, the
+ *   GFLOP/s of the minimum (direct-conv flops) and new/old of the medians.
+ * Both versions must share GcrtConv's layout (the struct of this tree's
+ * gcrt_cpu.h). The weights are random numbers in the packed layouts, so
+ * the outputs mean nothing: tests/runtime/test_cpu_gemm.c checks them. */
+#define _POSIX_C_SOURCE 200809L
+#include "gc_thread_pool.h"
+#include "gcrt_cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void conv_old(const GcrtConv *cv, const GcThreadPool *pool);
+void conv_new(const GcrtConv *cv, const GcThreadPool *pool);
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static float *random_floats(size_t n)
+{
+    float *p = malloc(n * sizeof *p);
+    if (!p) {
+        fprintf(stderr, "conv_ab: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++) p[i] = (float)(rand() % 2001) / 1000.0f - 1.0f;
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 9) {
+        fprintf(stderr, "usage: %s C M HW K STRIDE WTRANS THREADS REPS\n", argv[0]);
+        return 2;
+    }
+    const int C = atoi(argv[1]), M = atoi(argv[2]), HW = atoi(argv[3]), K = atoi(argv[4]), S = atoi(argv[5]);
+    const int tr = atoi(argv[6]), T = atoi(argv[7]), reps = atoi(argv[8]);
+    if (C < 1 || M < 1 || HW < 1 || K < 1 || S < 1 || T < 1 || reps < 1 || HW + 2 * (K / 2) < K) {
+        fprintf(stderr, "conv_ab: bad shape\n");
+        return 2;
+    }
+    GcrtConv cv;
+    memset(&cv, 0, sizeof cv);
+    cv.N = 1, cv.C = C, cv.H = HW, cv.W = HW, cv.M = M, cv.G = 1, cv.KH = K, cv.KW = K;
+    cv.sh = S, cv.sw = S, cv.dh = 1, cv.dw = 1, cv.pt = K / 2, cv.pl = K / 2;
+    cv.OH = (HW + 2 * (K / 2) - K) / S + 1, cv.OW = cv.OH;
+    const int64_t k_rows = (int64_t)C * K * K, m_pad = (M + GCRT_PACK_NR - 1) / GCRT_PACK_NR * GCRT_PACK_NR;
+    const size_t ny = (size_t)M * (size_t)(cv.OH * cv.OW);
+    cv.X = random_floats((size_t)C * HW * HW);
+    cv.Wt = random_floats((size_t)(k_rows * m_pad));
+    cv.w_packed = 1, cv.w_trans = tr;
+    cv.bias = random_floats((size_t)M);
+    cv.act = 1;
+    /* more than any version's workspace for these shapes: every task's slot */
+    const size_t ws_floats = (size_t)(T + 1) * (size_t)(k_rows * (cv.OH * cv.OW + 64) + (int64_t)C * (HW + K) * (HW + K));
+    cv.ws = random_floats(ws_floats);
+    cv.max_slots = T;
+    float *y_old = random_floats(ny), *y_new = random_floats(ny);
+    GcPthreadPool *pp = T > 1 ? gc_pthread_pool_start(T) : NULL;
+    if (T > 1 && !pp) {
+        fprintf(stderr, "conv_ab: cannot start %d threads\n", T);
+        return 1;
+    }
+    GcThreadPool pool = gc_pthread_pool_get(pp);
+    double *t_old = malloc(sizeof(double) * (size_t)reps), *t_new = malloc(sizeof(double) * (size_t)reps);
+    for (int r = -3; r < reps; r++) { /* three untimed rounds first */
+        const double t0 = now_ms();
+        cv.Y = y_old;
+        conv_old(&cv, pp ? &pool : NULL);
+        const double t1 = now_ms();
+        cv.Y = y_new;
+        conv_new(&cv, pp ? &pool : NULL);
+        const double t2 = now_ms();
+        if (r >= 0) t_old[r] = t1 - t0, t_new[r] = t2 - t1;
+    }
+    qsort(t_old, (size_t)reps, sizeof(double), cmp_double);
+    qsort(t_new, (size_t)reps, sizeof(double), cmp_double);
+    const double mflop = 2.0 * (double)k_rows * M * cv.OH * cv.OW / 1e6;
+    printf("C%d M%d %dx%d k%d s%d wtrans%d T%d: old min %.3f med %.3f ms (%.0f GFLOP/s) | new min %.3f med %.3f ms "
+           "(%.0f GFLOP/s) | new/old med %.3f\n",
+           C, M, HW, HW, K, S, tr, T, t_old[0], t_old[reps / 2], mflop / t_old[0], t_new[0], t_new[reps / 2],
+           mflop / t_new[0], t_new[reps / 2] / t_old[reps / 2]);
+    gc_pthread_pool_stop(pp);
+    return 0;
+}
