@@ -3,11 +3,12 @@
  * (conv_ab_old.c / conv_ab_new.c, each including its own gcrt_cpu.c) run
  * alternately on the same data, so a noisy machine slows both alike.
  *
- * usage: conv_ab C M HW K STRIDE WTRANS THREADS REPS
+ * usage: conv_ab C M HW K STRIDE KIND THREADS REPS
  *   a G=1 conv of C input and M output channels on an HW x HW map, K x K
- *   kernel, pad K/2, packed weights (W^T panels when WTRANS is 1), bias
- *   and ReLU on the tile; THREADS 1 runs serially, more on the bundled
- *   pthread pool. Prints the minimum and median ms of each version, the
+ *   kernel, pad K/2, packed weights, bias and ReLU on the tile; KIND 0:
+ *   conv-gemm with W in 8-row A panels, 1: W^T panels (positions as the
+ *   tile's rows), 2: the sliding-window kernel; THREADS 1 runs serially,
+ *   more on the bundled pthread pool. Prints the minimum and median ms of each version, the
  *   GFLOP/s of the minimum (direct-conv flops) and new/old of the medians.
  * Both versions must share GcrtConv's layout (the struct of this tree's
  * gcrt_cpu.h). The weights are random numbers in the packed layouts, so
@@ -51,12 +52,13 @@ static float *random_floats(size_t n)
 int main(int argc, char **argv)
 {
     if (argc != 9) {
-        fprintf(stderr, "usage: %s C M HW K STRIDE WTRANS THREADS REPS\n", argv[0]);
+        fprintf(stderr, "usage: %s C M HW K STRIDE KIND THREADS REPS\n", argv[0]);
         return 2;
     }
     const int C = atoi(argv[1]), M = atoi(argv[2]), HW = atoi(argv[3]), K = atoi(argv[4]), S = atoi(argv[5]);
-    const int tr = atoi(argv[6]), T = atoi(argv[7]), reps = atoi(argv[8]);
-    if (C < 1 || M < 1 || HW < 1 || K < 1 || S < 1 || T < 1 || reps < 1 || HW + 2 * (K / 2) < K) {
+    const int kind = atoi(argv[6]), T = atoi(argv[7]), reps = atoi(argv[8]);
+    if (C < 1 || M < 1 || HW < 1 || K < 1 || S < 1 || kind < 0 || kind > 2 || T < 1 || reps < 1 ||
+        HW + 2 * (K / 2) < K) {
         fprintf(stderr, "conv_ab: bad shape\n");
         return 2;
     }
@@ -69,7 +71,7 @@ int main(int argc, char **argv)
     const size_t ny = (size_t)M * (size_t)(cv.OH * cv.OW);
     cv.X = random_floats((size_t)C * HW * HW);
     cv.Wt = random_floats((size_t)(k_rows * m_pad));
-    cv.w_packed = 1, cv.w_trans = tr;
+    cv.w_packed = 1, cv.w_trans = kind == 1, cv.slide = kind == 2;
     cv.bias = random_floats((size_t)M);
     cv.act = 1;
     /* more than any version's workspace for these shapes: every task's slot */
@@ -97,9 +99,9 @@ int main(int argc, char **argv)
     qsort(t_old, (size_t)reps, sizeof(double), cmp_double);
     qsort(t_new, (size_t)reps, sizeof(double), cmp_double);
     const double mflop = 2.0 * (double)k_rows * M * cv.OH * cv.OW / 1e6;
-    printf("C%d M%d %dx%d k%d s%d wtrans%d T%d: old min %.3f med %.3f ms (%.0f GFLOP/s) | new min %.3f med %.3f ms "
+    printf("C%d M%d %dx%d k%d s%d %s T%d: old min %.3f med %.3f ms (%.0f GFLOP/s) | new min %.3f med %.3f ms "
            "(%.0f GFLOP/s) | new/old med %.3f\n",
-           C, M, HW, HW, K, S, tr, T, t_old[0], t_old[reps / 2], mflop / t_old[0], t_new[0], t_new[reps / 2],
+           C, M, HW, HW, K, S, (const char *const[]){"gemm", "wtrans", "slide"}[kind], T, t_old[0], t_old[reps / 2], mflop / t_old[0], t_new[0], t_new[reps / 2],
            mflop / t_new[0], t_new[reps / 2] / t_old[reps / 2]);
     gc_pthread_pool_stop(pp);
     return 0;

@@ -5,15 +5,16 @@
 #
 #   bash bench/conv_ab.sh [REV] [REPS]     (default REV HEAD, REPS 200)
 #
-# SHAPES (environment, ';'-separated "C M HW K STRIDE WTRANS") overrides the
-# default layers: ResNet-18's 3x3 convs at 7x7 and its stride-2 conv into
-# 7x7, MobileNetV2's 1x1 projections at 14x14 and an expansion. Prints one
+# SHAPES (environment, ';'-separated "C M HW K STRIDE KIND", KIND 0 conv-gemm,
+# 1 W^T tiles, 2 sliding window) overrides the default layers: ResNet-18's
+# 3x3 convs at 7x7 and its stride-2 conv into 7x7, MobileNetV2's 1x1
+# projections at 14x14 and an expansion, and its stem. Prints one
 # line per layer and thread count (see conv_ab.c). Needs gcc and git.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 rev=${1:-HEAD}
 reps=${2:-200}
-shapes=${SHAPES:-"512 512 7 3 1 1;256 512 14 3 2 1;576 96 14 1 1 1;384 64 14 1 1 1;96 576 14 1 1 0"}
+shapes=${SHAPES:-"512 512 7 3 1 1;256 512 14 3 2 1;576 96 14 1 1 1;384 64 14 1 1 1;96 576 14 1 1 0;3 32 224 3 2 2"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/old" "$work/new"

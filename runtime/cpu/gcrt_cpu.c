@@ -830,9 +830,10 @@ static void gcrt_conv_whole(const GcrtConv *cv, const GcThreadPool *pool)
     w.hp = GCRT_WHOLE_HP(cv);
     w.wp = GCRT_WHOLE_WP(cv);
     w.xp = cv->ws + GCRT_WHOLE_IM2COL_FLOATS(cv);
-    /* a copied or gathered float costs about as much as 4 multiply-adds */
+    /* a float copied by vectors costs about as much as 4 multiply-adds (a
+     * depthwise tap's weight), one gathered by a scalar load and store 16 */
     const GcThreadPool *pad_pool = gcrt_pool_for(pool, gcrt_work(cv->C, w.hp, w.wp, 4));
-    const GcThreadPool *im_pool = gcrt_pool_for(pool, gcrt_work(K < GCRT_CONV_KC ? K : GCRT_CONV_KC, nq, GCRT_MR, 4));
+    const GcThreadPool *im_pool = gcrt_pool_for(pool, gcrt_work(K < GCRT_CONV_KC ? K : GCRT_CONV_KC, nq, GCRT_MR, 16));
     for (w.n = 0; w.n < cv->N; w.n++) {
         w.X = cv->X + w.n * cv->C * cv->H * cv->W;
         if (!direct) gcrt_parallel(pad_pool, cv->C * w.hp, GCRT_NO_SCRATCH, gcrt_conv_whole_pad, &w);
@@ -1008,7 +1009,7 @@ static void gcrt_conv_slide(const GcrtConv *cv, const GcThreadPool *pool)
     s.Wh = GCRT_SLIDE_WH(cv);
     for (int64_t kw = 0; kw < cv->KW; kw++) s.off[kw] = kw * cv->dw % cv->sw * s.Wh + kw * cv->dw / cv->sw;
     gcrt_vzero(cv->ws + cv->C * s.Hp * cv->sw * s.Wh, 32);
-    const GcThreadPool *pad_pool = gcrt_pool_for(pool, gcrt_work(cv->C, s.Hp, cv->sw, s.Wh));
+    const GcThreadPool *pad_pool = gcrt_pool_for(pool, gcrt_work(cv->C, s.Hp, cv->sw * s.Wh, 4)); /* as gcrt_conv_whole's */
     pool = gcrt_pool_for(pool, gcrt_work(cv->M, cv->C * cv->KH * cv->KW, cv->OH, cv->OW));
     for (s.n = 0; s.n < cv->N; s.n++) {
         s.X = cv->X + s.n * cv->C * cv->H * cv->W;
