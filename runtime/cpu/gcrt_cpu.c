@@ -731,8 +731,8 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
  * serves every position tile while it is in cache. The im2col is built once, by
  * all threads: with a copy per task (gcrt_conv_range's scheme) each of T
  * threads built all of it, a row of 7 outputs at a time, and on ResNet-18's
- * 7x7 layers that cost 0.58 ms of a 3 ms conv on one thread, the same on
- * two. Per element the sum is the K blocks, each a sequential sum, added
+ * 7x7 layers that cost about 0.6 ms of a 3 ms conv on one thread, the same
+ * on two (bench/conv_ab.sh). Per element the sum is the K blocks, each a sequential sum, added
  * up in order: the shapes fix it. A 1x1 conv read in place needs neither
  * copy: B is X. */
 typedef struct GcrtWhole {
@@ -829,7 +829,7 @@ static void gcrt_conv_whole(const GcrtConv *cv, const GcThreadPool *pool)
     w.cv = cv;
     w.hp = GCRT_WHOLE_HP(cv);
     w.wp = GCRT_WHOLE_WP(cv);
-    w.xp = cv->ws + GCRT_WHOLE_IM2COL_FLOATS(cv);
+    w.xp = direct ? 0 : cv->ws + GCRT_WHOLE_IM2COL_FLOATS(cv); /* a conv read in place has no ws */
     /* a float copied by vectors costs about as much as 4 multiply-adds (a
      * depthwise tap's weight), one gathered by a scalar load and store 16 */
     const GcThreadPool *pad_pool = gcrt_pool_for(pool, gcrt_work(cv->C, w.hp, w.wp, 4));
