@@ -579,14 +579,13 @@ GCRT_FN void gcrt_gemm_f32(const GcrtGemm *g, const GcThreadPool *pool)
  */
 
 /* Rows [k0, k1) of the im2col of output positions [p0, p0+nr) of the Cg
- * channels at X, row k at dst + (k-k0)*ld. */
-static void gcrt_im2col(const GcrtConv *cv, const float *X, int64_t k0, int64_t k1, int64_t p0, int nr, float *dst,
-                        int64_t ld)
+ * channels at X, row k at dst + (k-k0)*32. */
+static void gcrt_im2col32(const GcrtConv *cv, const float *X, int64_t k0, int64_t k1, int64_t p0, int nr, float *dst)
 {
     const int64_t HW = cv->H * cv->W, khw = cv->KH * cv->KW;
     int64_t c = k0 / khw, kh = k0 % khw / cv->KW, kw = k0 % cv->KW; /* k = (c, kh, kw), advanced below */
     const int64_t oh0 = p0 / cv->OW, ow0 = p0 % cv->OW;
-    for (int64_t k = k0; k < k1; k++, dst += ld) {
+    for (int64_t k = k0; k < k1; k++, dst += GCRT_PACK_NR) {
         const float *xc = X + c * HW;
         int64_t oh = oh0, ow = ow0;
         int j = 0;
@@ -673,7 +672,7 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
                         GCRT_PREFETCH(B + k * P + GCRT_PACK_NR + 16);
                     }
             } else {
-                gcrt_im2col(cv, X, k0, k0 + kc, p0, nr, panel, GCRT_PACK_NR);
+                gcrt_im2col32(cv, X, k0, k0 + kc, p0, nr, panel);
                 B = panel;
                 b_ks = GCRT_PACK_NR;
             }
@@ -721,20 +720,21 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
 /* A GCRT_CONV_WHOLE conv (w_trans, G == 1, a small map), one image at a
  * time: the pool first copies the image zero-padded into ws after the
  * im2col block (gcrt_conv_whole_pad: GCRT_WHOLE_HP rows of GCRT_WHOLE_WP
- * floats per channel), then goes one K block of GCRT_CONV_KC rows
- * at a time: it builds that block's im2col from the padded copy
- * (gcrt_conv_whole_im2col), packed as the micro-tiles read it, GCRT_MR
- * positions by kc rows per tile (tile q at ws + q * kc * GCRT_MR), and
- * multiplies it with W^T (gcrt_conv_whole_range, tiles of
+ * floats per channel, not split into column phases as the slide kernel's
+ * copy: the gather below reads any stride), then goes one K block of
+ * GCRT_CONV_KC rows at a time: it builds that block's im2col from the
+ * padded copy (gcrt_conv_whole_im2col), packed as the micro-tiles read it,
+ * GCRT_MR positions by kc rows per tile (tile q at ws + q * kc * GCRT_MR),
+ * and multiplies it with W^T (gcrt_conv_whole_range, tiles of
  * GCRT_CONV_WHOLE_MB output channels with every position), adding into Y
- * from the second block on. A block of W^T, 32 channels by kc rows,
- * serves every position tile while it is in cache. The im2col is built once, by
+ * from the second block on. A block of W^T, 32 channels by kc rows, serves
+ * every position tile while it is in cache. The im2col is built once, by
  * all threads: with a copy per task (gcrt_conv_range's scheme) each of T
- * threads built all of it, a row of 7 outputs at a time, and on ResNet-18's
- * 7x7 layers that cost about 0.6 ms of a 3 ms conv on one thread, the same
- * on two (bench/conv_ab.sh). Per element the sum is the K blocks, each a sequential sum, added
- * up in order: the shapes fix it. A 1x1 conv read in place needs neither
- * copy: B is X. */
+ * threads built all of it, a row of 7 outputs at a time, and on
+ * ResNet-18's 7x7 layers that cost about 0.6 ms of a 3 ms conv on one
+ * thread, the same on two (bench/conv_ab.sh). Per element the sum is the K
+ * blocks, each a sequential sum, added up in order: the shapes fix it. A
+ * 1x1 conv read in place needs neither copy: B is X. */
 typedef struct GcrtWhole {
     const GcrtConv *cv;
     const float *X; /* the image */
