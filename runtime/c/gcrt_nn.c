@@ -565,13 +565,22 @@ GCRT_FN void S(gcrt_avgpool)(int64_t NC, const int64_t *in, const int64_t *k, co
     }
 }
 
+/* Eight channels at a time: a channel's compensated sum is one chain of
+ * dependent adds (about 4 cycles each, so MobileNetV2's 1280 x 49 took 0.09
+ * ms); eight independent chains overlap. Each channel's own operations and
+ * their order are unchanged. */
 GCRT_FN void S(gcrt_global_avgpool)(int64_t NC, int64_t Sz, const T *X, T *Y)
 {
     int64_t q, i;
-    for (q = 0; q < NC; q++) {
-        T acc = 0, acc_c = 0;
-        for (i = 0; i < Sz; i++) S(gcrt_ksum_add)(&acc, &acc_c, X[q * Sz + i]);
-        Y[q] = (acc + acc_c) / (T)Sz;
+    int l;
+    for (q = 0; q < NC; q += 8) {
+        const int nl = NC - q < 8 ? (int)(NC - q) : 8;
+        const T *x = X + q * Sz;
+        T acc[8], acc_c[8];
+        for (l = 0; l < 8; l++) acc[l] = acc_c[l] = 0;
+        for (i = 0; i < Sz; i++)
+            for (l = 0; l < nl; l++) S(gcrt_ksum_add)(&acc[l], &acc_c[l], x[l * Sz + i]);
+        for (l = 0; l < nl; l++) Y[q + l] = (acc[l] + acc_c[l]) / (T)Sz;
     }
 }
 
