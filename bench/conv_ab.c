@@ -1,21 +1,24 @@
 /* conv_ab.c — one conv layer timed with two versions of the CPU runtime's
  * conv kernels in one process, for bench/conv_ab.sh: conv_old and conv_new
- * (conv_ab_old.c / conv_ab_new.c, each including its own gcrt_cpu.c) run
+ * (conv_ab_old.c / conv_ab_new.c, each including its own gcrt_cpu.c and
+ * gcrt_winograd.c; wino_old and wino_new for KIND 3) run
  * alternately on the same data, so a noisy machine slows both alike.
  *
  * usage: conv_ab C M HW K STRIDE KIND THREADS REPS
  *   a G=1 conv of C input and M output channels on an HW x HW map, K x K
  *   kernel, pad K/2, packed weights, bias and ReLU on the tile; KIND 0:
  *   conv-gemm with W in 8-row A panels, 1: W^T panels (positions as the
- *   tile's rows), 2: the sliding-window kernel; THREADS 1 runs serially,
+ *   tile's rows), 2: the sliding-window kernel, 3: Winograd F(4x4,3x3)
+ *   (K 3, STRIDE 1; U random in its layout); THREADS 1 runs serially,
  *   more on the bundled pthread pool. Prints the minimum and median ms of each version, the
  *   GFLOP/s of the minimum (direct-conv flops) and new/old of the medians.
- * Both versions must share GcrtConv's layout (the struct of this tree's
- * gcrt_cpu.h). The weights are random numbers in the packed layouts, so
+ * Both versions must share GcrtConv's and GcrtWino's layouts (the structs
+ * of this tree's headers). The weights are random numbers in the packed layouts, so
  * the outputs mean nothing: tests/runtime/test_cpu_gemm.c checks them. */
 #define _POSIX_C_SOURCE 200809L
 #include "gc_thread_pool.h"
 #include "gcrt_cpu.h"
+#include "gcrt_winograd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,8 @@
 
 void conv_old(const GcrtConv *cv, const GcThreadPool *pool);
 void conv_new(const GcrtConv *cv, const GcThreadPool *pool);
+void wino_old(const GcrtWino *w, const GcThreadPool *pool);
+void wino_new(const GcrtWino *w, const GcThreadPool *pool);
 
 static double now_ms(void)
 {
@@ -57,8 +62,8 @@ int main(int argc, char **argv)
     }
     const int C = atoi(argv[1]), M = atoi(argv[2]), HW = atoi(argv[3]), K = atoi(argv[4]), S = atoi(argv[5]);
     const int kind = atoi(argv[6]), T = atoi(argv[7]), reps = atoi(argv[8]);
-    if (C < 1 || M < 1 || HW < 1 || K < 1 || S < 1 || kind < 0 || kind > 2 || T < 1 || reps < 1 ||
-        HW + 2 * (K / 2) < K) {
+    if (C < 1 || M < 1 || HW < 1 || K < 1 || S < 1 || kind < 0 || kind > 3 || T < 1 || reps < 1 ||
+        HW + 2 * (K / 2) < K || (kind == 3 && (K != 3 || S != 1))) {
         fprintf(stderr, "conv_ab: bad shape\n");
         return 2;
     }
@@ -79,6 +84,14 @@ int main(int argc, char **argv)
     cv.ws = random_floats(ws_floats);
     cv.max_slots = T;
     float *y_old = random_floats(ny), *y_new = random_floats(ny);
+    GcrtWino w; /* KIND 3: the same layer through the Winograd kernel */
+    memset(&w, 0, sizeof w);
+    w.N = 1, w.C = C, w.H = HW, w.W = HW, w.OH = cv.OH, w.OW = cv.OW, w.M = M, w.pt = 1, w.pl = 1;
+    w.X = cv.X, w.bias = cv.bias, w.act = cv.act, w.max_slots = T;
+    if (kind == 3) {
+        w.U = random_floats((size_t)GCRT_WINO_WEIGHT_FLOATS(M, C));
+        w.ws = random_floats((size_t)T * (size_t)GCRT_WINO_SLOT_FLOATS(M, C));
+    }
     GcPthreadPool *pp = T > 1 ? gc_pthread_pool_start(T) : NULL;
     if (T > 1 && !pp) {
         fprintf(stderr, "conv_ab: cannot start %d threads\n", T);
@@ -88,11 +101,13 @@ int main(int argc, char **argv)
     double *t_old = malloc(sizeof(double) * (size_t)reps), *t_new = malloc(sizeof(double) * (size_t)reps);
     for (int r = -3; r < reps; r++) { /* three untimed rounds first */
         const double t0 = now_ms();
-        cv.Y = y_old;
-        conv_old(&cv, pp ? &pool : NULL);
+        cv.Y = w.Y = y_old;
+        if (kind == 3) wino_old(&w, pp ? &pool : NULL);
+        else conv_old(&cv, pp ? &pool : NULL);
         const double t1 = now_ms();
-        cv.Y = y_new;
-        conv_new(&cv, pp ? &pool : NULL);
+        cv.Y = w.Y = y_new;
+        if (kind == 3) wino_new(&w, pp ? &pool : NULL);
+        else conv_new(&cv, pp ? &pool : NULL);
         const double t2 = now_ms();
         if (r >= 0) t_old[r] = t1 - t0, t_new[r] = t2 - t1;
     }
@@ -101,7 +116,7 @@ int main(int argc, char **argv)
     const double mflop = 2.0 * (double)k_rows * M * cv.OH * cv.OW / 1e6;
     printf("C%d M%d %dx%d k%d s%d %s T%d: old min %.3f med %.3f ms (%.0f GFLOP/s) | new min %.3f med %.3f ms "
            "(%.0f GFLOP/s) | new/old med %.3f\n",
-           C, M, HW, HW, K, S, (const char *const[]){"gemm", "wtrans", "slide"}[kind], T, t_old[0], t_old[reps / 2], mflop / t_old[0], t_new[0], t_new[reps / 2],
+           C, M, HW, HW, K, S, (const char *const[]){"gemm", "wtrans", "slide", "wino"}[kind], T, t_old[0], t_old[reps / 2], mflop / t_old[0], t_new[0], t_new[reps / 2],
            mflop / t_new[0], t_new[reps / 2] / t_old[reps / 2]);
     gc_pthread_pool_stop(pp);
     return 0;

@@ -21,30 +21,73 @@
 
 /* More tasks than threads lets the pool's threads balance the work (a core
  * slowed by another process, or tiles of unequal cost, no longer holds the
- * others at the end of every kernel). Only kernels without per-task scratch
- * split finer: a task of a kernel with scratch owns slot j for its whole
- * run, and finer tasks there would rebuild more im2col panels at their
- * boundaries (measured: ResNet-18 4% slower at 2 threads). */
+ * others at the end of every kernel). On this project's VMs one of the two
+ * cores often runs slower for a while (a single-thread FMA loop measured
+ * 118 and 157 GFLOP/s on the two at the same moment).
+ *
+ * A kernel with per-task scratch splits finer too, when the pool runs at
+ * most as many tasks at once as there are slots (n_threads <= max_slots, at
+ * most 32) and its runs (`grain` consecutive tiles that share what a task
+ * builds in its slot: an im2col panel, a Winograd input block) number at
+ * least 2 per thread: tasks then take whole runs, and a task takes a free
+ * slot when it starts and gives it back when it ends (a bit mask, atomic),
+ * so no two running tasks share one. Task boundaries inside runs would
+ * build their panels again (measured: a W^T im2col conv, 128 -> 256
+ * channels at 28x28 stride 2, 14% slower at 2 threads split by tiles). With
+ * one task per thread, ResNet-18's Winograd convs at 56x56 waited for the
+ * slower core: bench/wino_ab.sh measured them about 6% faster split into
+ * their 7 runs. Otherwise (few runs, no __atomic builtins, a pool with
+ * more threads than slots) such a kernel gets one task per slot, task j
+ * owning slot j. */
 #define GCRT_TASKS_PER_THREAD 4
+#if defined(__GNUC__) || defined(__clang__)
+#define GCRT_HAVE_SLOT_MASK 1
+#else
+#define GCRT_HAVE_SLOT_MASK 0
+#endif
 
 typedef struct GcrtSplit {
     GcrtRangeFn fn;
     void *arg;
-    int64_t n_tiles, n_tasks;
-    int slot_free; /* the kernel uses no scratch: every task gets slot 0 */
+    int64_t n_tiles, grain, n_runs, n_tasks; /* task j: runs [j n_runs / n_tasks, (j+1) n_runs / n_tasks) */
+    int slots;           /* 0: no scratch (every task gets slot 0); 1: task j owns slot j; 2: free_slots */
+    uint32_t free_slots; /* slots == 2: bit i set while slot i is free (atomic) */
 } GcrtSplit;
 
 static void gcrt_split_task(void *arg, int64_t j)
 {
-    const GcrtSplit *s = (const GcrtSplit *)arg;
-    int64_t t0 = j * s->n_tiles / s->n_tasks, t1 = (j + 1) * s->n_tiles / s->n_tasks;
-    if (t0 < t1) s->fn(s->arg, t0, t1, s->slot_free ? 0 : (int)j);
+    GcrtSplit *s = (GcrtSplit *)arg;
+    const int64_t t0 = j * s->n_runs / s->n_tasks * s->grain, e = (j + 1) * s->n_runs / s->n_tasks * s->grain;
+    const int64_t t1 = e < s->n_tiles ? e : s->n_tiles;
+    if (t0 >= t1) return;
+#if GCRT_HAVE_SLOT_MASK
+    if (s->slots == 2) {
+        /* never empty: at most n_threads <= max_slots tasks run at once */
+        uint32_t v = __atomic_load_n(&s->free_slots, __ATOMIC_RELAXED);
+        int slot;
+        for (;;) {
+            if (v == 0) { /* only a pool that breaks its n_threads promise gets here: wait for a slot */
+                v = __atomic_load_n(&s->free_slots, __ATOMIC_RELAXED);
+                continue;
+            }
+            if (__atomic_compare_exchange_n(&s->free_slots, &v, v & (v - 1u), 1, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+                break;
+        }
+        slot = __builtin_ctz(v);
+        s->fn(s->arg, t0, t1, slot);
+        __atomic_or_fetch(&s->free_slots, 1u << slot, __ATOMIC_RELEASE);
+        return;
+    }
+#endif
+    s->fn(s->arg, t0, t1, s->slots == 1 ? (int)j : 0);
 }
 
 /* See gcrt_cpu.h. */
-GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_slots, GcrtRangeFn fn, void *arg)
+GCRT_FN void gcrt_parallel_runs(const GcThreadPool *pool, int64_t n_tiles, int64_t grain, int max_slots,
+                                GcrtRangeFn fn, void *arg)
 {
-    int64_t k = gcrt_pool_threads(pool);
+    const int64_t threads = gcrt_pool_threads(pool);
+    int64_t k = threads;
     if (k > n_tiles) k = n_tiles;
     if (k > max_slots) k = max_slots;
     if (n_tiles <= 0) return;
@@ -56,10 +99,27 @@ GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_sl
     s.fn = fn;
     s.arg = arg;
     s.n_tiles = n_tiles;
+    s.grain = 1;
+    s.n_runs = n_tiles;
     s.n_tasks = k;
-    s.slot_free = max_slots >= GCRT_NO_SCRATCH;
-    if (s.slot_free) s.n_tasks = k * GCRT_TASKS_PER_THREAD < n_tiles ? k * GCRT_TASKS_PER_THREAD : n_tiles;
+    s.slots = max_slots >= GCRT_NO_SCRATCH ? 0 : 1;
+    s.free_slots = 0;
+    if (grain < 1) grain = 1;
+    if (GCRT_HAVE_SLOT_MASK && s.slots == 1 && threads <= max_slots && max_slots <= 32 &&
+        (n_tiles + grain - 1) / grain >= 2 * k) {
+        s.slots = 2;
+        s.free_slots = max_slots == 32 ? 0xffffffffu : (1u << max_slots) - 1u;
+        s.grain = grain;
+        s.n_runs = (n_tiles + grain - 1) / grain;
+    }
+    if (s.slots != 1) s.n_tasks = k * GCRT_TASKS_PER_THREAD < s.n_runs ? k * GCRT_TASKS_PER_THREAD : s.n_runs;
     pool->parallel_for(pool->ctx, s.n_tasks, gcrt_split_task, &s);
+}
+
+/* See gcrt_cpu.h. */
+GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_slots, GcrtRangeFn fn, void *arg)
+{
+    gcrt_parallel_runs(pool, n_tiles, 1, max_slots, fn, arg);
 }
 
 /* ---- the micro-kernel -----------------------------------------------------
@@ -1027,5 +1087,5 @@ GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool)
     pool = gcrt_pool_for(pool, gcrt_work(cv->N, cv->M, cv->C / cv->G * cv->KH * cv->KW, P));
     if (cv->slide) gcrt_conv_slide(cv, pool);
     else if (GCRT_CONV_WHOLE(cv)) gcrt_conv_whole(cv, pool);
-    else gcrt_parallel(pool, cv->N * cv->G * np * nmb, scratch, gcrt_conv_range, (void *)cv);
+    else gcrt_parallel_runs(pool, cv->N * cv->G * np * nmb, nmb, scratch, gcrt_conv_range, (void *)cv);
 }

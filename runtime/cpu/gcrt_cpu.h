@@ -62,12 +62,22 @@ typedef void (*GcrtRangeFn)(void *arg, int64_t t0, int64_t t1, int slot);
 
 /* Runs fn over tiles [0, n_tiles): serially as fn(arg, 0, n_tiles, 0) when
  * pool is NULL or has one thread; otherwise k = min(n_threads, n_tiles,
- * max_slots) tasks run at once. A kernel with scratch (max_slots below
- * GCRT_NO_SCRATCH) gets k tasks, task j taking the contiguous tiles
- * [j*n_tiles/k, (j+1)*n_tiles/k) and slot j; one without gets up to 4k
+ * max_slots) tasks run at once. A kernel without scratch gets up to 4k
  * tasks of contiguous tiles (slot 0), which the pool's threads take as they
- * come free. A tile's result never depends on the task that runs it. */
+ * come free. One with scratch (max_slots below GCRT_NO_SCRATCH) gets k
+ * tasks, task j taking the contiguous tiles [j*n_tiles/k, (j+1)*n_tiles/k)
+ * and slot j; see gcrt_parallel_runs for the finer split. A tile's result
+ * never depends on the task that runs it. */
 GCRT_FN void gcrt_parallel(const GcThreadPool *pool, int64_t n_tiles, int max_slots, GcrtRangeFn fn, void *arg);
+
+/* gcrt_parallel for a kernel whose tiles come in runs of `grain` that
+ * share what a task builds in its scratch slot. A kernel with scratch whose
+ * runs number at least 2k, on a pool with n_threads <= max_slots <= 32,
+ * gets up to 4k tasks of whole runs, each task on a slot no other running
+ * task holds (taken when it starts): a kernel must not expect a slot to
+ * hold anything from an earlier task. Otherwise as gcrt_parallel. */
+GCRT_FN void gcrt_parallel_runs(const GcThreadPool *pool, int64_t n_tiles, int64_t grain, int max_slots,
+                                GcrtRangeFn fn, void *arg);
 
 /* The pool a kernel call of `work` multiply-adds (or comparable element
  * steps) splits over: NULL, run serially, below GCRT_PAR_MIN_WORK, where

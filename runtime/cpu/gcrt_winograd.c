@@ -894,6 +894,6 @@ GCRT_FN void gcrt_wino_conv_f32(const GcrtWino *w, const GcThreadPool *pool)
     pl.vxs = pl.kc * GCRT_WINO_NB + GCRT_WINO_SKEW;
     pl.pxs = pl.mb * GCRT_WINO_NB + GCRT_WINO_SKEW;
     if (w->OH <= 0 || w->OW <= 0 || pl.nmb == 0) return;
-    gcrt_parallel(gcrt_pool_for(pool, gcrt_work(w->N * w->M, w->C, 9, w->OH * w->OW)),
-                  (pl.T + GCRT_WINO_NB - 1) / GCRT_WINO_NB * pl.nmb, w->max_slots, gcrt_wino_range, &pl);
+    gcrt_parallel_runs(gcrt_pool_for(pool, gcrt_work(w->N * w->M, w->C, 9, w->OH * w->OW)),
+                       (pl.T + GCRT_WINO_NB - 1) / GCRT_WINO_NB * pl.nmb, pl.nmb, w->max_slots, gcrt_wino_range, &pl);
 }

@@ -243,19 +243,26 @@ static void test_conv(int iter)
     free(X), free(W), free(bias), free(R), free(want), free(Wp), free(ws), free(Y[0]), free(Y[1]), free(Y[2]);
 }
 
-/* gcrt_parallel itself, on the 3-thread pool: every tile runs exactly once,
- * every slot is below max_slots, and no two tasks that run at once hold the
- * same slot (each task keeps its slot busy for a while, so they overlap);
- * with GCRT_NO_SCRATCH every task gets slot 0 and tasks may share it. */
+/* gcrt_parallel and gcrt_parallel_runs, on the 3-thread pool: every tile
+ * runs exactly once, every slot is below max_slots, and no two tasks that
+ * run at once hold the same slot (each task keeps its slot busy for a
+ * while, so they overlap); with GCRT_NO_SCRATCH every task gets slot 0 and
+ * tasks may share it. Where gcrt_parallel_runs splits a kernel with
+ * scratch into runs (max_slots >= 3 threads, at least 2 runs per task that
+ * runs at once), every task is whole runs of `grain` tiles. */
 typedef struct SlotCheck {
     int busy[8];
     int64_t hits[200];
     int max_slots, errors, shared;
+    int64_t grain, n_tiles;
+    int aligned, misaligned; /* expect whole runs; tasks that were not */
 } SlotCheck;
 
 static void slot_range(void *arg, int64_t t0, int64_t t1, int slot)
 {
     SlotCheck *c = (SlotCheck *)arg;
+    if (c->aligned && (t0 % c->grain != 0 || (t1 % c->grain != 0 && t1 != c->n_tiles)))
+        __atomic_add_fetch(&c->misaligned, 1, __ATOMIC_SEQ_CST);
     if (c->shared) {
         if (slot != 0) __atomic_add_fetch(&c->errors, 1, __ATOMIC_SEQ_CST);
         for (int64_t t = t0; t < t1; t++) __atomic_add_fetch(&c->hits[t], 1, __ATOMIC_SEQ_CST);
@@ -274,24 +281,33 @@ static void slot_range(void *arg, int64_t t0, int64_t t1, int slot)
 static void test_parallel(void)
 {
     const int64_t tiles[] = {1, 2, 3, 7, 12, 13, 200};
-    for (int ms = 1; ms <= 5; ms++)
+    const int64_t grains[] = {1, 3, 4, 7};
+    for (int ms = 1; ms <= 6; ms++)
         for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++)
-            for (int rep = 0; rep < 20; rep++) {
-                SlotCheck c;
-                memset(&c, 0, sizeof c);
-                c.max_slots = ms == 5 ? GCRT_NO_SCRATCH : ms;
-                c.shared = ms == 5;
-                GcThreadPool real = gc_pthread_pool_get(threads3);
-                gcrt_parallel(&real, tiles[i], c.max_slots, slot_range, &c);
-                int64_t bad = 0;
-                for (int64_t t = 0; t < tiles[i]; t++) bad += c.hits[t] != 1;
-                if (c.errors || bad) {
-                    printf("FAIL gcrt_parallel tiles %lld max_slots %d: %d slot clashes, %lld tiles not run once\n",
-                           (long long)tiles[i], c.max_slots, c.errors, (long long)bad);
-                    failures++;
-                    return;
+            for (size_t gi = 0; gi < sizeof grains / sizeof grains[0]; gi++)
+                for (int rep = 0; rep < 10; rep++) {
+                    SlotCheck c;
+                    memset(&c, 0, sizeof c);
+                    c.max_slots = ms == 6 ? GCRT_NO_SCRATCH : ms;
+                    c.shared = ms == 6;
+                    c.grain = grains[gi];
+                    c.n_tiles = tiles[i];
+                    const int64_t k = tiles[i] < 3 ? tiles[i] : 3;
+                    c.aligned = !c.shared && ms >= 3 && (tiles[i] + c.grain - 1) / c.grain >= 2 * k;
+                    GcThreadPool real = gc_pthread_pool_get(threads3);
+                    if (gi == 0 && rep % 2) gcrt_parallel(&real, tiles[i], c.max_slots, slot_range, &c);
+                    else gcrt_parallel_runs(&real, tiles[i], c.grain, c.max_slots, slot_range, &c);
+                    int64_t bad = 0;
+                    for (int64_t t = 0; t < tiles[i]; t++) bad += c.hits[t] != 1;
+                    if (c.errors || bad || c.misaligned) {
+                        printf("FAIL gcrt_parallel_runs tiles %lld grain %lld max_slots %d: %d slot clashes, %lld tiles "
+                               "not run once, %d tasks not whole runs\n",
+                               (long long)tiles[i], (long long)c.grain, c.max_slots, c.errors, (long long)bad,
+                               c.misaligned);
+                        failures++;
+                        return;
+                    }
                 }
-            }
 }
 
 /* The vector activations against libm's double tanh/exp over [-30, 30]
