@@ -33,10 +33,11 @@
  * slot when it starts and gives it back when it ends (a bit mask, atomic),
  * so no two running tasks share one. Task boundaries inside runs would
  * build their panels again (measured: a W^T im2col conv, 128 -> 256
- * channels at 28x28 stride 2, 14% slower at 2 threads split by tiles). With
- * one task per thread, ResNet-18's Winograd convs at 56x56 waited for the
- * slower core: bench/wino_ab.sh measured them about 6% faster split into
- * their 7 runs. Otherwise (few runs, no __atomic builtins, a pool with
+ * channels at 28x28 stride 2, 14% slower at 2 threads split by tiles, 7
+ * to 10% faster split by its runs, bench/conv_ab.sh). With one task per
+ * thread, ResNet-18's Winograd convs at 56x56 waited for the slower core:
+ * split into their 7 runs, conv_ab.sh's KIND 3 measured them 4 to 15%
+ * faster at 2 threads (three runs). Otherwise (few runs, no __atomic builtins, a pool with
  * more threads than slots) such a kernel gets one task per slot, task j
  * owning slot j. */
 #define GCRT_TASKS_PER_THREAD 4
