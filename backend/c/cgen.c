@@ -1093,8 +1093,9 @@ static void gen_header(const CgenModel *m, Writer *w)
                 "int %s_run_v(const void *weights, void *arena, const void *const *inputs, void *const *outputs);\n\n",
              N, N, file ? "is the loaded NAME.weights file" : "may be NULL (the linked-in blob)", N);
     w_printf(w, "/* The same two on a thread pool (gc_thread_pool.h; NULL runs serially):\n"
-                " * each kernel splits its output tiles over pool->n_threads tasks, at most\n"
-                " * %s_MAX_THREADS, and the results are bit-for-bit those of %s_run. */\n"
+                " * each kernel splits its output tiles into tasks for pool->n_threads\n"
+                " * threads; one that needs scratch runs at most %s_MAX_THREADS of them at\n"
+                " * once. The results are bit-for-bit those of %s_run. */\n"
                 "#define %s_HAS_RUN_PARALLEL 1\n#define %s_MAX_THREADS %d\nint %s_run_parallel(",
              N, N, N, N, cgen_max_threads(g), N);
     api_params(m, w);
