@@ -24,9 +24,9 @@
  * tasks over. Whoever finishes the last task (the unfinished count reaches
  * zero) wakes the caller if it sleeps. Idle workers first spin for a while
  * watching the generation (a new job is then picked up within a fraction
- * of a microsecond), then sleep on a condition variable. The caller runs
- * tasks too, then spins briefly and finally sleeps until the unfinished
- * count is zero.
+ * of a microsecond), then poll yielding the core, then sleep on a
+ * condition variable. The caller runs tasks too, then polls the same way
+ * and finally sleeps until the unfinished count is zero.
  *
  * No lock on the way of a job while the threads spin (the mutex only
  * guards going to sleep and waking up). The generation is odd while the
@@ -65,17 +65,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Polls of an idle worker (for a new job) before it sleeps on a condition
- * variable, and of the waiting caller (for the end of the job). A poll is
- * one pause instruction, about 21 ns on this project's Xeon VMs, so a
- * worker spins about 0.35 ms: at 4096 (90 us) ResNet-18's workers went to
- * sleep about 7 times an inference at 2 threads (a task of a Winograd conv
- * can run longer than that) and had to be woken by the next job, a futex
- * wake-up on the caller's way; at 16384 0.06 to 0.7 times (three runs). The
- * caller spins 4 times longer: its sleep ends late, on the critical path,
- * and it waits only for the tasks already running. */
-#define GC_POOL_SPIN 16384
-#define GC_POOL_CALLER_SPIN (4 * GC_POOL_SPIN)
+/* How an idle worker waits for a new job, and the caller for the end of
+ * its job: GC_POOL_SPIN polls with a pause instruction between them (about
+ * 21 ns each on this project's Xeon VMs: 90 us), then GC_POOL_YIELDS polls
+ * with sched_yield() between them (0.33 us each when nothing else wants the
+ * core: another 0.17 ms; the caller 4 times as many), then it sleeps on a
+ * condition variable. With the pause polls alone, ResNet-18's workers went
+ * to sleep about 7 times an inference at 2 threads (a task of a Winograd
+ * conv can run longer than 90 us), each woken by the next job with a futex
+ * wake-up on the caller's way; with the yields 0.2 to 0.7 times (three
+ * runs). Polling that long with pauses only (16384, 0.35 ms) did as well
+ * alone, but made ResNet-18 at 3 threads on 2 cores 25% slower and at 2
+ * threads beside a busy process 15 to 40% slower: a polling thread held a
+ * core the working ones needed. A yielding poll hands the core over. */
+#define GC_POOL_SPIN 4096
+#define GC_POOL_YIELDS 512
 
 /* One thread's range of tasks: front (low 32 bits) and back (high 32 bits),
  * the tasks [front, back) not yet taken; a cache line of its own. */
@@ -169,12 +173,13 @@ static void *gc_pool_worker(void *ctx)
     for (;;) {
         unsigned g = 0;
         int i;
-        for (i = 0; i < GC_POOL_SPIN; i++) {
+        for (i = 0; i < GC_POOL_SPIN + GC_POOL_YIELDS; i++) {
             g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
             if (gc_pool_new_job(g, seen) || __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) break;
-            gc_pool_pause();
+            if (i < GC_POOL_SPIN) gc_pool_pause();
+            else sched_yield();
         }
-        if (i == GC_POOL_SPIN) {
+        if (i == GC_POOL_SPIN + GC_POOL_YIELDS) {
             pthread_mutex_lock(&p->mu);
             __atomic_add_fetch(&p->sleepers, 1, __ATOMIC_SEQ_CST);
             while (!__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE) && !gc_pool_new_job(__atomic_load_n(&p->gen, __ATOMIC_SEQ_CST), seen))
@@ -232,8 +237,10 @@ static void gc_pool_parallel_for(void *ctx, int64_t n_tasks, GcTaskFn fn, void *
 
     gc_pool_work(p, 0, fn, arg);
 
-    for (i = 0; i < GC_POOL_CALLER_SPIN && __atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) != 0; i++)
-        gc_pool_pause();
+    for (i = 0; i < GC_POOL_SPIN + 4 * GC_POOL_YIELDS && __atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) != 0; i++) {
+        if (i < GC_POOL_SPIN) gc_pool_pause();
+        else sched_yield();
+    }
     if (__atomic_load_n(&p->unfinished, __ATOMIC_ACQUIRE) != 0) {
         pthread_mutex_lock(&p->mu);
         __atomic_store_n(&p->caller_sleeping, 1, __ATOMIC_SEQ_CST);
