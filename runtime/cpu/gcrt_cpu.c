@@ -37,9 +37,9 @@
  * to 10% faster split by its runs, bench/conv_ab.sh). With one task per
  * thread, ResNet-18's Winograd convs at 56x56 waited for the slower core:
  * split into their 7 runs, conv_ab.sh's KIND 3 measured them 4 to 15%
- * faster at 2 threads (three runs). Otherwise (few runs, no __atomic builtins, a pool with
- * more threads than slots) such a kernel gets one task per slot, task j
- * owning slot j. */
+ * faster at 2 threads (three runs). Otherwise (few runs, no __atomic
+ * builtins, a pool with more threads than slots) such a kernel gets one
+ * task per slot, task j owning slot j. */
 #define GCRT_TASKS_PER_THREAD 4
 #if defined(__GNUC__) || defined(__clang__)
 #define GCRT_HAVE_SLOT_MASK 1
