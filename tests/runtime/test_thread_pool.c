@@ -4,8 +4,10 @@
  * pools of 2, 3 and 8 threads it runs thousands of jobs of 2 to 300 tasks
  * back to back, and checks that every task of every job ran exactly once
  * and that parallel_for returned only after all of them had finished (each
- * task adds its index and a job number to counters the caller reads right
- * after the call). It also covers:
+ * task counts itself in its job's argument, which the caller reads right
+ * after the call; jobs alternate between two arguments, so a late worker
+ * that ran a task with the previous job's argument shows there). It also
+ * covers:
  *   - jobs after a pause long enough for the workers to go to sleep on the
  *     condition variable (the wake-up path) and a caller that has to sleep
  *     until a slow task ends (the done path);
