@@ -182,6 +182,16 @@ int cgen_max_threads(const Graph *g) { return g->max_threads > 0 ? g->max_thread
 
 void cgen_use_runtime(Cgen *c, unsigned units) { c->m->runtime |= units; }
 
+void cgen_use_dwconv(Cgen *c, int64_t KH, int64_t KW, int64_t dw, int64_t sw)
+{
+    CgenModel *m = c->m;
+    const int64_t t[4] = {KH, KW, dw, sw};
+    for (int k = 0; k < m->n_dw && k < CGEN_MAX_DW; k++)
+        if (!memcmp(m->dw[k], t, sizeof t)) return;
+    if (m->n_dw < CGEN_MAX_DW) memcpy(m->dw[m->n_dw], t, sizeof t);
+    if (m->n_dw <= CGEN_MAX_DW) m->n_dw++;
+}
+
 const char *cgen_err_shape(Cgen *c)
 {
     char buf[160];
@@ -776,6 +786,14 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
     w_puts(w, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n#include \"gcrt_base.h\"\n"
               "#include \"gc_thread_pool.h\"\n");
     if (m->runtime) w_puts(w, "/* the runtime kernels this model calls, private to it (static) */\n");
+    if ((m->runtime & CGEN_RT_dwconv) && m->n_dw > 0 && m->n_dw <= CGEN_MAX_DW) {
+        w_puts(w, "/* the depthwise kernel's SIMD specializations this model's calls take (gcrt_dwconv.h) */\n"
+                  "#define GCRT_DW_VARIANTS (");
+        for (int k = 0; k < m->n_dw; k++)
+            w_printf(w, "%sGCRT_DW_VARIANT(%lld, %lld, %lld, %lld)", k ? " | " : "", (long long)m->dw[k][0],
+                     (long long)m->dw[k][1], (long long)m->dw[k][2], (long long)m->dw[k][3]);
+        w_puts(w, ")\n");
+    }
     for (int u = 0; u < CGEN_RT_UNIT_COUNT; u++)
         if (m->runtime & (1u << u)) w_printf(w, "#include \"gcrt_%s.c\"\n", cgen_runtime_unit_name(u));
     if (m->ops_files) {

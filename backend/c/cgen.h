@@ -168,6 +168,9 @@ const char *cgen_ptr(Cgen *c, const Value *v);
 /* Adds runtime units (CGEN_RT_*) to those the model's NAME.c includes, for
  * an emitter whose kernel choice depends on the node. */
 void cgen_use_runtime(Cgen *c, unsigned units);
+/* Records a depthwise-kernel call's geometry (gcrt_dwconv2d_f32's KH, KW, dw, sw) for NAME.c's
+ * GCRT_DW_VARIANTS: the model source compiles only the SIMD specializations its calls take. */
+void cgen_use_dwconv(Cgen *c, int64_t KH, int64_t KW, int64_t dw, int64_t sw);
 /* The fast CPU path (emit_cpu.c) for Conv, Gemm and MatMul:
  * cgen_cpu_emit writes node n with the runtime/cpu kernels and returns 1,
  * or returns 0 (writing nothing) when they do not apply, -1 on error;

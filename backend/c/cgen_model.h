@@ -56,6 +56,9 @@ typedef struct CgenPort {
     const char *param; /* C parameter name in NAME_run, unique, sanitized */
 } CgenPort;
 
+/* The most depthwise geometries GCRT_DW_VARIANTS lists (CgenModel.dw). */
+#define CGEN_MAX_DW 8
+
 /* What the file writers need to know about the compiled model. */
 typedef struct CgenModel {
     const Graph *g;
@@ -74,6 +77,11 @@ typedef struct CgenModel {
     /* bit K: the model calls a user operator of --ops file K, copied as
      * NAME_ops_K.c and included by NAME.c (with graphc/custom_op.h) */
     uint32_t ops_files;
+    /* The distinct (KH, KW, column dilation, column stride) of the model's depthwise-kernel calls,
+     * for NAME.c's GCRT_DW_VARIANTS (runtime/cpu/gcrt_dwconv.h); n_dw > CGEN_MAX_DW: too many to
+     * list, the runtime keeps all its specializations. */
+    int n_dw;
+    int64_t dw[CGEN_MAX_DW][4];
     /* Training (o->infer_graph set): the state region, the training graph's
      * state values in value-id order at 64-aligned offsets. */
     int n_state;

@@ -585,6 +585,7 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
                (long long)p.pt, (long long)p.pl);
         w_line(w, "    %s, %s, &epi, %s, pool);", cgen_ptr(c, n->in[0]), cgen_ptr(c, p.W), py);
         cgen_use_runtime(c, CGEN_RT_dwconv);
+        cgen_use_dwconv(c, p.KH, p.KW, p.dw, p.sw);
     } else if (p.kind == CPUK_WINO) {
         const char *pw = packed_weights(c, &p);
         w_line(w, "const GcrtWino cv = {");

@@ -31,4 +31,28 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
                                int64_t pt, int64_t pl, const float *X, const float *Wt, const GcrtEpi *epi,
                                float *Y, const GcThreadPool *pool);
 
+/* The SIMD specializations of the kernel (x86 with AVX2+FMA or AVX-512), as bits: 3x3, 5x5 and any
+ * other filter (no column dilation for the first two), each at column stride 1 and 2; any other
+ * column stride takes the portable C rows, which are in every build. GCRT_DW_VARIANT(KH, KW, dw, sw)
+ * is the bit a call takes (0: the portable rows), a constant expression of constants.
+ * Each specialization is a few thousand lines of vector code once inlined (MobileNetV2's model
+ * source took 14 s to compile with all six, 5 s with its two), so a program that knows its calls
+ * defines GCRT_DW_VARIANTS, before it includes gcrt_dwconv.c, as the OR of their GCRT_DW_VARIANT
+ * bits (graphc's generated code does); a call whose bit it lacks is still computed, by the portable
+ * rows, to the SIMD paths' rounding within a rounding per tap. Undefined: all six. */
+#define GCRT_DW_K3_S1 1u
+#define GCRT_DW_K5_S1 2u
+#define GCRT_DW_KANY_S1 4u
+#define GCRT_DW_K3_S2 8u
+#define GCRT_DW_K5_S2 16u
+#define GCRT_DW_KANY_S2 32u
+#define GCRT_DW_ALL 63u
+#define GCRT_DW_KBIT_(KH, KW, dw) \
+    ((dw) == 1 && (KH) == 3 && (KW) == 3 ? 1u : (dw) == 1 && (KH) == 5 && (KW) == 5 ? 2u : 4u)
+#define GCRT_DW_VARIANT(KH, KW, dw, sw) \
+    ((sw) == 1 ? GCRT_DW_KBIT_(KH, KW, dw) : (sw) == 2 ? GCRT_DW_KBIT_(KH, KW, dw) << 3 : 0u)
+#ifndef GCRT_DW_VARIANTS
+#define GCRT_DW_VARIANTS GCRT_DW_ALL
+#endif
+
 #endif
