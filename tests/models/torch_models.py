@@ -7,7 +7,9 @@ For every model of the set, at ONNX opsets 13 and 17, the test
      constructors with weights=None, so nothing is downloaded), in eval mode,
      with every BatchNorm's statistics measured on a seeded random batch (so the
      activations stay O(1)), and exports it with torch.onnx.export (batch 1, float32,
-     do_constant_folding=True) into WORK/<model>_op<N>/model.onnx;
+     do_constant_folding=True) into WORK/<model>_op<N>/model.onnx (with --export-cache DIR,
+     an export of the same model, parameters, script source and torch versions kept in DIR
+     from an earlier run is copied instead: tests/models/export_cache.py);
   2. runs PyTorch on a seeded random input and keeps the output;
   3. compiles the model: `graphc compile model.onnx -o DIR --emit-main --name m`;
   4. builds it the fast way (as tests/onnx/run_onnx_suite.py does), without make:
@@ -63,6 +65,7 @@ CC = os.environ.get("CC", "cc")
 # CPU_FLAGS: the instruction set the generated C is built for (tests/run_op_tests.py says how).
 sys.path.insert(0, str(ROOT / "tests"))
 from run_op_tests import CPU_FLAGS, cuda_device  # noqa: E402
+import export_cache  # noqa: E402  (tests/models, this script's folder)
 CFLAGS = ["-O2", "-std=c99", "-w"] + CPU_FLAGS
 # With GRAPHC_SANITIZE=1 (scripts/test.sh's sanitizer build) the model programs get the sanitizers too.
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"] \
@@ -281,6 +284,23 @@ def export(name, make, opset, folder, seed, precision="fp32", half=None):
     return np.ascontiguousarray(expected, dtype=np.float32)
 
 
+def export_cached(args, case, make, opset, folder):
+    """export() through the --export-cache folder: (expected, half_err, whether it came from the cache)."""
+    def produce(d):
+        half = {}
+        expected = export(case, make, opset, d, args.seed, args.precision, half)
+        np.save(d / "expected.npy", expected, allow_pickle=False)
+        return {"half_err": half.get("err")}
+    key = None
+    if args.export_cache:
+        key = dict(export_cache.versions(), harness="torch_models", source=export_cache.source_hash(__file__),
+                   case=case, opset=opset, seed=args.seed, precision=args.precision)
+    value, hit = export_cache.fetch(args.export_cache, key, ("model.onnx", "in0.npy", "expected.npy"), folder, produce)
+    expected = np.load(folder / "expected.npy")
+    os.remove(folder / "expected.npy")
+    return expected, value["half_err"], hit
+
+
 # ---- build and check ---------------------------------------------------------------------------
 
 REFUSED = "refused by the CUDA backend"
@@ -411,6 +431,9 @@ def main():
                     help="with --target cuda: build with the generated Makefile (nvcc -arch for device 0, or cc "
                          "and NVRTC with --cuda-jit) and run on the GPU instead of the emulation; exit 77 "
                          "(skipped) without a CUDA device")
+    ap.add_argument("--export-cache", metavar="DIR",
+                    help="keep each export in DIR and reuse it in later runs (tests/models/export_cache.py: keyed by "
+                         "the model, opset, seed, precision, this script's source and the torch/torchvision versions)")
     ap.add_argument("--export-only", action="store_true",
                     help="only export the models (needs --work; prints WORK/<model>_op<N> per model)")
     args = ap.parse_args()
@@ -469,6 +492,8 @@ def main():
         ok = why is None
         results[case] = ok
         steps = " ".join(f"{k} {times[k]:.1f}s" for k in ("export", "compile", "build", "run") if k in times)
+        if times.get("cached"):
+            steps = steps.replace("export", "export (cached)", 1)
         detail = f"max abs diff {times['diff']:.3g}" if ok else why
         if ok and "rel" in times:
             detail += f", relative error {times['rel']:.3g} (PyTorch in {args.precision}: {times['half_err']:.3g})"
@@ -493,9 +518,7 @@ def main():
             times = {}
             t = time.time()
             try:
-                half = {}
-                expected = export(case, make, opset, folder, args.seed, args.precision, half)
-                times["half_err"] = half.get("err")
+                expected, times["half_err"], times["cached"] = export_cached(args, case, make, opset, folder)
             except Exception as e:
                 times["export"] = time.time() - t
                 report(case, f"torch export: {type(e).__name__}: {one_line(str(e))}", times)
