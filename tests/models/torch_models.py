@@ -65,7 +65,8 @@ CC = os.environ.get("CC", "cc")
 # CPU_FLAGS: the instruction set the generated C is built for (tests/run_op_tests.py says how).
 sys.path.insert(0, str(ROOT / "tests"))
 from run_op_tests import CPU_FLAGS, cuda_device  # noqa: E402
-import export_cache  # noqa: E402  (tests/models, this script's folder)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # export_cache, also when imported as models.torch_models
+import export_cache  # noqa: E402
 CFLAGS = ["-O2", "-std=c99", "-w"] + CPU_FLAGS
 # With GRAPHC_SANITIZE=1 (scripts/test.sh's sanitizer build) the model programs get the sanitizers too.
 SAN_FLAGS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"] \
