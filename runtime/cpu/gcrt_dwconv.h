@@ -34,12 +34,13 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
 /* The SIMD specializations of the kernel (x86 with AVX2+FMA or AVX-512), as bits: 3x3, 5x5 and any
  * other filter (no column dilation for the first two), each at column stride 1 and 2; any other
  * column stride takes the portable C rows, which are in every build. GCRT_DW_VARIANT(KH, KW, dw, sw)
- * is the bit a call takes (0: the portable rows), a constant expression of constants.
- * Each specialization is a few thousand lines of vector code once inlined (MobileNetV2's model
- * source took 14 s to compile with all six, 5 s with its two), so a program that knows its calls
- * defines GCRT_DW_VARIANTS, before it includes gcrt_dwconv.c, as the OR of their GCRT_DW_VARIANT
- * bits (graphc's generated code does); a call whose bit it lacks is still computed, by the portable
- * rows, to the SIMD paths' rounding within a rounding per tap. Undefined: all six. */
+ * is the bit a call takes (0: the portable rows), an integer constant expression when its
+ * arguments are. Each specialization is 4 to 65 KB of vector code (MobileNetV2's model source took
+ * 13 to 14 s to compile at -O2 with all six, 3 to 4 s with its two), so a program that knows its
+ * calls defines GCRT_DW_VARIANTS, before it includes gcrt_dwconv.c, as the OR of their
+ * GCRT_DW_VARIANT bits (graphc's generated code does). A call whose bit it lacks is still computed,
+ * by the portable rows (which round each product before adding it, where the SIMD paths fuse the
+ * multiply-add). Undefined: all six. */
 #define GCRT_DW_K3_S1 1u
 #define GCRT_DW_K5_S1 2u
 #define GCRT_DW_KANY_S1 4u
