@@ -389,11 +389,18 @@ static int cpu_plan(const Node *n, CpuPlan *p)
 
 /* ---- workspace ---- */
 
-/* GCRT_CONV_WHOLE of gcrt_cpu.h: W^T packed and a map of at most 64
- * positions; one K block at a time, all threads build its im2col in the
- * one slot, then take channel blocks with every position. */
-#define CPU_CONV_WHOLE_P 64
-static int conv_whole(const CpuPlan *p) { return p->w_trans && p->OH * p->OW <= CPU_CONV_WHOLE_P; }
+/* GCRT_CONV_WHOLE of gcrt_cpu.h: W^T packed, a map of at most 1024
+ * positions (32x32; 64 for a conv read in place) and a padded image of fewer than 2^31 floats; the threads
+ * share one slot: the padded image, then an int32_t offset per row of W^T. */
+#define CPU_CONV_WHOLE_P 1024
+#define CPU_CONV_WHOLE_P_DIRECT 64
+static int64_t whole_hp(const CpuPlan *p) { return (p->OH - 1) * p->sh + (p->KH - 1) * p->dh + 1; }
+static int64_t whole_wp(const CpuPlan *p) { return (p->OW - 1) * p->sw + (p->KW - 1) * p->dw + 1; }
+static int conv_whole(const CpuPlan *p)
+{
+    return p->w_trans && p->OH * p->OW <= (conv_direct(p) ? CPU_CONV_WHOLE_P_DIRECT : CPU_CONV_WHOLE_P) &&
+           p->C * whole_hp(p) * whole_wp(p) < 2147483647;
+}
 
 static int64_t conv_tiles(const CpuPlan *p)
 {
@@ -420,12 +427,8 @@ static int64_t conv_slots(const CpuPlan *p, int max_threads, int64_t *slot_float
         return 1;
     }
     int64_t K = p->C / p->G * p->KH * p->KW;
-    if (conv_whole(p)) { /* GCRT_CONV_WHOLE_SLOT_FLOATS: one K block's im2col of every position, the padded image */
-        const int64_t Hp = (p->OH - 1) * p->sh + (p->KH - 1) * p->dh + 1, Wp = (p->OW - 1) * p->sw + (p->KW - 1) * p->dw + 1;
-        *slot_floats = conv_direct(p) ? 0
-                                      : (p->OH * p->OW + CPU_PACK_MR - 1) / CPU_PACK_MR * CPU_PACK_MR *
-                                                (K < CPU_CONV_KC ? K : CPU_CONV_KC) +
-                                            p->C * Hp * Wp;
+    if (conv_whole(p)) { /* GCRT_CONV_WHOLE_SLOT_FLOATS: the padded image, an offset per row of W^T */
+        *slot_floats = conv_direct(p) ? 0 : p->C * whole_hp(p) * whole_wp(p) + K;
         return 1;
     }
     *slot_floats = conv_direct(p) ? 0 : (K < CPU_CONV_KC ? K : CPU_CONV_KC) * CPU_PACK_NR;
@@ -644,7 +647,7 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
         else if (conv_whole(&p))
             snprintf(detail, sizeof detail, ", %lld-row K blocks, %s, all positions per channel block",
                      (long long)(K < CPU_CONV_KC ? K : CPU_CONV_KC),
-                     sf ? "each block's im2col built by the threads together" : "X read in place");
+                     sf ? "rows read from a zero-padded copy of X, no im2col" : "X read in place");
         else if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / CPU_PACK_NR), (long long)slots);
         else snprintf(detail, sizeof detail, ", X read in place");
     }

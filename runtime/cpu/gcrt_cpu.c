@@ -222,8 +222,45 @@ GCRT_ALWAYS_INLINE void gcrt_store_acc512(const __m512 acc[GCRT_MR][2], int mr, 
     }
 }
 
-static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
-                         int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
+/* The same tile stored transposed: element (r, j) to C[j*ldc + r] through
+ * the epilogue with j as its row (bias_row[j], res[j*ldr + r]). Per half
+ * of 16 columns, an 8 x 16 transpose in registers: unpacklo/hi pair rows
+ * (0,1), (2,3), ... within each 128-bit lane, shuffle_ps makes u[c] hold,
+ * in lane L, rows 0-3 (u[c + 4]: rows 4-7) of column 4L + c, and one
+ * permutex2var puts column 4L + c's 8 rows in the low 8 lanes. */
+GCRT_ALWAYS_INLINE void gcrt_store_acc512_t(const __m512 acc[GCRT_MR][2], int mr, int nr, float *C, int64_t ldc,
+                                            const GcrtTile *t)
+{
+    const __mmask16 m = (__mmask16)((1u << mr) - 1u);
+    for (int h = 0; h < 2 && 16 * h < nr; h++) {
+        __m512 u[8];
+        for (int q = 0; q < 2; q++) { /* rows 4q .. 4q + 3 */
+            const __m512 lo01 = _mm512_unpacklo_ps(acc[4 * q][h], acc[4 * q + 1][h]);
+            const __m512 hi01 = _mm512_unpackhi_ps(acc[4 * q][h], acc[4 * q + 1][h]);
+            const __m512 lo23 = _mm512_unpacklo_ps(acc[4 * q + 2][h], acc[4 * q + 3][h]);
+            const __m512 hi23 = _mm512_unpackhi_ps(acc[4 * q + 2][h], acc[4 * q + 3][h]);
+            u[4 * q] = _mm512_shuffle_ps(lo01, lo23, 0x44);
+            u[4 * q + 1] = _mm512_shuffle_ps(lo01, lo23, 0xee);
+            u[4 * q + 2] = _mm512_shuffle_ps(hi01, hi23, 0x44);
+            u[4 * q + 3] = _mm512_shuffle_ps(hi01, hi23, 0xee);
+        }
+        for (int L = 0; L < 4; L++) {
+            const __m512i idx = _mm512_setr_epi32(4 * L, 4 * L + 1, 4 * L + 2, 4 * L + 3, 16 + 4 * L, 17 + 4 * L,
+                                                  18 + 4 * L, 19 + 4 * L, 0, 0, 0, 0, 0, 0, 0, 0);
+            for (int c = 0; c < 4; c++) {
+                const int j = 16 * h + 4 * L + c;
+                if (j >= nr) return;
+                float *cj = C + j * ldc;
+                const __m512 v = _mm512_permutex2var_ps(u[c], idx, u[c + 4]);
+                _mm512_mask_storeu_ps(cj, m, gcrt_epi512(v, t, cj, j, 0, m));
+            }
+        }
+    }
+}
+
+GCRT_ALWAYS_INLINE void gcrt_ukernel_body(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
+                                          int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t, int trans,
+                                          const char *pf, int64_t pf_lines, const int32_t *ind)
 {
     __mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffffu : (1u << nr) - 1u);
     __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffffu : nr > 16 ? (1u << (nr - 16)) - 1u : 0u);
@@ -259,7 +296,31 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
         A += a_ks;                                                                                    \
         B += b_ks;                                                                                    \
     }
-    if (a_rs == 1 && a_ks == GCRT_PACK_MR && mr == GCRT_MR) { /* a full packed panel: offsets are constants */
+    if (ind) { /* row r of step k: A[ind[k] + o[r]] (a_ks unused), with pf prefetched as below */
+        const int64_t o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3], o4 = o[4], o5 = o[5], o6 = o[6], o7 = o[7];
+        const int64_t every = pf_lines > 0 && K / pf_lines > 0 ? K / pf_lines : 1;
+        int64_t left = pf ? pf_lines : 0, count = every;
+        const float *base = A;
+        for (int64_t k = 0; k < K; k++) {
+            __m512 b0 = _mm512_maskz_loadu_ps(m0, B), b1 = _mm512_maskz_loadu_ps(m1, B + 16), a;
+            A = base + ind[k];
+            GCRT_ROW(c00, c01, o0)
+            GCRT_ROW(c10, c11, o1)
+            GCRT_ROW(c20, c21, o2)
+            GCRT_ROW(c30, c31, o3)
+            GCRT_ROW(c40, c41, o4)
+            GCRT_ROW(c50, c51, o5)
+            GCRT_ROW(c60, c61, o6)
+            GCRT_ROW(c70, c71, o7)
+            B += b_ks;
+            if (--count == 0 && left > 0) {
+                _mm_prefetch(pf, _MM_HINT_T1);
+                pf += 64;
+                left--;
+                count = every;
+            }
+        }
+    } else if (a_rs == 1 && a_ks == GCRT_PACK_MR && mr == GCRT_MR) { /* a full packed panel: offsets are constants */
         GCRT_LOOP(0, 1, 2, 3, 4, 5, 6, 7)
     } else if (mr <= 4) { /* a short tail: half the work */
         const int64_t o0 = o[0], o1 = o[1], o2 = o[2], o3 = o[3];
@@ -273,22 +334,33 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
 #undef GCRT_ROW
     const __m512 acc[GCRT_MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
                                     {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
-    gcrt_store_acc512(acc, mr, m0, m1, C, ldc, t);
+    if (trans) gcrt_store_acc512_t(acc, mr, nr, C, ldc, t);
+    else gcrt_store_acc512(acc, mr, m0, m1, C, ldc, t);
 }
 
-/* The transposed store of a raw mr x nr tile buf (row stride
- * GCRT_PACK_NR): element (r, j) goes to C[j*ldc + r] through the epilogue,
- * one column j (8 lanes gathered) at a time; see gcrt_ukernel_t. */
-static void gcrt_store_t(const float *buf, int mr, int nr, float *C, int64_t ldc, const GcrtTile *t)
+static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
+                         int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
 {
-    const __m256i idx = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
-    const __mmask16 m = (__mmask16)((1u << mr) - 1u);
-    const __m256 lanes = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(mr), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-    for (int j = 0; j < nr; j++) {
-        const __m256 col = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), buf + j, idx, lanes, 4);
-        const __m512 v = _mm512_maskz_mov_ps(0xff, _mm512_castps256_ps512(col));
-        _mm512_mask_storeu_ps(C + j * ldc, m, gcrt_epi512(v, t, C + j * ldc, j, 0, m));
-    }
+    gcrt_ukernel_body(K, A, a_rs, a_ks, mr, B, b_ks, nr, C, ldc, t, 0, 0, 0, 0);
+}
+
+/* See the generic gcrt_ukernel_t and gcrt_ukernel_t_ind below. Here the
+ * tile is transposed in registers, with no trip through memory: gathering
+ * the columns of a tile just stored waits on those stores (the kernel on
+ * the tiles of ResNet-18's 512-channel 7x7 conv, on its own: 67 GFLOP/s
+ * with the gathers, 92 to 122 without). The indirect form also prefetches
+ * pf_lines lines from pf into L2, one every K / pf_lines steps. */
+#define GCRT_HAVE_UKERNEL_T 1
+static void gcrt_ukernel_t_ind(int64_t K, const float *A, const int32_t *ind, int64_t a_rs, int mr, const float *B,
+                               int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t, const char *pf,
+                               int64_t pf_lines)
+{
+    gcrt_ukernel_body(K, A, a_rs, 0, mr, B, b_ks, nr, C, ldc, t, 1, pf, pf_lines, ind);
+}
+static void gcrt_ukernel_t(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, int mr, const float *B,
+                           int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t)
+{
+    gcrt_ukernel_body(K, A, a_rs, a_ks, mr, B, b_ks, nr, C, ldc, t, 1, 0, 0, 0);
 }
 
 /* One row (a GEMV: batch-1 Gemm/MatMul): 32 columns, k unrolled by 4 with
@@ -399,7 +471,9 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
             _mm256_maskstore_ps(C + r * ldc + 8 * v, m[v], gcrt_epi256(acc[r][v], t, C + r * ldc + 8 * v, r, 8 * v, m[v]));
 }
 
-/* See the AVX-512 gcrt_store_t. */
+/* The transposed store of gcrt_ukernel_t's raw mr x nr tile buf (row
+ * stride GCRT_PACK_NR): element (r, j) goes to C[j*ldc + r] through the
+ * epilogue, one column j (mr lanes gathered) at a time. */
 static void gcrt_store_t(const float *buf, int mr, int nr, float *C, int64_t ldc, const GcrtTile *t)
 {
     const __m256i idx = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224), m = gcrt_mask8(mr);
@@ -476,7 +550,7 @@ static void gcrt_ukernel(int64_t K, const float *A, int64_t a_rs, int64_t a_ks, 
     }
 }
 
-/* See the AVX-512 gcrt_store_t. */
+/* See the AVX2 gcrt_store_t. */
 static void gcrt_store_t(const float *buf, int mr, int nr, float *C, int64_t ldc, const GcrtTile *t)
 {
     for (int j = 0; j < nr; j++)
@@ -491,6 +565,7 @@ static void gcrt_store_tile(const float *buf, int mr, int nr, float *C, int64_t 
 }
 #endif
 
+#ifndef GCRT_HAVE_UKERNEL_T
 /* The tile with its rows and columns swapped in C: the mr x nr tile of
  * A*B, as gcrt_ukernel computes it, stored with element (r, j) at
  * C[j*ldc + r]; the epilogue's bias_row is indexed by j and res by
@@ -506,6 +581,30 @@ static void gcrt_ukernel_t(int64_t K, const float *A, int64_t a_rs, int64_t a_ks
     gcrt_ukernel(K, A, a_rs, a_ks, mr, B, b_ks, nr, buf, GCRT_PACK_NR, &raw);
     gcrt_store_t(buf, mr, nr, C, ldc, t);
 }
+
+/* The indirect form (see the AVX-512 one): row r of step k is
+ * A[ind[k] + r*a_rs]. The rows are gathered into a packed panel 64 steps
+ * at a time, and the raw tile is summed over the chunks in buf before the
+ * transposed store. No prefetching here. */
+static void gcrt_ukernel_t_ind(int64_t K, const float *A, const int32_t *ind, int64_t a_rs, int mr, const float *B,
+                               int64_t b_ks, int nr, float *C, int64_t ldc, const GcrtTile *t, const char *pf,
+                               int64_t pf_lines)
+{
+    float buf[GCRT_MR * GCRT_PACK_NR], pa[64 * GCRT_MR];
+    GcrtTile raw;
+    memset(&raw, 0, sizeof raw);
+    (void)pf;
+    (void)pf_lines;
+    for (int64_t k0 = 0; k0 < K; k0 += 64) {
+        const int64_t kc = K - k0 < 64 ? K - k0 : 64;
+        for (int64_t k = 0; k < kc; k++)
+            for (int r = 0; r < mr; r++) pa[k * GCRT_MR + r] = A[ind[k0 + k] + r * a_rs];
+        raw.acc = k0 > 0;
+        gcrt_ukernel(kc, pa, 1, GCRT_MR, mr, B + k0 * b_ks, b_ks, nr, buf, GCRT_PACK_NR, &raw);
+    }
+    gcrt_store_t(buf, mr, nr, C, ldc, t);
+}
+#endif
 
 /* Copies n floats / zeroes n floats (the im2col's runs; -O2 builds do not
  * vectorize loops of unknown trip count by themselves). */
@@ -779,28 +878,38 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
 }
 
 /* A GCRT_CONV_WHOLE conv (w_trans, G == 1, a small map), one image at a
- * time: the pool first copies the image zero-padded into ws after the
- * im2col block (gcrt_conv_whole_pad: GCRT_WHOLE_HP rows of GCRT_WHOLE_WP
- * floats per channel, not split into column phases as the slide kernel's
- * copy: the gather below reads any stride), then goes one K block of
- * GCRT_CONV_KC rows at a time: it builds that block's im2col from the
- * padded copy (gcrt_conv_whole_im2col), packed as the micro-tiles read it,
- * GCRT_MR positions by kc rows per tile (tile q at ws + q * kc * GCRT_MR),
- * and multiplies it with W^T (gcrt_conv_whole_range, tiles of
- * GCRT_CONV_WHOLE_MB output channels with every position), adding into Y
- * from the second block on. A block of W^T, 32 channels by kc rows, serves
- * every position tile while it is in cache. The im2col is built once, by
- * all threads: with a copy per task (gcrt_conv_range's scheme) each of T
- * threads built all of it, a row of 7 outputs at a time, and on
- * ResNet-18's 7x7 layers that cost about 0.6 ms of a 3 ms conv on one
- * thread, the same on two (bench/conv_ab.sh). Per element the sum is the K
- * blocks, each a sequential sum, added up in order: the shapes fix it. A
- * 1x1 conv read in place needs neither copy: B is X. */
+ * time, with no im2col: the pool first copies the image zero-padded into
+ * ws (gcrt_conv_whole_pad: GCRT_WHOLE_HP rows of GCRT_WHOLE_WP floats per
+ * channel), and the caller writes after it the offset of each row k =
+ * (c, kh, kw) of W^T in that copy for output (0, 0) (ind[k], an int32_t
+ * per float of ws). Then each task takes its blocks of GCRT_CONV_WHOLE_MB
+ * output channels, one W^T panel (32 channels) at a time, K block by K
+ * block of GCRT_CONV_KC rows, and multiplies the block (kc x 32, 64 KB)
+ * with every tile of positions while it is in cache: a tile is GCRT_MR
+ * consecutive outputs of one output row, whose row k the kernel reads
+ * straight from the padded copy at ind[k] + (the tile's first output) +
+ * r*sw (gcrt_ukernel_t_ind), adding into Y from the second block on. Per
+ * element the sum is the K blocks, each a sequential sum, added up in
+ * order: the shapes fix it. The W^T panels lie one after the other, so a
+ * task reads W^T as one stream; the block after the current one is
+ * prefetched into L2, a share of its lines under each tile, so that it
+ * does not stream from memory under the first tile that needs it
+ * (ResNet-18's 7x7 layers read 9.4 MB of W^T each). Against the version
+ * that built each K block's im2col (all threads together, with a barrier
+ * before and after the multiplications of each K block) and prefetched
+ * nothing, bench/conv_ab.sh on ResNet-18's 512-channel 7x7 conv and its
+ * three stride-2 3x3 convs (into 7x7, 14x14, 28x28; the last two took the
+ * position panels of gcrt_conv_range before): new/old medians 0.81 to 0.93
+ * with the weights in cache, 0.72 to 0.84 with them flushed before each
+ * call (CONV_AB_COLD=1, as in the whole model), at 1 and 2 threads. A 1x1
+ * conv read in place needs no copy: its rows are X's. */
 typedef struct GcrtWhole {
     const GcrtConv *cv;
-    const float *X; /* the image */
-    float *xp;      /* its padded copy */
-    int64_t n, k0, kc, hp, wp;
+    const float *X;     /* the image */
+    float *xp;          /* its padded copy */
+    const int32_t *ind; /* the offsets of the rows of W^T in xp */
+    int64_t n, hp, wp;
+    int64_t bands, rows; /* each channel block's output rows in bands of `rows` */
 } GcrtWhole;
 
 /* Rows [t0, t1) of the padded copy (row r: padded row r % hp of channel r / hp). */
@@ -824,87 +933,84 @@ static void gcrt_conv_whole_pad(void *arg, int64_t t0, int64_t t1, int slot)
     }
 }
 
-/* Tiles: GCRT_MR positions by GCRT_CONV_WHOLE_KR rows of the block; row k
- * = (c, kh, kw) of the tile reads, for each position, one float of the
- * padded copy at a fixed offset from the tap's first. */
-static void gcrt_conv_whole_im2col(void *arg, int64_t t0, int64_t t1, int slot)
-{
-    const GcrtWhole *w = (const GcrtWhole *)arg;
-    const GcrtConv *cv = w->cv;
-    const int64_t P = cv->OH * cv->OW, nkr = (w->kc + GCRT_CONV_WHOLE_KR - 1) / GCRT_CONV_WHOLE_KR;
-    const int64_t taps = cv->KH * cv->KW, plane = w->hp * w->wp;
-    (void)slot;
-    for (int64_t t = t0; t < t1; t++) {
-        const int64_t q = t / nkr, r0 = t % nkr * GCRT_CONV_WHOLE_KR, p0 = q * GCRT_MR;
-        const int64_t r1 = r0 + GCRT_CONV_WHOLE_KR < w->kc ? r0 + GCRT_CONV_WHOLE_KR : w->kc;
-        const int nr = (int)(P - p0 < GCRT_MR ? P - p0 : GCRT_MR);
-        float *dst = cv->ws + (q * w->kc + r0) * GCRT_MR;
-        int64_t base[GCRT_MR];
-        for (int j = 0; j < GCRT_MR; j++) { /* past the last position: position p0 again (never read) */
-            const int64_t p = p0 + (j < nr ? j : 0);
-            base[j] = p / cv->OW * cv->sh * w->wp + p % cv->OW * cv->sw;
-        }
-        const int64_t k0 = w->k0 + r0, c = k0 / taps, kh0 = k0 % taps / cv->KW, kw0 = k0 % cv->KW;
-        const float *src = w->xp + c * plane, *row = src + kh0 * cv->dh * w->wp; /* channel c; its kernel row kh */
-        for (int64_t k = k0, kw = kw0; k < w->k0 + r1; k++, dst += GCRT_MR) {
-            for (int j = 0; j < GCRT_MR; j++) dst[j] = row[kw * cv->dw + base[j]];
-            if (++kw == cv->KW) { /* (c, kh, kw) advanced without divisions */
-                kw = 0;
-                row += cv->dh * w->wp;
-                if (row == src + cv->KH * cv->dh * w->wp) src += plane, row = src;
-            }
-        }
-    }
-}
-
+/* Tiles [t0, t1): tile t is rows [b R, (b + 1) R) of the output (b = t %
+ * bands, R = rows) for channel block t / bands; a task takes the
+ * consecutive tiles of one block together. */
 static void gcrt_conv_whole_range(void *arg, int64_t t0, int64_t t1, int slot)
 {
     const GcrtWhole *w = (const GcrtWhole *)arg;
     const GcrtConv *cv = w->cv;
-    const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW, M = cv->M, n = w->n, k0 = w->k0, kc = w->kc;
+    const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW, M = cv->M, n = w->n;
+    const int64_t tpr = (cv->OW + GCRT_MR - 1) / GCRT_MR; /* position tiles per output row */
     const int direct = GCRT_CONV_DIRECT(cv);
     (void)slot;
-    for (int64_t m0 = t0 * GCRT_CONV_WHOLE_MB; m0 < t1 * GCRT_CONV_WHOLE_MB && m0 < M; m0 += GCRT_PACK_NR) {
+    for (int64_t t = t0; t < t1;) {
+        const int64_t mb = t / w->bands, run_end = (mb + 1) * w->bands < t1 ? (mb + 1) * w->bands : t1;
+        const int64_t m0 = mb * GCRT_CONV_WHOLE_MB, oh0 = t % w->bands * w->rows;
+        const int64_t oh1 = (run_end - 1) % w->bands * w->rows + w->rows < cv->OH ? (run_end - 1) % w->bands * w->rows + w->rows
+                                                                                    : cv->OH;
+        const int64_t q0 = oh0 * tpr, q1 = oh1 * tpr, nq = q1 - q0;
         const int nc = (int)(M - m0 < GCRT_PACK_NR ? M - m0 : GCRT_PACK_NR);
-        GcrtTile tile = gcrt_conv_tile(cv, m0, k0, kc, K);
-        for (int64_t p0 = 0; p0 < P; p0 += GCRT_MR) {
-            const int mr = (int)(P - p0 < GCRT_MR ? P - p0 : GCRT_MR);
-            const int64_t yo = (n * M + m0) * P + p0;
-            tile.res = cv->res ? cv->res + yo : 0;
-            if (direct)
-                gcrt_ukernel_t(kc, w->X + k0 * P + p0, 1, P, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR, nc,
-                               cv->Y + yo, P, &tile);
-            else
-                gcrt_ukernel_t(kc, cv->ws + p0 * kc, 1, GCRT_MR, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR,
-                               nc, cv->Y + yo, P, &tile);
+        for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
+            const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
+            const float *wb = cv->Wt + m0 * K + k0 * GCRT_PACK_NR;
+            GcrtTile tile = gcrt_conv_tile(cv, m0, k0, kc, K);
+            if (direct) {
+                for (int64_t p0 = oh0 * cv->OW; p0 < oh1 * cv->OW; p0 += GCRT_MR) {
+                    const int mr = (int)(oh1 * cv->OW - p0 < GCRT_MR ? oh1 * cv->OW - p0 : GCRT_MR);
+                    const int64_t yo = (n * M + m0) * P + p0;
+                    tile.res = cv->res ? cv->res + yo : 0;
+                    gcrt_ukernel_t(kc, w->X + k0 * P + p0, 1, P, mr, wb, GCRT_PACK_NR, nc, cv->Y + yo, P, &tile);
+                }
+                continue;
+            }
+            /* the next block: this panel's next K block, or the next panel's first (if this task's) */
+            const int64_t next = k0 + kc < K ? K - (k0 + kc) : run_end < t1 ? K : 0;
+            const int64_t nl = (next < GCRT_CONV_KC ? next : GCRT_CONV_KC) * GCRT_PACK_NR * (int64_t)sizeof(float) / 64;
+            const char *nb = (const char *)(wb + kc * GCRT_PACK_NR);
+            for (int64_t q = q0; q < q1; q++) {
+                const int64_t oh = q / tpr, ow0 = q % tpr * GCRT_MR, l0 = (q - q0) * nl / nq, l1 = (q - q0 + 1) * nl / nq;
+                const int mr = (int)(cv->OW - ow0 < GCRT_MR ? cv->OW - ow0 : GCRT_MR);
+                const int64_t yo = (n * M + m0) * P + oh * cv->OW + ow0;
+                tile.res = cv->res ? cv->res + yo : 0;
+                gcrt_ukernel_t_ind(kc, w->xp + oh * cv->sh * w->wp + ow0 * cv->sw, w->ind + k0, cv->sw, mr, wb,
+                                   GCRT_PACK_NR, nc, cv->Y + yo, P, &tile, nb + l0 * 64, l1 - l0);
+            }
         }
+        t = run_end;
     }
 }
 
 static void gcrt_conv_whole(const GcrtConv *cv, const GcThreadPool *pool)
 {
-    const int64_t K = cv->C * cv->KH * cv->KW, P = cv->OH * cv->OW;
-    const int64_t nq = (P + GCRT_MR - 1) / GCRT_MR, nmb = (cv->M + GCRT_CONV_WHOLE_MB - 1) / GCRT_CONV_WHOLE_MB;
+    const int64_t K = cv->C * cv->KH * cv->KW, taps = cv->KH * cv->KW;
+    const int64_t nmb = (cv->M + GCRT_CONV_WHOLE_MB - 1) / GCRT_CONV_WHOLE_MB;
     const int direct = GCRT_CONV_DIRECT(cv);
     GcrtWhole w;
     w.cv = cv;
+    /* at least GCRT_CONV_WHOLE_TILES tiles where the rows allow, for the threads to balance (read in
+     * place: whole maps, positions tiled across rows) */
+    w.bands = direct ? 1 : (GCRT_CONV_WHOLE_TILES + nmb - 1) / nmb < cv->OH ? (GCRT_CONV_WHOLE_TILES + nmb - 1) / nmb : cv->OH;
+    w.rows = (cv->OH + w.bands - 1) / w.bands;
+    w.bands = (cv->OH + w.rows - 1) / w.rows;
     w.hp = GCRT_WHOLE_HP(cv);
     w.wp = GCRT_WHOLE_WP(cv);
-    w.xp = direct ? 0 : cv->ws + GCRT_WHOLE_IM2COL_FLOATS(cv); /* a conv read in place has no ws */
-    /* a float copied by vectors costs about as much as 4 multiply-adds (a
-     * depthwise tap's weight), one gathered by a scalar load and store 16 */
+    w.xp = direct ? 0 : cv->ws; /* a conv read in place has no ws */
+    w.ind = 0;
+    if (!direct) {
+        int32_t *ind = (int32_t *)(void *)(cv->ws + cv->C * w.hp * w.wp);
+        for (int64_t k = 0; k < K; k++) { /* GCRT_CONV_WHOLE: the largest offset fits */
+            const int64_t c = k / taps, kh = k % taps / cv->KW, kw = k % cv->KW;
+            ind[k] = (int32_t)((c * w.hp + kh * cv->dh) * w.wp + kw * cv->dw);
+        }
+        w.ind = ind;
+    }
+    /* a float copied by vectors costs about as much as 4 multiply-adds (a depthwise tap's weight) */
     const GcThreadPool *pad_pool = gcrt_pool_for(pool, gcrt_work(cv->C, w.hp, w.wp, 4));
-    const GcThreadPool *im_pool = gcrt_pool_for(pool, gcrt_work(K < GCRT_CONV_KC ? K : GCRT_CONV_KC, nq, GCRT_MR, 16));
     for (w.n = 0; w.n < cv->N; w.n++) {
         w.X = cv->X + w.n * cv->C * cv->H * cv->W;
         if (!direct) gcrt_parallel(pad_pool, cv->C * w.hp, GCRT_NO_SCRATCH, gcrt_conv_whole_pad, &w);
-        for (w.k0 = 0; w.k0 < K; w.k0 += GCRT_CONV_KC) {
-            w.kc = K - w.k0 < GCRT_CONV_KC ? K - w.k0 : GCRT_CONV_KC;
-            if (!direct)
-                gcrt_parallel(im_pool, nq * ((w.kc + GCRT_CONV_WHOLE_KR - 1) / GCRT_CONV_WHOLE_KR), GCRT_NO_SCRATCH,
-                              gcrt_conv_whole_im2col, &w);
-            gcrt_parallel(pool, nmb, GCRT_NO_SCRATCH, gcrt_conv_whole_range, &w);
-        }
+        gcrt_parallel(pool, nmb * w.bands, GCRT_NO_SCRATCH, gcrt_conv_whole_range, &w);
     }
 }
 

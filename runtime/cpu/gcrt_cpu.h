@@ -189,25 +189,31 @@ GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool);
     (GCRT_CONV_DIRECT(cv) ? ((cv)->w_trans ? GCRT_CONV_MB_DIRECT_T : GCRT_CONV_MB_DIRECT) : GCRT_CONV_MB)
 #define GCRT_CONV_SLOT_FLOATS(Cg, KH, KW) \
     (((Cg) * (KH) * (KW) < GCRT_CONV_KC ? (Cg) * (KH) * (KW) : GCRT_CONV_KC) * GCRT_PACK_NR)
-/* w_trans with at most this many output positions (7x7 maps): the conv
- * goes K block by K block of GCRT_CONV_KC rows; the threads build the block's
- * im2col of every position in the one slot (GCRT_CONV_WHOLE_SLOT_FLOATS:
- * micro-tiles of GCRT_MR positions, at most GCRT_PACK_MR, built in tiles
- * of GCRT_CONV_WHOLE_KR rows from a zero-padded copy of the image), then
- * take blocks of GCRT_CONV_WHOLE_MB output channels with every position,
- * so every block of W^T is read from memory once and serves every
- * position while it is in cache. */
-#define GCRT_CONV_WHOLE_P 64
-#define GCRT_CONV_WHOLE_KR 32
-#define GCRT_CONV_WHOLE(cv) ((cv)->w_trans && (cv)->OH * (cv)->OW <= GCRT_CONV_WHOLE_P)
-/* Its workspace (not read in place): one K block's packed im2col, then the
- * zero-padded image, GCRT_WHOLE_HP rows of GCRT_WHOLE_WP floats a channel. */
+/* w_trans with at most GCRT_CONV_WHOLE_P output positions (32x32 maps;
+ * GCRT_CONV_WHOLE_P_DIRECT, 8x8, for a 1x1 conv read in place), and an
+ * image whose zero-padded copy has fewer than 2^31 floats: the conv
+ * multiplies each block of GCRT_CONV_KC rows of a W^T panel with the
+ * positions of a band of output rows while it is in cache, reading the
+ * positions' rows straight from a zero-padded copy of the image (see
+ * gcrt_conv_whole in gcrt_cpu.c); the tiles are channel blocks of
+ * GCRT_CONV_WHOLE_MB by bands of rows, at least GCRT_CONV_WHOLE_TILES of
+ * them where the rows allow (a conv read in place: whole maps). A 1x1 conv
+ * read in place on a larger map keeps the position panels (MobileNetV2's
+ * projections at 14x14 and 28x28 took 1.07 times as long at 2 threads
+ * split by channel blocks). */
+#define GCRT_CONV_WHOLE_P 1024
+#define GCRT_CONV_WHOLE_P_DIRECT 64
+#define GCRT_CONV_WHOLE_TILES 16
 #define GCRT_WHOLE_HP(cv) (((cv)->OH - 1) * (cv)->sh + ((cv)->KH - 1) * (cv)->dh + 1)
 #define GCRT_WHOLE_WP(cv) (((cv)->OW - 1) * (cv)->sw + ((cv)->KW - 1) * (cv)->dw + 1)
-#define GCRT_WHOLE_IM2COL_FLOATS(cv)                                          \
-    (((cv)->OH * (cv)->OW + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR * \
-     ((cv)->C * (cv)->KH * (cv)->KW < GCRT_CONV_KC ? (cv)->C * (cv)->KH * (cv)->KW : GCRT_CONV_KC))
-#define GCRT_CONV_WHOLE_SLOT_FLOATS(cv) (GCRT_WHOLE_IM2COL_FLOATS(cv) + (cv)->C * GCRT_WHOLE_HP(cv) * GCRT_WHOLE_WP(cv))
+#define GCRT_CONV_WHOLE(cv)                                                                                \
+    ((cv)->w_trans && (cv)->OH * (cv)->OW <= (GCRT_CONV_DIRECT(cv) ? GCRT_CONV_WHOLE_P_DIRECT : GCRT_CONV_WHOLE_P) && \
+     (cv)->C * GCRT_WHOLE_HP(cv) * GCRT_WHOLE_WP(cv) < 2147483647)
+/* Its workspace (none when read in place): the zero-padded image,
+ * GCRT_WHOLE_HP rows of GCRT_WHOLE_WP floats a channel, then an int32_t
+ * per row of W^T (C * KH * KW). */
+#define GCRT_CONV_WHOLE_SLOT_FLOATS(cv) \
+    ((cv)->C * GCRT_WHOLE_HP(cv) * GCRT_WHOLE_WP(cv) + (cv)->C * (cv)->KH * (cv)->KW)
 /* The slide kernel's padded input: GCRT_SLIDE_HP rows per channel, each
  * split into sw column phases of GCRT_SLIDE_WH floats (phase q holds the
  * padded columns q, q + sw, q + 2sw, ...), and 32 zeros after the last. */

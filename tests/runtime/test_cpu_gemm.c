@@ -135,7 +135,8 @@ static void test_gemm(int iter)
     free(A), free(B), free(br), free(bc), free(R), free(want), free(pa), free(pb), free(C[0]), free(C[1]);
 }
 
-static int whole_cases; /* convs that took gcrt_conv_whole */
+static int whole_cases;       /* convs that took gcrt_conv_whole */
+static int trans_panel_cases; /* W^T convs that did not (a map too large): gcrt_conv_range */
 static int slide_cases; /* convs that took the sliding-window kernel */
 
 static void test_conv(int iter)
@@ -161,6 +162,8 @@ static void test_conv(int iter)
     if (iter % 10 == 2) cv.H = irand(1, 5), cv.W = irand(33, 80), cv.sw = 2; /* long stride-2 rows */
     if (iter % 20 == 7) /* 8x7 and 8x8 kernels: W^T tiles (GCRT_CONV_WHOLE) of many taps on a small map */
         cv.KH = 8, cv.KW = irand(7, 8), cv.H = irand(8, 10), cv.W = irand(7, 10), cv.sh = cv.sw = cv.dh = cv.dw = 1;
+    if (tr && iter % 8 == 7 && iter % 20 != 7) /* W^T on a map of more than GCRT_CONV_WHOLE_P positions: panels */
+        cv.C = irand(1, 6), cv.H = irand(40, 46), cv.W = irand(40, 46), cv.sh = cv.sw = cv.dh = cv.dw = 1;
     int64_t eh = (cv.KH - 1) * cv.dh + 1, ew = (cv.KW - 1) * cv.dw + 1;
     if (cv.H + cv.pt + pb < eh || cv.W + cv.pl + pr < ew) return;
     cv.OH = (cv.H + cv.pt + pb - eh) / cv.sh + 1, cv.OW = (cv.W + cv.pl + pr - ew) / cv.sw + 1;
@@ -215,6 +218,7 @@ static void test_conv(int iter)
     cv.w_trans = tr; /* a small map with W^T (GCRT_CONV_WHOLE) needs the im2col of every panel per slot */
     cv.slide = sl;
     if (GCRT_CONV_WHOLE(&cv)) whole_cases++;
+    else if (tr) trans_panel_cases++;
     if (sl) slide_cases++;
     float *ws = malloc(sizeof(float) * (size_t)(sl ? GCRT_SLIDE_FLOATS(&cv)
                                                    : slots * (GCRT_CONV_WHOLE(&cv) ? GCRT_CONV_WHOLE_SLOT_FLOATS(&cv)
@@ -355,11 +359,15 @@ int main(void)
         printf("FAIL: only %d convs took the whole-map path\n", whole_cases);
         failures++;
     }
+    if (trans_panel_cases < 10) {
+        printf("FAIL: only %d W^T convs took the position panels\n", trans_panel_cases);
+        failures++;
+    }
     if (slide_cases < 100) {
         printf("FAIL: only %d convs took the sliding-window kernel\n", slide_cases);
         failures++;
     }
-    printf("%s (%d failures; micro-kernel %d x %d; %d whole-map convs, %d sliding-window convs)\n", failures ? "FAILED" : "ok",
-           failures, GCRT_MR, GCRT_PACK_NR, whole_cases, slide_cases);
+    printf("%s (%d failures; micro-kernel %d x %d; %d whole-map convs, %d W^T convs in panels, %d sliding-window convs)\n",
+           failures ? "FAILED" : "ok", failures, GCRT_MR, GCRT_PACK_NR, whole_cases, trans_panel_cases, slide_cases);
     return failures != 0;
 }
