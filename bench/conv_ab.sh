@@ -6,6 +6,8 @@
 #
 #   bash bench/conv_ab.sh [REV] [REPS]     (default REV HEAD, REPS 200)
 #
+# CONV_AB_COLD=1 (environment) flushes the weights and the input from the
+# caches before each timed call (see conv_ab.c).
 # SHAPES (environment, ';'-separated "C M HW K STRIDE KIND", KIND 0 conv-gemm,
 # 1 W^T tiles, 2 sliding window, 3 Winograd F(4x4,3x3), K 3 and STRIDE 1
 # only) overrides the default layers: ResNet-18's

@@ -51,7 +51,9 @@ correctness guard's max abs diff. Then for resnet18, mobilenet_v2 and resnet50 t
 every Conv, Gemm and MatMul of the ONNX graph (shapes from onnx.shape_inference, counted here in
 Python) divided by each side's median, and the fraction of the peak, T x the single-thread peak
 measured by bench/fma_peak.c (compiled here with -O2 -march=native: 12 independent AVX-512 or
-AVX2 FMA chains, about 1 s) or given by --peak-gflops. Last, per model, the lower bound of a
+AVX2 FMA chains, about 1 s; read at the start and again after each model's timed blocks, and the
+highest reading is used, so that a reading taken while the shared machine is slow cannot flatter
+the fraction; all readings are printed) or given by --peak-gflops. Last, per model, the lower bound of a
 1-thread inference on this core: the larger of its FLOPs at the peak and the time to read its
 weights (the ONNX initializers) once at the rate bench/read_bw.c measures for a buffer of that
 size read again and again (from L2, L3 or memory, whichever holds it), and that bound divided by
@@ -362,11 +364,15 @@ def main():
 
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                "?")
+    # the peak is read again after each model's timed blocks and the highest reading is the one used:
+    # a reading taken while the shared machine runs slow would flatter the fraction of it reached
+    peaks = []
     if args.peak_gflops:
         peak, peak_src = args.peak_gflops, "--peak-gflops"
     else:
         peak, isa = measure_peak(work)
-        peak_src = f"bench/fma_peak.c, {isa}, -O2 -march=native"
+        peaks.append(peak)
+        peak_src = f"bench/fma_peak.c, {isa}, -O2 -march=native; the highest of this and a reading after each model"
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True).stdout.strip() or "?"
     print(f"# graphc {commit} ({args.graphc}) vs PyTorch {torch.__version__} (torch.jit.trace + freeze), CPU, "
@@ -449,6 +455,8 @@ def main():
                         gt.clear()
                 tt.set(T)
                 tts += torch_block(torch_run, reps_of[T])
+        if peaks:
+            peaks.append(measure_peak(work)[0])
         for T in threads_list:
             r, (gt, tts), reps = res[(name, T)], times_of[T], reps_of[T]
             r["g"] = float(np.median(gt)) if gt else None
@@ -481,6 +489,11 @@ def main():
                 check = f"{'ok' if r['ok'] else 'FAILED'} ({r['diff']:.3g})"
             print(line + "  " + check)
 
+    if peaks:
+        peak = max(peaks)
+        print()
+        print(f"# peak readings (GFLOP/s per thread, at start then after each model): "
+              f"{', '.join(f'{p:.1f}' for p in peaks)}; used: {peak:.1f}")
     rate = [n for n in names if info[n]["flops"] and info[n]["rate"]]
     if rate:
         print()
