@@ -983,7 +983,7 @@ static void gcrt_conv_whole_range(void *arg, int64_t t0, int64_t t1, int slot)
 
 static void gcrt_conv_whole(const GcrtConv *cv, const GcThreadPool *pool)
 {
-    const int64_t K = cv->C * cv->KH * cv->KW, taps = cv->KH * cv->KW;
+    const int64_t K = cv->C * cv->KH * cv->KW;
     const int64_t nmb = (cv->M + GCRT_CONV_WHOLE_MB - 1) / GCRT_CONV_WHOLE_MB;
     const int direct = GCRT_CONV_DIRECT(cv);
     GcrtWhole w;
@@ -999,9 +999,13 @@ static void gcrt_conv_whole(const GcrtConv *cv, const GcThreadPool *pool)
     w.ind = 0;
     if (!direct) {
         int32_t *ind = (int32_t *)(void *)(cv->ws + cv->C * w.hp * w.wp);
-        for (int64_t k = 0; k < K; k++) { /* GCRT_CONV_WHOLE: the largest offset fits */
-            const int64_t c = k / taps, kh = k % taps / cv->KW, kw = k % cv->KW;
+        int64_t c = 0, kh = 0, kw = 0;
+        for (int64_t k = 0; k < K; k++) { /* (c, kh, kw) advanced without divisions; GCRT_CONV_WHOLE: it fits */
             ind[k] = (int32_t)((c * w.hp + kh * cv->dh) * w.wp + kw * cv->dw);
+            if (++kw == cv->KW) {
+                kw = 0;
+                if (++kh == cv->KH) kh = 0, c++;
+            }
         }
         w.ind = ind;
     }
