@@ -198,9 +198,9 @@ GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool);
  * gcrt_conv_whole in gcrt_cpu.c); the tiles are channel blocks of
  * GCRT_CONV_WHOLE_MB by bands of rows, at least GCRT_CONV_WHOLE_TILES of
  * them where the rows allow (a conv read in place: whole maps). A 1x1 conv
- * read in place on a larger map keeps the position panels (MobileNetV2's
- * projections at 14x14 and 28x28 took 1.07 times as long at 2 threads
- * split by channel blocks). */
+ * read in place on a larger map keeps the position panels (with its 1x1
+ * convs at 14x14 and 28x28 split by channel blocks, the whole MobileNetV2
+ * took 1.07 times as long at 2 threads). */
 #define GCRT_CONV_WHOLE_P 1024
 #define GCRT_CONV_WHOLE_P_DIRECT 64
 #define GCRT_CONV_WHOLE_TILES 16
