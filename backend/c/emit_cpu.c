@@ -389,17 +389,21 @@ static int cpu_plan(const Node *n, CpuPlan *p)
 
 /* ---- workspace ---- */
 
+/* The rows and columns of the zero-padded input the outputs read (the
+ * slide kernel's and GCRT_CONV_WHOLE's copies). */
+static int64_t padded_rows(const CpuPlan *p) { return (p->OH - 1) * p->sh + (p->KH - 1) * p->dh + 1; }
+static int64_t padded_cols(const CpuPlan *p) { return (p->OW - 1) * p->sw + (p->KW - 1) * p->dw + 1; }
+
 /* GCRT_CONV_WHOLE of gcrt_cpu.h: W^T packed, a map of at most 1024
- * positions (32x32; 64 for a conv read in place) and a padded image of fewer than 2^31 floats; the threads
- * share one slot: the padded image, then an int32_t offset per row of W^T. */
+ * positions (32x32; 64 for a conv read in place) and a padded image of
+ * fewer than 2^31 floats; the threads share one slot: the padded image,
+ * then an int32_t offset per row of W^T. */
 #define CPU_CONV_WHOLE_P 1024
 #define CPU_CONV_WHOLE_P_DIRECT 64
-static int64_t whole_hp(const CpuPlan *p) { return (p->OH - 1) * p->sh + (p->KH - 1) * p->dh + 1; }
-static int64_t whole_wp(const CpuPlan *p) { return (p->OW - 1) * p->sw + (p->KW - 1) * p->dw + 1; }
 static int conv_whole(const CpuPlan *p)
 {
     return p->w_trans && p->OH * p->OW <= (conv_direct(p) ? CPU_CONV_WHOLE_P_DIRECT : CPU_CONV_WHOLE_P) &&
-           p->C * whole_hp(p) * whole_wp(p) < 2147483647;
+           p->C * padded_rows(p) * padded_cols(p) < 2147483647;
 }
 
 static int64_t conv_tiles(const CpuPlan *p)
@@ -421,14 +425,13 @@ static int conv_direct(const CpuPlan *p)
 static int64_t conv_slots(const CpuPlan *p, int max_threads, int64_t *slot_floats)
 {
     if (p->slide) {
-        const int64_t Hp = (p->OH - 1) * p->sh + (p->KH - 1) * p->dh + 1;
-        const int64_t Wh = ((p->OW - 1) * p->sw + (p->KW - 1) * p->dw + p->sw) / p->sw;
+        const int64_t Hp = padded_rows(p), Wh = (padded_cols(p) + p->sw - 1) / p->sw;
         *slot_floats = p->C * Hp * p->sw * Wh + 32;
         return 1;
     }
     int64_t K = p->C / p->G * p->KH * p->KW;
     if (conv_whole(p)) { /* GCRT_CONV_WHOLE_SLOT_FLOATS: the padded image, an offset per row of W^T */
-        *slot_floats = conv_direct(p) ? 0 : p->C * whole_hp(p) * whole_wp(p) + K;
+        *slot_floats = conv_direct(p) ? 0 : p->C * padded_rows(p) * padded_cols(p) + K;
         return 1;
     }
     *slot_floats = conv_direct(p) ? 0 : (K < CPU_CONV_KC ? K : CPU_CONV_KC) * CPU_PACK_NR;
@@ -645,9 +648,9 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
         const int64_t K = p.C / p.G * p.KH * p.KW;
         if (p.slide) snprintf(detail, sizeof detail, ", over a zero-padded copy of X, no im2col");
         else if (conv_whole(&p))
-            snprintf(detail, sizeof detail, ", %lld-row K blocks, %s, all positions per channel block",
+            snprintf(detail, sizeof detail, ", %lld-row K blocks, %s, channel blocks (by row bands when few) per task",
                      (long long)(K < CPU_CONV_KC ? K : CPU_CONV_KC),
-                     sf ? "rows read from a zero-padded copy of X, no im2col" : "X read in place");
+                     sf ? "rows read from a zero-padded copy of X" : "X read in place");
         else if (sf) snprintf(detail, sizeof detail, ", im2col %lldx32 panels in %lld slots", (long long)(sf / CPU_PACK_NR), (long long)slots);
         else snprintf(detail, sizeof detail, ", X read in place");
     }
