@@ -85,6 +85,7 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
     g->opt_level = job->opt_level;
     g->workspace = job_backend(job)->workspace;
     g->kernel_note = job_backend(job)->kernel_note;
+    g->extra_reads = job_backend(job)->extra_reads;
     g->plan_keep_forward = job->plan_keep_forward;
     g->max_threads = job->max_threads;
     g->precision = job->precision;

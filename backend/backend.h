@@ -60,6 +60,10 @@ typedef struct Backend {
     /* Optional (NULL: none). The kernel the backend picks for node n, as a
      * short note (Graph.kernel_note: --print-after shows it per node). */
     int (*kernel_note)(const Graph *g, const Node *n, char *buf, size_t cap);
+    /* Optional (NULL: none). Raises last[root value id] to the last step
+     * (index in g->nodes) at which one of the backend's kernels reads that
+     * value beyond its node's inputs, for memory planning (Graph.extra_reads). */
+    void (*extra_reads)(const Graph *g, int *last);
     /* 0 when `name` can name the model in this backend's output, else -1
      * with a diagnostic saying why. */
     int (*check_name)(const char *name, Diag *d);

@@ -131,6 +131,8 @@ def graphc_build(args, folder, precision):
         return exe, flags
     flags = args.nvccflags if args.nvccflags is not None \
         else f"{cvt.makefile_var(cdir, 'NVCCFLAGS')} -arch=sm_{args.arch}".strip()
+    if args.cudnn_find:
+        flags += " -DGC_CUDNN_FIND"
     env = dict(os.environ)
     for k in ("CFLAGS", "NVCCFLAGS", "NVCC"):
         env.pop(k, None)
@@ -297,6 +299,10 @@ def main():
                                    f"sm_{DEFAULT_ARCH} without a device)")
     ap.add_argument("--nvccflags", help="NVCCFLAGS for libm.a and the driver (default: the generated Makefile's "
                                         "plus -arch=sm_ARCH)")
+    ap.add_argument("--cudnn-find", action="store_true",
+                    help="build graphc's side with -DGC_CUDNN_FIND: each Conv's cuDNN algorithm measured at init "
+                         "(cudnnFindConvolutionForwardAlgorithmEx) rather than cuDNN's heuristic order "
+                         "(runtime/cuda/gc_cuda.h gc_cudnn_pick)")
     ap.add_argument("--blocks", type=int, help="alternating blocks per row (default 5; --quick 2; --emu 1)")
     ap.add_argument("--reps", type=int, help="timed runs per block (default: about 0.75 s of the slowest side; "
                                              "--emu 1)")

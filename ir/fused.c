@@ -531,15 +531,6 @@ int ir_fused_parse(const Node *owner, const char *attr, const char *expr, const 
     Binder b = {&ps, fx, slots, ir_alloc(fx->scratch, sizeof(Value *) * (size_t)(n_slots ? n_slots : 1)), y_slot, 0};
     Term *t = parse_tree(&ps);
     if (!t || bind_op(&b, t)) goto fail;
-    for (int m = 0; m + 1 < fx->n_members; m++) {
-        DType dt = fx->members[m]->out[0]->dtype;
-        if (dt == DT_F16 || dt == DT_BF16) {
-            const char *nm = fx->members[m]->name;
-            perr(&ps, "interior term '%.*s' at offset %s has dtype %s; interiors must be f32, f64, integer or bool",
-                 (int)(strchr(nm, '@') - nm), nm, strchr(nm, '@') + 1, ir_dtype_name(dt));
-            goto fail;
-        }
-    }
     return 0;
 fail:
     ir_fused_free(fx);

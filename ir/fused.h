@@ -54,7 +54,9 @@ typedef struct FusedExpr {
 /* Parses and type-checks `expr` (the text of attribute `attr` of `owner`,
  * used in messages) over slots[0..n_slots) (NULL: absent input); `y_slot`
  * is the slot that 'y' names (-1: 'y' is not allowed). Every member is
- * inferred with its op's own infer; interior members must not be f16/bf16.
+ * inferred with its op's own infer. An f16/bf16 interior member is rounded
+ * to its type, as its node would store it, and held as float (ir_fused_eval
+ * and the backends' kernels alike), so fusing changes no result.
  * Returns 0 (release fx with ir_fused_free) or a diagnostic naming owner. */
 int ir_fused_parse(const Node *owner, const char *attr, const char *expr, const Value *const *slots, int n_slots,
                    int y_slot, FusedExpr *fx, Diag *d);

@@ -278,6 +278,12 @@ typedef struct Graph {
      * skips comments; the pipeline shows notes in the dump after its last
      * pass only); set by the compile driver; NULL: no notes. */
     int (*kernel_note)(const struct Graph *g, const struct Node *n, char *buf, size_t cap);
+    /* option: values the target's kernels read beyond their nodes' inputs
+     * (the CUDA backend's GEMMs that read the source of a Slice/Transpose
+     * chain in place): raises last[id of such a root value] to the last
+     * step (index in nodes) that reads it; memory planning keeps it alive
+     * that long. Set by the compile driver; NULL: none. */
+    void (*extra_reads)(const struct Graph *g, int *last);
     /* option (compile --precision): DT_F16 or DT_BF16 holds the model's f32
      * tensors in that type wherever the target computes the op on it
      * (passes/lower_precision.c); DT_UNDEF (0) or DT_F32: the model's own

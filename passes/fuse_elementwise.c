@@ -9,7 +9,6 @@
  *     (nothing is computed twice) and is not a graph output,
  *   - v has N's output shape (leaves may broadcast; an interior never is, so
  *     no element is computed twice), and
- *   - v is not f16/bf16 (interiors live in typed locals, see ir/fused.h),
  *   - the merged node has at most FUSED_MAX_IN distinct inputs, at most
  *     FUSED_MAX_OPS member ops and nests at most FUSED_MAX_DEPTH deep; past
  *     that the next node starts a new kernel.
@@ -178,7 +177,7 @@ static int absorb(Fuser *f, Node *n, int k)
     Node *p = v->producer;
     Group *gp = f->grp[p->id];
     if (!gp || f->dropped[p->id] || f->uses[v->id] != 1) return 0;
-    if (!ir_shape_eq(&v->shape, &n->out[0]->shape) || v->dtype == DT_F16 || v->dtype == DT_BF16) return 0;
+    if (!ir_shape_eq(&v->shape, &n->out[0]->shape)) return 0;
     if (gn->n_mem + gp->n_mem > FUSED_MAX_OPS) return 0;
     int leaf_m = -1, leaf_j = -1, reads = 0;
     for (int m = 0; m < gn->n_mem; m++)

@@ -6,7 +6,7 @@
  *   - y has exactly one reader, R, and is not a graph output,
  *   - R is elementwise (a scalar-expression op or a Fused node),
  *   - R's output has y's shape and dtype (so R's other operands broadcast
- *     to y) and y is not f16/bf16,
+ *     to y),
  *   - P's inputs plus R's other operands fit P's input count, and
  *   - the epilogue stays within FUSED_MAX_OPS ops and FUSED_MAX_DEPTH
  *     nesting (a long elementwise chain after a MatMul is not one epilogue).
@@ -76,7 +76,7 @@ static int absorb(Epi *e, Node *p, int ei, int first, Diag *d)
     Graph *g = e->g;
     if (p->n_out != 1) return 0;
     Value *y = p->out[0];
-    if (y->is_output || y->dtype == DT_F16 || y->dtype == DT_BF16) return 0;
+    if (y->is_output) return 0;
     Node *r = only_reader(e, y);
     if (!r || r->n_out != 1) return 0;
     if (r->out[0]->dtype != y->dtype || !ir_shape_eq(&r->out[0]->shape, &y->shape)) return 0;

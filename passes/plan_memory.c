@@ -10,8 +10,9 @@
  * view node.
  *
  * Liveness over the schedule (g->nodes order): a root lives from the step
- * that produces it to the last step that reads it or any of its aliases; a
- * workspace lives for its node's step only. Only temporaries that are not
+ * that produces it to the last step that reads it or any of its aliases
+ * (or whose kernel reads it beyond the node's inputs, as the target says:
+ * Graph.extra_reads); a workspace lives for its node's step only. Only temporaries that are not
  * graph outputs take arena space.
  *
  * In-place (-O2). At step s, for each InplacePair (i, o) of the node's op:
@@ -111,6 +112,7 @@ static void plan_build(Plan *p, const Graph *g)
     for (int s = 0; s < nn; s++)
         for (int j = 0; j < g->nodes[s]->n_in; j++)
             if (g->nodes[s]->in[j]) p->last[root_of(g->nodes[s]->in[j])->id] = s;
+    if (g->extra_reads) g->extra_reads(g, p->last); /* reads by the target's kernels beyond their inputs */
     if (g->plan_keep_forward) { /* the no-backward-dependency baseline: forward values live to the end */
         int s = 0;
         while (s < nn && !g->nodes[s]->backward) s++;

@@ -263,8 +263,14 @@ static int emit_kernel(Cgen *c, const Node *n, const Value *out, const Value *co
             write_expr(&e, &trees, mn, names);
             DType t = mn->out[0]->dtype;
             mloc[m] = xstrdup(cgen_tmp(c, "t"));
+            /* an f16/bf16 interior: rounded to its type and held as float,
+             * as the unfused nodes would store and reload it */
             if (t == DT_BOOL)
                 w_line(w, "const uint8_t %s = (uint8_t)((%s) != 0);", mloc[m], wtext(&e));
+            else if (t == DT_F16)
+                w_line(w, "const float %s = gcrt_f16_to_f32(gcrt_f32_to_f16((float)(%s)));", mloc[m], wtext(&e));
+            else if (t == DT_BF16)
+                w_line(w, "const float %s = gcrt_bf16_to_f32(gcrt_f32_to_bf16((float)(%s)));", mloc[m], wtext(&e));
             else w_line(w, "const %s %s = (%s)(%s);", cgen_ctype(t), mloc[m], cgen_ctype(t), wtext(&e));
             w_free(&e);
         }

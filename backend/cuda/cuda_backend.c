@@ -139,6 +139,9 @@ static void cu_init(Cu *c, const Graph *g, const char *name)
     w_init(&c->body);
     w_init(&c->init);
     w_init(&c->fini);
+    w_init(&c->ptrs);
+    c->folds = calloc(1, sizeof *c->folds);
+    GC_ASSERT(c->folds && cu_folds_build(g, c->folds) == 0);
 }
 
 static void cu_fini(Cu *c)
@@ -152,6 +155,9 @@ static void cu_fini(Cu *c)
     w_free(&c->body);
     w_free(&c->init);
     w_free(&c->fini);
+    w_free(&c->ptrs);
+    cu_folds_free(c->folds);
+    free(c->folds);
 }
 
 /* Every node into kernels (c->kern) and host statements (c->body). */
@@ -164,6 +170,10 @@ static int gen_nodes(Cu *c, Diag *d)
         if (cuda_supports(n, d)) return -1;
         w_puts(b, "    ");
         cu_node_comment(b, n);
+        if (c->folds->n_ids && c->folds->skip[n->id]) {
+            w_puts(b, "    /* read in place by a MatMul below (its GEMM's strides): no code */\n");
+            continue;
+        }
         if (ir_op(n->op)->view) {
             const Value *x = n->in[0], *y = n->out[0];
             if (y->alias) {
@@ -319,6 +329,7 @@ static void gen_struct(Cu *c, Writer *w, int ni, int no, int nk)
         w_printf(w, "    cudnnTensorDescriptor_t cx[%d], cy[%d];\n    cudnnFilterDescriptor_t cw[%d];\n", c->nconv, c->nconv, c->nconv);
         w_printf(w, "    cudnnConvolutionDescriptor_t cc[%d];\n    cudnnConvolutionFwdAlgo_t algo[%d];\n", c->nconv, c->nconv);
     }
+    if (c->nptrs) w_puts(w, "    void **gemm_ptrs; /* the batched GEMMs' operand pointers (device memory, filled by the init) */\n");
     if (c->jit) w_printf(w, "    CUmodule mod;\n    CUfunction fn[%d];\n", nk ? nk : 1);
     else w_printf(w, "#if GC_LAUNCHERS\n    CUfunction fn[%d];\n#endif\n", nk ? nk : 1);
     w_puts(w, "};\n\n");
@@ -410,6 +421,7 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     w_printf(w, "    for (int i = 0; i < %d; i++) cudaFree(m->out[i]);\n", no);
     w_puts(w, cu_wtext(&c->fini));
     if (c->nconv) w_puts(w, "    if (m->dnn) cudnnDestroy(m->dnn);\n");
+    if (c->nptrs) w_puts(w, "    cudaFree(m->gemm_ptrs);\n");
     w_puts(w, "    cudaFree(m->arena);\n    cudaFree(m->weights);\n");
     if (c->jit) w_puts(w, "    if (m->mod) cuModuleUnload(m->mod);\n");
     w_puts(w, "    if (m->blas) cublasDestroy(m->blas);\n    cudaFree(m->blas_ws);\n");
@@ -433,9 +445,27 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     w_puts(w, "             cublasSetWorkspace(m->blas, m->blas_ws, GC_CUBLAS_WORKSPACE) == CUBLAS_STATUS_SUCCESS;\n");
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMalloc(&m->in[i], in_bytes[i] ? in_bytes[i] : 1) == cudaSuccess;\n", ni);
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMalloc(&m->out[i], out_bytes[i] ? out_bytes[i] : 1) == cudaSuccess;\n", no);
+    if (c->nptrs) {
+        w_puts(w, "    if (ok) { /* the batched GEMMs' pointer arrays: fixed addresses in the arena */\n");
+        w_printf(w, "        void **hp = (void **)malloc(sizeof(void *) * %lld);\n", (long long)c->nptrs);
+        w_puts(w, "        ok = hp != NULL;\n        if (ok) {\n");
+        w_puts(w, cu_wtext(&c->ptrs));
+        w_printf(w, "            ok = cudaMalloc((void **)&m->gemm_ptrs, sizeof(void *) * %lld) == cudaSuccess &&\n", (long long)c->nptrs);
+        w_printf(w, "                 cudaMemcpy(m->gemm_ptrs, hp, sizeof(void *) * %lld, cudaMemcpyHostToDevice) == cudaSuccess;\n",
+                 (long long)c->nptrs);
+        w_puts(w, "        }\n        free(hp);\n    }\n");
+    }
     if (c->nconv) {
         w_puts(w, "    ok = ok && cudnnCreate(&m->dnn) == CUDNN_STATUS_SUCCESS && cudnnSetStream(m->dnn, m->cap) == CUDNN_STATUS_SUCCESS;\n");
+        /* -DGC_CUDNN_FIND: the measured algorithm search (gc_cudnn_pick) runs
+         * each Conv's candidates on zeroed scratch tensors, freed after */
+        w_puts(w, "    unsigned char *find = NULL; /* -DGC_CUDNN_FIND: the algorithm search's scratch x, w and y */\n");
+        w_puts(w, "#ifdef GC_CUDNN_FIND\n");
+        w_printf(w, "    ok = ok && cudaMalloc((void **)&find, %lld) == cudaSuccess && cudaMemsetAsync(find, 0, %lld, m->cap) == cudaSuccess;\n",
+                 (long long)c->find_bytes, (long long)c->find_bytes);
+        w_puts(w, "#endif\n");
         w_puts(w, cu_wtext(&c->init));
+        w_puts(w, "    cudaFree(find);\n");
     }
     if (c->jit) {
         w_printf(w, "#ifdef GC_CUDA_EMULATE\n    gc_emu_register_kernels(%s_emu_kernels, %d);\n#endif\n", N, nk);
@@ -845,6 +875,7 @@ const Backend backend_cuda = {
     .supports = cuda_supports,
     .workspace = cuda_workspace,
     .kernel_note = cuda_kernel_note,
+    .extra_reads = cuda_extra_reads,
     .check_name = cgen_check_name,
     .write = cuda_write,
     .render = NULL,

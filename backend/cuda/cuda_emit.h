@@ -16,7 +16,9 @@
  *   cuda_signal.c   Einsum, DFT, STFT, GridSample;
  *   cuda_rnn.c      RNN, GRU, LSTM;
  *   cuda_text.c     TfIdfVectorizer;
- *   cuda_libs.c     the library calls: Gemm/MatMul on cuBLAS, Conv on cuDNN.
+ *   cuda_libs.c     the library calls: Gemm/MatMul on cuBLAS, Conv on cuDNN;
+ *   cuda_fold.c     MatMul operands read through the strides of the index
+ *                   ops before them (folded chains), for cuda_libs.c.
  * An emitter appends its kernels to Cu.kern and its host statements to
  * Cu.body, and names tensors only through cu_ptr(), so it never knows where
  * a tensor lives (device arena, weights, the caller's buffers). Like the C
@@ -44,6 +46,10 @@ typedef struct Cu {
     Writer kern, body;
     int nk;            /* kernels written */
     int nconv;         /* Conv nodes: cuDNN descriptors m->cx[i], cw, cc, cy, algo */
+    int64_t find_bytes; /* -DGC_CUDNN_FIND: scratch x, w and y for the algorithm search, the largest Conv's */
+    struct CuFolds *folds; /* the MatMuls that read folded chains (cuda_fold.c) */
+    int64_t nptrs;     /* pointer-array slots of the batched GEMMs: m->gemm_ptrs[0..nptrs) */
+    Writer ptrs;       /* NAME_init's statements that fill them (host array hp) */
     Writer init, fini; /* their set-up in NAME_init and release in NAME_free */
     int half;          /* some tensor is f16/bf16: the conversions of gc_cuda.h (GC_CUDA_HALF) */
     int jit;           /* --cuda-jit: host code in NAME.c, kernels in NAME_kernels.cu (NVRTC at init) */
@@ -59,6 +65,44 @@ typedef struct CudaEntry {
     const char *note;                   /* the kernel note --print-after shows */
     int half; /* 1: its kernels take f16/bf16 tensors (moved as 16-bit words, or converted to float) */
 } CudaEntry;
+
+/* ---- MatMul operands through strides (cuda_fold.c) ---- */
+
+/* How the GEMM reads one operand: from root (the value at the top of its
+ * folded chain, or the operand itself) at element offset off, its rows x
+ * columns row-major with leading dimension ld (trans 0) or column-major
+ * (trans 1), and per batch index (Y's batch, row-major) the offset
+ * sum of bstride[q] * (its q-th mixed-radix digit over bsize[]). */
+typedef struct CuOperand {
+    const Value *root;
+    const Node *chain[16]; /* the chain's nodes, from the operand's producer up */
+    int len;
+    int64_t off, ld;
+    int trans;
+    int nsub;
+    int64_t bsize[16], bstride[16];
+} CuOperand;
+
+typedef struct CuFold {
+    int64_t M, N, K, nb;
+    double alpha; /* the chains' scalings */
+    int ptrs;     /* some operand's batch is not one stride: pointer arrays */
+    CuOperand op[2];
+} CuFold;
+
+typedef struct CuFolds {
+    int n_ids;
+    CuFold **at;         /* per node id: the MatMul's fold, or NULL */
+    unsigned char *skip; /* per node id: a chain node, emitted as nothing */
+} CuFolds;
+
+/* Whether Gemm/MatMul n runs on cuBLAS (cuda_libs.c); a fold needs it. */
+int cu_gemm_on_cublas(const Node *n);
+/* The folds of planned graph g (none below -O2): 0, or -1 out of memory. */
+int cu_folds_build(const Graph *g, CuFolds *fs);
+void cu_folds_free(CuFolds *fs);
+/* Backend.extra_reads: raises last[root id] to each folded MatMul's step. */
+void cuda_extra_reads(const Graph *g, int *last);
 
 extern const CudaEntry cuda_kernel_entries[];
 extern const CudaEntry cuda_lib_entries[];

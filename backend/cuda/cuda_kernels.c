@@ -262,13 +262,20 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
         char ld[64];
         snprintf(ld, sizeof ld, "a%d[%s]", j, idx);
         w_printf(k, "        const %s x%d = ", cfam_ctype(cu_compute_type(ops[j]->dtype)), j);
-        cu_load(k, ops[j]->dtype, ld);
         if (bias && bias->slot == j) {
             GC_ASSERT(how[j] == 0); /* the bias index is the output's */
+            /* f16/bf16: the biased value rounded to the slot's type, as the
+             * Conv's own output (bias included) would be stored */
+            const DType t = ops[j]->dtype;
             char cb[64];
             snprintf(cb, sizeof cb, "cb[i / %lld %% %lld]", (long long)bias->npos, (long long)bias->channels);
+            if (t == DT_F16 || t == DT_BF16) w_puts(k, t == DT_F16 ? "GC_F16_TO_F32(GC_F32_TO_F16(" : "GC_BF16_TO_F32(GC_F32_TO_BF16(");
+            cu_load(k, t, ld);
             w_puts(k, " + ");
             cu_load(k, bias->b->dtype, cb);
+            if (t == DT_F16 || t == DT_BF16) w_puts(k, "))");
+        } else {
+            cu_load(k, ops[j]->dtype, ld);
         }
         w_puts(k, ";\n");
     }
@@ -298,7 +305,13 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
             write_expr(&e, &trees, mn, nm);
             DType t = mn->out[0]->dtype;
             snprintf(mloc[m], sizeof mloc[m], "t%d", m);
+            /* an f16/bf16 interior: rounded to its type and held as float,
+             * as the unfused nodes would store and reload it (the
+             * conversions of GC_CUDA_HALF, also where no tensor is half) */
+            if (t == DT_F16 || t == DT_BF16) c->half = 1;
             if (t == DT_BOOL) w_printf(k, "        const uint8_t t%d = (uint8_t)((%s) != 0);\n", m, cu_wtext(&e));
+            else if (t == DT_F16) w_printf(k, "        const float t%d = GC_F16_TO_F32(GC_F32_TO_F16((float)(%s)));\n", m, cu_wtext(&e));
+            else if (t == DT_BF16) w_printf(k, "        const float t%d = GC_BF16_TO_F32(GC_F32_TO_BF16((float)(%s)));\n", m, cu_wtext(&e));
             else w_printf(k, "        const %s t%d = (%s)(%s);\n", cfam_ctype(t), m, cfam_ctype(t), cu_wtext(&e));
             w_free(&e);
         }

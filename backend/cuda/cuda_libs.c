@@ -53,7 +53,7 @@ static int one_dtype(const Node *n)
  * every one f16, or bf16 (GemmEx), dims below 2^31 (cuBLAS takes int),
  * MatMul's batch dense or shared on each side. Others run as a generated
  * kernel. */
-static int gemm_on_cublas(const Node *n)
+int cu_gemm_on_cublas(const Node *n)
 {
     const DType t = n->out[0]->dtype;
     if (!one_dtype(n) || !(t == DT_F32 || is_half(t))) return 0;
@@ -66,7 +66,7 @@ static int gemm_on_cublas(const Node *n)
  * bf16 (one dtype). */
 static int gemm_check(const Node *n, Diag *d)
 {
-    if (gemm_on_cublas(n)) return 0;
+    if (cu_gemm_on_cublas(n)) return 0;
     for (int i = 0; i < n->n_in + 1; i++) {
         const Value *v = i < n->n_in ? n->in[i] : n->out[0];
         if (v && (!(cu_is_float(v->dtype) || is_half(v->dtype)) || v->dtype != n->out[0]->dtype))
@@ -224,7 +224,7 @@ static void emit_fill_c(Cu *c, const Node *n, double beta)
 
 static int emit_gemm(Cu *c, const Node *n, Diag *d)
 {
-    if (!gemm_on_cublas(n)) return emit_gemm_kernel(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
+    if (!cu_gemm_on_cublas(n)) return emit_gemm_kernel(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     const Value *A = n->in[0], *B = n->in[1], *C = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
     const int ta = n->attrs[GEMM_TRANS_A].i != 0, tb = n->attrs[GEMM_TRANS_B].i != 0;
     const double alpha = n->attrs[GEMM_ALPHA].f, beta = C ? n->attrs[GEMM_BETA].f : 0.0;
@@ -236,9 +236,81 @@ static int emit_gemm(Cu *c, const Node *n, Diag *d)
     return cu_emit_epilogue(c, n, d);
 }
 
+/* MatMul n reading folded chains (cuda_fold.c, fold f): one strided-batched
+ * call when each operand's batch is one stride, else one batched call over
+ * the pointer arrays m->gemm_ptrs[P..P + 3 nb) (B's, A's, Y's) that
+ * NAME_init fills; then the epilogue over the dense Y as usual. */
+static int emit_matmul_folded(Cu *c, const Node *n, const CuFold *f, Diag *d)
+{
+    const Value *Y = n->out[0];
+    const DType t = Y->dtype;
+    const CuOperand *A = &f->op[0], *B = &f->op[1];
+    const long long M = f->M, N = f->N, K = f->K, nb = f->nb, es = (long long)ir_dtype_size(t);
+    const char *opa = A->trans ? "CUBLAS_OP_T" : "CUBLAS_OP_N", *opb = B->trans ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
+    const char *ct = t == DT_F16 ? "CUDA_R_16F" : "CUDA_R_16BF", *T = cfam_ctype(t);
+    char al[48];
+    cfam_lit(al, sizeof al, DT_F32, f->alpha);
+    Writer *b = &c->body;
+    w_printf(b, "    { /* A read from '");
+    cu_comment_text(b, A->root->name ? A->root->name : "");
+    w_printf(b, "'%s, B from '", A->len ? " through its chain" : "");
+    cu_comment_text(b, B->root->name ? B->root->name : "");
+    w_printf(b, "'%s */\n", B->len ? " through its chain" : "");
+    w_printf(b, "        const float alpha = %s, beta = 0.0f;\n", al);
+    if (!f->ptrs) {
+        char pa[160], pb[160];
+        snprintf(pa, sizeof pa, "%s + %lld", cu_ptr(c, A->root), (long long)A->off);
+        snprintf(pb, sizeof pb, "%s + %lld", cu_ptr(c, B->root), (long long)B->off);
+        const long long sa = A->nsub ? (long long)A->bstride[0] : 0, sb = B->nsub ? (long long)B->bstride[0] : 0;
+        if (t == DT_F32)
+            w_printf(b, "        if (cublasSgemmStridedBatched(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %lld, %lld, %s, %lld, %lld,\n"
+                        "                                      &beta, %s, %lld, %lld, %lld) != CUBLAS_STATUS_SUCCESS)\n",
+                     opb, opa, N, M, K, pb, (long long)B->ld, sb, pa, (long long)A->ld, sa, cu_ptr(c, Y), N, M * N, nb);
+        else
+            w_printf(b, "        if (cublasGemmStridedBatchedEx(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %s, %lld, %lld, %s, %s, %lld, %lld,\n"
+                        "                                       &beta, %s, %s, %lld, %lld, %lld, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)\n",
+                     opb, opa, N, M, K, pb, ct, (long long)B->ld, sb, pa, ct, (long long)A->ld, sa, cu_ptr(c, Y), ct, N, M * N, nb);
+    } else {
+        const long long P = (long long)c->nptrs;
+        c->nptrs += 3 * nb;
+        Writer *in = &c->ptrs;
+        w_puts(in, "        /* MatMul '");
+        cu_comment_text(in, n->name ? n->name : "");
+        w_printf(in, "': B's, A's and Y's pointers per batch index (%s) */\n", T);
+        w_printf(in, "        for (int64_t b = 0; b < %lld; b++) {\n            int64_t r, o;\n", nb);
+        for (int w = 1; w >= 0; w--) {
+            const CuOperand *o = &f->op[w];
+            w_printf(in, "            r = b, o = %lld;\n", (long long)o->off);
+            for (int q = o->nsub - 1; q >= 0; q--) {
+                if (q) w_printf(in, "            o += r %% %lld * %lld, r /= %lld;\n", (long long)o->bsize[q], (long long)o->bstride[q], (long long)o->bsize[q]);
+                else w_printf(in, "            o += r * %lld;\n", (long long)o->bstride[q]);
+            }
+            if (!o->nsub) w_puts(in, "            (void)r;\n");
+            GC_ASSERT(o->root->kind == VK_TEMP && o->root->offset >= 0);
+            w_printf(in, "            hp[%lld + b] = (void *)(m->arena + %lld + o * %lld);\n", P + (w ? 0 : nb), (long long)o->root->offset, es);
+        }
+        GC_ASSERT(Y->kind == VK_TEMP && Y->offset >= 0);
+        w_printf(in, "            hp[%lld + b] = (void *)(m->arena + %lld + b * %lld);\n        }\n", P + 2 * nb, (long long)Y->offset, M * N * es);
+        if (t == DT_F32)
+            w_printf(b, "        if (cublasSgemmBatched(blas, %s, %s, %lld, %lld, %lld, &alpha, (const float *const *)(m->gemm_ptrs + %lld), %lld,\n"
+                        "                               (const float *const *)(m->gemm_ptrs + %lld), %lld, &beta, (float *const *)(m->gemm_ptrs + %lld), %lld,\n"
+                        "                               %lld) != CUBLAS_STATUS_SUCCESS)\n",
+                     opb, opa, N, M, K, P, (long long)B->ld, P + nb, (long long)A->ld, P + 2 * nb, N, nb);
+        else
+            w_printf(b, "        if (cublasGemmBatchedEx(blas, %s, %s, %lld, %lld, %lld, &alpha, (const void *const *)(m->gemm_ptrs + %lld), %s, %lld,\n"
+                        "                                (const void *const *)(m->gemm_ptrs + %lld), %s, %lld, &beta, (void *const *)(m->gemm_ptrs + %lld), %s, %lld,\n"
+                        "                                %lld, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)\n",
+                     opb, opa, N, M, K, P, ct, (long long)B->ld, P + nb, ct, (long long)A->ld, P + 2 * nb, ct, N, nb);
+    }
+    w_puts(b, "            return -1;\n    }\n");
+    return cu_emit_epilogue(c, n, d);
+}
+
 static int emit_matmul(Cu *c, const Node *n, Diag *d)
 {
-    if (!gemm_on_cublas(n)) return emit_gemm_kernel(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
+    if (!cu_gemm_on_cublas(n)) return emit_gemm_kernel(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
+    const CuFold *f = c->folds->n_ids ? c->folds->at[n->id] : NULL;
+    if (f) return emit_matmul_folded(c, n, f, d);
     IrMatMulGeom g;
     GC_ASSERT(matmul_plan(n, &g) == 0);
     int64_t nb = ir_numel(&g.batch), M = g.M;
@@ -377,8 +449,16 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
         w_printf(in, "         cudnnSetConvolutionMathType(m->cc[%d], CUDNN_TENSOR_OP_MATH) == CUDNN_STATUS_SUCCESS; /* fp32 sums */\n", i);
     else
         w_printf(in, "         cudnnSetConvolutionMathType(m->cc[%d], CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS; /* fp32, no TF32 */\n", i);
-    w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, &m->algo[%d]) == 0;\n", i,
-             i, i, i, (long long)n->ws_bytes, i);
+    /* -DGC_CUDNN_FIND's scratch tensors: x, then w and y at 256-byte aligned
+     * offsets (the init allocates the largest Conv's c->find_bytes) */
+    const int64_t es = (int64_t)ir_dtype_size(X->dtype), woff = (ir_numel(&X->shape) * es + 255) / 256 * 256,
+                  yoff = woff + (ir_numel(&W->shape) * es + 255) / 256 * 256, fb = yoff + ir_numel(&Y->shape) * es;
+    if (fb > c->find_bytes) c->find_bytes = fb;
+    char wsp[64];
+    if (n->ws_bytes) snprintf(wsp, sizeof wsp, "m->arena + %lld", (long long)n->ws_offset);
+    else snprintf(wsp, sizeof wsp, "NULL");
+    w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, %s, find, %lld, %lld, &m->algo[%d]) == 0;\n",
+             i, i, i, i, (long long)n->ws_bytes, wsp, (long long)woff, (long long)yoff, i);
     Writer *f = &c->fini;
     w_printf(f, "    if (m->cx[%d]) cudnnDestroyTensorDescriptor(m->cx[%d]);\n", i, i);
     w_printf(f, "    if (m->cy[%d]) cudnnDestroyTensorDescriptor(m->cy[%d]);\n", i, i);

@@ -93,21 +93,40 @@
 #endif
 #endif
 
-/* The fastest deterministic cuDNN forward algorithm for the descriptors
- * whose workspace (as cudnnGetConvolutionForwardWorkspaceSize says) fits
- * `budget` bytes (the node's workspace in the arena); implicit GEMM, which
- * needs none, when no other does. 0, or -1 when cuDNN rejects the
- * descriptors. */
+/* The cuDNN forward algorithm for one convolution: the fastest
+ * deterministic one whose workspace (as cudnnGetConvolutionForwardWorkspaceSize
+ * says) fits `budget` bytes, the node's workspace in the arena; implicit
+ * GEMM, which needs none, when no other does. "Fastest" is cuDNN's
+ * heuristic order (cudnnGetConvolutionForwardAlgorithm_v7), the same on
+ * every init on one device and library version. Built with
+ * -DGC_CUDNN_FIND it is measured instead (cudnnFindConvolutionForwardAlgorithmEx,
+ * as PyTorch's cudnn.benchmark does), on scratch tensors NAME_init
+ * allocates (x at scratch, w at scratch + woff, y at scratch + yoff) with
+ * ws (budget bytes) as the workspace; a measured choice can differ between
+ * two inits, and with it the last bits of the results. On an H100
+ * (bench/gpu_vs_torch.py --cudnn-find against the default, 2026-11-27) the
+ * measured choice made 7 of the 8 ResNet-18 and MobileNetV2 rows slower
+ * (ResNet-18 batch 1 fp16 0.33 -> 0.71 ms, MobileNetV2 batch 32 fp32
+ * 2.78 -> 3.10) and one faster (ResNet-18 batch 32 fp32 4.59 -> 3.36), so
+ * it is not the default. 0, or -1 when cuDNN rejects the descriptors. */
 static inline int gc_cudnn_pick(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
-                                cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t y, size_t budget,
-                                cudnnConvolutionFwdAlgo_t *algo)
+                                cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t y, size_t budget, void *ws,
+                                unsigned char *scratch, size_t woff, size_t yoff, cudnnConvolutionFwdAlgo_t *algo)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int got = 0;
     *algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+#ifdef GC_CUDNN_FIND
+    if (cudnnFindConvolutionForwardAlgorithmEx(h, x, scratch, w, scratch + woff, c, y, scratch + yoff,
+                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf, budget ? ws : NULL,
+                                               budget) != CUDNN_STATUS_SUCCESS)
+        return -1;
+#else
+    (void)ws, (void)scratch, (void)woff, (void)yoff;
     if (cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf) !=
         CUDNN_STATUS_SUCCESS)
         return -1;
+#endif
     for (int i = 0; i < got; i++) {
         size_t need = 0;
         /* the heuristic's figure may be another math type's (tensor-op entries

@@ -111,7 +111,7 @@ typedef struct gc_emu_kernel {
 } gc_emu_kernel;
 
 /* One recorded operation: which call, its arguments by value. */
-enum { GC_EMU_OP_COPY, GC_EMU_OP_SET, GC_EMU_OP_KERNEL, GC_EMU_OP_GEMM, GC_EMU_OP_CONV };
+enum { GC_EMU_OP_COPY, GC_EMU_OP_SET, GC_EMU_OP_KERNEL, GC_EMU_OP_GEMM, GC_EMU_OP_GEMM_PTRS, GC_EMU_OP_CONV };
 typedef struct gc_emu_op {
     int kind;
     void *dst;
@@ -457,6 +457,63 @@ static inline cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta
                                       compute, algo);
 }
 
+/* The batched GEMM over pointer arrays (cublasSgemmBatched,
+ * cublasGemmBatchedEx): the arrays must be device memory, as cuBLAS reads
+ * them on the device, and are read when the call runs (at a graph's replay,
+ * not at its capture); each batch entry is gc_emu_gemm's. */
+static inline cublasStatus_t gc_emu_gemm_ptrs(const char *name, cublasHandle_t h, cublasOperation_t ta,
+                                              cublasOperation_t tb, int m, int n, int k, const float *alpha,
+                                              const void *const *A, cudaDataType_t ab, int lda, const void *const *B,
+                                              int ldb, const float *beta, void *const *C, cudaDataType_t ct, int ldc,
+                                              int batch)
+{
+    char msg[96];
+    const size_t bytes = sizeof(void *) * (size_t)(batch > 0 ? batch : 0);
+    if (batch < 0 || (batch && (!gc_emu_is_device(A, bytes) || !gc_emu_is_device(B, bytes) || !gc_emu_is_device(C, bytes)))) {
+        snprintf(msg, sizeof msg, "%s: the pointer arrays must be device memory", name);
+        gc_emu_fail(cudaErrorInvalidValue, msg);
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    gc_emu_op *op;
+    int how = gc_emu_issue(h->stream, name, &op);
+    if (how < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    if (how) {
+        op->kind = GC_EMU_OP_GEMM_PTRS, op->alpha = *alpha, op->beta = *beta;
+        op->call[0] = h, op->call[1] = (void *)A, op->call[2] = (void *)B, op->call[3] = (void *)C, op->call[4] = (void *)name;
+        long long v[11] = {ta, tb, m, n, k, lda, ldb, ldc, batch, ab, ct};
+        memcpy(op->ints, v, sizeof v);
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    for (int b = 0; b < batch; b++) {
+        cublasStatus_t r = gc_emu_gemm(name, h, ta, tb, m, n, k, alpha, A[b], ab, lda, 0, B[b], ldb, 0, beta, C[b], ct, ldc, 0, 1);
+        if (r != CUBLAS_STATUS_SUCCESS) return r;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static inline cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                                int k, const float *alpha, const float *const *A, int lda,
+                                                const float *const *B, int ldb, const float *beta, float *const *C, int ldc,
+                                                int batch)
+{
+    return gc_emu_gemm_ptrs("cublasSgemmBatched", h, ta, tb, m, n, k, alpha, (const void *const *)A, CUDA_R_32F, lda,
+                            (const void *const *)B, ldb, beta, (void *const *)C, CUDA_R_32F, ldc, batch);
+}
+
+static inline cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                                 int n, int k, const void *alpha, const void *const *A, cudaDataType at,
+                                                 int lda, const void *const *B, cudaDataType bt, int ldb, const void *beta,
+                                                 void *const *C, cudaDataType ct, int ldc, int batch,
+                                                 cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    if (at != bt || compute != CUBLAS_COMPUTE_32F || algo != CUBLAS_GEMM_DEFAULT || (ct != at && ct != CUDA_R_32F)) {
+        gc_emu_fail(cudaErrorInvalidValue, "cublasGemmBatchedEx: unsupported combination of data types, compute type or algorithm");
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    return gc_emu_gemm_ptrs("cublasGemmBatchedEx", h, ta, tb, m, n, k, (const float *)alpha, A, at, lda, B, ldb,
+                            (const float *)beta, C, ct, ldc, batch);
+}
+
 /* ---- cuDNN: the convolution forward of NCHW f32, f16 and bf16 tensors ---- */
 
 typedef int cudnnStatus_t;
@@ -632,6 +689,27 @@ static inline cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t
     }
     *returned = requested < 2 ? requested : 2;
     return CUDNN_STATUS_SUCCESS;
+}
+
+/* The measured search: the heuristic's list (the emulation measures
+ * nothing), after cuDNN's checks that the search can run here: no stream
+ * capture, x, w and y device tensors of the descriptors' sizes, and the
+ * workspace inside one device allocation. */
+static inline cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd, const void *w,
+    cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, void *y, int requested, int *returned,
+    cudnnConvolutionFwdAlgoPerf_t *perf, void *ws, size_t ws_bytes)
+{
+    if (gc_emu_not_capturing("cudnnFindConvolutionForwardAlgorithmEx")) return CUDNN_STATUS_BAD_PARAM;
+    if (!gc_emu_conv_ok(xd, wd, cd, yd))
+        return gc_emu_dnn_fail("cudnnFindConvolutionForwardAlgorithmEx: bad descriptors");
+    const size_t es = gc_emu_type_size((cudaDataType_t)gc_emu_dnn_type(xd->t)),
+                 nx = (size_t)xd->n * xd->c * xd->h * xd->w, nw = (size_t)wd->k * wd->c * wd->h * wd->w,
+                 ny = (size_t)yd->n * yd->c * yd->h * yd->w;
+    if (!gc_emu_is_device(x, nx * es) || !gc_emu_is_device(w, nw * es) || !gc_emu_is_device(y, ny * es) ||
+        (ws_bytes && !gc_emu_is_device(ws, ws_bytes)))
+        return gc_emu_dnn_fail("cudnnFindConvolutionForwardAlgorithmEx: a host pointer or a tensor past its allocation");
+    return cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, requested, returned, perf);
 }
 
 /* What the algorithm needs: nothing for implicit GEMM, a workspace no
@@ -935,6 +1013,11 @@ static inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s)
             gc_emu_gemm((const char *)p[4], (cublasHandle_t)p[0], (cublasOperation_t)v[0], (cublasOperation_t)v[1],
                         (int)v[2], (int)v[3], (int)v[4], &op->alpha, p[1], (cudaDataType_t)v[12], (int)v[5], v[6], p[2],
                         (int)v[7], v[8], &op->beta, p[3], (cudaDataType_t)v[13], (int)v[9], v[10], (int)v[11]);
+        } else if (op->kind == GC_EMU_OP_GEMM_PTRS) {
+            gc_emu_gemm_ptrs((const char *)p[4], (cublasHandle_t)p[0], (cublasOperation_t)v[0], (cublasOperation_t)v[1],
+                             (int)v[2], (int)v[3], (int)v[4], &op->alpha, (const void *const *)p[1], (cudaDataType_t)v[9],
+                             (int)v[5], (const void *const *)p[2], (int)v[6], &op->beta, (void *const *)p[3],
+                             (cudaDataType_t)v[10], (int)v[7], (int)v[8]);
         } else {
             cudnnConvolutionForward((cudnnHandle_t)p[0], &op->alpha, (cudnnTensorDescriptor_t)p[1], p[2],
                                     (cudnnFilterDescriptor_t)p[3], p[4], (cudnnConvolutionDescriptor_t)p[5],

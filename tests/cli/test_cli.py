@@ -545,6 +545,54 @@ class Targets(unittest.TestCase):
             self.assertIn("cublasSgemmStridedBatched(blas, CUBLAS_OP_T, CUBLAS_OP_N, 64, 1, 784", cu)
             self.assertIn("/* Softmax 'softmax': f32[1,10] <- f32[1,10] */", cu)
 
+    def test_cuda_folds_attention_chains(self):
+        """At -O2 the CUDA backend reads attention's head split (Slice, Reshape, Transpose, Div) through the
+        GEMMs' strides: the chain's nodes emit no code, the Div is the GEMM's alpha, and a batch of 3
+        sequences of 2 heads (not one stride) is a pointer-array batched call; -O0 folds nothing. The
+        results are checked by tests/ops/linalg/matmul_heads_view*.gir (ops_cuda_emu)."""
+        gir = os.path.join(HERE, "..", "ops", "linalg", "matmul_heads_view.gir")
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b, o0 = os.path.join(tmp, "a"), os.path.join(tmp, "b"), os.path.join(tmp, "o0")
+            graphc("compile", gir, "-o", a, "--target=cuda")
+            graphc("compile", gir, "-o", b, "--target=cuda")
+            graphc("compile", gir, "-o", o0, "--target=cuda", "-O0")
+            cu = read_bytes(os.path.join(a, "matmul_heads_view.cu")).decode()
+            self.assertEqual(cu, read_bytes(os.path.join(b, "matmul_heads_view.cu")).decode())
+            # q: Slice, Reshape, Transpose, Div; k and v: Slice, Reshape, Transpose
+            self.assertEqual(cu.count("read in place by a MatMul below (its GEMM's strides): no code"), 10)
+            self.assertEqual(cu.count("cublasSgemmBatched(blas"), 2)
+            self.assertIn("const float alpha = 0.57735028f, beta = 0.0f;", cu)  # 1 / 1.7320508
+            self.assertIn("cudaMalloc((void **)&m->gemm_ptrs, sizeof(void *) * 36)", cu)  # 2 calls, 3 arrays of 6
+            cu0 = read_bytes(os.path.join(o0, "matmul_heads_view.cu")).decode()
+            self.assertNotIn("read in place", cu0)
+            self.assertNotIn("gemm_ptrs", cu0)
+
+    def test_cuda_cudnn_find_emulated(self):
+        """-DGC_CUDNN_FIND (the cuDNN algorithm measured at init, on scratch tensors the init allocates)
+        builds and runs on the emulation, whose search checks the scratch tensors and workspace are device
+        memory of the right sizes; the output matches the default build's and the interpreter's."""
+        gir = os.path.join(HERE, "..", "ops", "nn", "conv_basic.gir")
+        with tempfile.TemporaryDirectory() as tmp:
+            x = np.random.default_rng(3).uniform(-2, 2, (2, 3, 7, 6)).astype(np.float32)
+            np.save(os.path.join(tmp, "x.npy"), x)
+            graphc("run", gir, os.path.join(tmp, "ref"), os.path.join(tmp, "x.npy"))
+            ref = np.load(os.path.join(tmp, "ref", "output_0.npy"))
+            outs = []
+            for tag, extra in (("heur", ""), ("find", " -DGC_CUDNN_FIND")):
+                d = os.path.join(tmp, tag)
+                graphc("compile", gir, "-o", d, "--target=cuda", "--emit-main", "--name", "cf")
+                with open(os.path.join(d, "cf.cu")) as f:
+                    self.assertIn("#ifdef GC_CUDNN_FIND", f.read())
+                p = subprocess.run(["make", "-s", "-C", d, "CFLAGS=-O1 -std=c99 -Wall -Wextra -Werror" + extra, "emu"],
+                                   capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                p = subprocess.run([os.path.join(d, "cf_main_emu"), os.path.join(d, "out"), os.path.join(tmp, "x.npy")],
+                                   capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                outs.append(np.load(os.path.join(d, "out", "output_0.npy")))
+            np.testing.assert_array_equal(outs[0], outs[1])
+            np.testing.assert_allclose(outs[1], ref, rtol=1e-5, atol=1e-5)
+
     def test_cuda_jit_folder(self):
         """--cuda-jit: host code NAME.c with the kernels embedded, NAME_kernels.cu beside it, byte-identical for
         two compiles; built on the emulation it computes what the nvcc-style folder computes."""

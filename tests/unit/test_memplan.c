@@ -477,6 +477,43 @@ static void test_pass_inplace_chain(void **state)
     ir_graph_free(g);
 }
 
+/* Graph.extra_reads of a target whose kernel at step 3 (d = Tanh(c)) also reads a. */
+static void reads_a_at_step_3(const Graph *g, int *last)
+{
+    const Value *a = ir_find_value(g, "a");
+    if (last[a->id] < 3) last[a->id] = 3;
+}
+
+static int overlap(const Value *u, const Value *v)
+{
+    return u->offset < v->offset + 256 && v->offset < u->offset + 256;
+}
+
+static void test_pass_extra_reads(void **state)
+{
+    (void)state;
+    Graph *g = parsed(chain_ir);
+    g->extra_reads = reads_a_at_step_3;
+    plan(g, 2);
+    /* a lives to step 3: b, c and d cannot take its bytes (in place or after) */
+    assert_false(overlap(val(g, "a"), val(g, "b")));
+    assert_false(overlap(val(g, "a"), val(g, "c")));
+    assert_false(overlap(val(g, "a"), val(g, "d")));
+    PlanEntry *e = NULL;
+    int n = pass_plan_entries(g, &e);
+    int seen = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(e[i].name, "a") == 0) {
+            assert_int_equal(e[i].first, 0);
+            assert_int_equal(e[i].last, 3);
+            seen = 1;
+        }
+    assert_true(seen);
+    free(e);
+    assert_int_equal(g->arena_bytes, 512);
+    ir_graph_free(g);
+}
+
 static void test_pass_workspace(void **state)
 {
     (void)state;
@@ -670,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_lower_bound_and_no_reuse),
         cmocka_unit_test(test_pass_inplace_chain),
         cmocka_unit_test(test_pass_workspace),
+        cmocka_unit_test(test_pass_extra_reads),
         cmocka_unit_test(test_pass_views),
         cmocka_unit_test(test_pass_view_of_input_and_output),
         cmocka_unit_test(test_pass_inplace_guards),
