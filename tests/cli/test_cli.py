@@ -517,6 +517,49 @@ class OutputFolder(unittest.TestCase):
             self.assertEqual(os.listdir(t), ["keep.txt"])
 
 
+class LayerProfile(unittest.TestCase):
+    """bench/layer_profile.py: per-node times at 1 and 2 threads of a small conv net; the tool checks the
+    2-thread outputs against the 1-thread ones bit for bit, and its totals line splits the 2-thread time."""
+
+    NET = """graph profiled {
+  input %x: f32[1,16,32,32]
+  const %w1: f32[32,16,3,3] = random(seed=1, lo=-0.1, hi=0.1)
+  const %w2: f32[32,1,3,3] = random(seed=2, lo=-0.3, hi=0.3)
+  const %w3: f32[16,32,1,1] = random(seed=3, lo=-0.2, hi=0.2)
+  expand: %a = Conv(%x, %w1) {pads=[1,1,1,1]}
+  act: %b = Relu(%a)
+  depthwise: %c = Conv(%b, %w2) {group=32, pads=[1,1,1,1]}
+  project: %y = Conv(%c, %w3)
+  output %y
+}
+"""
+
+    def test_profile_table(self):
+        with tempfile.TemporaryDirectory() as t:
+            model = os.path.join(t, "net.gir")
+            with open(model, "w") as f:
+                f.write(self.NET)
+            p = subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "bench", "layer_profile.py"), model,
+                                "--graphc", GRAPHC, "--rounds", "2", "--runs", "3", "--work", os.path.join(t, "w")],
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = p.stdout.splitlines()
+            rows = {l.split()[1]: l.split() for l in lines if l.startswith("Conv ")}
+            # Relu is fused into the first Conv's epilogue: three nodes, named as in the graph
+            self.assertEqual(sorted(rows), ["depthwise", "expand", "project"], p.stdout)
+            for r in rows.values():
+                self.assertGreater(float(r[2]), 0.0)  # 1-thread ms
+                self.assertGreater(float(r[3]), 0.0)  # 2-thread ms
+            total = [l.split() for l in lines if l.startswith("total ")][0]
+            self.assertAlmostEqual(sum(float(r[3]) for r in rows.values()), float(total[2]), delta=2e-4)
+            m = re.search(r"2-thread time (\S+) ms = ideal 1T/2 (\S+) \+ slower threads (\S+) \+ imbalance (\S+) "
+                          r"\+ wait (\S+) \(the outputs at 1 and 2 threads are equal bit for bit\)", p.stdout)
+            self.assertIsNotNone(m, p.stdout)
+            parts = [float(v) for v in m.groups()]
+            self.assertAlmostEqual(parts[0], sum(parts[1:]), delta=3e-3)
+            self.assertAlmostEqual(parts[1], float(total[1]) / 2, delta=1e-3)
+
+
 class Targets(unittest.TestCase):
     MLP = os.path.join(HERE, "..", "..", "examples", "mlp.gir")
 
