@@ -2,11 +2,12 @@
 """layer_profile.py — where the time of a model compiled by graphc goes, node by node, at 1 thread
 and at T threads, and what the T threads lose: waiting for each other, or running slower.
 
-    /usr/bin/python3 bench/layer_profile.py MODEL.onnx [--threads 2] [--rounds 10] [--runs 20]
+    /usr/bin/python3 bench/layer_profile.py [--folder] MODEL.onnx [--threads 2] [--rounds 10] [--runs 20]
                                             [--graphc build/graphc] [--top 15] [--work DIR]
 
-Compiles MODEL (`graphc compile MODEL -o WORK/c --name m`, C target, default options), copies
-the generated folder and adds a timer around every node's block of `m.c` (the block under each
+Compiles MODEL (`graphc compile MODEL -o WORK/c --name m`, C target, default options; with
+--folder, MODEL is such a folder already generated, perhaps edited by hand, and a copy of it is
+taken) and adds a timer around every node's block of `m.c` (the block under each
 `/* OP 'NAME': ... */` comment; views have none), then builds it with the generated Makefile's
 flags plus a driver written here. The driver wraps the bundled pthread pool
 (gc_thread_pool.c) in a GcThreadPool of its own, so that every parallel_for a kernel makes is
@@ -205,7 +206,10 @@ def macros(what, n):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("model", help="ONNX model (or graphc text IR)")
+    ap.add_argument("model", help="ONNX model (or graphc text IR), or with --folder a folder graphc generated")
+    ap.add_argument("--folder", action="store_true",
+                    help="MODEL is the output folder of `graphc compile ... --name m` (perhaps edited by hand): "
+                         "profile a copy of it instead of compiling")
     ap.add_argument("--threads", type=int, default=2, help="thread count to compare with 1 (default %(default)s)")
     ap.add_argument("--rounds", type=int, default=10, help="rounds, the first one uncounted (default %(default)s)")
     ap.add_argument("--runs", type=int, default=20, help="inferences per round and thread count (default %(default)s)")
@@ -220,7 +224,10 @@ def main():
         c = work / "c"
         if c.exists():
             shutil.rmtree(c)
-        run([a.graphc, "compile", a.model, "-o", c, "--name", "m"])
+        if a.folder:
+            shutil.copytree(a.model, c)
+        else:
+            run([a.graphc, "compile", a.model, "-o", c, "--name", "m"])
         h = (c / "m.h").read_text()
         if "m_HAS_RUN_PARALLEL" not in h:
             sys.exit("layer_profile: the generated header has no parallel entry")
@@ -234,6 +241,8 @@ def main():
             in_bytes=macros("INPUT_{}_BYTES", nin), out_bytes=macros("OUTPUT_{}_BYTES", nout),
             in_dtypes=macros("INPUT_{}_DTYPE", nin)))
         env = {k: v for k, v in os.environ.items() if k != "CFLAGS"}
+        for stale in ("libm.a", "m.o", "m_weights.o"):
+            (c / stale).unlink(missing_ok=True)
         run(["make", "-C", c, "libm.a"], env=env)
         cflags = re.search(r"^CFLAGS \?= (.*)$", (c / "Makefile").read_text(), re.M).group(1).split()
         cc = os.environ.get("CC", "cc")

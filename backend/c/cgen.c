@@ -1403,7 +1403,7 @@ static int cgen_render(const Graph *g, const BackendOptions *o, Writer *out, Dia
 static size_t cgen_workspace_bytes(const Graph *g, const Node *n)
 {
     size_t b;
-    if (cgen_cpu_workspace(n, cgen_max_threads(g), &b)) return b;
+    if (cgen_cpu_workspace(g, n, cgen_max_threads(g), &b)) return b;
     CgenEntry e = cgen_entry(n->op);
     return e.workspace ? e.workspace(n) : 0;
 }
@@ -1414,6 +1414,7 @@ const Backend backend_c = {
     .supports = cgen_supports,
     .workspace = cgen_workspace_bytes,
     .kernel_note = cgen_cpu_kernel_note,
+    .extra_reads = cgen_cpu_extra_reads,
     .check_name = cgen_check_name,
     .write = cgen_write,
     .render = cgen_render,

@@ -177,7 +177,10 @@ void cgen_use_dwconv(Cgen *c, int64_t KH, int64_t KW, int64_t dw, int64_t sw);
  * cgen_cpu_workspace sets *bytes and returns 1 when they apply;
  * cgen_cpu_kernel_note describes the choice (Backend.kernel_note). */
 int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d);
-int cgen_cpu_workspace(const Node *n, int max_threads, size_t *bytes);
+int cgen_cpu_workspace(const Graph *g, const Node *n, int max_threads, size_t *bytes);
+/* Backend.extra_reads: the input of each depthwise conv that a 1x1 conv computes inside its
+ * kernel is read at the 1x1 conv's step. */
+void cgen_cpu_extra_reads(const Graph *g, int *last);
 int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap);
 /* The identifier of a constant derived at compile time from model constant
  * src (packed or transformed weights, f32): `data` (nbytes, malloc'd; the
@@ -202,6 +205,8 @@ void cgen_load(Writer *w, DType t, const char *ptr, const char *idx);
 /* Writes a statement storing the compute-type expression `val` into element
  * `idx` of `ptr` (dtype t), converting (and rounding f16/bf16) on store. */
 void cgen_store(Writer *w, DType t, const char *ptr, const char *idx, const char *val);
+/* Writes s as comment text: no comment terminator can come out of it. */
+void cgen_comment_text(Writer *w, const char *s);
 /* Writes a one-line comment describing the node: op, inputs and outputs with
  * dtypes and shapes. The core writes it before each emitter runs. */
 void cgen_node_comment(Cgen *c, const Node *n);

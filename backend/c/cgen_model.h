@@ -158,9 +158,7 @@ void cgen_write_max_dims(const CgenModel *m, Writer *w);
 void cgen_write_run_shapes(const CgenModel *m, Writer *w);
 /* NAME.h: the runtime dims with their names and bounds. */
 void cgen_write_dims_defs(const CgenModel *m, Writer *w);
-/* From cgen.c: s as comment text (no comment terminator), and the weights
- * prologue of an API function (declares `blob`). */
-void cgen_comment_text(Writer *w, const char *s);
+/* From cgen.c: the weights prologue of an API function (declares `blob`). */
 void cgen_blob_prologue(const CgenModel *m, Writer *w);
 
 #endif

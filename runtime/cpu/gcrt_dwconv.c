@@ -861,19 +861,13 @@ GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
 }
 
 /* See gcrt_dwconv.h. */
-GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
-                               int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
-                               int64_t pt, int64_t pl, const float *X, const float *Wt, const GcrtEpi *epi,
-                               float *Y, const GcThreadPool *pool)
+/* The geometry, tensors and epilogue of a call (not its tiling). */
+GCRT_FN void gcrt_dw_setup(GcrtDwArgs *ap, int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                          int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                          int64_t pl, const float *X, const float *Wt, const GcrtEpi *epi, float *Y)
 {
     GcrtDwArgs a;
-    const int64_t planes = N * C;
-    int64_t threads;
-    if (planes <= 0 || OH <= 0 || OW <= 0) return;
-    /* a depthwise tap costs about 4 of a GEMM's packed multiply-adds (loads, no reuse across channels) */
-    pool = gcrt_pool_for(pool, gcrt_work(4, planes, OH * OW, KH * KW));
-    threads = gcrt_pool_threads(pool);
-    a.planes = planes;
+    a.planes = N * C;
     a.C = C;
     a.H = W > 0 ? H : 0; /* an empty image: every tap is padding */
     a.W = W;
@@ -902,6 +896,25 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
 #else
     a.flat = 0;
 #endif
+    a.rows = OH;
+    a.blocks = 1;
+    *ap = a;
+}
+
+/* See gcrt_dwconv.h. */
+GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
+                               int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                               int64_t pt, int64_t pl, const float *X, const float *Wt, const GcrtEpi *epi,
+                               float *Y, const GcThreadPool *pool)
+{
+    GcrtDwArgs a;
+    const int64_t planes = N * C;
+    int64_t threads;
+    if (planes <= 0 || OH <= 0 || OW <= 0) return;
+    /* a depthwise tap costs about 4 of a GEMM's packed multiply-adds (loads, no reuse across channels) */
+    pool = gcrt_pool_for(pool, gcrt_work(4, planes, OH * OW, KH * KW));
+    threads = gcrt_pool_threads(pool);
+    gcrt_dw_setup(&a, N, C, H, W, OH, OW, KH, KW, sh, sw, dh, dw, pt, pl, X, Wt, epi, Y);
     /* row blocks per plane (see GCRT_DW_MIN_TILES); a tile's outputs do not depend on them */
     a.blocks = planes < GCRT_DW_MIN_TILES ? (GCRT_DW_MIN_TILES + planes - 1) / planes : 1;
     if (a.blocks < threads && OH >= GCRT_DW_SPLIT_ROWS && !a.flat) a.blocks = threads;
@@ -914,4 +927,79 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
 #endif
     a.blocks = (OH + a.rows - 1) / a.rows;
     gcrt_parallel(pool, planes * a.blocks, GCRT_NO_SCRATCH, gcrt_dw_tiles, &a);
+}
+
+/* ---- a depthwise conv and the 1x1 conv that reads it, by bands of output rows ----
+ *
+ * See gcrt_dwconv.h (gcrt_dwconv_pw_f32). A band's depthwise rows are computed plane by plane
+ * with the row kernels above (the flat path takes whole planes, so it is not used) into the
+ * task's slot, C planes of the band's nb positions, then the 1x1 conv reads the slot as its
+ * input with row stride nb: the tiles of gcrt_conv_range, on the band's positions. */
+
+typedef struct GcrtDwPw {
+    GcrtDwArgs a;       /* the depthwise conv (one image); a.Y is not used */
+    const GcrtConv *pw; /* the 1x1 conv; pw->X is not used */
+    int64_t rows;       /* output rows per band */
+    int64_t slot_floats;
+} GcrtDwPw;
+
+/* Bands [t0, t1): each band's depthwise rows go to the task's slot of pw->ws, C planes of the
+ * band's positions, and the 1x1 conv multiplies them from there (positions as the tile's rows). */
+GCRT_FN void gcrt_dwpw_bands(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtDwPw *f = (const GcrtDwPw *)arg;
+    const GcrtDwArgs *a = &f->a;
+    const GcrtConv *pw = f->pw;
+    const int64_t C = a->C, OW = a->OW, P = a->OH * OW, K = C, M = pw->M;
+    float *S = pw->ws + (int64_t)slot * f->slot_floats;
+    GcrtDwCols cl;
+    gcrt_dw_cols_init(a, &cl);
+    for (int64_t b = t0; b < t1; b++) {
+        const int64_t oh0 = b * f->rows, oh1 = oh0 + f->rows < a->OH ? oh0 + f->rows : a->OH;
+        const int64_t nb = (oh1 - oh0) * OW, p0 = oh0 * OW;
+        for (int64_t c = 0; c < C; c++) {
+            GcrtDwPlane p;
+            p.x = a->H > 0 ? a->X + c * a->H * a->W : NULL;
+            p.w = a->Wt + c * a->KH * a->KW;
+            p.res = NULL;
+            /* output row oh lands at S + c*nb + (oh - oh0)*OW */
+            p.y = (float *)((uintptr_t)(S + c * nb) - (uintptr_t)p0 * sizeof(float));
+            p.bias = a->bias ? a->bias[c] : 0.0f;
+            gcrt_dw_rows(a, &cl, &p, oh0, oh1);
+        }
+        for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
+            const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
+            for (int64_t m0 = 0; m0 < M; m0 += GCRT_PACK_NR) {
+                const int nc = (int)(M - m0 < GCRT_PACK_NR ? M - m0 : GCRT_PACK_NR);
+                const int64_t yo = m0 * P + p0;
+                GcrtTile tile = gcrt_conv_tile(pw, m0, k0, kc, K);
+                for (int64_t r0 = 0; r0 < nb; r0 += GCRT_MR) {
+                    const int mr = (int)(nb - r0 < GCRT_MR ? nb - r0 : GCRT_MR);
+                    tile.res = pw->res ? pw->res + yo + r0 : 0;
+                    gcrt_ukernel_t(kc, S + k0 * nb + r0, 1, nb, mr, pw->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR,
+                                   nc, pw->Y + yo + r0, P, &tile);
+                }
+            }
+        }
+    }
+}
+
+/* See gcrt_dwconv.h. */
+GCRT_FN void gcrt_dwconv_pw_f32(int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                int64_t sh, int64_t sw, int64_t pt, int64_t pl, const float *X, const float *Wd,
+                                const GcrtEpi *epi, const GcrtConv *pw, const GcThreadPool *pool)
+{
+    GcrtDwPw f;
+    int64_t threads;
+    if (C <= 0 || OH <= 0 || OW <= 0 || pw->M <= 0) return;
+    /* per output position: the depthwise taps (about 4 multiply-adds' worth each) and M multiply-adds */
+    pool = gcrt_pool_for(pool, gcrt_work(C, OH * OW, pw->M + 4 * KH * KW, 1));
+    threads = gcrt_pool_threads(pool);
+    if (threads > pw->max_slots) threads = pw->max_slots;
+    gcrt_dw_setup(&f.a, 1, C, H, W, OH, OW, KH, KW, sh, sw, 1, 1, pt, pl, X, Wd, epi, NULL);
+    f.a.flat = 0; /* a band is rows of the planes: the multi-row and row paths */
+    f.pw = pw;
+    f.rows = gcrt_dwpw_rows(OH, OW, threads);
+    f.slot_floats = C * f.rows * OW;
+    gcrt_parallel(pool, (OH + f.rows - 1) / f.rows, pw->max_slots, gcrt_dwpw_bands, &f);
 }

@@ -31,6 +31,37 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
                                int64_t pt, int64_t pl, const float *X, const float *Wt, const GcrtEpi *epi,
                                float *Y, const GcThreadPool *pool);
 
+/* A depthwise conv (one image, dilation 1, no residual) and the 1x1 conv pw that alone reads its
+ * output (stride 1, no padding, G == 1, N == 1, w_trans: W^T panels; pw->X is not read), fused
+ * by bands of output rows: a task computes the depthwise rows of its band for every channel into
+ * its slot of pw->ws (C x the band's positions) and multiplies them there, positions as the
+ * tile's rows, through pw's epilogue. The depthwise output never goes
+ * through memory the size of the map, and no other thread writes or reads it: at 2 threads,
+ * MobileNetV2's 14x14 pairs ran their 1x1 conv at about 1.5 times the one-thread work when it
+ * read the depthwise output split by channels from both cores (bench/layer_profile.py). Every
+ * output is the sum it is unfused (taps in filter order from the bias; the 1x1 conv's K blocks in
+ * order), so the results are those of gcrt_dwconv2d_f32 then gcrt_conv_gemm_f32, bit for bit,
+ * at any band size and thread count.
+ * Bands: gcrt_dwpw_rows rows each for T = min(the pool's threads, pw->max_slots); each task
+ * running (at most min(T, bands) at once) holds a slot of C x rows x OW floats in pw->ws, which
+ * is the depthwise output's own buffer (C x OH x OW floats, and min(T, bands) x rows <= OH), so
+ * the fusion needs no memory beyond the unfused kernels'; it leaves that buffer holding slot
+ * contents, not the depthwise output. */
+#define GCRT_DWPW_BAND 256 /* the most positions of a band (unless one row has more) */
+static inline int64_t gcrt_dwpw_rows(int64_t OH, int64_t OW, int64_t T)
+{
+    /* ceil(OH / (T m)) for the least m that gives at most GCRT_DWPW_BAND positions a band and
+     * T bands of at most OH rows (about T m bands: every thread gets about m) */
+    for (int64_t m = 1;; m++) {
+        const int64_t rows = (OH + T * m - 1) / (T * m);
+        if (rows <= 1) return 1;
+        if (rows * OW <= GCRT_DWPW_BAND && T * rows <= OH) return rows;
+    }
+}
+GCRT_FN void gcrt_dwconv_pw_f32(int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                                int64_t sh, int64_t sw, int64_t pt, int64_t pl, const float *X, const float *Wd,
+                                const GcrtEpi *epi, const GcrtConv *pw, const GcThreadPool *pool);
+
 /* The SIMD specializations of the kernel (x86 with AVX2+FMA or AVX-512), as bits: 3x3, 5x5 and any
  * other filter (no column dilation for the first two), each at column stride 1 and 2; any other
  * column stride takes the portable C rows, which are in every build. GCRT_DW_VARIANT(KH, KW, dw, sw)

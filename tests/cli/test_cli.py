@@ -560,6 +560,66 @@ class LayerProfile(unittest.TestCase):
             self.assertAlmostEqual(parts[1], float(total[1]) / 2, delta=1e-3)
 
 
+class DepthwisePointwise(unittest.TestCase):
+    """At -O2 the C backend computes a depthwise conv inside the 1x1 conv that alone reads it
+    (gcrt_dwconv_pw_f32): the notes say so, the depthwise node emits no code, the arena does not
+    grow, the outputs are the same bits at 1, 2 and 3 threads and the same as -O0's (which does
+    not fuse); a second reader of the depthwise output keeps the two apart."""
+
+    GIR = os.path.join(HERE, "..", "ops", "nn", "conv_dw_pw_fused.gir")
+
+    def compile(self, t, name, *extra, gir=None):
+        out = os.path.join(t, name)
+        p = graphc("compile", gir or self.GIR, "-o", out, "--name", "m", "--emit-main", "--print-after=plan-memory",
+                   *extra)
+        with open(os.path.join(out, "m.c")) as f:
+            return out, f.read(), p.stderr
+
+    def run_main(self, out, threads, t):
+        res = os.path.join(t, f"res_{os.path.basename(out)}_{threads}")
+        os.mkdir(res)
+        p = subprocess.run([os.path.join(out, "m_main"), "--threads", str(threads), res,
+                            os.path.join(t, "x.npy"), os.path.join(t, "r.npy")], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return read_bytes(os.path.join(res, os.listdir(res)[0]))
+
+    def test_fused_at_o2_only(self):
+        with tempfile.TemporaryDirectory() as t:
+            rng = np.random.default_rng(5)
+            np.save(os.path.join(t, "x.npy"), rng.standard_normal((1, 1000, 10, 26)).astype(np.float32))
+            np.save(os.path.join(t, "r.npy"), rng.standard_normal((1, 32, 10, 26)).astype(np.float32))
+            o2, src2, notes = self.compile(t, "o2")
+            self.assertEqual(src2.count("gcrt_dwconv_pw_f32("), 1)
+            self.assertNotIn("gcrt_dwconv2d_f32(", src2)
+            self.assertIn("/* computed band by band inside Conv 'pw' below (gcrt_dwconv_pw_f32), never stored */",
+                          src2)
+            self.assertIn("# kernel: depthwise direct, computed band by band inside the 1x1 conv pw below", notes)
+            self.assertIn("# kernel: depthwise + conv-gemm by row bands (the depthwise conv dw's rows", notes)
+            o0, src0, _ = self.compile(t, "o0", "-O0")
+            self.assertNotIn("gcrt_dwconv_pw_f32(", src0)
+            self.assertIn("gcrt_dwconv2d_f32(", src0)
+            # the arena: the Relu's output (kept up to the 1x1 conv), the depthwise output's buffer (the
+            # bands' slots) and the 1x1 output, nothing more
+            arena = lambda src: int(re.search(r"arena (\d+) bytes", src).group(1))
+            self.assertEqual(arena(src2), 4 * (1000 + 1000 + 32) * 260)
+            for d in (o2, o0):
+                p = subprocess.run(["make", "-s", "-C", d], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+            want = self.run_main(o0, 1, t)
+            for threads in (1, 2, 3):
+                self.assertEqual(self.run_main(o2, threads, t), want, f"{threads} threads")
+            # a second reader of the depthwise output: not fused
+            with open(self.GIR) as f:
+                text = f.read().replace("  output %z\n", "  output %z\n  output %dc\n")
+            gir2 = os.path.join(t, "two_readers.gir")
+            with open(gir2, "w") as f:
+                f.write(text)
+            _, src3, notes3 = self.compile(t, "two", gir=gir2)
+            self.assertNotIn("gcrt_dwconv_pw_f32(", src3)
+            self.assertIn("gcrt_dwconv2d_f32(", src3)
+            self.assertNotIn("band by band", notes3)
+
+
 class Targets(unittest.TestCase):
     MLP = os.path.join(HERE, "..", "..", "examples", "mlp.gir")
 

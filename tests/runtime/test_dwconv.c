@@ -12,8 +12,11 @@
  * far wider than the image), and
  * checks each output within 1e-5 (absolute + relative) of the reference,
  * that nothing outside Y is written, and that the pool at 1, 2, 3 and 8
- * threads gives exactly the serial bits. Exits non-zero on any failure,
- * printing what failed.
+ * threads gives exactly the serial bits. Then the fused depthwise + 1x1
+ * conv (gcrt_dwconv_pw_f32) against the two unfused kernels, bit for bit,
+ * serial and on every pool, with the two buffers it may write (the depthwise
+ * output's, used as its slots, and Y) guarded by canaries and nothing else
+ * writable to it. Exits non-zero on any failure, printing what failed.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -278,6 +281,105 @@ static void square_case(Case *c, int64_t N, int64_t C, int64_t HW, int64_t K, in
     }
 }
 
+/* ---- the fused depthwise + 1x1 conv ---- */
+
+/* W [M, K] as gcrt_cpu.h's W^T panels: 32 output channels a panel, k-major, zero-padded. */
+static float *pack_wt(const float *W, int64_t M, int64_t K)
+{
+    const int64_t mp = (M + GCRT_PACK_NR - 1) / GCRT_PACK_NR * GCRT_PACK_NR;
+    float *p = (float *)calloc((size_t)(mp * K), sizeof(float));
+    int64_t m, k;
+    if (!p) exit(2);
+    for (m = 0; m < M; m++)
+        for (k = 0; k < K; k++) p[m / GCRT_PACK_NR * GCRT_PACK_NR * K + k * GCRT_PACK_NR + m % GCRT_PACK_NR] = W[m * K + k];
+    return p;
+}
+
+/* A depthwise conv (c: N == 1, dilation 1, no residual; epi_mode 1 + bias * act as in run_case)
+ * and a 1x1 conv of its C channels to M (pw_mode: bit 0 bias, bit 1 residual, act = pw_mode / 4):
+ * gcrt_dwconv_pw_f32 equals gcrt_dwconv2d_f32 then gcrt_conv_gemm_f32 bit for bit, at every
+ * thread count, and writes only into Y and the depthwise output's buffer. */
+static void run_dwpw_case(const Case *c, int64_t M, int pw_mode)
+{
+    const int64_t C = c->C, P = c->OH * c->OW, nx = C * c->H * c->W, nd = C * P, ny = M * P;
+    float *X = (float *)malloc((size_t)nx * sizeof(float)), *Wd = (float *)malloc((size_t)(C * c->KH * c->KW) * sizeof(float));
+    float *Bd = (float *)malloc((size_t)C * sizeof(float)), *Wp = (float *)malloc((size_t)(M * C) * sizeof(float));
+    float *Bp = (float *)malloc((size_t)M * sizeof(float)), *Res = (float *)malloc((size_t)ny * sizeof(float));
+    float *D = (float *)malloc((size_t)nd * sizeof(float)), *Y = (float *)malloc((size_t)ny * sizeof(float));
+    float *Dws = (float *)malloc((size_t)(nd + 2 * GUARD) * sizeof(float));
+    float *Y2 = (float *)malloc((size_t)(ny + 2 * GUARD) * sizeof(float));
+    float *Wt;
+    GcrtEpi de;
+    GcrtConv pw;
+    int p, m = c->epi_mode - 1;
+    if (!X || !Wd || !Bd || !Wp || !Bp || !Res || !D || !Y || !Dws || !Y2) exit(2);
+    fill(X, nx);
+    fill(Wd, C * c->KH * c->KW);
+    fill(Bd, C);
+    fill(Wp, M * C);
+    fill(Bp, M);
+    fill(Res, ny);
+    Wt = pack_wt(Wp, M, C);
+    de.bias = (m & 1) ? Bd : NULL;
+    de.res = NULL;
+    de.act = m / 4 == 0 ? GCRT_ACT_NONE : m / 4 == 1 ? GCRT_ACT_RELU : GCRT_ACT_CLIP;
+    de.lo = -0.5f;
+    de.hi = 0.75f;
+    memset(&pw, 0, sizeof pw);
+    pw.N = 1;
+    pw.C = C;
+    pw.H = pw.OH = c->OH;
+    pw.W = pw.OW = c->OW;
+    pw.M = M;
+    pw.G = pw.KH = pw.KW = pw.sh = pw.sw = pw.dh = pw.dw = 1;
+    pw.Wt = Wt;
+    pw.w_packed = pw.w_trans = 1;
+    pw.bias = (pw_mode & 1) ? Bp : NULL;
+    pw.res = (pw_mode & 2) ? Res : NULL;
+    pw.act = pw_mode / 4 == 0 ? GCRT_ACT_NONE : pw_mode / 4 == 1 ? GCRT_ACT_RELU : GCRT_ACT_CLIP;
+    pw.lo = -0.25f;
+    pw.hi = 0.5f;
+    pw.max_slots = 1;
+    /* unfused, serially */
+    gcrt_dwconv2d_f32(1, C, c->H, c->W, c->OH, c->OW, c->KH, c->KW, c->sh, c->sw, 1, 1, c->pt, c->pl, X, Wd, &de, D,
+                      NULL);
+    pw.X = D;
+    pw.Y = Y;
+    gcrt_conv_gemm_f32(&pw, NULL);
+    /* fused: serially (max_slots 1), then on every pool with as many slots as its threads */
+    for (p = -1; p < 4; p++) {
+        GcThreadPool tp;
+        if (p >= 0) tp = gc_pthread_pool_get(pools[p]);
+        set_canary(Dws, nd);
+        set_canary(Y2, ny);
+        pw.X = Dws + GUARD; /* not read */
+        pw.ws = Dws + GUARD;
+        pw.Y = Y2 + GUARD;
+        pw.max_slots = p < 0 ? 1 : pool_threads[p];
+        gcrt_dwconv_pw_f32(C, c->H, c->W, c->OH, c->OW, c->KH, c->KW, c->sh, c->sw, c->pt, c->pl, X, Wd, &de, &pw,
+                           p < 0 ? NULL : &tp);
+        n_checked++;
+        if (!canary_ok(Dws, nd) || !canary_ok(Y2, ny) || memcmp(Y, Y2 + GUARD, (size_t)ny * sizeof(float)) != 0) {
+            fprintf(stderr, "FAIL: gcrt_dwconv_pw_f32 at %d threads (M %lld, pw mode %d) differs from the unfused "
+                    "kernels (or wrote outside its buffers)\n", p < 0 ? 1 : pool_threads[p], (long long)M, pw_mode);
+            describe(c);
+            n_fail++;
+            break;
+        }
+    }
+    free(X);
+    free(Wd);
+    free(Bd);
+    free(Wp);
+    free(Bp);
+    free(Res);
+    free(D);
+    free(Y);
+    free(Dws);
+    free(Y2);
+    free(Wt);
+}
+
 int main(void)
 {
     static const int64_t sizes[] = {112, 56, 28, 14, 7};
@@ -364,6 +466,34 @@ int main(void)
     for (i = 0; i < 60; i++) {
         random_case(&c, 140, 3);
         run_case(&c, i % 3 == 0);
+    }
+
+    /* the fused depthwise + 1x1 conv: MobileNetV2's 14x14 pairs (one at stride 2 from 28x28), channel
+     * counts past one 32-channel panel and not a multiple of it, K past one 512-row block, maps whose
+     * bands hold 256 positions or fewer rows than threads, wide rows (one row a band), every epilogue */
+    {
+        static const int64_t dp[][7] = {
+            /* C, HW, K, stride, M, dw epi, pw mode */
+            {384, 14, 3, 1, 64, 9, 3},  {192, 28, 3, 2, 64, 10, 1}, {576, 14, 3, 1, 96, 11, 2},
+            {40, 14, 5, 1, 24, 4, 7},   {96, 17, 3, 2, 40, 2, 9},   {70, 3, 3, 1, 33, 9, 11},
+            {8, 2, 3, 1, 5, 1, 0},      {24, 40, 3, 1, 16, 12, 10}, {16, 9, 5, 2, 70, 7, 4},
+            {600, 7, 3, 1, 20, 10, 5},
+        };
+        int di;
+        for (di = 0; di < (int)(sizeof dp / sizeof dp[0]); di++) {
+            square_case(&c, 1, dp[di][0], dp[di][1], dp[di][2], dp[di][3], 1, dp[di][2] / 2, (int)dp[di][5]);
+            run_dwpw_case(&c, dp[di][4], (int)dp[di][6]);
+        }
+        c.N = 1; /* a wide image: 300 positions a row, more than a band holds */
+        c.C = 6;
+        c.H = 5;
+        c.W = 300;
+        c.KH = c.KW = 3;
+        c.sh = c.sw = 1;
+        c.dh = c.dw = 1;
+        c.pt = c.pl = c.pb = c.pr = 1;
+        c.epi_mode = 9;
+        if (finish_case(&c)) run_dwpw_case(&c, 9, 3);
     }
 
     /* the pool on its own: many short jobs, and a nested call */
