@@ -413,11 +413,11 @@ static int sole_reader(const Graph *g, const Value *v, const Node *n)
  * *pp and *dp get both plans. At -O2: pw a 1x1 conv-gemm of one image, stride 1, no padding,
  * W^T tiles on more than CPU_CONV_WHOLE_P_DIRECT positions, its input the output of a depthwise
  * conv (dilation 1, no residual) that no other node reads, both epilogues on the tile. Measured
- * with bench/layer_profile.py on MobileNetV2, where that is its seven 14x14 pairs: at 2 threads
- * the 1x1 convs had taken 1.3 to 1.5 times their one-thread work reading a depthwise output
- * that the two cores had written by channels; fused, the model's 2-thread time fell 2 to 4% and
- * its 1-thread time stayed within noise. Its 28x28 pairs (W in 8-row panels) and 7x7 pairs
- * (GCRT_CONV_WHOLE) ran 1 to 11% slower fused, so they stay apart. */
+ * with bench/layer_profile.py on MobileNetV2, where that is six of its seven 14x14 pairs (the
+ * seventh 1x1 conv has W in 8-row panels): at 2 threads the 1x1 convs had taken 1.3 to 1.5 times
+ * their one-thread work reading a depthwise output that the two cores had written by channels;
+ * fused, the model's 2-thread time fell 2 to 3.5% and its 1-thread time stayed within noise. Its 28x28 pairs (W in 8-row panels) and 7x7 pairs
+ * (GCRT_CONV_WHOLE) ran 2 to 11% slower fused, so they stay apart. */
 static const Node *dwpw_source(const Graph *g, const Node *pw, CpuPlan *pp, CpuPlan *dp)
 {
     if (g->opt_level < 2 || pw->op != OP_Conv || pw->n_in < 2 || !pw->in[0] || !cpu_plan(pw, pp)) return NULL;

@@ -995,7 +995,7 @@ GCRT_FN void gcrt_dwconv_pw_f32(int64_t C, int64_t H, int64_t W, int64_t OH, int
     /* per output position: the depthwise taps (about 4 multiply-adds' worth each) and M multiply-adds */
     pool = gcrt_pool_for(pool, gcrt_work(C, OH * OW, pw->M + 4 * KH * KW, 1));
     threads = gcrt_pool_threads(pool);
-    if (threads > pw->max_slots) threads = pw->max_slots;
+    if (threads > pw->max_slots) threads = pw->max_slots > 0 ? pw->max_slots : 1;
     gcrt_dw_setup(&f.a, 1, C, H, W, OH, OW, KH, KW, sh, sw, 1, 1, pt, pl, X, Wd, epi, NULL);
     f.a.flat = 0; /* a band is rows of the planes: the multi-row and row paths */
     f.pw = pw;
