@@ -797,6 +797,27 @@ static GcrtTile gcrt_conv_tile(const GcrtConv *cv, int64_t m, int64_t k0, int64_
     return tile;
 }
 
+/* The W^T tiles (cv->w_trans: positions as the tile's rows, 32 channels its
+ * columns) of output channels [m_begin, m_end) at nr positions, over K block
+ * [k0, k0 + kc) of K: row k of the block's input at B + (k - k0) * b_ks,
+ * output y0 (channel 0's first position) + m * P. */
+static void gcrt_conv_wt_tiles(const GcrtConv *cv, const float *B, int64_t b_ks, int64_t nr, int64_t y0,
+                               int64_t m_begin, int64_t m_end, int64_t k0, int64_t kc, int64_t K)
+{
+    const int64_t P = cv->OH * cv->OW;
+    for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_PACK_NR) {
+        const int nc = (int)(m_end - m0 < GCRT_PACK_NR ? m_end - m0 : GCRT_PACK_NR);
+        const int64_t yo = y0 + m0 * P;
+        GcrtTile tile = gcrt_conv_tile(cv, m0, k0, kc, K);
+        for (int64_t r0 = 0; r0 < nr; r0 += GCRT_MR) {
+            const int mr = (int)(nr - r0 < GCRT_MR ? nr - r0 : GCRT_MR);
+            tile.res = cv->res ? cv->res + yo + r0 : 0;
+            gcrt_ukernel_t(kc, B + r0, 1, b_ks, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR, nc,
+                           cv->Y + yo + r0, P, &tile);
+        }
+    }
+}
+
 /* Tiles: image, group, 32-position panel, then blocks of GCRT_CONV_MB_OF
  * output channels. A task takes its tiles in runs that share a position
  * panel and builds each K block of that panel once for the whole run. */
@@ -836,18 +857,8 @@ static void gcrt_conv_range(void *arg, int64_t t0, int64_t t1, int slot)
                 B = panel;
                 b_ks = GCRT_PACK_NR;
             }
-            if (cv->w_trans) { /* positions are the tile's rows, 32 channels its columns */
-                for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_PACK_NR) {
-                    const int nc = (int)(m_end - m0 < GCRT_PACK_NR ? m_end - m0 : GCRT_PACK_NR);
-                    const int64_t yo = (n * cv->M + m0) * P + p0;
-                    GcrtTile tile = gcrt_conv_tile(cv, m0, k0, kc, K);
-                    for (int r0 = 0; r0 < nr; r0 += GCRT_MR) {
-                        const int mr = nr - r0 < GCRT_MR ? nr - r0 : GCRT_MR;
-                        tile.res = cv->res ? cv->res + yo + r0 : 0;
-                        gcrt_ukernel_t(kc, B + r0, 1, b_ks, mr, cv->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR, nc,
-                                       cv->Y + yo + r0, P, &tile);
-                    }
-                }
+            if (cv->w_trans) {
+                gcrt_conv_wt_tiles(cv, B, b_ks, nr, n * cv->M * P + p0, m_begin, m_end, k0, kc, K);
                 continue;
             }
             for (int64_t m0 = m_begin; m0 < m_end; m0 += GCRT_MR) {

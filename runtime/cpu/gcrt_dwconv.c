@@ -860,11 +860,10 @@ GCRT_FN void gcrt_dw_tiles(void *arg, int64_t t0, int64_t t1, int slot)
     }
 }
 
-/* See gcrt_dwconv.h. */
 /* The geometry, tensors and epilogue of a call (not its tiling). */
 GCRT_FN void gcrt_dw_setup(GcrtDwArgs *ap, int64_t N, int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
-                          int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
-                          int64_t pl, const float *X, const float *Wt, const GcrtEpi *epi, float *Y)
+                           int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt,
+                           int64_t pl, const float *X, const float *Wt, const GcrtEpi *epi, float *Y)
 {
     GcrtDwArgs a;
     a.planes = N * C;
@@ -934,7 +933,8 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
  * See gcrt_dwconv.h (gcrt_dwconv_pw_f32). A band's depthwise rows are computed plane by plane
  * with the row kernels above (the flat path takes whole planes, so it is not used) into the
  * task's slot, C planes of the band's nb positions, then the 1x1 conv reads the slot as its
- * input with row stride nb: the tiles of gcrt_conv_range, on the band's positions. */
+ * input with row stride nb: the W^T tiles of gcrt_conv_range (gcrt_conv_wt_tiles), on the
+ * band's positions. */
 
 typedef struct GcrtDwPw {
     GcrtDwArgs a;       /* the depthwise conv (one image); a.Y is not used */
@@ -950,7 +950,7 @@ GCRT_FN void gcrt_dwpw_bands(void *arg, int64_t t0, int64_t t1, int slot)
     const GcrtDwPw *f = (const GcrtDwPw *)arg;
     const GcrtDwArgs *a = &f->a;
     const GcrtConv *pw = f->pw;
-    const int64_t C = a->C, OW = a->OW, P = a->OH * OW, K = C, M = pw->M;
+    const int64_t C = a->C, OW = a->OW, K = C;
     float *S = pw->ws + (int64_t)slot * f->slot_floats;
     GcrtDwCols cl;
     gcrt_dw_cols_init(a, &cl);
@@ -969,17 +969,7 @@ GCRT_FN void gcrt_dwpw_bands(void *arg, int64_t t0, int64_t t1, int slot)
         }
         for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
             const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
-            for (int64_t m0 = 0; m0 < M; m0 += GCRT_PACK_NR) {
-                const int nc = (int)(M - m0 < GCRT_PACK_NR ? M - m0 : GCRT_PACK_NR);
-                const int64_t yo = m0 * P + p0;
-                GcrtTile tile = gcrt_conv_tile(pw, m0, k0, kc, K);
-                for (int64_t r0 = 0; r0 < nb; r0 += GCRT_MR) {
-                    const int mr = (int)(nb - r0 < GCRT_MR ? nb - r0 : GCRT_MR);
-                    tile.res = pw->res ? pw->res + yo + r0 : 0;
-                    gcrt_ukernel_t(kc, S + k0 * nb + r0, 1, nb, mr, pw->Wt + m0 * K + k0 * GCRT_PACK_NR, GCRT_PACK_NR,
-                                   nc, pw->Y + yo + r0, P, &tile);
-                }
-            }
+            gcrt_conv_wt_tiles(pw, S + k0 * nb, nb, nb, p0, 0, pw->M, k0, kc, K);
         }
     }
 }

@@ -35,8 +35,8 @@ GCRT_FN void gcrt_dwconv2d_f32(int64_t N, int64_t C, int64_t H, int64_t W, int64
  * output (stride 1, no padding, G == 1, N == 1, w_trans: W^T panels; pw->X is not read), fused
  * by bands of output rows: a task computes the depthwise rows of its band for every channel into
  * its slot of pw->ws (C x the band's positions) and multiplies them there, positions as the
- * tile's rows, through pw's epilogue. The depthwise output never goes
- * through memory the size of the map, and no other thread writes or reads it: at 2 threads,
+ * tile's rows, through pw's epilogue. The depthwise output never goes through memory the size
+ * of the map, and no other thread writes or reads it: at 2 threads,
  * MobileNetV2's 14x14 pairs ran their 1x1 conv at about 1.5 times the one-thread work when it
  * read the depthwise output split by channels from both cores (bench/layer_profile.py). Every
  * output is the sum it is unfused (taps in filter order from the bias; the 1x1 conv's K blocks in
