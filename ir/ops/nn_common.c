@@ -256,8 +256,13 @@ int nn_axis_split(const Node *n, int ai, int64_t *outer, int64_t *len, int64_t *
     if (a < 0)
         return diag_node_error(d, n, "attribute 'axis' = %lld is out of range for input 'input' of shape %s",
                                (long long)ax, ir_shape_str(xs, b1, sizeof b1));
-    *outer = nn_prod(xs->dims, 0, a);
     *len = xs->dims[a];
+    for (int i = 0; i < xs->rank; i++)
+        if (xs->dims[i] == 0) { /* empty: the other dims' product may not fit in int64 (0 x 2^40 x 2^40) */
+            *outer = *inner = 0;
+            return 0;
+        }
+    *outer = nn_prod(xs->dims, 0, a); /* a non-empty input's element count fits (ir_check_tensor_size) */
     *inner = nn_prod(xs->dims, a + 1, xs->rank);
     return 0;
 }

@@ -78,7 +78,8 @@ void nn_conv_ref(const NnWindow *w, int64_t N, int64_t C, int64_t M, int64_t gro
                  const double *wt, const double *bias, double *y);
 
 /* [outer, len, inner] view of input 0 around axis attribute attrs[ai]
- * (Softmax, Hardmax: the input is named 'input'). */
+ * (Softmax, Hardmax: the input is named 'input'); outer and inner are 0
+ * when the input is empty. */
 int nn_axis_split(const Node *n, int ai, int64_t *outer, int64_t *len, int64_t *inner, Diag *d);
 /* Infer facet of GlobalAveragePool/GlobalMaxPool: float X of rank >= 3,
  * output X's shape with spatial dims 1. */
