@@ -25,7 +25,7 @@ int cgen_max_threads(const Graph *g);
 typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
 
 /* The kernel units of the C runtime (runtime/c/gcrt_<name>.{h,c}; the fast
- * CPU kernels cpu, dwconv, maxpool and winograd in runtime/cpu/), as bits.
+ * CPU kernels cpu, dwconv, gap, maxpool and winograd in runtime/cpu/), as bits.
  * An emitter entry lists the units whose kernels its code may call; the
  * output folder receives exactly the units its nodes list (and what those
  * units depend on), and NAME.c includes their sources, so every kernel is
@@ -34,6 +34,7 @@ typedef int (*CgenEmitFn)(Cgen *c, const Node *n, Diag *d);
 #define CGEN_RUNTIME_UNITS(X)   \
     X(cpu, 0)                   \
     X(dwconv, CGEN_RT_cpu)      \
+    X(gap, CGEN_RT_cpu | CGEN_RT_nn) \
     X(grad, CGEN_RT_nn | CGEN_RT_linalg) \
     X(index, 0)                 \
     X(linalg, 0)                \

@@ -807,8 +807,9 @@ void cgen_write_cmake(const CgenModel *m, Writer *w)
                     "# .incbin finds %s_weights.bin through the include directory.", wsrc, N);
     w_printf(w, "\n# Its include directory is this folder, and it links libm. Set before the include:\n"
                 "#   %s_CPU_FLAGS  the fast kernels' instruction-set flags (default: -march=native\n"
-                "#                 when not cross-compiling and the compiler takes it; empty:\n"
-                "#                 the portable C kernels).\n"
+                "#                 when not cross-compiling and the compiler takes it, on x86 with\n"
+                "#                 -Wa,-mbranches-within-32B-boundaries where the assembler takes it\n"
+                "#                 (see the Makefile); empty: the portable C kernels).\n"
                 "# OpenBLAS for the GEMMs that have no fast kernel: target_compile_definitions(%s\n"
                 "# PRIVATE GCRT_USE_BLAS) and link openblas. The bundled pthread pool: add\n"
                 "# gc_thread_pool.c to one target of the program and link Threads::Threads.\n",
@@ -831,9 +832,14 @@ void cgen_write_cmake(const CgenModel *m, Writer *w)
     w_printf(w, "if(NOT DEFINED %s_CPU_FLAGS)\n  set(%s_CPU_FLAGS \"\")\n"
                 "  if(NOT CMAKE_CROSSCOMPILING)\n    include(CheckCCompilerFlag)\n"
                 "    check_c_compiler_flag(-march=native GRAPHC_C_HAS_MARCH_NATIVE)\n"
-                "    if(GRAPHC_C_HAS_MARCH_NATIVE)\n      set(%s_CPU_FLAGS -march=native)\n    endif()\n"
+                "    if(GRAPHC_C_HAS_MARCH_NATIVE)\n      set(%s_CPU_FLAGS -march=native)\n"
+                "      if(CMAKE_SYSTEM_PROCESSOR MATCHES \"^(x86_64|AMD64|i.86)$\")\n"
+                "        check_c_compiler_flag(-Wa,-mbranches-within-32B-boundaries GRAPHC_C_HAS_BRANCH_ALIGN)\n"
+                "        if(GRAPHC_C_HAS_BRANCH_ALIGN)\n"
+                "          list(APPEND %s_CPU_FLAGS -Wa,-mbranches-within-32B-boundaries)\n"
+                "        endif()\n      endif()\n    endif()\n"
                 "  endif()\nendif()\ntarget_compile_options(%s PRIVATE ${%s_CPU_FLAGS})\n",
-             N, N, N, N, N);
+             N, N, N, N, N, N);
 }
 
 /* ---- Makefile ------------------------------------------------------------ */
@@ -852,7 +858,13 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
               "#                   BLAS=0 needs nothing but libm\n"
               "#   CPU_FLAGS       the instruction set of the fast kernels: -march=native when\n"
               "#                   CC builds for this machine (AVX-512 or AVX2+FMA where the CPU\n"
-              "#                   has them), else empty (portable C); set it for another target\n"
+              "#                   has them), with -Wa,-mbranches-within-32B-boundaries on x86\n"
+              "#                   where the assembler takes it (no jump crosses or ends on a\n"
+              "#                   32-byte boundary, which the CPU's decoded-instruction cache\n"
+              "#                   punishes on Intel cores: without it a kernel's speed depended\n"
+              "#                   on where its loops happened to land, MobileNetV2 taking 3%\n"
+              "#                   longer in one build than in another that differed elsewhere),\n"
+              "#                   else empty (portable C); set it for another target\n"
               "#   FREESTANDING    1 when CC builds for bare metal (its -dumpmachine triple ends\n"
               "#                   in -elf, -eabi, -eabihf or -none, e.g. arm-none-eabi): only\n"
               "#                   the static library, no -fPIC, and the flags of BARE_CFLAGS\n"
@@ -865,7 +877,9 @@ void cgen_write_makefile(const CgenModel *m, Writer *w)
               "NATIVE := $(shell [ \"$$(echo '$(TARGET_TRIPLE)' | cut -d- -f1)\" = \"$$(uname -m)\" ] && echo 1 || echo 0)\n"
               "FREESTANDING ?= $(if $(filter %-elf %-eabi %-eabihf %-none,$(TARGET_TRIPLE)),1,0)\n"
               "CPU_FLAGS ?= $(shell if [ $(NATIVE) = 1 ] && $(CC) -march=native -E -x c /dev/null >/dev/null 2>&1; \\\n"
-              "    then echo -march=native; fi)\n\n");
+              "    then echo -march=native; case '$(TARGET_TRIPLE)' in (x86_64-*|i?86-*) \\\n"
+              "    $(CC) -Wa,-mbranches-within-32B-boundaries -c -x c /dev/null -o /dev/null 2>/dev/null && \\\n"
+              "    echo -Wa,-mbranches-within-32B-boundaries;; esac; fi)\n\n");
     w_puts(w, "ifeq ($(BLAS),auto)\n"
               "BLAS_ON := $(shell if [ $(NATIVE) = 1 ] && echo '\\#include <cblas.h>' | \\\n"
               "    $(CC) $$(pkg-config --cflags openblas 2>/dev/null) -E -x c - >/dev/null 2>&1; then echo 1; else echo 0; fi)\n"

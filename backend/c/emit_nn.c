@@ -242,8 +242,15 @@ static int emit_gap(Cgen *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape;
     char nc[160];
-    w_line(cgen_w(c), "gcrt_global_avgpool_%s(%s, %lld, %s, %s);", sfx, dims_str(xs, 0, 2, nc, sizeof nc),
-           (long long)emit_dims_prod(xs, 2, xs->rank), cgen_ptr(c, X), cgen_ptr(c, Y));
+    const long long S = (long long)emit_dims_prod(xs, 2, xs->rank);
+    if (Y->dtype == DT_F32 && S > 0) { /* the planes split over the pool (runtime/cpu/gcrt_gap.c), same bits */
+        w_line(cgen_w(c), "gcrt_global_avgpool_pool_f32(%s, %lld, %s, %s, pool);", dims_str(xs, 0, 2, nc, sizeof nc), S,
+               cgen_ptr(c, X), cgen_ptr(c, Y));
+        cgen_use_runtime(c, CGEN_RT_gap);
+        return 0;
+    }
+    w_line(cgen_w(c), "gcrt_global_avgpool_%s(%s, %lld, %s, %s);", sfx, dims_str(xs, 0, 2, nc, sizeof nc), S,
+           cgen_ptr(c, X), cgen_ptr(c, Y));
     return 0;
 }
 

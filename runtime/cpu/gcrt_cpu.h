@@ -165,6 +165,13 @@ typedef struct GcrtConv {
      * few output channels, where building im2col panels costs more than
      * the multiplications that use them (LeNet, ResNet's 7x7 stem). */
     int slide;
+    /* by_channels (a 1x1 stride-1 unpadded conv, GCRT_CONV_DIRECT, on
+     * position panels): a pool's thread i takes the i-th share of the
+     * output channel blocks at every position instead of the i-th share
+     * of the positions, for a reader that splits by channels (a depthwise
+     * conv on a small map); the outputs are the same bits. Ignored by
+     * other convs. */
+    int by_channels;
     const float *bias, *res;
     int act;
     float lo, hi;
@@ -197,7 +204,8 @@ GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool);
  * positions' rows straight from a zero-padded copy of the image (see
  * gcrt_conv_whole in gcrt_cpu.c); the tiles are channel blocks of
  * GCRT_CONV_WHOLE_MB by bands of rows, at least GCRT_CONV_WHOLE_TILES of
- * them where the rows allow (a conv read in place: whole maps). A 1x1 conv
+ * them where the rows allow (a conv read in place: whole maps, or two bands
+ * for an odd count of channel blocks). A 1x1 conv
  * read in place on a larger map keeps the position panels (with its 1x1
  * convs at 14x14 and 28x28 split by channel blocks, the whole MobileNetV2
  * took 1.07 times as long at 2 threads). */

@@ -620,6 +620,59 @@ class DepthwisePointwise(unittest.TestCase):
             self.assertNotIn("band by band", notes3)
 
 
+class ChannelSplit(unittest.TestCase):
+    """A 1x1 conv whose only reader is a depthwise conv that the runtime splits by channels (a map
+    of fewer than 32 rows) splits its own output channels over the threads (GcrtConv.by_channels):
+    the source and the notes say so, and the outputs are the same bits at 1, 2 and 3 threads and
+    the same as -O0's (where the Clip, not the depthwise conv, reads the 1x1 conv). A second
+    reader, or a 32-row map, keeps the split by positions."""
+
+    GIR = os.path.join(HERE, "..", "ops", "nn", "conv_pw_dw_by_channels.gir")
+
+    def compile(self, t, name, text=None, *extra):
+        gir = self.GIR
+        if text is not None:
+            gir = os.path.join(t, name + ".gir")
+            with open(gir, "w") as f:
+                f.write(text)
+        out = os.path.join(t, name)
+        p = graphc("compile", gir, "-o", out, "--name", "m", "--emit-main", "--print-after=plan-memory", *extra)
+        with open(os.path.join(out, "m.c")) as f:
+            return out, f.read(), p.stderr
+
+    def test_split_by_channels(self):
+        with tempfile.TemporaryDirectory() as t:
+            np.save(os.path.join(t, "x.npy"), np.random.default_rng(7).standard_normal((1, 24, 14, 14)).astype(np.float32))
+            o2, src2, notes = self.compile(t, "o2")
+            self.assertEqual(src2.count(".by_channels = 1"), 1)
+            self.assertIn("# kernel: conv-gemm (W packed in 8-row panels, X read in place, the threads split the channels)",
+                          notes)
+            o0, src0, _ = self.compile(t, "o0", None, "-O0")
+            self.assertNotIn(".by_channels", src0)
+            outs = {}
+            for d in (o2, o0):
+                p = subprocess.run(["make", "-s", "-C", d], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+            for d, threads in ((o0, 1), (o2, 1), (o2, 2), (o2, 3)):
+                res = os.path.join(t, f"res_{os.path.basename(d)}_{threads}")
+                os.mkdir(res)
+                p = subprocess.run([os.path.join(d, "m_main"), "--threads", str(threads), res, os.path.join(t, "x.npy")],
+                                   capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                outs[(d, threads)] = read_bytes(os.path.join(res, os.listdir(res)[0]))
+            for threads in (1, 2, 3):
+                self.assertEqual(outs[(o2, threads)], outs[(o0, 1)], f"{threads} threads")
+            with open(self.GIR) as f:
+                text = f.read()
+            # a second reader of the 1x1 conv's output, or a map of 32 rows: the split stays by positions
+            _, src3, notes3 = self.compile(t, "two", text.replace("  output %z\n", "  output %z\n  output %ec\n"))
+            self.assertNotIn(".by_channels", src3)
+            self.assertNotIn("the threads split the channels", notes3)
+            _, src4, _ = self.compile(t, "rows32", text.replace("14,14]", "32,32]"))
+            self.assertIn("gcrt_dwconv2d_f32(1, 96, 32, 32,", src4)
+            self.assertNotIn(".by_channels", src4)
+
+
 class Targets(unittest.TestCase):
     MLP = os.path.join(HERE, "..", "..", "examples", "mlp.gir")
 

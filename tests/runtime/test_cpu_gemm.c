@@ -4,7 +4,8 @@
  * with groups, strides, dilations and pads; and the same bits for every
  * thread count (a serial run against pools of 2 to 5 tasks that run the
  * tasks in reverse order on one thread, and for conv against the bundled
- * pthread pool of 3 threads).
+ * pthread pool of 3 threads), also with the threads splitting a 1x1
+ * conv's channel blocks (by_channels).
  * The packed layouts are written here from their definition in gcrt_cpu.h,
  * independently of the compiler's packer. Exit status 0 when all pass. */
 /* every kernel call splits over the pool, however small (gcrt_pool_for) */
@@ -138,6 +139,7 @@ static void test_gemm(int iter)
 static int whole_cases;       /* convs that took gcrt_conv_whole */
 static int trans_panel_cases; /* W^T convs that did not (a map too large): gcrt_conv_range */
 static int slide_cases; /* convs that took the sliding-window kernel */
+static int by_channels_cases; /* direct convs on position panels whose threads split the channel blocks */
 
 static void test_conv(int iter)
 {
@@ -151,6 +153,9 @@ static void test_conv(int iter)
     cv.dh = irand(1, 2), cv.dw = irand(1, 2), cv.pt = irand(0, 2), cv.pl = irand(0, 2);
     int64_t pb = irand(0, 2), pr = irand(0, 2);
     if (iter % 3 == 0) cv.KH = cv.KW = 1, cv.sh = cv.sw = 1, cv.pt = cv.pl = pb = pr = 0;
+    /* by_channels (a direct conv's threads take shares of its channel blocks), with more blocks at iter % 12 == 0 */
+    const int bc = iter % 6 == 0;
+    if (iter % 12 == 0) cv.M = cv.G * (17 + iter % 50);
     const int tr = iter % 4 == 3; /* W^T panels, output positions as the tile's rows (G == 1) */
     if (tr) cv.G = 1, cv.C = irand(1, 40), cv.M = irand(1, 100);
     const int sl = iter % 4 == 1; /* the sliding-window kernel (G == 1, packed) */
@@ -220,11 +225,12 @@ static void test_conv(int iter)
     if (GCRT_CONV_WHOLE(&cv)) whole_cases++;
     else if (tr) trans_panel_cases++;
     if (sl) slide_cases++;
+    if (bc && GCRT_CONV_DIRECT(&cv) && !GCRT_CONV_WHOLE(&cv) && cv.M / cv.G > GCRT_CONV_MB_OF(&cv)) by_channels_cases++;
     float *ws = malloc(sizeof(float) * (size_t)(sl ? GCRT_SLIDE_FLOATS(&cv)
                                                    : slots * (GCRT_CONV_WHOLE(&cv) ? GCRT_CONV_WHOLE_SLOT_FLOATS(&cv)
                                                                                    : GCRT_CONV_SLOT_FLOATS(Cg, cv.KH, cv.KW))));
     cv.X = X, cv.Wt = pk ? Wp : W, cv.w_packed = pk, cv.w_trans = tr, cv.bias = hb ? bias : 0, cv.res = hr ? R : 0;
-    cv.act = act, cv.lo = -0.5f, cv.hi = 0.75f, cv.ws = ws, cv.max_slots = slots;
+    cv.act = act, cv.lo = -0.5f, cv.hi = 0.75f, cv.ws = ws, cv.max_slots = slots, cv.by_channels = bc;
     if (GCRT_CONV_DIRECT(&cv) && !sl) cv.ws = 0; /* as the generated code passes a conv read in place */
     float *Y[3];
     for (int run = 0; run < 3; run++) {
@@ -234,10 +240,10 @@ static void test_conv(int iter)
         gcrt_conv_gemm_f32(&cv, run == 0 ? NULL : run == 1 ? &pool : &real);
     }
     char what[200];
-    snprintf(what, sizeof what, "conv N%lld C%lld M%lld G%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld pk%d tr%d sl%d",
+    snprintf(what, sizeof what, "conv N%lld C%lld M%lld G%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld pk%d tr%d sl%d bc%d",
              (long long)cv.N, (long long)cv.C, (long long)cv.M, (long long)cv.G, (long long)cv.H, (long long)cv.W,
              (long long)cv.KH, (long long)cv.KW, (long long)cv.sh, (long long)cv.sw, (long long)cv.dh,
-             (long long)cv.dw, (long long)cv.pt, (long long)cv.pl, pk, tr, sl);
+             (long long)cv.dw, (long long)cv.pt, (long long)cv.pl, pk, tr, sl, bc);
     check(what, Y[0], want, ny, K);
     for (int run = 1; run < 3; run++)
         if (memcmp(Y[0], Y[run], sizeof(float) * (size_t)ny)) {
@@ -367,7 +373,13 @@ int main(void)
         printf("FAIL: only %d convs took the sliding-window kernel\n", slide_cases);
         failures++;
     }
-    printf("%s (%d failures; micro-kernel %d x %d; %d whole-map convs, %d W^T convs in panels, %d sliding-window convs)\n",
-           failures ? "FAILED" : "ok", failures, GCRT_MR, GCRT_PACK_NR, whole_cases, trans_panel_cases, slide_cases);
+    if (by_channels_cases < 20) {
+        printf("FAIL: only %d convs split their channel blocks over the threads\n", by_channels_cases);
+        failures++;
+    }
+    printf("%s (%d failures; micro-kernel %d x %d; %d whole-map convs, %d W^T convs in panels, %d sliding-window convs, "
+           "%d split by channels)\n",
+           failures ? "FAILED" : "ok", failures, GCRT_MR, GCRT_PACK_NR, whole_cases, trans_panel_cases, slide_cases,
+           by_channels_cases);
     return failures != 0;
 }
