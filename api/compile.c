@@ -86,6 +86,7 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
     g->workspace = job_backend(job)->workspace;
     g->kernel_note = job_backend(job)->kernel_note;
     g->extra_reads = job_backend(job)->extra_reads;
+    g->stored_bytes = job_backend(job)->stored_bytes;
     g->plan_keep_forward = job->plan_keep_forward;
     g->max_threads = job->max_threads;
     g->precision = job->precision;

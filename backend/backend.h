@@ -64,6 +64,9 @@ typedef struct Backend {
      * (index in g->nodes) at which one of the backend's kernels reads that
      * value beyond its node's inputs, for memory planning (Graph.extra_reads). */
     void (*extra_reads)(const Graph *g, int *last);
+    /* Optional (NULL: none). The bytes the backend's kernels store of arena
+     * value v where fewer than its own, else -1 (Graph.stored_bytes). */
+    int64_t (*stored_bytes)(const Graph *g, const Value *v);
     /* 0 when `name` can name the model in this backend's output, else -1
      * with a diagnostic saying why. */
     int (*check_name)(const char *name, Diag *d);

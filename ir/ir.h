@@ -284,6 +284,13 @@ typedef struct Graph {
      * step (index in nodes) that reads it; memory planning keeps it alive
      * that long. Set by the compile driver; NULL: none. */
     void (*extra_reads)(const struct Graph *g, int *last);
+    /* option: the bytes the target's kernels store of arena value v where
+     * that is less than the value's own (a value the target computes piece
+     * by piece inside another node's kernel and never stores whole: the
+     * scratch those pieces take), else -1; memory planning gives v a buffer
+     * of that size and shares it with no other value in place. Set by the
+     * compile driver; NULL: every value whole. */
+    int64_t (*stored_bytes)(const struct Graph *g, const struct Value *v);
     /* option (compile --precision): DT_F16 or DT_BF16 holds the model's f32
      * tensors in that type wherever the target computes the op on it
      * (passes/lower_precision.c); DT_UNDEF (0) or DT_F32: the model's own

@@ -75,6 +75,13 @@ static void make_views(Graph *g)
     }
 }
 
+/* The bytes of v's buffer: what the target stores of it (Graph.stored_bytes), at most its own. */
+static int64_t planned_bytes(const Graph *g, const Value *v)
+{
+    const int64_t whole = ir_value_bytes(v), s = g->stored_bytes ? g->stored_bytes(g, v) : -1;
+    return s >= 0 && s < whole ? s : whole;
+}
+
 /* Whether node n at step s may write output o into input i's buffer. */
 static int can_share(const Plan *p, const Node *n, int s, int i, int o, const int *claimed)
 {
@@ -87,6 +94,7 @@ static int can_share(const Plan *p, const Node *n, int s, int i, int o, const in
     if (b < 0 || claimed[b] == s) return 0;
     int64_t bytes = ir_value_bytes(y);
     if (bytes <= 0 || ir_value_bytes(x) != bytes || ir_value_bytes(r) != bytes) return 0;
+    if (planned_bytes(p->g, y) != bytes || planned_bytes(p->g, r) != bytes) return 0; /* a value not stored whole */
     if (ir_numel(&x->shape) != ir_numel(&y->shape)) return 0;
     if (p->last[r->id] != s) return 0;
     for (int k = 0; k < n->n_in; k++)
@@ -135,7 +143,7 @@ static void plan_build(Plan *p, const Graph *g)
         for (int j = 0; j < n->n_out; j++) {
             const Value *v = n->out[j];
             if (!in_arena(v) || p->buf[v->id] >= 0) continue;
-            p->bufs[p->nb] = (PlanBuf){ir_value_bytes(v), s, p->last[v->id] > s ? p->last[v->id] : s, 0};
+            p->bufs[p->nb] = (PlanBuf){planned_bytes(g, v), s, p->last[v->id] > s ? p->last[v->id] : s, 0};
             p->owner[p->nb] = v;
             p->ws_node[p->nb] = NULL;
             claimed[p->nb] = -1;

@@ -1415,6 +1415,7 @@ const Backend backend_c = {
     .workspace = cgen_workspace_bytes,
     .kernel_note = cgen_cpu_kernel_note,
     .extra_reads = cgen_cpu_extra_reads,
+    .stored_bytes = cgen_cpu_stored_bytes,
     .check_name = cgen_check_name,
     .write = cgen_write,
     .render = cgen_render,

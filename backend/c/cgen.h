@@ -182,6 +182,9 @@ int cgen_cpu_workspace(const Graph *g, const Node *n, int max_threads, size_t *b
 /* Backend.extra_reads: the input of each depthwise conv that a 1x1 conv computes inside its
  * kernel is read at the 1x1 conv's step. */
 void cgen_cpu_extra_reads(const Graph *g, int *last);
+/* Backend.stored_bytes: the slots of a 1x1 conv's output that a depthwise conv computes band by
+ * band inside its own kernel (gcrt_pw_dwconv_f32), else -1. */
+int64_t cgen_cpu_stored_bytes(const Graph *g, const Value *v);
 int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap);
 /* The identifier of a constant derived at compile time from model constant
  * src (packed or transformed weights, f32): `data` (nbytes, malloc'd; the

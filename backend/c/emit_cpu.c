@@ -448,23 +448,82 @@ static const Node *dwpw_target(const Graph *g, const Node *d)
     return NULL;
 }
 
+/* Mirrors of gcrt_dwconv.c: a depthwise conv of at least CPU_DW_MIN_TILES planes with fewer than
+ * CPU_DW_SPLIT_ROWS output rows gives each of a pool's threads whole planes (its channels). */
+#define CPU_DW_MIN_TILES 64
+#define CPU_DW_SPLIT_ROWS 32
+
+/* Mirror of gcrt_dwconv.h: the input rows a slot of gcrt_pw_dwconv_f32 holds. */
+#define CPU_PWDW_SLOT_ROWS(KH, sh) ((8 - 1) * (sh) + (KH))
+static int64_t pwdw_slot_rows(const CpuPlan *dp)
+{
+    const int64_t r = CPU_PWDW_SLOT_ROWS(dp->KH, dp->sh);
+    return r < dp->H ? r : dp->H;
+}
+
+/* The 1x1 conv that depthwise conv d computes inside its own kernel (gcrt_pw_dwconv_f32), or
+ * NULL; *dp and *pp get both plans. At -O2: d a depthwise conv of one image, dilation 1, its
+ * epilogue on the tile, not itself computed inside a 1x1 conv (dwpw_source), its input the output
+ * of a 1x1 conv-gemm read in place (stride 1, no padding, one image, G == 1, W in 8-row panels,
+ * its epilogue on the tile, no residual) that no other node reads, on a map of at least
+ * CPU_DW_SPLIT_ROWS rows that holds two slots' rows (smaller maps split by channels instead,
+ * conv_by_channels). Measured on MobileNetV2, where that is its 112x112 expansion into a stride-2
+ * depthwise conv and its two 56x56 ones (strides 1 and 2): the 1x1 output, 1.8 to 4.8 MB, no
+ * longer went to memory and back; see the note in bench/README.md. */
+static const Node *pwdw_source(const Graph *g, const Node *d, CpuPlan *dp, CpuPlan *pp)
+{
+    if (g->opt_level < 2 || d->op != OP_Conv || d->n_in < 2 || !d->in[0] || !cpu_plan(d, dp)) return NULL;
+    if (dp->kind != CPUK_DWCONV || dp->dyn || dp->N != 1 || dp->dh != 1 || dp->dw != 1 || !dp->epi.ok ||
+        dwpw_target(g, d))
+        return NULL;
+    const Value *x = d->in[0];
+    const Node *pw = x->producer;
+    if (!pw || pw->op != OP_Conv || pw->n_out != 1 || pw->out[0] != x || !cpu_plan(pw, pp)) return NULL;
+    if (pp->kind != CPUK_CONV_GEMM || pp->dyn || pp->N != 1 || pp->G != 1 || !pp->packed || pp->w_trans ||
+        pp->slide || !conv_direct(pp) || conv_whole(pp) || !pp->epi.ok || pp->epi.res || pp->M != dp->C ||
+        pp->OH != dp->H || pp->OW != dp->Wd || pp->OH < CPU_DW_SPLIT_ROWS || pp->OH < 2 * pwdw_slot_rows(dp))
+        return NULL;
+    return sole_reader(g, x, d) ? pw : NULL;
+}
+
+/* The slots of gcrt_pw_dwconv_f32 for the pair (dp, pp): a task each, as many as the map holds,
+ * at most the parallel kernels' tasks. */
+static int64_t pwdw_slots(const Graph *g, const CpuPlan *dp, const CpuPlan *pp)
+{
+    const int64_t slots = pp->OH / pwdw_slot_rows(dp);
+    return slots < cgen_max_threads(g) ? slots : cgen_max_threads(g);
+}
+
+/* The depthwise conv that computes 1x1 conv pw inside its own kernel (pwdw_source), or NULL. */
+static const Node *pwdw_target(const Graph *g, const Node *pw)
+{
+    if (g->opt_level < 2 || pw->op != OP_Conv || pw->n_out != 1) return NULL;
+    for (int s = 0; s < g->n_nodes; s++) {
+        const Node *n = g->nodes[s];
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] == pw->out[0]) { /* the first reader; pwdw_source checks it is the only one */
+                CpuPlan dp, pp;
+                return pwdw_source(g, n, &dp, &pp) == pw ? n : NULL;
+            }
+    }
+    return NULL;
+}
+
 /* Backend.extra_reads of the C backend: a fused 1x1 conv at step s reads its depthwise
- * conv's input there. */
+ * conv's input there, and a depthwise conv that computes its 1x1 conv that conv's input. */
 void cgen_cpu_extra_reads(const Graph *g, int *last)
 {
     for (int s = 0; s < g->n_nodes; s++) {
         CpuPlan pp, dp;
-        const Node *d = g->nodes[s]->op == OP_Conv ? dwpw_source(g, g->nodes[s], &pp, &dp) : NULL;
+        if (g->nodes[s]->op != OP_Conv) continue;
+        /* a fused 1x1 conv reads its depthwise conv's input; a depthwise conv, its 1x1 conv's */
+        const Node *d = dwpw_source(g, g->nodes[s], &pp, &dp);
+        if (!d) d = pwdw_source(g, g->nodes[s], &dp, &pp);
         if (!d) continue;
         const Value *x = d->in[0]->alias ? d->in[0]->alias : d->in[0];
         if (last[x->id] < s) last[x->id] = s;
     }
 }
-
-/* Mirrors of gcrt_dwconv.c: a depthwise conv of at least CPU_DW_MIN_TILES planes with fewer than
- * CPU_DW_SPLIT_ROWS output rows gives each of a pool's threads whole planes (its channels). */
-#define CPU_DW_MIN_TILES 64
-#define CPU_DW_SPLIT_ROWS 32
 
 /* Whether conv-gemm n (plan p) splits its output channels over the threads, each thread's share
  * panel by panel (GcrtConv.by_channels), instead of its positions: a 1x1 conv read in place on a
@@ -495,6 +554,18 @@ static int conv_by_channels(const Graph *g, const Node *n, const CpuPlan *p)
         dp.kind != CPUK_DWCONV || dwpw_target(g, d))
         return 0;
     return dp.C * (dp.dyn ? 1 : dp.N) >= CPU_DW_MIN_TILES && dp.OH < CPU_DW_SPLIT_ROWS;
+}
+
+/* Backend.stored_bytes of the C backend: a 1x1 conv's output that its depthwise conv computes band
+ * by band holds only the slots (at most max_threads x C x slot rows x W floats, where the whole
+ * output is C x H x W: MobileNetV2's 112x112 expansion 4.8 MB, its slots 2.9 MB). */
+int64_t cgen_cpu_stored_bytes(const Graph *g, const Value *v)
+{
+    const Node *pw = v->producer, *d;
+    CpuPlan dp, pp;
+    if (!pw || pw->op != OP_Conv || pw->n_out != 1 || !(d = pwdw_target(g, pw)) || !pwdw_source(g, d, &dp, &pp))
+        return -1;
+    return pwdw_slots(g, &dp, &pp) * pp.M * pwdw_slot_rows(&dp) * pp.OW * (int64_t)sizeof(float);
 }
 
 /* ---- workspace ---- */
@@ -693,6 +764,35 @@ static void emit_dwpw(Cgen *c, const Node *n, const CpuPlan *p, const Node *d, c
     cgen_use_dwconv(c, dp->KH, dp->KW, 1, dp->sw);
 }
 
+/* Depthwise conv n (plan dp) computes its 1x1 conv pw (pwdw_source) and itself: gcrt_pw_dwconv_f32,
+ * its slots in pw's output buffer (pwdw_slots of them, all that buffer holds: cgen_cpu_stored_bytes). */
+static void emit_pwdw(Cgen *c, const Node *n, const CpuPlan *dp, const Node *pw, const CpuPlan *pp)
+{
+    Writer *w = cgen_w(c);
+    const int64_t slots = pwdw_slots(cgen_graph(c), dp, pp);
+    w_line(w, "const GcrtConv cv = {");
+    w->indent++;
+    emit_conv_fields(c, w, pw, pp);
+    w_printf(w, ".Wt = %s,\n", packed_weights(c, pp));
+    w_puts(w, ".KH = 1, .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,\n");
+    w_printf(w, ".G = 1, .w_packed = 1, .ws = %s, .max_slots = %lld,\n", cgen_ptr(c, pw->out[0]), (long long)slots);
+    emit_epi_fields(c, w, pp, "bias");
+    w_printf(w, ", .Y = %s};\n", cgen_ptr(c, pw->out[0]));
+    w->indent--;
+    w_line(w, "const GcrtEpi epi = {");
+    w->indent++;
+    emit_epi_fields(c, w, dp, "bias");
+    w_puts(w, "};\n");
+    w->indent--;
+    w_line(w, "gcrt_pw_dwconv_f32(&cv, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,", (long long)dp->OH,
+           (long long)dp->OW, (long long)dp->KH, (long long)dp->KW, (long long)dp->sh, (long long)dp->sw,
+           (long long)dp->pt, (long long)dp->pl);
+    w_line(w, "    %s, &epi, %s, pool);", cgen_ptr(c, dp->W), cgen_ptr(c, n->out[0]));
+    cgen_use_runtime(c, CGEN_RT_cpu);
+    cgen_use_runtime(c, CGEN_RT_dwconv);
+    cgen_use_dwconv(c, dp->KH, dp->KW, 1, dp->sw);
+}
+
 int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
 {
     CpuPlan p, dp;
@@ -709,6 +809,19 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
     const Node *src = n->op == OP_Conv ? dwpw_source(g, n, &p, &dp) : NULL;
     if (src) {
         emit_dwpw(c, n, &p, src, &dp);
+        return 1;
+    }
+    const Node *into = p.kind == CPUK_CONV_GEMM ? pwdw_target(g, n) : NULL;
+    if (into) {
+        w_puts(w, "/* computed band by band inside Conv '");
+        cgen_comment_text(w, into->name);
+        w_puts(w, "' below (gcrt_pw_dwconv_f32), never stored */\n");
+        return 1;
+    }
+    CpuPlan pp;
+    const Node *pw = p.kind == CPUK_DWCONV ? pwdw_source(g, n, &dp, &pp) : NULL;
+    if (pw) {
+        emit_pwdw(c, n, &dp, pw, &pp);
         return 1;
     }
     const char *py = cgen_ptr(c, n->out[0]);
@@ -806,6 +919,23 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
                          "depthwise + conv-gemm by row bands (the depthwise conv %s's rows of a band into the "
                          "task's slot, then W^T packed in 32-column panels, positions as the tile's rows)%s%s%s%s",
                          src->name, p.own_bias || p.epi.bias || p.epi.res || p.epi.act ? ", on the tile:" : "",
+                         p.own_bias || p.epi.bias ? " bias" : "", p.epi.res ? " residual" : "",
+                         (const char *const[]){"", " relu", " clip", " tanh", " sigmoid"}[p.epi.act]);
+        return k < 0 ? 0 : k;
+    }
+    const Node *into = p.kind == CPUK_CONV_GEMM ? pwdw_target(g, n) : NULL;
+    if (into) {
+        int k = snprintf(buf, cap, "conv-gemm (W packed in 8-row panels), computed band by band inside the depthwise "
+                         "conv %s below, never stored", into->name);
+        return k < 0 ? 0 : k;
+    }
+    CpuPlan pp;
+    const Node *pwn = p.kind == CPUK_DWCONV ? pwdw_source(g, n, &dp, &pp) : NULL;
+    if (pwn) {
+        int k = snprintf(buf, cap,
+                         "conv-gemm + depthwise by row bands (the 1x1 conv %s's rows of a band into the task's "
+                         "slot, then the depthwise rows from there)%s%s%s%s",
+                         pwn->name, p.own_bias || p.epi.bias || p.epi.res || p.epi.act ? ", on the tile:" : "",
                          p.own_bias || p.epi.bias ? " bias" : "", p.epi.res ? " residual" : "",
                          (const char *const[]){"", " relu", " clip", " tanh", " sigmoid"}[p.epi.act]);
         return k < 0 ? 0 : k;

@@ -993,3 +993,106 @@ GCRT_FN void gcrt_dwconv_pw_f32(int64_t C, int64_t H, int64_t W, int64_t OH, int
     f.slot_floats = C * f.rows * OW;
     gcrt_parallel(pool, (OH + f.rows - 1) / f.rows, pw->max_slots, gcrt_dwpw_bands, &f);
 }
+
+/* ---- a 1x1 conv and the depthwise conv that reads it, by bands of output rows ----
+ *
+ * See gcrt_dwconv.h (gcrt_pw_dwconv_f32). A task owns a contiguous share of the depthwise output
+ * rows (one task per thread: a band picks up the rows the band before computed) and goes through
+ * it GCRT_PWDW_ROWS rows at a time, whole multi-row passes but the last. A band's input rows are
+ * the 1x1 conv's micro-tiles of gcrt_conv_range (W in 8-row panels, 32 positions), stored into
+ * the slot with row stride GCRT_PWDW_SLOT_ROWS x W per channel; the depthwise row kernels then
+ * read the slot as an image of those rows (top padding shifted by the band's first input row). */
+
+typedef struct GcrtPwDw {
+    GcrtDwArgs a;        /* the depthwise conv (one image); a.X unused, a.H and a.pt set per band */
+    const GcrtConv *pw;  /* the 1x1 conv; pw->Y is not written, pw->ws holds the slots */
+    int64_t srows;       /* input rows a slot holds */
+    int64_t slot_floats; /* C x srows x W */
+} GcrtPwDw;
+
+/* The 1x1 conv's rows [r0, r1), every channel, into the slot from its row s0: channel m's row r
+ * at S + m * srows * W + (s0 + r - r0) * W. */
+static void gcrt_pwdw_expand(const GcrtPwDw *f, float *S, int64_t r0, int64_t r1, int64_t s0)
+{
+    const GcrtConv *pw = f->pw;
+    const int64_t W = pw->W, P = pw->H * pw->W, K = pw->C, M = pw->M, ldc = f->srows * W;
+    const int64_t q0 = r0 * W, q1 = r1 * W;
+    for (int64_t p0 = q0; p0 < q1; p0 += GCRT_PACK_NR) {
+        const int nr = (int)(q1 - p0 < GCRT_PACK_NR ? q1 - p0 : GCRT_PACK_NR);
+        float *y = S + s0 * W + (p0 - q0);
+        for (int64_t k0 = 0; k0 < K; k0 += GCRT_CONV_KC) {
+            const int64_t kc = K - k0 < GCRT_CONV_KC ? K - k0 : GCRT_CONV_KC;
+            for (int64_t m0 = 0; m0 < M; m0 += GCRT_MR) {
+                const int mr = (int)(M - m0 < GCRT_MR ? M - m0 : GCRT_MR);
+                const float *A = pw->Wt + m0 / GCRT_PACK_MR * GCRT_PACK_MR * K + k0 * GCRT_PACK_MR + m0 % GCRT_PACK_MR;
+                GcrtTile tile = gcrt_conv_tile(pw, m0, k0, kc, K);
+                gcrt_ukernel(kc, A, 1, GCRT_PACK_MR, mr, pw->X + k0 * P + p0, P, nr, y + m0 * ldc, ldc, &tile);
+            }
+        }
+    }
+}
+
+/* Depthwise output rows [t0, t1), GCRT_PWDW_ROWS at a time. */
+GCRT_FN void gcrt_pwdw_bands(void *arg, int64_t t0, int64_t t1, int slot)
+{
+    const GcrtPwDw *f = (const GcrtPwDw *)arg;
+    const int64_t C = f->a.C, H = f->pw->H, W = f->pw->W, plane = f->srows * W;
+    float *S = f->pw->ws + (int64_t)slot * f->slot_floats;
+    GcrtDwArgs a = f->a;
+    GcrtDwCols cl;
+    int64_t h0 = 0, h1 = 0; /* the input rows the slot holds */
+    gcrt_dw_cols_init(&a, &cl);
+    for (int64_t oh0 = t0; oh0 < t1; oh0 += GCRT_PWDW_ROWS) {
+        const int64_t oh1 = oh0 + GCRT_PWDW_ROWS < t1 ? oh0 + GCRT_PWDW_ROWS : t1;
+        const int64_t lo = oh0 * a.sh - f->a.pt, hi = (oh1 - 1) * a.sh - f->a.pt + a.KH;
+        const int64_t r0 = lo > 0 ? lo : 0, r1 = hi < H ? hi : H;
+        if (r1 <= r0) {
+            h0 = h1 = 0; /* every tap in padding */
+        } else if (h1 > r0 && r0 >= h0) { /* rows [r0, h1) are in the slot already */
+            if (r0 > h0)
+                for (int64_t c = 0; c < C; c++)
+                    memmove(S + c * plane, S + c * plane + (r0 - h0) * W, sizeof(float) * (size_t)((h1 - r0) * W));
+            gcrt_pwdw_expand(f, S, h1, r1, h1 - r0);
+            h0 = r0, h1 = r1;
+        } else {
+            gcrt_pwdw_expand(f, S, r0, r1, 0);
+            h0 = r0, h1 = r1;
+        }
+        /* the slot as an image of rows [r0, r1): output row oh reads slot row oh * sh - (pt + r0) + kh */
+        a.H = r1 > r0 ? r1 - r0 : 0;
+        a.pt = f->a.pt + r0;
+        for (int64_t c = 0; c < C; c++) {
+            GcrtDwPlane p;
+            p.x = a.H > 0 ? S + c * plane : NULL;
+            p.w = a.Wt + c * a.KH * a.KW;
+            p.res = a.res ? a.res + c * a.OH * a.OW : NULL;
+            p.y = a.Y + c * a.OH * a.OW;
+            p.bias = a.bias ? a.bias[c] : 0.0f;
+            gcrt_dw_rows(&a, &cl, &p, oh0, oh1);
+        }
+    }
+}
+
+/* See gcrt_dwconv.h. */
+GCRT_FN void gcrt_pw_dwconv_f32(const GcrtConv *pw, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
+                                int64_t sw, int64_t pt, int64_t pl, const float *Wd, const GcrtEpi *epi, float *Y,
+                                const GcThreadPool *pool)
+{
+    GcrtPwDw f;
+    int64_t threads;
+    const int64_t C = pw->M;
+    if (C <= 0 || OH <= 0 || OW <= 0) return;
+    /* per input position: the 1x1 conv's K multiply-adds; per output: the taps (about 4 each) */
+    pool = gcrt_pool_for(pool, gcrt_work(C, pw->H * pw->W * pw->C + OH * OW * 4 * KH * KW, 1, 1));
+    threads = gcrt_pool_threads(pool);
+    if (threads > pw->max_slots) threads = pw->max_slots > 0 ? pw->max_slots : 1;
+    gcrt_dw_setup(&f.a, 1, C, pw->H, pw->W, OH, OW, KH, KW, sh, sw, 1, 1, pt, pl, NULL, Wd, epi, Y);
+    f.a.flat = 0; /* bands of rows: the multi-row and row paths */
+    f.pw = pw;
+    f.srows = GCRT_PWDW_SLOT_ROWS(KH, sh) < pw->H ? GCRT_PWDW_SLOT_ROWS(KH, sh) : pw->H;
+    f.slot_floats = C * f.srows * pw->W;
+    /* tiles: the output rows; one task per thread (runs of ceil(OH / threads) rows: fewer runs than
+     * twice the threads), task j owning slot j */
+    gcrt_parallel_runs(threads > 1 ? pool : NULL, OH, (OH + threads - 1) / threads, pw->max_slots, gcrt_pwdw_bands,
+                       &f);
+}

@@ -620,12 +620,77 @@ class DepthwisePointwise(unittest.TestCase):
             self.assertNotIn("band by band", notes3)
 
 
+class PointwiseDepthwise(unittest.TestCase):
+    """At -O2 the C backend computes a 1x1 conv inside the depthwise conv that alone reads it, on a
+    map of at least 32 rows (gcrt_pw_dwconv_f32): the notes say so, the 1x1 node emits no code, its
+    output's buffer holds only the bands' slots, the outputs are the same bits at 1, 2 and 3
+    threads and the same as -O0's (which does not fuse); a second reader of the 1x1 output keeps
+    the two apart."""
+
+    GIR = os.path.join(HERE, "..", "ops", "nn", "conv_pw_dw_fused.gir")
+
+    def compile(self, t, name, *extra, gir=None):
+        out = os.path.join(t, name)
+        p = graphc("compile", gir or self.GIR, "-o", out, "--name", "m", "--emit-main", "--print-after=plan-memory",
+                   *extra)
+        with open(os.path.join(out, "m.c")) as f:
+            return out, f.read(), p.stderr
+
+    def run_main(self, out, threads, t):
+        res = os.path.join(t, f"res_{os.path.basename(out)}_{threads}")
+        os.mkdir(res)
+        p = subprocess.run([os.path.join(out, "m_main"), "--threads", str(threads), res,
+                            os.path.join(t, "x.npy"), os.path.join(t, "r.npy")], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return read_bytes(os.path.join(res, os.listdir(res)[0]))
+
+    def test_fused_at_o2_only(self):
+        with tempfile.TemporaryDirectory() as t:
+            rng = np.random.default_rng(9)
+            np.save(os.path.join(t, "x.npy"), rng.standard_normal((1, 16, 34, 34)).astype(np.float32))
+            np.save(os.path.join(t, "r.npy"), rng.standard_normal((1, 40, 17, 17)).astype(np.float32))
+            o2, src2, notes = self.compile(t, "o2")
+            self.assertEqual(src2.count("gcrt_pw_dwconv_f32("), 1)
+            self.assertNotIn("gcrt_dwconv2d_f32(", src2)
+            self.assertNotIn("gcrt_conv_gemm_f32(", src2)
+            self.assertIn("/* computed band by band inside Conv 'dw' below (gcrt_pw_dwconv_f32), never stored */",
+                          src2)
+            self.assertIn("# kernel: conv-gemm (W packed in 8-row panels), computed band by band inside the "
+                          "depthwise conv dw below", notes)
+            self.assertIn("# kernel: conv-gemm + depthwise by row bands (the 1x1 conv pw's rows", notes)
+            o0, src0, _ = self.compile(t, "o0", "-O0")
+            self.assertNotIn("gcrt_pw_dwconv_f32(", src0)
+            self.assertIn("gcrt_dwconv2d_f32(", src0)
+            # the arena at the depthwise step: the Relu's output (kept up to it), the 1x1 output's two
+            # slots of 17 rows (its buffer, not its 40 x 34 x 34 floats) and the depthwise output
+            arena = lambda src: int(re.search(r"arena (\d+) bytes", src).group(1))
+            self.assertEqual(arena(src2) // 64, 4 * (16 * 34 * 34 + 2 * 40 * 17 * 34 + 40 * 17 * 17) // 64 + 1)
+            self.assertIn(".max_slots = 2,", src2)
+            for d in (o2, o0):
+                p = subprocess.run(["make", "-s", "-C", d], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+            want = self.run_main(o0, 1, t)
+            for threads in (1, 2, 3):
+                self.assertEqual(self.run_main(o2, threads, t), want, f"{threads} threads")
+            # a second reader of the 1x1 output: not fused
+            with open(self.GIR) as f:
+                text = f.read().replace("  output %z\n", "  output %z\n  output %ec\n")
+            gir2 = os.path.join(t, "two_readers.gir")
+            with open(gir2, "w") as f:
+                f.write(text)
+            _, src3, notes3 = self.compile(t, "two", gir=gir2)
+            self.assertNotIn("gcrt_pw_dwconv_f32(", src3)
+            self.assertIn("gcrt_dwconv2d_f32(", src3)
+            self.assertNotIn("band by band", notes3)
+
+
 class ChannelSplit(unittest.TestCase):
     """A 1x1 conv whose only reader is a depthwise conv that the runtime splits by channels (a map
     of fewer than 32 rows) splits its own output channels over the threads (GcrtConv.by_channels):
     the source and the notes say so, and the outputs are the same bits at 1, 2 and 3 threads and
     the same as -O0's (where the Clip, not the depthwise conv, reads the 1x1 conv). A second
-    reader, or a 32-row map, keeps the split by positions."""
+    reader keeps the split by positions; on a 32-row map the depthwise conv computes the 1x1 conv
+    (gcrt_pw_dwconv_f32)."""
 
     GIR = os.path.join(HERE, "..", "ops", "nn", "conv_pw_dw_by_channels.gir")
 
@@ -668,8 +733,9 @@ class ChannelSplit(unittest.TestCase):
             _, src3, notes3 = self.compile(t, "two", text.replace("  output %z\n", "  output %z\n  output %ec\n"))
             self.assertNotIn(".by_channels", src3)
             self.assertNotIn("the threads split the channels", notes3)
+            # (on 32 rows the depthwise conv computes the 1x1 conv band by band instead: gcrt_pw_dwconv_f32)
             _, src4, _ = self.compile(t, "rows32", text.replace("14,14]", "32,32]"))
-            self.assertIn("gcrt_dwconv2d_f32(1, 96, 32, 32,", src4)
+            self.assertIn("gcrt_pw_dwconv_f32(&cv, 32, 32,", src4)
             self.assertNotIn(".by_channels", src4)
 
 

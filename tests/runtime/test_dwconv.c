@@ -16,7 +16,9 @@
  * conv (gcrt_dwconv_pw_f32) against the two unfused kernels, bit for bit,
  * serial and on every pool, with the two buffers it may write (the depthwise
  * output's, used as its slots, and Y) guarded by canaries and nothing else
- * writable to it. Exits non-zero on any failure, printing what failed.
+ * writable to it; and the fused 1x1 + depthwise conv (gcrt_pw_dwconv_f32) the
+ * same way, its two writable buffers the 1x1 output's (its slots) and Y.
+ * Exits non-zero on any failure, printing what failed.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -380,6 +382,112 @@ static void run_dwpw_case(const Case *c, int64_t M, int pw_mode)
     free(Wt);
 }
 
+/* W [M, K] row-major packed in 8-row panels (GCRT_PACK_MR, gcrt_cpu.h's w_packed layout): panel i holds rows
+ * 8i..8i+7, element (m, k) at panel start + k * 8 + m % 8, rows past M zero. */
+static float *pack_a8(const float *W, int64_t M, int64_t K)
+{
+    const int64_t mpad = (M + GCRT_PACK_MR - 1) / GCRT_PACK_MR * GCRT_PACK_MR;
+    float *A = (float *)calloc((size_t)(mpad * K), sizeof(float));
+    int64_t m, k;
+    if (!A) exit(2);
+    for (m = 0; m < M; m++)
+        for (k = 0; k < K; k++) A[m / GCRT_PACK_MR * GCRT_PACK_MR * K + k * GCRT_PACK_MR + m % GCRT_PACK_MR] = W[m * K + k];
+    return A;
+}
+
+/* A 1x1 conv of Cin channels to c->C (pw_mode: bit 0 bias, act = pw_mode / 2; W in 8-row panels) and the
+ * depthwise conv c (N == 1, dilation 1; epi_mode as in run_case, the residual too): gcrt_pw_dwconv_f32
+ * equals gcrt_conv_gemm_f32 then gcrt_dwconv2d_f32 bit for bit, serially and on every pool with as
+ * many slots as its threads and the 1x1 output's buffer holds (at most), and writes only into Y and
+ * that buffer. */
+static void run_pwdw_case(const Case *c, int64_t Cin, int pw_mode)
+{
+    const int64_t C = c->C, HW = c->H * c->W, nx = Cin * HW, ne = C * HW, ny = C * c->OH * c->OW;
+    const int64_t srows = GCRT_PWDW_SLOT_ROWS(c->KH, c->sh) < c->H ? GCRT_PWDW_SLOT_ROWS(c->KH, c->sh) : c->H;
+    float *X = (float *)malloc((size_t)nx * sizeof(float)), *Wp = (float *)malloc((size_t)(C * Cin) * sizeof(float));
+    float *Bp = (float *)malloc((size_t)C * sizeof(float)), *Wd = (float *)malloc((size_t)(C * c->KH * c->KW) * sizeof(float));
+    float *Bd = (float *)malloc((size_t)C * sizeof(float)), *Res = (float *)malloc((size_t)ny * sizeof(float));
+    float *E = (float *)malloc((size_t)ne * sizeof(float)), *D = (float *)malloc((size_t)ny * sizeof(float));
+    float *Ews = (float *)malloc((size_t)(ne + 2 * GUARD) * sizeof(float));
+    float *Y2 = (float *)malloc((size_t)(ny + 2 * GUARD) * sizeof(float));
+    float *Wa;
+    GcrtEpi de;
+    GcrtConv pw;
+    int p, m = c->epi_mode - 1;
+    if (!X || !Wp || !Bp || !Wd || !Bd || !Res || !E || !D || !Ews || !Y2) exit(2);
+    fill(X, nx);
+    fill(Wp, C * Cin);
+    fill(Bp, C);
+    fill(Wd, C * c->KH * c->KW);
+    fill(Bd, C);
+    fill(Res, ny);
+    Wa = pack_a8(Wp, C, Cin);
+    de.bias = (m & 1) ? Bd : NULL;
+    de.res = (m & 2) ? Res : NULL;
+    de.act = m / 4 == 0 ? GCRT_ACT_NONE : m / 4 == 1 ? GCRT_ACT_RELU : GCRT_ACT_CLIP;
+    de.lo = -0.5f;
+    de.hi = 0.75f;
+    memset(&pw, 0, sizeof pw);
+    pw.N = 1;
+    pw.C = Cin;
+    pw.H = pw.OH = c->H;
+    pw.W = pw.OW = c->W;
+    pw.M = C;
+    pw.G = pw.KH = pw.KW = pw.sh = pw.sw = pw.dh = pw.dw = 1;
+    pw.X = X;
+    pw.Wt = Wa;
+    pw.w_packed = 1;
+    pw.bias = (pw_mode & 1) ? Bp : NULL;
+    pw.act = pw_mode / 2 == 0 ? GCRT_ACT_NONE : pw_mode / 2 == 1 ? GCRT_ACT_RELU : GCRT_ACT_CLIP;
+    pw.lo = -0.25f;
+    pw.hi = 0.5f;
+    pw.max_slots = 1;
+    /* unfused, serially */
+    pw.Y = E;
+    gcrt_conv_gemm_f32(&pw, NULL);
+    gcrt_dwconv2d_f32(1, C, c->H, c->W, c->OH, c->OW, c->KH, c->KW, c->sh, c->sw, 1, 1, c->pt, c->pl, E, Wd, &de, D,
+                      NULL);
+    /* fused: serially (one slot), then on every pool */
+    for (p = -1; p < 4; p++) {
+        GcThreadPool tp;
+        int slots = p < 0 ? 1 : pool_threads[p];
+        if (slots > c->H / srows) slots = (int)(c->H / srows);
+        if (p >= 0) tp = gc_pthread_pool_get(pools[p]);
+        set_canary(Ews, ne);
+        set_canary(Y2, ny);
+        pw.ws = Ews + GUARD;
+        pw.Y = Ews + GUARD; /* not written */
+        pw.max_slots = slots;
+        if (slots < 1 || slots * srows > c->H) {
+            fprintf(stderr, "FAIL: the test gave %d slots of %lld rows to a map of %lld\n", slots, (long long)srows,
+                    (long long)c->H);
+            n_fail++;
+        }
+        gcrt_pw_dwconv_f32(&pw, c->OH, c->OW, c->KH, c->KW, c->sh, c->sw, c->pt, c->pl, Wd, &de, Y2 + GUARD,
+                           p < 0 ? NULL : &tp);
+        n_checked++;
+        if (!canary_ok(Ews, ne) || !canary_ok(Y2, ny) || memcmp(D, Y2 + GUARD, (size_t)ny * sizeof(float)) != 0) {
+            fprintf(stderr, "FAIL: gcrt_pw_dwconv_f32 at %d threads, %d slots (Cin %lld, pw mode %d) differs from "
+                    "the unfused kernels (or wrote outside its buffers)\n", p < 0 ? 1 : pool_threads[p], slots,
+                    (long long)Cin, pw_mode);
+            describe(c);
+            n_fail++;
+            break;
+        }
+    }
+    free(X);
+    free(Wp);
+    free(Bp);
+    free(Wd);
+    free(Bd);
+    free(Res);
+    free(E);
+    free(D);
+    free(Ews);
+    free(Y2);
+    free(Wa);
+}
+
 int main(void)
 {
     static const int64_t sizes[] = {112, 56, 28, 14, 7};
@@ -494,6 +602,42 @@ int main(void)
         c.pt = c.pl = c.pb = c.pr = 1;
         c.epi_mode = 9;
         if (finish_case(&c)) run_dwpw_case(&c, 9, 3);
+    }
+
+    /* the fused 1x1 + depthwise conv: MobileNetV2's pairs at 112x112 (stride 2) and 56x56 (strides 1
+     * and 2), K past one 512-row block, 5x5 filters, odd maps and uneven pads (rows whose window lies
+     * partly or wholly in padding), a map of one slot's rows, wide rows, every epilogue (the
+     * depthwise conv's residual too) */
+    {
+        static const int64_t pd[][7] = {
+            /* Cin, C, HW, K, stride, dw epi, pw mode */
+            {16, 96, 112, 3, 2, 12, 5}, {24, 144, 56, 3, 1, 11, 4}, {24, 144, 56, 3, 2, 12, 5},
+            {600, 20, 33, 3, 1, 4, 1},  {7, 40, 37, 5, 2, 8, 3},    {9, 17, 41, 5, 1, 2, 0},
+            {3, 10, 19, 3, 1, 13, 2},   {12, 9, 9, 3, 2, 6, 1},     {5, 33, 64, 3, 1, 0, 4},
+        };
+        int di;
+        for (di = 0; di < (int)(sizeof pd / sizeof pd[0]); di++) {
+            square_case(&c, 1, pd[di][1], pd[di][2], pd[di][3], pd[di][4], 1, pd[di][3] / 2, (int)pd[di][5]);
+            run_pwdw_case(&c, pd[di][0], (int)pd[di][6]);
+            if (di % 3 == 1) { /* all the padding at the bottom/right, and more at the top */
+                c.pt = c.pl = 0;
+                c.pb = c.pr = c.KH - 1;
+                if (finish_case(&c)) run_pwdw_case(&c, pd[di][0], (int)pd[di][6]);
+                c.pt = c.pl = c.KH - 1;
+                c.pb = c.pr = 0;
+                if (finish_case(&c)) run_pwdw_case(&c, pd[di][0], (int)pd[di][6]);
+            }
+        }
+        c.N = 1; /* a wide image */
+        c.C = 6;
+        c.H = 36;
+        c.W = 300;
+        c.KH = c.KW = 3;
+        c.sh = c.sw = 2;
+        c.dh = c.dw = 1;
+        c.pt = c.pl = c.pb = c.pr = 1;
+        c.epi_mode = 9;
+        if (finish_case(&c)) run_pwdw_case(&c, 11, 3);
     }
 
     /* the pool on its own: many short jobs, and a nested call */

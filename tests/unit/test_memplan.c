@@ -514,6 +514,38 @@ static void test_pass_extra_reads(void **state)
     ir_graph_free(g);
 }
 
+/* Graph.stored_bytes of a target that stores only 64 of b's 256 bytes. */
+static int64_t stores_64_of_b(const Graph *g, const Value *v)
+{
+    (void)g;
+    return strcmp(v->name, "b") == 0 ? 64 : -1;
+}
+
+static void test_pass_stored_bytes(void **state)
+{
+    (void)state;
+    Graph *g = parsed(chain_ir);
+    g->stored_bytes = stores_64_of_b;
+    plan(g, 2);
+    /* b's buffer is 64 bytes, so no neighbour takes it in place (a's 256 bytes would not fit, and c
+     * must not write 256 bytes into it): b lives apart from a and from c */
+    PlanEntry *e = NULL;
+    int n = pass_plan_entries(g, &e), seen = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(e[i].name, "b") == 0) {
+            assert_int_equal(e[i].size, 64);
+            seen = 1;
+        }
+    assert_true(seen);
+    free(e);
+    const Value *a = val(g, "a"), *b = val(g, "b"), *c = val(g, "c");
+    assert_true(b->offset >= a->offset + 256 || a->offset >= b->offset + 64);
+    assert_true(b->offset >= c->offset + 256 || c->offset >= b->offset + 64);
+    assert_int_equal(g->plan_lower_bound, 256 + 64);
+    assert_int_equal(g->arena_bytes, 256 + 64);
+    ir_graph_free(g);
+}
+
 static void test_pass_workspace(void **state)
 {
     (void)state;
@@ -708,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_pass_inplace_chain),
         cmocka_unit_test(test_pass_workspace),
         cmocka_unit_test(test_pass_extra_reads),
+        cmocka_unit_test(test_pass_stored_bytes),
         cmocka_unit_test(test_pass_views),
         cmocka_unit_test(test_pass_view_of_input_and_output),
         cmocka_unit_test(test_pass_inplace_guards),
