@@ -398,6 +398,15 @@ static int cpu_plan(const Node *n, CpuPlan *p)
 
 static int conv_whole(const CpuPlan *p);
 
+/* The first node (in schedule order) that reads v, or NULL. */
+static const Node *first_reader(const Graph *g, const Value *v)
+{
+    for (int s = 0; s < g->n_nodes; s++)
+        for (int j = 0; j < g->nodes[s]->n_in; j++)
+            if (g->nodes[s]->in[j] == v) return g->nodes[s];
+    return NULL;
+}
+
 /* Whether node n alone reads v, and once (v is not a graph output). */
 static int sole_reader(const Graph *g, const Value *v, const Node *n)
 {
@@ -437,15 +446,9 @@ static const Node *dwpw_source(const Graph *g, const Node *pw, CpuPlan *pp, CpuP
 static const Node *dwpw_target(const Graph *g, const Node *d)
 {
     if (g->opt_level < 2 || d->op != OP_Conv || d->n_out != 1) return NULL;
-    for (int s = 0; s < g->n_nodes; s++) {
-        const Node *n = g->nodes[s];
-        for (int j = 0; j < n->n_in; j++)
-            if (n->in[j] == d->out[0]) { /* the first reader; dwpw_source checks it is the only one */
-                CpuPlan pp, dp;
-                return dwpw_source(g, n, &pp, &dp) == d ? n : NULL;
-            }
-    }
-    return NULL;
+    const Node *n = first_reader(g, d->out[0]); /* dwpw_source checks it is the only one */
+    CpuPlan pp, dp;
+    return n && dwpw_source(g, n, &pp, &dp) == d ? n : NULL;
 }
 
 /* Mirrors of gcrt_dwconv.c: a depthwise conv of at least CPU_DW_MIN_TILES planes with fewer than
@@ -453,8 +456,10 @@ static const Node *dwpw_target(const Graph *g, const Node *d)
 #define CPU_DW_MIN_TILES 64
 #define CPU_DW_SPLIT_ROWS 32
 
-/* Mirror of gcrt_dwconv.h: the input rows a slot of gcrt_pw_dwconv_f32 holds. */
-#define CPU_PWDW_SLOT_ROWS(KH, sh) ((8 - 1) * (sh) + (KH))
+/* Mirrors of gcrt_dwconv.h: the output rows of a band of gcrt_pw_dwconv_f32, and the input rows
+ * a slot holds. */
+#define CPU_PWDW_ROWS 8
+#define CPU_PWDW_SLOT_ROWS(KH, sh) ((CPU_PWDW_ROWS - 1) * (sh) + (KH))
 static int64_t pwdw_slot_rows(const CpuPlan *dp)
 {
     const int64_t r = CPU_PWDW_SLOT_ROWS(dp->KH, dp->sh);
@@ -498,15 +503,9 @@ static int64_t pwdw_slots(const Graph *g, const CpuPlan *dp, const CpuPlan *pp)
 static const Node *pwdw_target(const Graph *g, const Node *pw)
 {
     if (g->opt_level < 2 || pw->op != OP_Conv || pw->n_out != 1) return NULL;
-    for (int s = 0; s < g->n_nodes; s++) {
-        const Node *n = g->nodes[s];
-        for (int j = 0; j < n->n_in; j++)
-            if (n->in[j] == pw->out[0]) { /* the first reader; pwdw_source checks it is the only one */
-                CpuPlan dp, pp;
-                return pwdw_source(g, n, &dp, &pp) == pw ? n : NULL;
-            }
-    }
-    return NULL;
+    const Node *n = first_reader(g, pw->out[0]); /* pwdw_source checks it is the only one */
+    CpuPlan dp, pp;
+    return n && pwdw_source(g, n, &dp, &pp) == pw ? n : NULL;
 }
 
 /* Backend.extra_reads of the C backend: a fused 1x1 conv at step s reads its depthwise
@@ -542,13 +541,7 @@ static int conv_by_channels(const Graph *g, const Node *n, const CpuPlan *p)
 {
     if (p->kind != CPUK_CONV_GEMM || !conv_direct(p) || conv_whole(p) || p->OH >= CPU_DW_SPLIT_ROWS) return 0;
     const Value *y = n->out[0];
-    const Node *d = NULL;
-    for (int s = 0; s < g->n_nodes && !d; s++)
-        for (int j = 0; j < g->nodes[s]->n_in; j++)
-            if (g->nodes[s]->in[j] == y) {
-                d = g->nodes[s];
-                break;
-            }
+    const Node *d = first_reader(g, y);
     CpuPlan dp;
     if (!d || d->op != OP_Conv || d->in[0] != y || !sole_reader(g, y, d) || !cpu_plan(d, &dp) ||
         dp.kind != CPUK_DWCONV || dwpw_target(g, d))

@@ -1204,7 +1204,6 @@ static void gcrt_conv_slide(const GcrtConv *cv, const GcThreadPool *pool)
     }
 }
 
-/* See gcrt_cpu.h. */
 /* A by_channels conv: gcrt_conv_range's tiles (column, channel block) in another order, group of
  * channel blocks first (group g: blocks [g nmb / groups, (g + 1) nmb / groups), one group per
  * thread), then column, then block; a task's tiles of one group at one column are a run of
@@ -1231,6 +1230,7 @@ static void gcrt_conv_groups_range(void *arg, int64_t t0, int64_t t1, int slot)
     }
 }
 
+/* See gcrt_cpu.h. */
 GCRT_FN void gcrt_conv_gemm_f32(const GcrtConv *cv, const GcThreadPool *pool)
 {
     const int64_t Mg = cv->M / cv->G, P = cv->OH * cv->OW, MB = GCRT_CONV_MB_OF(cv);
