@@ -64,17 +64,17 @@ GCRT_FN void gcrt_dwconv_pw_f32(int64_t C, int64_t H, int64_t W, int64_t OH, int
 
 /* A 1x1 conv pw (one image, stride 1, no padding, G == 1, W in 8-row panels: w_packed, not
  * w_trans; no residual) and the depthwise conv (dilation 1) that alone reads its output, fused by
- * bands of output rows: a pool's thread takes its share of the depthwise output rows, a band of
- * gcrt_pwdw_rows at a time, computes the band's input rows with pw into its slot of pw->ws (the
+ * bands of output rows: a pool's thread takes its share of the depthwise output rows,
+ * GCRT_PWDW_ROWS at a time, computes the band's input rows with pw into its slot of pw->ws (the
  * rows the band before left there that this band reads again are moved up, not computed again),
  * then the band's depthwise rows from the slot into Y, through epi. pw's output never goes
  * through memory the size of the map (MobileNetV2's 112x112 expansion wrote 4.8 MB that the
  * depthwise conv read back), and no other thread writes or reads it. Slots: C x min(H,
- * GCRT_PWDW_SLOT_ROWS(KH, sh)) x W floats each, max_slots (>= 1) of them, in pw->ws, which is pw's
- * output buffer (C x H x W floats; max_slots x slot rows <= H), so the fusion needs no memory beyond the
- * unfused kernels'; it leaves that buffer holding slot contents, not pw's output. pw->Y is not
- * written. Every output is the sum it is unfused, so the results are those of
- * gcrt_conv_gemm_f32 then gcrt_dwconv2d_f32, bit for bit, at any thread count. */
+ * GCRT_PWDW_SLOT_ROWS(KH, sh)) x W floats each, max_slots (>= 1) of them, at most H rows in all,
+ * in pw->ws: graphc passes pw's output buffer, which its memory plan sizes to the slots, so the
+ * fusion takes less memory than the unfused kernels. pw->Y is not written. Every output is the
+ * sum it is unfused, so the results are those of gcrt_conv_gemm_f32 then gcrt_dwconv2d_f32, bit
+ * for bit, at any thread count. */
 #define GCRT_PWDW_ROWS 8 /* output rows per band: a multi-row pass of AVX-512 (GCRT_DW_RB) */
 #define GCRT_PWDW_SLOT_ROWS(KH, sh) ((GCRT_PWDW_ROWS - 1) * (sh) + (KH))
 GCRT_FN void gcrt_pw_dwconv_f32(const GcrtConv *pw, int64_t OH, int64_t OW, int64_t KH, int64_t KW, int64_t sh,
