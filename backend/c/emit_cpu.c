@@ -896,9 +896,20 @@ int cgen_cpu_emit(Cgen *c, const Node *n, Diag *d)
 
 /* ---- the note --dump/--print-after shows ---- */
 
+/* The note's account of plan p's on-tile epilogue (", on the tile: bias residual relu"), or "". */
+static const char *epi_note(const CpuPlan *p, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (p->own_bias || p->epi.bias || p->epi.res || p->epi.act)
+        snprintf(buf, cap, ", on the tile:%s%s%s", p->own_bias || p->epi.bias ? " bias" : "", p->epi.res ? " residual" : "",
+                 (const char *const[]){"", " relu", " clip", " tanh", " sigmoid"}[p->epi.act]);
+    return buf;
+}
+
 int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
 {
     CpuPlan p, dp;
+    char epi[96];
     if (!cpu_plan(n, &p)) return 0;
     const Node *fused = p.kind == CPUK_DWCONV ? dwpw_target(g, n) : NULL;
     if (fused) {
@@ -910,10 +921,8 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
     if (src) {
         int k = snprintf(buf, cap,
                          "depthwise + conv-gemm by row bands (the depthwise conv %s's rows of a band into the "
-                         "task's slot, then W^T packed in 32-column panels, positions as the tile's rows)%s%s%s%s",
-                         src->name, p.own_bias || p.epi.bias || p.epi.res || p.epi.act ? ", on the tile:" : "",
-                         p.own_bias || p.epi.bias ? " bias" : "", p.epi.res ? " residual" : "",
-                         (const char *const[]){"", " relu", " clip", " tanh", " sigmoid"}[p.epi.act]);
+                         "task's slot, then W^T packed in 32-column panels, positions as the tile's rows)%s",
+                         src->name, epi_note(&p, epi, sizeof epi));
         return k < 0 ? 0 : k;
     }
     const Node *into = p.kind == CPUK_CONV_GEMM ? pwdw_target(g, n) : NULL;
@@ -927,10 +936,8 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
     if (pwn) {
         int k = snprintf(buf, cap,
                          "conv-gemm + depthwise by row bands (the 1x1 conv %s's rows of a band into the task's "
-                         "slot, then the depthwise rows from there)%s%s%s%s",
-                         pwn->name, p.own_bias || p.epi.bias || p.epi.res || p.epi.act ? ", on the tile:" : "",
-                         p.own_bias || p.epi.bias ? " bias" : "", p.epi.res ? " residual" : "",
-                         (const char *const[]){"", " relu", " clip", " tanh", " sigmoid"}[p.epi.act]);
+                         "slot, then the depthwise rows from there)%s",
+                         pwn->name, epi_note(&p, epi, sizeof epi));
         return k < 0 ? 0 : k;
     }
     const char *what = p.kind == CPUK_GEMM ? "gemm" : p.kind == CPUK_WINO ? "winograd F(4x4,3x3)"
@@ -952,11 +959,7 @@ int cgen_cpu_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
     if (p.kind == CPUK_GEMM)
         snprintf(dims, sizeof dims, " M=%lld N=%lld K=%lld%s", (long long)p.Mm, (long long)p.Nn, (long long)p.Kk,
                  p.batch > 1 ? " batched" : "");
-    char epi[96] = "";
-    if (p.own_bias || p.epi.bias || p.epi.res || p.epi.act)
-        snprintf(epi, sizeof epi, ", on the tile:%s%s%s", p.own_bias || p.epi.bias ? " bias" : "",
-                 p.epi.res ? " residual" : "",
-                 (const char *const[]){"", " relu", " clip", " tanh", " sigmoid"}[p.epi.act]);
+    epi_note(&p, epi, sizeof epi);
     int k = snprintf(buf, cap, "%s%s (%s%s)%s%s", what, dims,
                      p.kind == CPUK_DWCONV ? "W as stored"
                      : p.packed ? (p.kind == CPUK_GEMM ? "B packed in 32-column panels"

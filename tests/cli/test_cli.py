@@ -560,13 +560,11 @@ class LayerProfile(unittest.TestCase):
             self.assertAlmostEqual(parts[1], float(total[1]) / 2, delta=1e-3)
 
 
-class DepthwisePointwise(unittest.TestCase):
-    """At -O2 the C backend computes a depthwise conv inside the 1x1 conv that alone reads it
-    (gcrt_dwconv_pw_f32): the notes say so, the depthwise node emits no code, the arena does not
-    grow, the outputs are the same bits at 1, 2 and 3 threads and the same as -O0's (which does
-    not fuse); a second reader of the depthwise output keeps the two apart."""
+class FusedPair(unittest.TestCase):
+    """Helpers of the fused conv-pair tests: compile GIR (or another file) with notes, run m_main
+    on x.npy and r.npy at a thread count."""
 
-    GIR = os.path.join(HERE, "..", "ops", "nn", "conv_dw_pw_fused.gir")
+    GIR = None
 
     def compile(self, t, name, *extra, gir=None):
         out = os.path.join(t, name)
@@ -582,6 +580,15 @@ class DepthwisePointwise(unittest.TestCase):
                             os.path.join(t, "x.npy"), os.path.join(t, "r.npy")], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
         return read_bytes(os.path.join(res, os.listdir(res)[0]))
+
+
+class DepthwisePointwise(FusedPair):
+    """At -O2 the C backend computes a depthwise conv inside the 1x1 conv that alone reads it
+    (gcrt_dwconv_pw_f32): the notes say so, the depthwise node emits no code, the arena does not
+    grow, the outputs are the same bits at 1, 2 and 3 threads and the same as -O0's (which does
+    not fuse); a second reader of the depthwise output keeps the two apart."""
+
+    GIR = os.path.join(HERE, "..", "ops", "nn", "conv_dw_pw_fused.gir")
 
     def test_fused_at_o2_only(self):
         with tempfile.TemporaryDirectory() as t:
@@ -620,7 +627,7 @@ class DepthwisePointwise(unittest.TestCase):
             self.assertNotIn("band by band", notes3)
 
 
-class PointwiseDepthwise(unittest.TestCase):
+class PointwiseDepthwise(FusedPair):
     """At -O2 the C backend computes a 1x1 conv inside the depthwise conv that alone reads it, on a
     map of at least 32 rows (gcrt_pw_dwconv_f32): the notes say so, the 1x1 node emits no code, its
     output's buffer holds only the bands' slots, the outputs are the same bits at 1, 2 and 3
@@ -628,21 +635,6 @@ class PointwiseDepthwise(unittest.TestCase):
     the two apart."""
 
     GIR = os.path.join(HERE, "..", "ops", "nn", "conv_pw_dw_fused.gir")
-
-    def compile(self, t, name, *extra, gir=None):
-        out = os.path.join(t, name)
-        p = graphc("compile", gir or self.GIR, "-o", out, "--name", "m", "--emit-main", "--print-after=plan-memory",
-                   *extra)
-        with open(os.path.join(out, "m.c")) as f:
-            return out, f.read(), p.stderr
-
-    def run_main(self, out, threads, t):
-        res = os.path.join(t, f"res_{os.path.basename(out)}_{threads}")
-        os.mkdir(res)
-        p = subprocess.run([os.path.join(out, "m_main"), "--threads", str(threads), res,
-                            os.path.join(t, "x.npy"), os.path.join(t, "r.npy")], capture_output=True, text=True)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return read_bytes(os.path.join(res, os.listdir(res)[0]))
 
     def test_fused_at_o2_only(self):
         with tempfile.TemporaryDirectory() as t:
