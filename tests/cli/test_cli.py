@@ -581,6 +581,29 @@ class FusedPair(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return read_bytes(os.path.join(res, os.listdir(res)[0]))
 
+    @staticmethod
+    def arena(src):
+        return int(re.search(r"arena (\d+) bytes", src).group(1))
+
+    def assert_same_bits(self, t, o2, o0):
+        """Builds both folders; o2's outputs at 1, 2 and 3 threads equal o0's at 1, bit for bit."""
+        for d in (o2, o0):
+            p = subprocess.run(["make", "-s", "-C", d], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        want = self.run_main(o0, 1, t)
+        for threads in (1, 2, 3):
+            self.assertEqual(self.run_main(o2, threads, t), want, f"{threads} threads")
+
+    def compile_second_reader(self, t, value):
+        """GIR with `value` a graph output too (a second reader of it): (source, notes)."""
+        with open(self.GIR) as f:
+            text = f.read().replace("  output %z\n", f"  output %z\n  output %{value}\n")
+        gir2 = os.path.join(t, "two_readers.gir")
+        with open(gir2, "w") as f:
+            f.write(text)
+        _, src, notes = self.compile(t, "two", gir=gir2)
+        return src, notes
+
 
 class DepthwisePointwise(FusedPair):
     """At -O2 the C backend computes a depthwise conv inside the 1x1 conv that alone reads it
@@ -607,21 +630,10 @@ class DepthwisePointwise(FusedPair):
             self.assertIn("gcrt_dwconv2d_f32(", src0)
             # the arena: the Relu's output (kept up to the 1x1 conv), the depthwise output's buffer (the
             # bands' slots) and the 1x1 output, nothing more
-            arena = lambda src: int(re.search(r"arena (\d+) bytes", src).group(1))
-            self.assertEqual(arena(src2), 4 * (1000 + 1000 + 32) * 260)
-            for d in (o2, o0):
-                p = subprocess.run(["make", "-s", "-C", d], capture_output=True, text=True)
-                self.assertEqual(p.returncode, 0, p.stderr)
-            want = self.run_main(o0, 1, t)
-            for threads in (1, 2, 3):
-                self.assertEqual(self.run_main(o2, threads, t), want, f"{threads} threads")
+            self.assertEqual(self.arena(src2), 4 * (1000 + 1000 + 32) * 260)
+            self.assert_same_bits(t, o2, o0)
             # a second reader of the depthwise output: not fused
-            with open(self.GIR) as f:
-                text = f.read().replace("  output %z\n", "  output %z\n  output %dc\n")
-            gir2 = os.path.join(t, "two_readers.gir")
-            with open(gir2, "w") as f:
-                f.write(text)
-            _, src3, notes3 = self.compile(t, "two", gir=gir2)
+            src3, notes3 = self.compile_second_reader(t, "dc")
             self.assertNotIn("gcrt_dwconv_pw_f32(", src3)
             self.assertIn("gcrt_dwconv2d_f32(", src3)
             self.assertNotIn("band by band", notes3)
@@ -655,22 +667,11 @@ class PointwiseDepthwise(FusedPair):
             self.assertIn("gcrt_dwconv2d_f32(", src0)
             # the arena at the depthwise step: the Relu's output (kept up to it), the 1x1 output's two
             # slots of 17 rows (its buffer, not its 40 x 34 x 34 floats) and the depthwise output
-            arena = lambda src: int(re.search(r"arena (\d+) bytes", src).group(1))
-            self.assertEqual(arena(src2) // 64, 4 * (16 * 34 * 34 + 2 * 40 * 17 * 34 + 40 * 17 * 17) // 64 + 1)
+            self.assertEqual(self.arena(src2) // 64, 4 * (16 * 34 * 34 + 2 * 40 * 17 * 34 + 40 * 17 * 17) // 64 + 1)
             self.assertIn(".max_slots = 2,", src2)
-            for d in (o2, o0):
-                p = subprocess.run(["make", "-s", "-C", d], capture_output=True, text=True)
-                self.assertEqual(p.returncode, 0, p.stderr)
-            want = self.run_main(o0, 1, t)
-            for threads in (1, 2, 3):
-                self.assertEqual(self.run_main(o2, threads, t), want, f"{threads} threads")
+            self.assert_same_bits(t, o2, o0)
             # a second reader of the 1x1 output: not fused
-            with open(self.GIR) as f:
-                text = f.read().replace("  output %z\n", "  output %z\n  output %ec\n")
-            gir2 = os.path.join(t, "two_readers.gir")
-            with open(gir2, "w") as f:
-                f.write(text)
-            _, src3, notes3 = self.compile(t, "two", gir=gir2)
+            src3, notes3 = self.compile_second_reader(t, "ec")
             self.assertNotIn("gcrt_pw_dwconv_f32(", src3)
             self.assertIn("gcrt_dwconv2d_f32(", src3)
             self.assertNotIn("band by band", notes3)
