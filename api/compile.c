@@ -89,6 +89,7 @@ int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
     g->stored_bytes = job_backend(job)->stored_bytes;
     g->plan_keep_forward = job->plan_keep_forward;
     g->max_threads = job->max_threads;
+    g->layout = job->layout;
     g->precision = job->precision;
     g->supports = job_backend(job)->supports;
     PipelineOptions po = {0};

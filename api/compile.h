@@ -32,6 +32,7 @@ typedef struct CompileJob {
     Graph *infer_graph;
     int plan_keep_forward; /* Graph.plan_keep_forward (--plan-keep-forward) */
     int max_threads;       /* Graph.max_threads (--max-threads; 0: the target's default) */
+    int layout;            /* Graph.layout (--cuda-layout; GRAPH_LAYOUT_AUTO: the target's choice) */
     DType precision;       /* Graph.precision (--precision: DT_F16, DT_BF16; 0 or DT_F32: as the model) */
 } CompileJob;
 

@@ -12,7 +12,7 @@ with the same --work reuse the export when its key matches. Then, per precision 
 (default fp32,fp16):
 
   graphc   `graphc compile model.onnx -o WORK/<model>_b<B>/<precision>/cuda --target=cuda --name m
-           [--precision=fp16]`, `make -C that/cuda libm.a NVCCFLAGS=...` (the generated Makefile's
+           [--precision=fp16] [--cuda-layout=L]`, `make -C that/cuda libm.a NVCCFLAGS=...` (the generated Makefile's
            default NVCCFLAGS plus -arch=sm_XY for the device found, sm_90 without one; or
            --nvccflags; CUDA_HOME from the environment, default /usr/local/cuda), and
            bench/gpu_bench.c compiled and linked by nvcc with the same flags against libm.a
@@ -120,7 +120,8 @@ def graphc_build(args, folder, precision):
     cdir = folder / "cuda"
     shutil.rmtree(cdir, ignore_errors=True)
     run([args.graphc, "compile", folder.parent / "model.onnx", "-o", cdir, "--target=cuda", "--name", "m"]
-        + ([f"--precision={precision}"] if precision != "fp32" else []))
+        + ([f"--precision={precision}"] if precision != "fp32" else [])
+        + ([f"--cuda-layout={args.cuda_layout}"] if args.cuda_layout else []))
     driver = ROOT / "bench" / "gpu_bench.c"
     if args.emu:  # the generated Makefile's emu rule, with gpu_bench.c for m_main.c
         exe = folder / "gpu_bench_emu"
@@ -299,6 +300,9 @@ def main():
                                    f"sm_{DEFAULT_ARCH} without a device)")
     ap.add_argument("--nvccflags", help="NVCCFLAGS for libm.a and the driver (default: the generated Makefile's "
                                         "plus -arch=sm_ARCH)")
+    ap.add_argument("--cuda-layout", choices=("auto", "nchw", "nhwc"),
+                    help="graphc compile --cuda-layout: where graphc keeps activations NHWC around its cuDNN "
+                         "convolutions (default: graphc's, auto: NHWC at fp16, NCHW at fp32)")
     ap.add_argument("--cudnn-find", action="store_true",
                     help="build graphc's side with -DGC_CUDNN_FIND: each Conv's cuDNN algorithm measured at init "
                          "(cudnnFindConvolutionForwardAlgorithmEx) rather than cuDNN's heuristic order "
@@ -384,6 +388,7 @@ def main():
               "and mean nothing as speed")
     else:
         print(f"# graphc: --target=cuda, nvcc {nvcc_ver} (CUDA_HOME={args.cuda_home}), -arch=sm_{args.arch}; "
+              f"--cuda-layout={args.cuda_layout or 'auto'}{'; -DGC_CUDNN_FIND' if args.cudnn_find else ''}; "
               f"driver bench/gpu_bench.c")
     side = "eager on the CPU" if args.emu else f"{', '.join(CONFIGS)}; cudnn.benchmark on, TF32 off"
     print(f"# PyTorch: {side}; no_grad, .half() for fp16; ONNX opset {args.opset}; {blocks} alternating "

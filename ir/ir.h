@@ -249,6 +249,8 @@ struct Node {
     int backward; /* built by autodiff (the backward part or the optimizer update) */
 };
 
+enum { GRAPH_LAYOUT_AUTO = 0, GRAPH_LAYOUT_NCHW = 1, GRAPH_LAYOUT_NHWC = 2 };
+
 typedef struct Graph {
     Arena arena;
     const char *name;
@@ -272,6 +274,11 @@ typedef struct Graph {
      * the per-task scratch their workspaces hold (compile --max-threads);
      * 0: the target's default. */
     int max_threads;
+    /* option (compile --cuda-layout): where the target may keep 4-d
+     * activations channels-last (NHWC) between the kernels that read and
+     * write them so: GRAPH_LAYOUT_AUTO (0) the target's choice,
+     * GRAPH_LAYOUT_NCHW never, GRAPH_LAYOUT_NHWC wherever its kernels can. */
+    int layout;
     /* option: the target's note on the kernel it picks for node n (written
      * into buf, a comment line's worth; returns its length, 0 for none),
      * printed after the node by ir_print as `# kernel: ...` (the parser

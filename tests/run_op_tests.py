@@ -22,7 +22,8 @@ Every tests/ops/**/*.gir file is one test, of one of two kinds:
 
 Directives (comment lines): `#! range %x LO HI` sets input x's random range
 (default -2..2; integers LO..HI inclusive), `#! fold` keeps constant folding on
-(it is off by default, --no-fold, so ops fed by constants reach the C code) and
+(it is off by default, --no-fold, so ops fed by constants reach the C code),
+`#! cuda-layout L` compiles with `--cuda-layout=L` when the target is cuda, and
 `#! tol ATOL RTOL` the
 tolerances (default 1e-5 1e-5).
 
@@ -118,6 +119,7 @@ GRAPH_RE = re.compile(r'^\s*graph\s+(' + NAME + r')\s*\{', re.M)
 RANGE_RE = re.compile(r'^#!\s*range\s+%(' + NAME + r')\s+(\S+)\s+(\S+)\s*$', re.M)
 TOL_RE = re.compile(r'^#!\s*tol\s+(\S+)\s+(\S+)\s*$', re.M)
 FOLD_RE = re.compile(r'^#!\s*fold\s*$', re.M)
+LAYOUT_RE = re.compile(r'^#!\s*cuda-layout\s+(auto|nchw|nhwc)\s*$', re.M)
 ERR_RE = re.compile(r'^#!\s*expect-error:\s?(.*?)\s*$')
 
 NP_DTYPES = {
@@ -258,6 +260,9 @@ def c_name(f):
 def compile_test(args, f, fold, cdir, cname):
     """graphc compile of test f into cdir; None, REFUSED or the failure reason."""
     target = [] if args.target == "c" else [f"--target={args.target}"] + (["--cuda-jit"] if args.cuda_jit else [])
+    layout = LAYOUT_RE.search(Path(f).read_text()) if args.target == "cuda" else None
+    if layout:
+        target.append(f"--cuda-layout={layout.group(1)}")
     p = run([args.graphc, "compile", f, "-o", str(cdir), "--emit-main", "--name", cname, f"-O{args.opt}"] + fold + target)
     if p.returncode == 1 and args.target == "cuda" and "the CUDA backend" in p.stderr and not cdir.exists():
         return REFUSED

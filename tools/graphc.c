@@ -354,6 +354,13 @@ static const char compile_help[] =
     "                       in fp32), f32 elsewhere, Casts between; weights\n"
     "                       converted when graphc compiles; inputs and outputs stay\n"
     "                       f32 (pass lower-precision)\n"
+    "  --cuda-layout=L      with --target=cuda: where 4-d activations are kept\n"
+    "                       channels-last (NHWC) between the cuDNN convolutions, the\n"
+    "                       elementwise kernels and the pooling kernels that read\n"
+    "                       them: auto (default: around f16/bf16 convolutions, whose\n"
+    "                       tensor-core kernels work in NHWC), nhwc (around every\n"
+    "                       cuDNN convolution, f32 too) or nchw (never); inputs and\n"
+    "                       outputs stay NCHW\n"
     "  --weights=MODE       how the weights are stored: incbin (default; a binary\n"
     "                       file pulled in with the assembler's .incbin), c-array\n"
     "                       (a const C array initialized by string literals, in\n"
@@ -401,7 +408,7 @@ static void print_help(const char *text)
 }
 
 typedef struct CompileArgs {
-    const char *model, *dir, *name, *weights, *target, *precision;
+    const char *model, *dir, *name, *weights, *target, *precision, *layout;
     const char *print_after, *print_before;
     int emit_main, verbose, report, opt_level, plan_keep_forward, max_threads, cuda_jit;
     TrainRequest train;
@@ -466,6 +473,10 @@ static int compile_args(int argc, char **argv, LoadOptions *lo, InputShape *shap
             if (!v || (strcmp(v, "fp32") && strcmp(v, "fp16") && strcmp(v, "bf16")))
                 return fail("compile: --precision needs fp32, fp16 or bf16, got '%s'", v ? v : "");
             ca->precision = v;
+        } else if (opt_value(argc, argv, &i, "--cuda-layout", &v)) {
+            if (!v || (strcmp(v, "auto") && strcmp(v, "nchw") && strcmp(v, "nhwc")))
+                return fail("compile: --cuda-layout needs auto, nchw or nhwc, got '%s'", v ? v : "");
+            ca->layout = v;
         } else if (strcmp(a, "--plan-keep-forward") == 0) {
             ca->plan_keep_forward = 1;
         } else if (opt_value(argc, argv, &i, "--max-threads", &v)) {
@@ -500,6 +511,11 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     if (ca->cuda_jit && strcmp(job.backend->name, "cuda") != 0)
         return fail("compile: --cuda-jit needs --target=cuda (the target is '%s')", job.backend->name);
     job.out.cuda_jit = ca->cuda_jit;
+    if (ca->layout && strcmp(job.backend->name, "cuda") != 0)
+        return fail("compile: --cuda-layout needs --target=cuda (the target is '%s')", job.backend->name);
+    job.layout = !ca->layout || strcmp(ca->layout, "auto") == 0 ? GRAPH_LAYOUT_AUTO
+                 : strcmp(ca->layout, "nchw") == 0            ? GRAPH_LAYOUT_NCHW
+                                                              : GRAPH_LAYOUT_NHWC;
     if (ca->precision && strcmp(ca->precision, "fp32") != 0) {
         if (strcmp(job.backend->name, "cuda") != 0)
             return fail("compile: --precision=%s needs --target=cuda (the %s target computes in the model's own types)",

@@ -77,16 +77,39 @@ static int cuda_supports(const Node *n, Diag *d)
     return e->check ? e->check(n, d) : 0;
 }
 
+int cu_node_is_ew(const Node *n)
+{
+    if (ir_op(n->op)->view) return 0;
+    const CudaEntry *e = cuda_entry(n->op);
+    return e && (e == &cuda_elementwise_entry || n->op == OP_Fused || n->op == OP_CastLike);
+}
+
 static size_t cuda_workspace(const Graph *g, const Node *n)
 {
-    (void)g;
+    if (n->op == OP_Conv && n->out[0]->shape_known) return cu_conv_ws_bytes(g, n);
     const CudaEntry *e = cuda_entry(n->op);
     return e && e->workspace && n->out[0]->shape_known ? e->workspace(n) : 0;
 }
 
 static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
 {
-    (void)g;
+    if (cu_conv_nhwc_capable(g, n)) {
+        CuLayout L;
+        GC_ASSERT(cu_layout_build(g, &L) == 0);
+        const int nhwc = L.nhwc[n->id], xin = L.cl[n->in[0]->id], yout = L.cl[n->out[0]->id];
+        cu_layout_free(&L);
+        if (nhwc) {
+            int k = snprintf(buf, cap, "cuDNN convolution forward on NHWC tensors, the filter KRSC (x %s, y %s), then "
+                                       "generated bias and epilogue kernels",
+                             xin                              ? "stored NHWC"
+                             : cu_layouts_differ(n->in[0])    ? "NCHW, copied to NHWC in the workspace"
+                                                              : "NCHW, the same bytes",
+                             yout                             ? "stored NHWC"
+                             : cu_layouts_differ(n->out[0])   ? "NCHW, copied back from the workspace"
+                                                              : "NCHW, the same bytes");
+            return k < 0 ? 0 : k;
+        }
+    }
     const CudaEntry *e = cuda_entry(n->op);
     if (!e || !e->note) return 0;
     int k = snprintf(buf, cap, "%s", e->note);
@@ -107,6 +130,21 @@ static void sanitize(const char *s, char *buf, size_t cap)
         buf[o++] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')) ? ch : '_';
     }
     buf[o] = 0;
+}
+
+/* The bytes of an NHWC Conv's filter W (K, C, R, S) in KRSC order. */
+static void *krsc(const Value *W)
+{
+    const int64_t K = W->shape.dims[0], C = W->shape.dims[1], RS = W->shape.dims[2] * W->shape.dims[3];
+    const size_t es = ir_dtype_size(W->dtype);
+    unsigned char *p = malloc(W->nbytes ? W->nbytes : 1);
+    GC_ASSERT(p && (size_t)(K * C * RS) * es == W->nbytes);
+    const unsigned char *src = W->data;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t q = 0; q < RS; q++)
+                memcpy(p + (size_t)((k * RS + q) * C + ch) * es, src + (size_t)((k * C + ch) * RS + q) * es, es);
+    return p;
 }
 
 static void cu_init(Cu *c, const Graph *g, const char *name)
@@ -142,6 +180,11 @@ static void cu_init(Cu *c, const Graph *g, const char *name)
     w_init(&c->ptrs);
     c->folds = calloc(1, sizeof *c->folds);
     GC_ASSERT(c->folds && cu_folds_build(g, c->folds) == 0);
+    GC_ASSERT(cu_layout_build(g, &c->lay) == 0);
+    c->wdata = calloc((size_t)nv + 1, sizeof *c->wdata);
+    GC_ASSERT(c->wdata);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (cu_conv_nhwc(c, g->nodes[i])) c->wdata[g->nodes[i]->in[1]->id] = krsc(g->nodes[i]->in[1]);
 }
 
 static void cu_fini(Cu *c)
@@ -158,6 +201,15 @@ static void cu_fini(Cu *c)
     w_free(&c->ptrs);
     cu_folds_free(c->folds);
     free(c->folds);
+    for (int i = 0; i < c->g->n_values; i++) free(c->wdata[i]);
+    free(c->wdata);
+    cu_layout_free(&c->lay);
+}
+
+/* The bytes the weights hold for constant i: its own, or a permuted copy. */
+static const unsigned char *weight_bytes(const Cu *c, int i)
+{
+    return c->wdata[i] ? (const unsigned char *)c->wdata[i] : (const unsigned char *)c->g->values[i]->data;
 }
 
 /* Every node into kernels (c->kern) and host statements (c->body). */
@@ -546,7 +598,7 @@ static int write_blob(Cu *c, const char *dir, const char *file, Diag *d)
         if (c->woff[i] < 0) continue;
         const Value *v = c->g->values[i];
         if (fwrite(zeros, 1, (size_t)(c->woff[i] - pos), f) != (size_t)(c->woff[i] - pos) ||
-            fwrite(v->data, 1, v->nbytes, f) != v->nbytes)
+            fwrite(weight_bytes(c, i), 1, v->nbytes, f) != v->nbytes)
             rc = diag_error(d, "cannot write '%s'", path);
         pos = c->woff[i] + (int64_t)v->nbytes;
     }
@@ -570,7 +622,7 @@ static void gen_weights(Cu *c, Writer *w)
         const Value *v = c->g->values[i];
         for (; pos < c->woff[i]; pos++, col++) w_puts(w, col % 16 == 15 ? "0,\n" : "0,");
         for (size_t k = 0; k < v->nbytes; k++, pos++, col++)
-            w_printf(w, col % 16 == 15 ? "0x%02x,\n" : "0x%02x,", ((const unsigned char *)v->data)[k]);
+            w_printf(w, col % 16 == 15 ? "0x%02x,\n" : "0x%02x,", weight_bytes(c, i)[k]);
     }
     for (; pos < c->wbytes; pos++, col++) w_puts(w, col % 16 == 15 ? "0,\n" : "0,");
     if (!c->wbytes) w_puts(w, "0");

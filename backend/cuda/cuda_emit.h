@@ -35,6 +35,14 @@
 #include "../backend.h"
 #include "../../ir/fused.h"
 
+/* Which values are stored channels-last and which Convs run on NHWC
+ * descriptors (cuda_layout.c). */
+typedef struct CuLayout {
+    int n_values, n_ids;
+    unsigned char *cl;   /* per value id: a 4-d value stored NHWC */
+    unsigned char *nhwc; /* per node id: a Conv on cuDNN's NHWC descriptors, its filter KRSC */
+} CuLayout;
+
 typedef struct Cu {
     const Graph *g;
     const char *name;
@@ -53,6 +61,9 @@ typedef struct Cu {
     Writer init, fini; /* their set-up in NAME_init and release in NAME_free */
     int half;          /* some tensor is f16/bf16: the conversions of gc_cuda.h (GC_CUDA_HALF) */
     int jit;           /* --cuda-jit: host code in NAME.c, kernels in NAME_kernels.cu (NVRTC at init) */
+    CuLayout lay;      /* the channels-last values and NHWC Convs (cuda_layout.c) */
+    void **wdata;      /* per value id: the bytes the weights hold for a constant in place of its own
+                        * (an NHWC Conv's filter, KRSC), or NULL */
 } Cu;
 
 typedef struct CudaEntry {
@@ -103,6 +114,32 @@ int cu_folds_build(const Graph *g, CuFolds *fs);
 void cu_folds_free(CuFolds *fs);
 /* Backend.extra_reads: raises last[root id] to each folded MatMul's step. */
 void cuda_extra_reads(const Graph *g, int *last);
+
+/* ---- channels-last activations (cuda_layout.c) ---- */
+
+/* The layout of planned graph g: 0, or -1 out of memory. */
+int cu_layout_build(const Graph *g, CuLayout *L);
+void cu_layout_free(CuLayout *L);
+/* Whether Conv n may run on NHWC descriptors under g's option (on cuDNN, 2
+ * spatial dims, a constant filter only it reads; f16/bf16 unless
+ * --cuda-layout=nhwc; never at -O0 or with nchw). */
+int cu_conv_nhwc_capable(const Graph *g, const Node *n);
+/* Whether value v is stored NHWC; whether Conv n runs on NHWC descriptors. */
+int cu_value_nhwc(const Cu *c, const Value *v);
+int cu_conv_nhwc(const Cu *c, const Node *n);
+/* Whether node n's kernel is the elementwise printer's (an op with a scalar
+ * expression, Fused, CastLike: cuda_kernels.c). */
+int cu_node_is_ew(const Node *n);
+/* Whether Conv n runs on cuDNN (cuda_libs.c); the workspace its cuDNN
+ * algorithm may use; the whole workspace node n takes in graph g (an NHWC
+ * Conv's transposed input and output after the algorithm's). */
+int cu_conv_on_cudnn(const Node *n);
+size_t cu_conv_algo_ws_bytes(const Node *n);
+size_t cu_conv_ws_bytes(const Graph *g, const Node *n);
+/* Whether 4-d V's bytes differ between NCHW and NHWC (more than one channel
+ * and more than one position): an NHWC Conv copies such an input or output
+ * stored NCHW through its workspace. */
+int cu_layouts_differ(const Value *V);
 
 extern const CudaEntry cuda_kernel_entries[];
 extern const CudaEntry cuda_lib_entries[];

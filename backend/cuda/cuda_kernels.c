@@ -170,6 +170,21 @@ typedef struct EwBias {
     int64_t npos, channels;
 } EwBias;
 
+/* Strides of operand v read along output shape os (0 on broadcast dims),
+ * in v's storage: NCHW's dense strides, or NHWC's (channel stride 1). */
+static void phys_bstrides(const Cu *c, const Value *v, const Shape *os, int64_t *st)
+{
+    if (!cu_value_nhwc(c, v)) {
+        cu_bstrides(&v->shape, os, st);
+        return;
+    }
+    const int64_t *d = v->shape.dims, s4[4] = {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+    for (int k = 0; k < os->rank; k++) {
+        const int kv = k - (os->rank - 4);
+        st[k] = kv < 0 || d[kv] == 1 ? 0 : s4[kv];
+    }
+}
+
 /* One kernel over out's elements: loads operands ops[j] (NULL: unused) with
  * broadcasting, adds bias (NULL: none) to its slot, and stores what fx
  * computes (or node n's own expression). */
@@ -185,10 +200,16 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
     int64_t dims[IR_MAX_RANK], (*st)[IR_MAX_RANK] = calloc((size_t)nops + 1, sizeof *st),
                                (*fs)[IR_MAX_RANK] = calloc((size_t)nops + 1, sizeof *fs);
     GC_ASSERT(st && fs);
-    cu_bstrides(os, os, fs[0]);
+    phys_bstrides(c, out, os, fs[0]);
     for (int j = 0; j < nops; j++)
-        if (ops[j]) cu_bstrides(&ops[j]->shape, os, fs[j + 1]);
-    for (int k = 0; k < os->rank; k++) {
+        if (ops[j]) phys_bstrides(c, ops[j], os, fs[j + 1]);
+    /* the loop runs over out's elements in its storage order (NHWC: N, H,
+     * W, C), so i is the output's offset */
+    int ord[IR_MAX_RANK];
+    for (int k = 0; k < os->rank; k++) ord[k] = k;
+    if (cu_value_nhwc(c, out)) ord[1] = 2, ord[2] = 3, ord[3] = 1;
+    for (int kk = 0; kk < os->rank; kk++) {
+        const int k = ord[kk];
         if (os->dims[k] == 1) continue;
         int merge = rank > 0;
         for (int o = 0; o <= nops && merge; o++)
@@ -268,7 +289,8 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
              * Conv's own output (bias included) would be stored */
             const DType t = ops[j]->dtype;
             char cb[64];
-            snprintf(cb, sizeof cb, "cb[i / %lld %% %lld]", (long long)bias->npos, (long long)bias->channels);
+            if (bias->npos == 1) snprintf(cb, sizeof cb, "cb[i %% %lld]", (long long)bias->channels);
+            else snprintf(cb, sizeof cb, "cb[i / %lld %% %lld]", (long long)bias->npos, (long long)bias->channels);
             if (t == DT_F16 || t == DT_BF16) w_puts(k, t == DT_F16 ? "GC_F16_TO_F32(GC_F32_TO_F16(" : "GC_BF16_TO_F32(GC_F32_TO_BF16(");
             cu_load(k, t, ld);
             w_puts(k, " + ");
@@ -367,7 +389,8 @@ int cu_emit_epilogue_bias(Cu *c, const Node *n, const Value *B, Diag *d)
     GC_ASSERT(ops);
     for (int j = 0; j < n->n_in; j++) ops[j] = fx.slot_used[j] ? n->in[j] : NULL;
     ops[n->n_in] = fx.slot_used[n->n_in] ? Y : NULL;
-    EwBias eb = {n->n_in, B, B ? ir_numel(&Y->shape) / (Y->shape.dims[0] * Y->shape.dims[1]) : 0,
+    EwBias eb = {n->n_in, B,
+                 !B ? 0 : cu_value_nhwc(c, Y) ? 1 : ir_numel(&Y->shape) / (Y->shape.dims[0] * Y->shape.dims[1]),
                  B ? Y->shape.dims[1] : 0};
     int rc = ew_kernel(c, n, n->op, Y, ops, n->n_in + 1, &fx, B ? &eb : NULL, d);
     ir_fused_free(&fx);
@@ -536,18 +559,31 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
         return emit_maxpool_idx(c, n, in3, out3, k3, s3, d3, p3);
     /* storage type T; CT compares (float for f16/bf16) */
     const char *T = cfam_ctype(X->dtype), *CT = cfam_ctype(cu_compute_type(X->dtype));
-    char xe[96], lx[160];
-    snprintf(xe, sizeof xe, "xq[(i0 * %lld + i1) * %lld + i2]", (long long)in3[1], (long long)in3[2]);
+    /* NHWC (cuda_layout.c; 2 spatial dims): x's taps C elements apart from
+     * x + image * plane * C + channel; y's channel the fastest index */
+    const int xin = cu_value_nhwc(c, X), yout = cu_value_nhwc(c, Y);
+    const long long C = X->shape.dims[1], plane = (long long)(in3[0] * in3[1] * in3[2]);
+    char xe[96], lx[160], xs[32] = "";
+    if (xin) snprintf(xs, sizeof xs, " * %lld", C);
+    snprintf(xe, sizeof xe, "xq[((i0 * %lld + i1) * %lld + i2)%s]", (long long)in3[1], (long long)in3[2], xs);
+    if (!xin) snprintf(xe, sizeof xe, "xq[(i0 * %lld + i1) * %lld + i2]", (long long)in3[1], (long long)in3[2]);
     cu_ld(lx, sizeof lx, X->dtype, xe);
     Writer *kw = &c->kern;
     const int kn = c->nk++;
     cu_node_comment(kw, n);
     w_printf(kw, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
     w_printf(kw, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
-    w_printf(kw, "        const int64_t o2 = i %% %lld, o1 = i / %lld %% %lld, o0 = i / %lld %% %lld, q = i / %lld;\n",
-             (long long)out3[2], (long long)out3[2], (long long)out3[1], (long long)(out3[2] * out3[1]), (long long)out3[0],
-             (long long)(out3[0] * out3[1] * out3[2]));
-    w_printf(kw, "        const %s *xq = x + q * %lld;\n", T, (long long)(in3[0] * in3[1] * in3[2]));
+    if (yout)
+        w_printf(kw, "        const int64_t ch = i %% %lld, o2 = i / %lld %% %lld, o1 = i / %lld %% %lld, o0 = 0, img = i / %lld;\n", C,
+                 C, (long long)out3[2], C * out3[2], (long long)out3[1], C * out3[1] * out3[2]);
+    else
+        w_printf(kw, "        const int64_t o2 = i %% %lld, o1 = i / %lld %% %lld, o0 = i / %lld %% %lld, q = i / %lld;\n",
+                 (long long)out3[2], (long long)out3[2], (long long)out3[1], (long long)(out3[2] * out3[1]),
+                 (long long)out3[0], (long long)(out3[0] * out3[1] * out3[2]));
+    if (xin && !yout) w_printf(kw, "        const int64_t ch = q %% %lld, img = q / %lld;\n", C, C);
+    if (xin) w_printf(kw, "        const %s *xq = x + img * %lld + ch;\n", T, plane * C);
+    else if (yout) w_printf(kw, "        const %s *xq = x + (img * %lld + ch) * %lld;\n", T, C, plane);
+    else w_printf(kw, "        const %s *xq = x + q * %lld;\n", T, plane);
     if (is_max) {
         w_printf(kw, "        %s best = -INFINITY;\n", CT);
         w_printf(kw, "        for (int64_t a = 0; a < %lld; a++) {\n", (long long)k3[0]);
@@ -579,7 +615,7 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
         else w_puts(kw, "            cnt *= hi[j] - lo[j];\n        }\n");
         w_puts(kw, "        double acc = 0;\n");
         w_puts(kw, "        for (int64_t a = lo[0]; a < hi[0]; a++)\n            for (int64_t b = lo[1]; b < hi[1]; b++)\n");
-        snprintf(xe, sizeof xe, "xq[(a * %lld + b) * %lld + e]", (long long)in3[1], (long long)in3[2]);
+        snprintf(xe, sizeof xe, "xq[((a * %lld + b) * %lld + e)%s]", (long long)in3[1], (long long)in3[2], xs);
         w_printf(kw, "                for (int64_t e = lo[2]; e < hi[2]; e++) acc += %s;\n", cu_ld(lx, sizeof lx, X->dtype, xe));
         w_puts(kw, "        ");
         cu_store(kw, Y->dtype, "y[i]", "acc / (double)cnt");
@@ -594,7 +630,8 @@ static int emit_gap(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0], *Y = n->out[0];
-    const int64_t NC = X->shape.dims[0] * X->shape.dims[1], Sz = NC ? ir_numel(&X->shape) / NC : 0;
+    const int64_t NC = X->shape.dims[0] * X->shape.dims[1], Sz = NC ? ir_numel(&X->shape) / NC : 0,
+                  C = X->shape.dims[1];
     if (NC == 0) return 0;
     const char *T = cfam_ctype(X->dtype);
     Writer *k = &c->kern;
@@ -602,8 +639,11 @@ static int emit_gap(Cu *c, const Node *n, Diag *d)
     cu_node_comment(k, n);
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
     w_printf(k, "    GC_FOR_EACH(q, %lld) {\n        double acc = 0;\n", (long long)NC);
-    char xe[64], lx[128], val[64];
-    snprintf(xe, sizeof xe, "x[q * %lld + j]", (long long)Sz);
+    char xe[160], lx[224], val[64];
+    if (cu_value_nhwc(c, X)) /* NHWC: image q / C, channel q % C */
+        snprintf(xe, sizeof xe, "x[(q / %lld * %lld + j) * %lld + q %% %lld]", (long long)C, (long long)Sz, (long long)C,
+                 (long long)C);
+    else snprintf(xe, sizeof xe, "x[q * %lld + j]", (long long)Sz);
     w_printf(k, "        for (int64_t j = 0; j < %lld; j++) acc += %s;\n        ", (long long)Sz, cu_ld(lx, sizeof lx, X->dtype, xe));
     snprintf(val, sizeof val, "acc / %lld.0", (long long)(Sz ? Sz : 1));
     cu_store(k, Y->dtype, "y[q]", val);

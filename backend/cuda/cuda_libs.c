@@ -329,7 +329,7 @@ static int emit_matmul(Cu *c, const Node *n, Diag *d)
  * or bf16 with every tensor of that dtype, 1 or 2 spatial dims, the same
  * pad at both ends (one per dim), dims below 2^31. Other Convs run as a
  * generated kernel (cu_emit_conv_direct; f32 and f64 only). */
-static int conv_on_cudnn(const Node *n)
+int cu_conv_on_cudnn(const Node *n)
 {
     const Value *X = n->in[0];
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
@@ -350,9 +350,9 @@ static int conv_on_cudnn(const Node *n)
  * figure alone (small for ResNet-18's 7x7 layers, whose filters are
  * larger than their im2col matrix), ResNet-18 at fp16 took 3.29 ms a run
  * on an H100 at batch 1, 2.9x its fp32 time; with this budget 0.36 ms. */
-static size_t conv_ws_bytes(const Node *n)
+size_t cu_conv_algo_ws_bytes(const Node *n)
 {
-    if (!conv_on_cudnn(n)) return 0;
+    if (!cu_conv_on_cudnn(n)) return 0;
     const Value *X = n->in[0], *W = n->in[1], *Y = n->out[0];
     int64_t per_out = 1;
     for (int i = 1; i < W->shape.rank; i++) per_out *= W->shape.dims[i];
@@ -363,11 +363,44 @@ static size_t conv_ws_bytes(const Node *n)
     return (size_t)(b < ((int64_t)64 << 20) ? b : ((int64_t)64 << 20));
 }
 
+static int64_t align256(int64_t b) { return (b + 255) / 256 * 256; }
+
+/* An NHWC Conv's workspace: its algorithm's, then the NHWC copy of an
+ * input X stored NCHW, then the NHWC output of a Y stored NCHW (each at a
+ * 256-byte aligned offset); cu_conv_algo_ws_bytes for every other Conv. */
+static size_t conv_nhwc_ws(const Node *n, int x_nchw, int y_nchw, int64_t *xoff, int64_t *yoff)
+{
+    const int64_t es = (int64_t)ir_dtype_size(n->in[0]->dtype), a = (int64_t)cu_conv_algo_ws_bytes(n);
+    int64_t t = align256(a);
+    *xoff = t;
+    if (x_nchw) t += align256(ir_numel(&n->in[0]->shape) * es);
+    *yoff = t;
+    if (y_nchw) t += align256(ir_numel(&n->out[0]->shape) * es);
+    return !x_nchw && !y_nchw ? (size_t)a : (size_t)t;
+}
+
+/* Whether 4-d V's bytes differ between NCHW and NHWC (not with one
+ * channel or one position), so that an NHWC Conv copies it when stored NCHW. */
+int cu_layouts_differ(const Value *V) { return V->shape.dims[1] > 1 && V->shape.dims[2] * V->shape.dims[3] > 1; }
+
+size_t cu_conv_ws_bytes(const Graph *g, const Node *n)
+{
+    if (!cu_conv_nhwc_capable(g, n)) return cu_conv_algo_ws_bytes(n);
+    CuLayout L;
+    GC_ASSERT(cu_layout_build(g, &L) == 0);
+    int64_t xoff, yoff;
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int x_copy = !L.cl[X->id] && cu_layouts_differ(X), y_copy = !L.cl[Y->id] && cu_layouts_differ(Y);
+    size_t b = L.nhwc[n->id] ? conv_nhwc_ws(n, x_copy, y_copy, &xoff, &yoff) : cu_conv_algo_ws_bytes(n);
+    cu_layout_free(&L);
+    return b;
+}
+
 /* Conv: on cuDNN where its descriptors say it, else a generated kernel for
  * f32/f64 and 1 to 3 spatial dims. */
 static int conv_check(const Node *n, Diag *d)
 {
-    if (conv_on_cudnn(n)) return 0;
+    if (cu_conv_on_cudnn(n)) return 0;
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
     for (int i = 0; i < n->n_in + 1; i++) {
@@ -385,7 +418,8 @@ static int conv_check(const Node *n, Diag *d)
  * in float and rounded once). */
 void cu_emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
 {
-    const int64_t total = ir_numel(&Y->shape), M = Y->shape.dims[1], npos = total / (Y->shape.dims[0] * M);
+    const int64_t total = ir_numel(&Y->shape), M = Y->shape.dims[1],
+                  npos = cu_value_nhwc(c, Y) ? 1 : total / (Y->shape.dims[0] * M); /* NHWC: the channel is i % M */
     const char *T = cfam_ctype(Y->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
@@ -393,7 +427,8 @@ void cu_emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
     w_puts(k, "/* its bias, one value per channel */\n");
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *b)\n{\n", kn, T, T);
     char eb[64];
-    snprintf(eb, sizeof eb, "b[i / %lld %% %lld]", (long long)npos, (long long)M);
+    if (npos == 1) snprintf(eb, sizeof eb, "b[i %% %lld]", (long long)M);
+    else snprintf(eb, sizeof eb, "b[i / %lld %% %lld]", (long long)npos, (long long)M);
     Writer v;
     w_init(&v);
     cu_load(&v, Y->dtype, "y[i]");
@@ -406,13 +441,36 @@ void cu_emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, B));
 }
 
+/* A copy of 4-d tensor V between NCHW and NHWC for an NHWC Conv (to_nhwc:
+ * src NCHW into dst NHWC; else src NHWC into dst NCHW): one thread per
+ * element of dst; src and dst are pointer expressions of the schedule. */
+static void emit_nhwc_copy(Cu *c, const Node *n, const Value *V, const char *dst, const char *src, int to_nhwc)
+{
+    const long long C = V->shape.dims[1], HW = V->shape.dims[2] * V->shape.dims[3], total = ir_numel(&V->shape);
+    const char *T = cfam_ctype(V->dtype);
+    Writer *k = &c->kern;
+    const int kn = c->nk++;
+    cu_node_comment(k, n);
+    w_printf(k, "/* its %s, %s */\n", to_nhwc ? "input X" : "output Y", to_nhwc ? "NCHW into NHWC" : "NHWC into NCHW");
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, total);
+    if (to_nhwc)
+        w_printf(k, "        const int64_t ch = i %% %lld, p = i / %lld %% %lld, b = i / %lld;\n        y[i] = x[(b * %lld + ch) * %lld + p];\n",
+                 C, C, HW, C * HW, C, HW);
+    else
+        w_printf(k, "        const int64_t p = i %% %lld, ch = i / %lld %% %lld, b = i / %lld;\n        y[i] = x[(b * %lld + p) * %lld + ch];\n",
+                 HW, HW, C, C * HW, HW, C);
+    w_puts(k, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, ((%s *)(void *)(%s), (const %s *)(const void *)(%s)));\n", kn, total, T,
+             dst, T, src);
+}
+
 static int emit_conv(Cu *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *W = n->in[1], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
     if (ir_numel(&Y->shape) == 0) return 0;
-    if (!conv_on_cudnn(n)) return cu_emit_conv_direct(c, n, NULL) || cu_emit_epilogue(c, n, d) ? -1 : 0;
+    if (!cu_conv_on_cudnn(n)) return cu_emit_conv_direct(c, n, NULL) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     const int two = sr == 2, i = c->nconv++;
     const int64_t G = n->attrs[CONV_GROUP].i;
     const long long xn = X->shape.dims[0], xc = X->shape.dims[1], xh = two ? X->shape.dims[2] : 1,
@@ -421,19 +479,31 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     /* f16/bf16: half or bfloat16 descriptors computing in fp32 (cuDNN's
      * PSEUDO_HALF / PSEUDO_BFLOAT16 configurations); f32: FMA math, no TF32 */
     const char *dt = X->dtype == DT_F16 ? "CUDNN_DATA_HALF" : X->dtype == DT_BF16 ? "CUDNN_DATA_BFLOAT16" : "CUDNN_DATA_FLOAT";
+    /* NHWC (cuda_layout.c): x and y NHWC, the filter KRSC in the weights;
+     * an input or output stored NCHW goes through the workspace, after the
+     * algorithm's part */
+    const int nhwc = cu_conv_nhwc(c, n), x_nchw = nhwc && !cu_value_nhwc(c, X) && cu_layouts_differ(X),
+              y_nchw = nhwc && !cu_value_nhwc(c, Y) && cu_layouts_differ(Y);
+    const char *fmt = nhwc ? "CUDNN_TENSOR_NHWC" : "CUDNN_TENSOR_NCHW";
+    int64_t xoff = 0, yoff = 0;
+    const long long algo_ws = nhwc ? (long long)cu_conv_algo_ws_bytes(n) : (long long)n->ws_bytes;
+    if (nhwc) {
+        const size_t planned = conv_nhwc_ws(n, x_nchw, y_nchw, &xoff, &yoff);
+        GC_ASSERT(planned == n->ws_bytes); /* the layout the workspace policy saw */
+    }
     Writer *in = &c->init;
     w_printf(in, "    /* Conv %d: ", i);
     cu_comment_text(in, n->name ? n->name : "");
-    w_puts(in, " */\n");
+    w_puts(in, nhwc ? " (NHWC, filter KRSC) */\n" : " */\n");
     w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cx[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
-    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cx[%d], CUDNN_TENSOR_NCHW, %s, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
-             i, dt, xn, xc, xh, xw);
+    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cx[%d], %s, %s, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, fmt, dt, xn, xc, xh, xw);
     w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cy[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
-    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cy[%d], CUDNN_TENSOR_NCHW, %s, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
-             i, dt, xn, ym, yh, yw);
+    w_printf(in, "         cudnnSetTensor4dDescriptor(m->cy[%d], %s, %s, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, fmt, dt, xn, ym, yh, yw);
     w_printf(in, "    ok = ok && cudnnCreateFilterDescriptor(&m->cw[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
-    w_printf(in, "         cudnnSetFilter4dDescriptor(m->cw[%d], %s, CUDNN_TENSOR_NCHW, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
-             i, dt, (long long)W->shape.dims[0], (long long)W->shape.dims[1], (long long)(two ? k[0] : 1),
+    w_printf(in, "         cudnnSetFilter4dDescriptor(m->cw[%d], %s, %s, %lld, %lld, %lld, %lld) == CUDNN_STATUS_SUCCESS;\n",
+             i, dt, fmt, (long long)W->shape.dims[0], (long long)W->shape.dims[1], (long long)(two ? k[0] : 1),
              (long long)k[sr - 1]);
     w_printf(in, "    ok = ok && cudnnCreateConvolutionDescriptor(&m->cc[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
     w_printf(in, "         cudnnSetConvolution2dDescriptor(m->cc[%d], %lld, %lld, %lld, %lld, %lld, %lld, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&\n",
@@ -452,33 +522,38 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     /* -DGC_CUDNN_FIND's scratch tensors: x, then w and y at 256-byte aligned
      * offsets (the init allocates the largest Conv's c->find_bytes) */
     const int64_t es = (int64_t)ir_dtype_size(X->dtype), woff = (ir_numel(&X->shape) * es + 255) / 256 * 256,
-                  yoff = woff + (ir_numel(&W->shape) * es + 255) / 256 * 256, fb = yoff + ir_numel(&Y->shape) * es;
+                  fyoff = woff + (ir_numel(&W->shape) * es + 255) / 256 * 256, fb = fyoff + ir_numel(&Y->shape) * es;
     if (fb > c->find_bytes) c->find_bytes = fb;
     char wsp[64];
-    if (n->ws_bytes) snprintf(wsp, sizeof wsp, "m->arena + %lld", (long long)n->ws_offset);
+    if (algo_ws) snprintf(wsp, sizeof wsp, "m->arena + %lld", (long long)n->ws_offset);
     else snprintf(wsp, sizeof wsp, "NULL");
     w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, %s, find, %lld, %lld, &m->algo[%d]) == 0;\n",
-             i, i, i, i, (long long)n->ws_bytes, wsp, (long long)woff, (long long)yoff, i);
+             i, i, i, i, algo_ws, wsp, (long long)woff, (long long)fyoff, i);
     Writer *f = &c->fini;
     w_printf(f, "    if (m->cx[%d]) cudnnDestroyTensorDescriptor(m->cx[%d]);\n", i, i);
     w_printf(f, "    if (m->cy[%d]) cudnnDestroyTensorDescriptor(m->cy[%d]);\n", i, i);
     w_printf(f, "    if (m->cw[%d]) cudnnDestroyFilterDescriptor(m->cw[%d]);\n", i, i);
     w_printf(f, "    if (m->cc[%d]) cudnnDestroyConvolutionDescriptor(m->cc[%d]);\n", i, i);
 
-    char ws[64];
-    if (n->ws_bytes) {
-        GC_ASSERT(n->ws_offset >= 0);
-        snprintf(ws, sizeof ws, "arena + %lld", (long long)n->ws_offset);
-    } else {
-        snprintf(ws, sizeof ws, "NULL");
+    char ws[64], xp[64], yp[64];
+    if (n->ws_bytes) GC_ASSERT(n->ws_offset >= 0);
+    if (algo_ws) snprintf(ws, sizeof ws, "arena + %lld", (long long)n->ws_offset);
+    else snprintf(ws, sizeof ws, "NULL");
+    snprintf(xp, sizeof xp, "%s", cu_ptr(c, X));
+    snprintf(yp, sizeof yp, "%s", cu_ptr(c, Y));
+    if (x_nchw) {
+        snprintf(xp, sizeof xp, "arena + %lld", (long long)(n->ws_offset + xoff));
+        emit_nhwc_copy(c, n, X, xp, cu_ptr(c, X), 1);
     }
+    if (y_nchw) snprintf(yp, sizeof yp, "arena + %lld", (long long)(n->ws_offset + yoff));
     Writer *b = &c->body;
     w_puts(b, "    {\n        const float one = 1.0f, zero = 0.0f;\n");
     w_printf(b, "        if (cudnnConvolutionForward(m->dnn, &one, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d], m->algo[%d],\n", i,
-             cu_ptr(c, X), i, cu_ptr(c, W), i, i);
+             xp, i, cu_ptr(c, W), i, i);
     w_printf(b, "                                    %s, %lld, &zero, m->cy[%d], %s) != CUDNN_STATUS_SUCCESS)\n", ws,
-             (long long)n->ws_bytes, i, cu_ptr(c, Y));
+             algo_ws, i, yp);
     w_puts(b, "            return -1;\n    }\n");
+    if (y_nchw) emit_nhwc_copy(c, n, Y, cu_ptr(c, Y), yp, 0);
     return cu_emit_epilogue_bias(c, n, B, d);
 }
 
@@ -488,7 +563,7 @@ const CudaEntry cuda_lib_entries[] = {
     {OP_MatMul, gemm_check, emit_matmul, NULL,
      "cuBLAS strided-batched sgemm (f16/bf16: GemmEx, fp32 sums), then a generated epilogue kernel (f64, batches broadcast on "
      "both sides: a generated kernel)", 1},
-    {OP_Conv, conv_check, emit_conv, conv_ws_bytes,
+    {OP_Conv, conv_check, emit_conv, cu_conv_algo_ws_bytes,
      "cuDNN convolution forward (f16/bf16: half descriptors, fp32 sums; algorithm chosen at init within the workspace), then "
      "generated bias and epilogue kernels; a generated kernel (f32/f64) where cuDNN's descriptors cannot say the Conv", 1},
     {-1, NULL, NULL, NULL, NULL, 0},

@@ -11,7 +11,7 @@
  * cuBLAS call on a host pointer, fails with an error code and a message on
  * stderr, as the real calls fail.
  *
- * cuDNN: the legacy convolution API for NCHW f32 tensors, and f16/bf16
+ * cuDNN: the legacy convolution API for NCHW or NHWC f32 tensors, and f16/bf16
  * ones computing in fp32 where NAME.cu defines GC_CUDA_HALF (descriptors,
  * cudnnGetConvolutionForwardAlgorithm_v7, cudnnConvolutionForward); the
  * algorithm list it returns starts with one whose workspace no budget holds,
@@ -514,11 +514,11 @@ static inline cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperati
                             (const float *)beta, C, ct, ldc, batch);
 }
 
-/* ---- cuDNN: the convolution forward of NCHW f32, f16 and bf16 tensors ---- */
+/* ---- cuDNN: the convolution forward of NCHW or NHWC f32, f16 and bf16 tensors ---- */
 
 typedef int cudnnStatus_t;
 enum { CUDNN_STATUS_SUCCESS = 0, CUDNN_STATUS_BAD_PARAM = 3, CUDNN_STATUS_NOT_SUPPORTED = 9 };
-typedef enum cudnnTensorFormat_t { CUDNN_TENSOR_NCHW = 0 } cudnnTensorFormat_t;
+typedef enum cudnnTensorFormat_t { CUDNN_TENSOR_NCHW = 0, CUDNN_TENSOR_NHWC = 1 } cudnnTensorFormat_t;
 typedef enum cudnnDataType_t { CUDNN_DATA_FLOAT = 0, CUDNN_DATA_HALF = 2, CUDNN_DATA_BFLOAT16 = 9 } cudnnDataType_t;
 typedef enum cudnnConvolutionMode_t { CUDNN_CONVOLUTION = 0, CUDNN_CROSS_CORRELATION = 1 } cudnnConvolutionMode_t;
 typedef enum cudnnMathType_t { CUDNN_DEFAULT_MATH = 0, CUDNN_TENSOR_OP_MATH = 1, CUDNN_FMA_MATH = 3 } cudnnMathType_t;
@@ -545,10 +545,12 @@ typedef struct gc_emu_dnn {
 typedef struct gc_emu_td {
     int n, c, h, w;
     cudnnDataType_t t;
+    cudnnTensorFormat_t f;
 } *cudnnTensorDescriptor_t;
 typedef struct gc_emu_fd {
     int k, c, h, w;
     cudnnDataType_t t;
+    cudnnTensorFormat_t f; /* NHWC: the filter's elements in KRSC order */
 } *cudnnFilterDescriptor_t;
 typedef struct gc_emu_cd {
     int ph, pw, sh, sw, dh, dw, groups, mode;
@@ -602,9 +604,9 @@ static inline cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t
 static inline cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
                                                        cudnnDataType_t t, int n, int c, int h, int w)
 {
-    if (f != CUDNN_TENSOR_NCHW || gc_emu_dnn_type(t) < 0 || n < 1 || c < 1 || h < 1 || w < 1)
+    if ((f != CUDNN_TENSOR_NCHW && f != CUDNN_TENSOR_NHWC) || gc_emu_dnn_type(t) < 0 || n < 1 || c < 1 || h < 1 || w < 1)
         return gc_emu_dnn_fail("cudnnSetTensor4dDescriptor: bad parameters");
-    d->n = n, d->c = c, d->h = h, d->w = w, d->t = t;
+    d->n = n, d->c = c, d->h = h, d->w = w, d->t = t, d->f = f;
     return CUDNN_STATUS_SUCCESS;
 }
 static inline cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d)
@@ -620,9 +622,9 @@ static inline cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t
 static inline cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t t,
                                                        cudnnTensorFormat_t f, int k, int c, int h, int w)
 {
-    if (f != CUDNN_TENSOR_NCHW || gc_emu_dnn_type(t) < 0 || k < 1 || c < 1 || h < 1 || w < 1)
+    if ((f != CUDNN_TENSOR_NCHW && f != CUDNN_TENSOR_NHWC) || gc_emu_dnn_type(t) < 0 || k < 1 || c < 1 || h < 1 || w < 1)
         return gc_emu_dnn_fail("cudnnSetFilter4dDescriptor: bad parameters");
-    d->k = k, d->c = c, d->h = h, d->w = w, d->t = t;
+    d->k = k, d->c = c, d->h = h, d->w = w, d->t = t, d->f = f;
     return CUDNN_STATUS_SUCCESS;
 }
 static inline cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d)
@@ -661,12 +663,15 @@ static inline cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescript
 
 /* Whether the four descriptors describe one valid convolution: x, w and y
  * of one data type (cuDNN's FLOAT_CONFIG, PSEUDO_HALF_CONFIG and
- * PSEUDO_BFLOAT16_CONFIG: all computing in fp32), matching shapes. */
+ * PSEUDO_BFLOAT16_CONFIG: all computing in fp32), matching shapes, and one
+ * format (the emulation takes x, w and y all NCHW or all NHWC, as graphc
+ * writes them; cuDNN's tensor-core kernels want the filter NHWC with NHWC
+ * tensors). */
 static inline int gc_emu_conv_ok(cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c,
                                  cudnnTensorDescriptor_t y)
 {
     int eh = (w->h - 1) * c->dh + 1, ew = (w->w - 1) * c->dw + 1;
-    return x->t == w->t && y->t == x->t && c->compute == CUDNN_DATA_FLOAT && x->c == w->c * c->groups && w->k % c->groups == 0 && y->n == x->n && y->c == w->k &&
+    return x->t == w->t && y->t == x->t && x->f == y->f && w->f == x->f && c->compute == CUDNN_DATA_FLOAT && x->c == w->c * c->groups && w->k % c->groups == 0 && y->n == x->n && y->c == w->k &&
            x->h + 2 * c->ph >= eh && x->w + 2 * c->pw >= ew && y->h == (x->h + 2 * c->ph - eh) / c->sh + 1 &&
            y->w == (x->w + 2 * c->pw - ew) / c->sw + 1;
 }
@@ -754,7 +759,7 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
                  nw = (size_t)wd->k * wd->c * wd->h * wd->w, ny = (size_t)yd->n * yd->c * yd->h * yd->w;
     if (!gc_emu_is_device(x, nx * es) || !gc_emu_is_device(w, nw * es) || !gc_emu_is_device(y, ny * es))
         return gc_emu_dnn_fail("cudnnConvolutionForward: a host pointer or a tensor past its allocation");
-    const int G = cd->groups, Mg = wd->k / G, Cg = wd->c;
+    const int G = cd->groups, Mg = wd->k / G, Cg = wd->c, nhwc = xd->f == CUDNN_TENSOR_NHWC;
     for (int n = 0; n < yd->n; n++)
         for (int m = 0; m < yd->c; m++)
             for (int oh = 0; oh < yd->h; oh++)
@@ -768,10 +773,14 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
                                 int fw = cd->mode == CUDNN_CONVOLUTION ? wd->w - 1 - kw : kw;
                                 int ih = oh * cd->sh - cd->ph + kh * cd->dh, iw = ow * cd->sw - cd->pw + kw * cd->dw;
                                 if (ih < 0 || ih >= xd->h || iw < 0 || iw >= xd->w) continue;
-                                s += gc_emu_load(T, x, (int64_t)(((size_t)n * xd->c + (size_t)g * Cg + c) * xd->h + ih) * xd->w + iw) *
-                                     gc_emu_load(T, w, (int64_t)(((size_t)m * Cg + c) * wd->h + fh) * wd->w + fw);
+                                const size_t xc = (size_t)g * Cg + c;
+                                s += gc_emu_load(T, x, nhwc ? (int64_t)((((size_t)n * xd->h + ih) * xd->w + iw) * xd->c + xc)
+                                                            : (int64_t)(((size_t)n * xd->c + xc) * xd->h + ih) * xd->w + iw) *
+                                     gc_emu_load(T, w, nhwc ? (int64_t)((((size_t)m * wd->h + fh) * wd->w + fw) * Cg + c)
+                                                            : (int64_t)(((size_t)m * Cg + c) * wd->h + fh) * wd->w + fw);
                             }
-                    const int64_t o = (int64_t)(((size_t)n * yd->c + m) * yd->h + oh) * yd->w + ow;
+                    const int64_t o = nhwc ? (int64_t)((((size_t)n * yd->h + oh) * yd->w + ow) * yd->c + m)
+                                           : (int64_t)(((size_t)n * yd->c + m) * yd->h + oh) * yd->w + ow;
                     gc_emu_store(T, y, o, (double)a * s + (b == 0.0f ? 0.0 : (double)b * gc_emu_load(T, y, o)));
                 }
     return CUDNN_STATUS_SUCCESS;

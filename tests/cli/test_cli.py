@@ -870,6 +870,57 @@ class Targets(unittest.TestCase):
                              (1, "graphc: error: compile: --cuda-jit needs --target=cuda (the target is 'c')\n"))
             self.assertFalse(os.path.exists(out))
 
+    def test_cuda_layout_needs_the_cuda_target_and_a_known_value(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "out")
+            p = graphc("compile", self.MLP, "-o", out, "--cuda-layout=nhwc", check=False)
+            self.assertEqual((p.returncode, p.stderr),
+                             (1, "graphc: error: compile: --cuda-layout needs --target=cuda (the target is 'c')\n"))
+            p = graphc("compile", self.MLP, "-o", out, "--target=cuda", "--cuda-layout=chwn", check=False)
+            self.assertEqual((p.returncode, p.stderr),
+                             (1, "graphc: error: compile: --cuda-layout needs auto, nchw or nhwc, got 'chwn'\n"))
+            self.assertFalse(os.path.exists(out))
+
+    def test_cuda_layout_nhwc(self):
+        """--cuda-layout: at f16, auto puts the three Convs of conv_f16_nhwc_chain.gir on NHWC descriptors
+        with their filters permuted to KRSC in the weights, and copies only the NCHW graph input in and the
+        NCHW graph output back (two copy kernels); nchw and -O0 keep every Conv NCHW; the folder is
+        byte-identical between compiles, and the emulated NHWC build matches the NCHW one within an f16
+        rounding or two (ops_cuda_half_emu compares both with the interpreter)."""
+        gir = os.path.join(HERE, "..", "ops_cuda_half", "conv_f16_nhwc_chain.gir")
+        with tempfile.TemporaryDirectory() as tmp:
+            x = np.random.default_rng(5).uniform(-1, 1, (2, 3, 9, 8)).astype(np.float16)
+            np.save(os.path.join(tmp, "x.npy"), x)
+            outs, texts, blobs = {}, {}, {}
+            for tag, flags in (("auto", []), ("auto2", ["--cuda-layout=auto"]), ("nchw", ["--cuda-layout=nchw"]),
+                               ("O0", ["-O0"])):
+                d = os.path.join(tmp, tag)
+                graphc("compile", gir, "-o", d, "--target=cuda", "--emit-main", "--name", "nh", "--no-fold", *flags)
+                with open(os.path.join(d, "nh.cu")) as f:
+                    texts[tag] = f.read()
+                blobs[tag] = read_bytes(os.path.join(d, "nh_weights.bin"))
+                if tag in ("auto", "nchw"):
+                    p = subprocess.run(["make", "-s", "-C", d, "emu"], capture_output=True, text=True)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    p = subprocess.run([os.path.join(d, "nh_main_emu"), os.path.join(d, "out"),
+                                        os.path.join(tmp, "x.npy")], capture_output=True, text=True)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    outs[tag] = [np.load(os.path.join(d, "out", f"output_{k}.npy")).astype(np.float32) for k in (0, 1)]
+            for f in os.listdir(os.path.join(tmp, "auto2")):  # the folder as written (auto's was built since)
+                self.assertEqual(read_bytes(os.path.join(tmp, "auto", f)), read_bytes(os.path.join(tmp, "auto2", f)), f)
+            self.assertEqual(texts["auto"].count("CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF"), 6)  # x and y of 3 Convs
+            self.assertEqual(texts["auto"].count("CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC"), 3)  # the filters
+            self.assertEqual(texts["auto"].count("NCHW into NHWC */"), 1)
+            self.assertEqual(texts["auto"].count("NHWC into NCHW */"), 1)
+            for tag in ("nchw", "O0"):
+                self.assertNotIn("NHWC", texts[tag])
+            # the same constants, the filters' elements permuted
+            self.assertEqual(len(blobs["auto"]), len(blobs["nchw"]))
+            self.assertNotEqual(blobs["auto"], blobs["nchw"])
+            self.assertEqual(sorted(blobs["auto"]), sorted(blobs["nchw"]))
+            for a, b in zip(outs["auto"], outs["nchw"]):
+                np.testing.assert_allclose(a, b, rtol=4e-3, atol=4e-3)
+
     def test_cuda_graph_replays_and_recaptures(self):
         """NAME_run replays the graph captured at NAME_init; other device buffers are captured anew (the graph
         updated) and each run computes from its own inputs: checked on the emulation, whose capture records

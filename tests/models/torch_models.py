@@ -315,6 +315,8 @@ def check(args, folder, expected, times, blas, atol):
     target = [] if args.target == "c" else [f"--target={args.target}"] + (["--cuda-jit"] if args.cuda_jit else [])
     if args.precision != "fp32":
         target.append(f"--precision={args.precision}")
+    if args.cuda_layout:
+        target.append(f"--cuda-layout={args.cuda_layout}")
     p = run([args.graphc, "compile", str(folder / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m",
              f"-O{args.opt}"] + target)
     times["compile"] = time.time() - t
@@ -422,6 +424,8 @@ def main():
     ap.add_argument("--target", choices=("c", "cuda"), default="c",
                     help="backend (default c); cuda builds the generated CUDA for graphc's CPU emulation "
                          "(make emu: no GPU needed) and compares it with PyTorch the same way")
+    ap.add_argument("--cuda-layout", choices=("auto", "nchw", "nhwc"),
+                    help="with --target cuda: compile with --cuda-layout (where activations are kept NHWC)")
     ap.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32",
                     help="with --target cuda: compile with --precision (fp16/bf16: the output's relative error "
                          "against PyTorch's float32 at most max(REL_TOL, 1.5 x PyTorch's own in half))")
@@ -442,6 +446,8 @@ def main():
         sys.exit("--export-only needs --work")
     if args.precision != "fp32" and args.target != "cuda":
         sys.exit("--precision fp16/bf16 needs --target cuda")
+    if args.cuda_layout and args.target != "cuda":
+        sys.exit("--cuda-layout needs --target cuda")
     args.graphc = os.path.abspath(args.graphc)
     if args.gpu:
         if args.target != "cuda":
