@@ -1,7 +1,7 @@
 #!/bin/bash
 # scripts/gpu_check.sh — the CUDA backend's checks on a machine with an NVIDIA GPU, in one run.
 #
-#   scripts/gpu_check.sh [STEP ...]       steps: env node models jit bench diag (default: env node models)
+#   scripts/gpu_check.sh [STEP ...]       steps: env node models jit bench layout diag (default: env node models)
 #
 #   env     the device, the toolkit, PyTorch, and where cuDNN/cuBLAS/NVRTC were found
 #   node    the ONNX node tests that pass through the C backend (tests/onnx/expected_pass.txt) and
@@ -14,6 +14,8 @@
 #   jit     LeNet, the transformer and MobileNetV3-small (and GoogLeNet, which the filter "lenet"
 #           also matches) with --cuda-jit on the GPU
 #   bench   bench/gpu_vs_torch.py (BENCH_ARGS, default: eager and reduce-overhead, --quick)
+#   layout  bench/gpu_vs_torch.py twice, --cuda-layout nchw and nhwc (LAYOUT_ARGS, default: ResNet-18
+#           and MobileNetV2, PyTorch eager, --quick): the channels-last activations' effect
 #   diag    reruns up to DIAG_MAX (default 8) of the failed programs that the steps above left
 #           under $WORK under compute-sanitizer (the CUDA API call that failed, with a backtrace)
 #           and with cuDNN's error log, into $OUT/diag.log
@@ -131,6 +133,17 @@ for s in "${steps[@]}"; do
         STEP_TIMEOUT=${BENCH_TIMEOUT:-$STEP_TIMEOUT} step bench env -u LD_LIBRARY_PATH "$PY" bench/gpu_vs_torch.py --graphc "$GRAPHC" --work "$WORK/bench" \
             ${BENCH_ARGS:---configs eager,reduce-overhead --quick}
         ;;
+    layout)
+        # graphc's activations NCHW against NHWC around its cuDNN convolutions (--cuda-layout; the
+        # default, auto, is NHWC at fp16 and NCHW at fp32), PyTorch eager beside each run as the common
+        # reference: ResNet-18 and MobileNetV2, batch 1 and 32, fp32 and fp16 (LAYOUT_ARGS to change)
+        for L in nchw nhwc; do
+            # shellcheck disable=SC2086
+            STEP_TIMEOUT=${BENCH_TIMEOUT:-$STEP_TIMEOUT} step "layout_$L" env -u LD_LIBRARY_PATH "$PY" bench/gpu_vs_torch.py \
+                --graphc "$GRAPHC" --work "$WORK/bench" --cuda-layout "$L" \
+                ${LAYOUT_ARGS:---models resnet18,mobilenet_v2 --configs eager --quick}
+        done
+        ;;
     diag)
         n=0
         san=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
@@ -157,7 +170,7 @@ for s in "${steps[@]}"; do
         echo "## diag: $n programs rerun under compute-sanitizer ($OUT/diag.log)"
         ;;
     *)
-        echo "unknown step $s (env node models jit bench diag)"; exit 2 ;;
+        echo "unknown step $s (env node models jit bench layout diag)"; exit 2 ;;
     esac
 done
 exit $rc
