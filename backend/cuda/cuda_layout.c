@@ -15,14 +15,16 @@
  * an NHWC form: an NHWC Conv (its output; its input X), an elementwise or
  * Fused kernel (any operand; each is read through its own strides), a
  * Conv/Gemm/MatMul epilogue operand, MaxPool/AveragePool over 2 spatial
- * dims (input and output), GlobalAveragePool (input). Then, so that no
- * kernel writes over an operand it shares a buffer with in place in another
- * order, an elementwise kernel's output and every operand of its size (an
- * epilogue's output and its operands of that size) that live in the arena
- * are all NHWC or all NCHW: a disagreement makes them all NCHW, until
- * nothing changes. An NHWC
- * Conv whose input or output stays NCHW transposes it through its
- * workspace (the model's first Conv reads the NCHW graph input so).
+ * dims (input and output), GlobalAveragePool (input); a node of a MatMul's
+ * folded chain (cuda_fold.c, read through NCHW strides) has none. Then, so
+ * that no kernel writes over an operand it shares a buffer with in place in
+ * another order, an elementwise kernel's output and every operand of its
+ * size (an epilogue's output and its operands of that size) that live in
+ * the arena are all NHWC or all NCHW: a disagreement makes them all NCHW,
+ * until nothing changes. An NHWC Conv whose input or output stays NCHW
+ * copies it through its workspace (the model's first Conv reads the NCHW
+ * graph input so, unless a Cast before it writes NHWC); none where the two
+ * layouts are the same bytes (one channel, or one position).
  */
 #include "cuda_emit.h"
 #include "../../ir/fused.h"
@@ -134,13 +136,13 @@ int cu_layout_build(const Graph *g, CuLayout *L)
     L->cl = calloc((size_t)g->n_values + 1, 1);
     L->nhwc = calloc((size_t)L->n_ids, 1);
     unsigned char *cap = calloc((size_t)L->n_ids, 1);
-    if (!L->cl || !L->nhwc || !cap) {
+    int any = 0, *reads = calloc((size_t)g->n_values + 1, sizeof *reads);
+    if (!L->cl || !L->nhwc || !cap || !reads) {
         free(cap);
+        free(reads);
         cu_layout_free(L);
         return -1;
     }
-    int any = 0, *reads = calloc((size_t)g->n_values + 1, sizeof *reads);
-    GC_ASSERT(reads);
     for (int i = 0; i < g->n_nodes; i++)
         for (int j = 0; j < g->nodes[i]->n_in; j++)
             if (g->nodes[i]->in[j]) reads[g->nodes[i]->in[j]->id]++;
@@ -167,6 +169,22 @@ int cu_layout_build(const Graph *g, CuLayout *L)
     }
     for (int i = 0; i < g->n_values; i++)
         if (g->values[i]->alias) L->cl[g->values[i]->alias->id] = 0;
+    /* a MatMul reads the top of a folded chain through NCHW strides
+     * (cuda_fold.c), and the chain's nodes (a Mul by a scalar among them)
+     * emit nothing */
+    CuFolds fs;
+    if (cu_folds_build(g, &fs)) {
+        free(cap);
+        cu_layout_free(L);
+        return -1;
+    }
+    for (int i = 0; fs.n_ids && i < g->n_nodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!fs.skip[n->id]) continue;
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j]) L->cl[n->in[j]->id] = 0;
+    }
+    cu_folds_free(&fs);
     for (int changed = 1; changed;) {
         changed = 0;
         for (int i = 0; i < g->n_nodes; i++) {
