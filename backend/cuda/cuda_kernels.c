@@ -565,8 +565,8 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
     const long long C = X->shape.dims[1], plane = (long long)(in3[0] * in3[1] * in3[2]);
     char xe[96], lx[160], xs[32] = "";
     if (xin) snprintf(xs, sizeof xs, " * %lld", C);
-    snprintf(xe, sizeof xe, "xq[((i0 * %lld + i1) * %lld + i2)%s]", (long long)in3[1], (long long)in3[2], xs);
-    if (!xin) snprintf(xe, sizeof xe, "xq[(i0 * %lld + i1) * %lld + i2]", (long long)in3[1], (long long)in3[2]);
+    if (xin) snprintf(xe, sizeof xe, "xq[((i0 * %lld + i1) * %lld + i2)%s]", (long long)in3[1], (long long)in3[2], xs);
+    else snprintf(xe, sizeof xe, "xq[(i0 * %lld + i1) * %lld + i2]", (long long)in3[1], (long long)in3[2]);
     cu_ld(lx, sizeof lx, X->dtype, xe);
     Writer *kw = &c->kern;
     const int kn = c->nk++;
