@@ -96,17 +96,17 @@ static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap
     if (cu_conv_nhwc_capable(g, n)) {
         CuLayout L;
         GC_ASSERT(cu_layout_build(g, &L) == 0);
-        const int nhwc = L.nhwc[n->id], xin = L.cl[n->in[0]->id], yout = L.cl[n->out[0]->id];
+        const char *x = L.cl[n->in[0]->id]             ? "stored NHWC"
+                        : cu_layouts_differ(n->in[0])  ? "NCHW, copied to NHWC in the workspace"
+                                                       : "NCHW, the same bytes",
+                   *y = L.cl[n->out[0]->id]            ? "stored NHWC"
+                        : cu_layouts_differ(n->out[0]) ? "NCHW, copied back from the workspace"
+                                                       : "NCHW, the same bytes";
+        const int nhwc = L.nhwc[n->id];
         cu_layout_free(&L);
         if (nhwc) {
             int k = snprintf(buf, cap, "cuDNN convolution forward on NHWC tensors, the filter KRSC (x %s, y %s), then "
-                                       "generated bias and epilogue kernels",
-                             xin                              ? "stored NHWC"
-                             : cu_layouts_differ(n->in[0])    ? "NCHW, copied to NHWC in the workspace"
-                                                              : "NCHW, the same bytes",
-                             yout                             ? "stored NHWC"
-                             : cu_layouts_differ(n->out[0])   ? "NCHW, copied back from the workspace"
-                                                              : "NCHW, the same bytes");
+                                       "generated bias and epilogue kernels", x, y);
             return k < 0 ? 0 : k;
         }
     }

@@ -127,8 +127,9 @@ int cu_conv_nhwc_capable(const Graph *g, const Node *n);
 /* Whether value v is stored NHWC; whether Conv n runs on NHWC descriptors. */
 int cu_value_nhwc(const Cu *c, const Value *v);
 int cu_conv_nhwc(const Cu *c, const Node *n);
-/* Whether node n's kernel is the elementwise printer's (an op with a scalar
- * expression, Fused, CastLike: cuda_kernels.c). */
+/* Whether node n's kernel is the elementwise printer's (cuda_kernels.c's
+ * ew_kernel: an op with a scalar expression, Fused, CastLike;
+ * cuda_backend.c). */
 int cu_node_is_ew(const Node *n);
 /* Whether Conv n runs on cuDNN (cuda_libs.c); the workspace its cuDNN
  * algorithm may use; the whole workspace node n takes in graph g (an NHWC

@@ -912,6 +912,11 @@ class Targets(unittest.TestCase):
             self.assertEqual(texts["auto"].count("CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC"), 3)  # the filters
             self.assertEqual(texts["auto"].count("NCHW into NHWC */"), 1)
             self.assertEqual(texts["auto"].count("NHWC into NCHW */"), 1)
+            notes = graphc("compile", gir, "-o", os.path.join(tmp, "notes"), "--target=cuda", "--no-fold",
+                           "--print-after", "all").stderr
+            self.assertEqual(notes.count("# kernel: cuDNN convolution forward on NHWC tensors"), 3)
+            self.assertIn("(x NCHW, copied to NHWC in the workspace, y stored NHWC)", notes)  # c1, from the graph input
+            self.assertIn("(x stored NHWC, y NCHW, copied back from the workspace)", notes)  # c3, into the graph output
             for tag in ("nchw", "O0"):
                 self.assertNotIn("NHWC", texts[tag])
             # the same constants, the filters' elements permuted
