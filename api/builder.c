@@ -242,6 +242,11 @@ int gc_compile(GcGraph *g, const char *dir, const GcCompileOptions *opt, GcDiag 
     job.print_after = opt->print_after;
     job.print_before = opt->print_before;
     if (opt->grad && opt->train) return export_diag(gd, &d, diag_error(&d, "grad and train exclude each other"));
+    static const char *const cuda_names[3] = {"precision", "cuda_layout", "target \"cuda\""};
+    if (opt->cuda_jit && strcmp(job.backend->name, "cuda") != 0)
+        return export_diag(gd, &d, diag_error(&d, "cuda_jit needs target \"cuda\" (the target is '%s')", job.backend->name));
+    if (api_cuda_options(&job, opt->precision, opt->cuda_layout, opt->grad || opt->train, cuda_names, &d))
+        return export_diag(gd, &d, -1);
     TrainRequest tr = {opt->train ? TRAIN_REQ_TRAIN : opt->grad ? TRAIN_REQ_GRAD : TRAIN_REQ_NONE, opt->wrt, opt->loss,
                        opt->optimizer, 0};
     Graph *ig = NULL;

@@ -79,6 +79,32 @@ Graph *api_load(const char *path, const LoadOptions *lo, Diag *d)
     return g;
 }
 
+int api_cuda_options(CompileJob *job, const char *precision, const char *layout, int training,
+                     const char *const names[3], Diag *d)
+{
+    const char *target = job_backend(job)->name;
+    const int cuda = strcmp(target, "cuda") == 0;
+    if (precision && strcmp(precision, "fp32") && strcmp(precision, "fp16") && strcmp(precision, "bf16"))
+        return diag_error(d, "%s needs fp32, fp16 or bf16, got '%s'", names[0], precision);
+    if (layout && strcmp(layout, "auto") && strcmp(layout, "nchw") && strcmp(layout, "nhwc"))
+        return diag_error(d, "%s needs auto, nchw or nhwc, got '%s'", names[1], layout);
+    if (layout && !cuda) return diag_error(d, "%s needs %s (the target is '%s')", names[1], names[2], target);
+    job->layout = !layout || strcmp(layout, "auto") == 0 ? GRAPH_LAYOUT_AUTO
+                  : strcmp(layout, "nchw") == 0          ? GRAPH_LAYOUT_NCHW
+                                                         : GRAPH_LAYOUT_NHWC;
+    job->precision = (DType)0;
+    if (precision && strcmp(precision, "fp32") != 0) {
+        if (!cuda)
+            return diag_error(d, "%s=%s needs %s (the %s target computes in the model's own types)", names[0], precision,
+                              names[2], target);
+        if (training)
+            return diag_error(d, "%s=%s does not apply to --grad or --train (training computes in f32)", names[0],
+                              precision);
+        job->precision = strcmp(precision, "fp16") == 0 ? DT_F16 : DT_BF16;
+    }
+    return 0;
+}
+
 int api_run_pipeline(Graph *g, const CompileJob *job, Diag *d)
 {
     GC_ASSERT(job->opt_level == 0 || job->opt_level == 2);

@@ -36,6 +36,16 @@ typedef struct CompileJob {
     DType precision;       /* Graph.precision (--precision: DT_F16, DT_BF16; 0 or DT_F32: as the model) */
 } CompileJob;
 
+/* The CUDA target's options into job (its backend set): precision "fp32",
+ * "fp16" or "bf16" (graphc --precision) and layout "auto", "nchw" or "nhwc"
+ * (--cuda-layout), NULL for the defaults; either needs the cuda target,
+ * and a lower precision no training (training: a --grad or --train job).
+ * names: how the caller's user spells the two options and the target
+ * ("--precision", "--cuda-layout", "--target=cuda" on the command line).
+ * 0, or -1 with a one-line reason. */
+int api_cuda_options(CompileJob *job, const char *precision, const char *layout, int training,
+                     const char *const names[3], Diag *d);
+
 /* Registers the user operators of FILE.c (graphc --ops; ir/custom_op.h):
  * the reader checks every annotated function; its ops then load from ONNX
  * (their domain) and the text IR like built-in ones, and the C backend

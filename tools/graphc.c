@@ -511,19 +511,10 @@ static int compile_model(const CompileArgs *ca, const LoadOptions *lo)
     if (ca->cuda_jit && strcmp(job.backend->name, "cuda") != 0)
         return fail("compile: --cuda-jit needs --target=cuda (the target is '%s')", job.backend->name);
     job.out.cuda_jit = ca->cuda_jit;
-    if (ca->layout && strcmp(job.backend->name, "cuda") != 0)
-        return fail("compile: --cuda-layout needs --target=cuda (the target is '%s')", job.backend->name);
-    job.layout = !ca->layout || strcmp(ca->layout, "auto") == 0 ? GRAPH_LAYOUT_AUTO
-                 : strcmp(ca->layout, "nchw") == 0            ? GRAPH_LAYOUT_NCHW
-                                                              : GRAPH_LAYOUT_NHWC;
-    if (ca->precision && strcmp(ca->precision, "fp32") != 0) {
-        if (strcmp(job.backend->name, "cuda") != 0)
-            return fail("compile: --precision=%s needs --target=cuda (the %s target computes in the model's own types)",
-                        ca->precision, job.backend->name);
-        if (ca->train.mode != TRAIN_REQ_NONE)
-            return fail("compile: --precision=%s does not apply to --grad or --train (training computes in f32)", ca->precision);
-        job.precision = strcmp(ca->precision, "fp16") == 0 ? DT_F16 : DT_BF16;
-    }
+    static const char *const cuda_names[3] = {"--precision", "--cuda-layout", "--target=cuda"};
+    Diag od = {0};
+    if (api_cuda_options(&job, ca->precision, ca->layout, ca->train.mode != TRAIN_REQ_NONE, cuda_names, &od))
+        return fail("compile: %s", od.msg);
     if (ca->weights && backend_weights_parse(ca->weights, &job.out.weights))
         return fail("compile: unknown --weights mode '%s' (expected incbin, c-array or file)", ca->weights);
     char stem[256];

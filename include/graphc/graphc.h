@@ -68,6 +68,11 @@ typedef struct GcCompileOptions {
     /* target "cuda": the kernels compiled by NVRTC at NAME_init (graphc
      * compile --cuda-jit) */
     int cuda_jit;
+    /* target "cuda": "fp32", "fp16" or "bf16" (graphc compile --precision;
+     * NULL: the model's own types), and where 4-d activations are kept
+     * around cuDNN's convolutions, "auto", "nchw" or "nhwc" (--cuda-layout;
+     * NULL: auto) */
+    const char *precision, *cuda_layout;
 } GcCompileOptions;
 
 GcGraph *gc_graph_new(const char *name);

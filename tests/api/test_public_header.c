@@ -7,9 +7,11 @@
  * y = Relu(x * w + b) on hand-picked numbers, interprets it and compares
  * with the values worked out by hand, checks that errors arrive as one
  * message in GcDiag (unknown op, bad dtype, unknown target, a model name
- * that is not a C identifier, a tensor over max_tensor_bytes), and compiles
- * the graph into a folder. A user operator file registered with
- * gc_load_ops gives an op that gc_op and gc_interpret know.
+ * that is not a C identifier, a tensor over max_tensor_bytes, the CUDA
+ * target's options out of place), and compiles the graph into a folder; a
+ * Conv compiled for the CUDA target at fp16 shows its layout option. A user
+ * operator file registered with gc_load_ops gives an op that gc_op and
+ * gc_interpret know.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -94,6 +97,27 @@ static void test_errors(void **state)
     o.max_tensor_bytes = -1;
     assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
     assert_non_null(strstr(d.msg, "max_tensor_bytes -1 is out of range"));
+    o.max_tensor_bytes = 0;
+    /* the CUDA target's options */
+    o.precision = "fp16";
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_string_equal(d.msg, "precision=fp16 needs target \"cuda\" (the c target computes in the model's own types)");
+    o.target = "cuda";
+    o.precision = "fp8";
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_string_equal(d.msg, "precision needs fp32, fp16 or bf16, got 'fp8'");
+    o.precision = NULL;
+    o.cuda_layout = "chwn";
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_string_equal(d.msg, "cuda_layout needs auto, nchw or nhwc, got 'chwn'");
+    o.target = "c";
+    o.cuda_layout = "nhwc";
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_string_equal(d.msg, "cuda_layout needs target \"cuda\" (the target is 'c')");
+    o.cuda_layout = NULL;
+    o.cuda_jit = 1;
+    assert_int_equal(gc_compile(g, GRAPHC_BINARY_DIR "/public_header_bad", &o, &d), -1);
+    assert_string_equal(d.msg, "cuda_jit needs target \"cuda\" (the target is 'c')");
     struct stat st;
     assert_int_not_equal(stat(GRAPHC_BINARY_DIR "/public_header_bad", &st), 0); /* nothing left behind */
     gc_graph_free(g);
@@ -136,12 +160,67 @@ static void test_compile(void **state)
     gc_graph_free(g);
 }
 
+/* The whole text of a file, NUL-terminated (free it), or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = 2 * cap + 4096 + 1;
+            char *b = realloc(buf, cap);
+            if (!b) break;
+            buf = b;
+        }
+        size_t got = fread(buf + n, 1, 4096, f);
+        n += got;
+        if (got < 4096) break;
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    return buf;
+}
+
+/* precision and cuda_layout reach the CUDA target: at fp16 the Conv's
+ * descriptors are half, NHWC by default (auto) and NCHW with "nchw". */
+static void test_cuda_options(void **state)
+{
+    (void)state;
+    static const int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {3, 2, 3, 3};
+    float w[54];
+    for (int i = 0; i < 54; i++) w[i] = (float)(i % 7) * 0.125f - 0.375f;
+    const char *layouts[2] = {NULL, "nchw"};
+    for (int k = 0; k < 2; k++) {
+        GcDiag d = {0};
+        GcGraph *g = gc_graph_new("conv_opts");
+        GcValue *in[2] = {gc_input(g, "x", "f32", 4, xd, &d), gc_const(g, "w", "f32", 4, wd, w, &d)};
+        GcValue *y = gc_op(g, "Conv", "c", in, 2, "pads=[1,1,1,1]", &d);
+        assert_non_null(y);
+        gc_output(g, y);
+        GcCompileOptions o = {0};
+        o.target = "cuda";
+        o.precision = "fp16";
+        o.cuda_layout = layouts[k];
+        if (gc_compile(g, GRAPHC_BINARY_DIR "/public_header_cuda", &o, &d)) fail_msg("gc_compile: %s", d.msg);
+        char *cu = slurp(GRAPHC_BINARY_DIR "/public_header_cuda/conv_opts.cu");
+        assert_non_null(cu);
+        assert_non_null(strstr(cu, "CUDNN_DATA_HALF"));
+        if (k == 0) assert_non_null(strstr(cu, "CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 1, 2, 5, 5"));
+        else assert_null(strstr(cu, "CUDNN_TENSOR_NHWC"));
+        free(cu);
+        gc_graph_free(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interpret),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_compile),
+        cmocka_unit_test(test_cuda_options),
         cmocka_unit_test(test_user_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
