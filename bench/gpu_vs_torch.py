@@ -125,7 +125,7 @@ def graphc_build(args, folder, precision):
     driver = ROOT / "bench" / "gpu_bench.c"
     if args.emu:  # the generated Makefile's emu rule, with gpu_bench.c for m_main.c
         exe = folder / "gpu_bench_emu"
-        flags = cvt.makefile_var(cdir, "CFLAGS")
+        flags = cvt.makefile_var(cdir, "CFLAGS") + (" -DGC_CUDNN_FUSED" if args.cudnn_fused else "")
         run([os.environ.get("CC", "cc")] + flags.split() + ["-DGC_CUDA_EMULATE", "-DMODEL=m", f"-I{cdir}", "-o", exe,
                                                             "-x", "c", cdir / "m.cu", "-x", "none", driver,
                                                             cdir / "m_weights.S", "-lm"])
@@ -134,6 +134,8 @@ def graphc_build(args, folder, precision):
         else f"{cvt.makefile_var(cdir, 'NVCCFLAGS')} -arch=sm_{args.arch}".strip()
     if args.cudnn_find:
         flags += " -DGC_CUDNN_FIND"
+    if args.cudnn_fused:
+        flags += " -DGC_CUDNN_FUSED"
     env = dict(os.environ)
     for k in ("CFLAGS", "NVCCFLAGS", "NVCC"):
         env.pop(k, None)
@@ -307,6 +309,10 @@ def main():
                     help="build graphc's side with -DGC_CUDNN_FIND: each Conv's cuDNN algorithm measured at init "
                          "(cudnnFindConvolutionForwardAlgorithmEx) rather than cuDNN's heuristic order "
                          "(runtime/cuda/gc_cuda.h gc_cudnn_pick)")
+    ap.add_argument("--cudnn-fused", action="store_true",
+                    help="build graphc's side with -DGC_CUDNN_FUSED: a Conv with a bias and a ReLU epilogue (and a "
+                         "residual Add) runs as one cudnnConvolutionBiasActivationForward rather than the "
+                         "convolution and a generated epilogue kernel")
     ap.add_argument("--blocks", type=int, help="alternating blocks per row (default 5; --quick 2; --emu 1)")
     ap.add_argument("--reps", type=int, help="timed runs per block (default: about 0.75 s of the slowest side; "
                                              "--emu 1)")
@@ -388,7 +394,8 @@ def main():
               "and mean nothing as speed")
     else:
         print(f"# graphc: --target=cuda, nvcc {nvcc_ver} (CUDA_HOME={args.cuda_home}), -arch=sm_{args.arch}; "
-              f"--cuda-layout={args.cuda_layout or 'auto'}{'; -DGC_CUDNN_FIND' if args.cudnn_find else ''}; "
+              f"--cuda-layout={args.cuda_layout or 'auto'}{'; -DGC_CUDNN_FIND' if args.cudnn_find else ''}"
+              f"{'; -DGC_CUDNN_FUSED' if args.cudnn_fused else ''}; "
               f"driver bench/gpu_bench.c")
     side = "eager on the CPU" if args.emu else f"{', '.join(CONFIGS)}; cudnn.benchmark on, TF32 off"
     print(f"# PyTorch: {side}; no_grad, .half() for fp16; ONNX opset {args.opset}; {blocks} alternating "

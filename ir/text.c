@@ -354,7 +354,7 @@ void ir_print(const Graph *g, Writer *w, int elide)
             if (!defs[n->op]) defs[n->op] = ir_add_node(scratch, n->op, "defaults", NULL, 0, 0, NULL);
             print_attrs(w, n, defs[n->op], elide);
         }
-        char note[256];
+        char note[512];
         if (g->kernel_note && g->kernel_note(g, n, note, sizeof note) > 0) {
             w_puts(w, "  # kernel: ");
             w_puts(w, note);

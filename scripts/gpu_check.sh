@@ -1,7 +1,8 @@
 #!/bin/bash
 # scripts/gpu_check.sh — the CUDA backend's checks on a machine with an NVIDIA GPU, in one run.
 #
-#   scripts/gpu_check.sh [STEP ...]       steps: env node models jit bench layout diag (default: env node models)
+#   scripts/gpu_check.sh [STEP ...]       steps: env node models jit bench layout fused profile diag
+#                                         (default: env node models)
 #
 #   env     the device, the toolkit, PyTorch, and where cuDNN/cuBLAS/NVRTC were found
 #   node    the ONNX node tests that pass through the C backend (tests/onnx/expected_pass.txt) and
@@ -16,6 +17,12 @@
 #   bench   bench/gpu_vs_torch.py (BENCH_ARGS, default: eager and reduce-overhead, --quick)
 #   layout  bench/gpu_vs_torch.py twice, --cuda-layout nchw and nhwc (LAYOUT_ARGS, default: ResNet-18
 #           and MobileNetV2, PyTorch eager, --quick): the channels-last activations' effect
+#   fused   bench/gpu_vs_torch.py twice, without and with --cudnn-fused (FUSED_ARGS, default: ResNet-18,
+#           PyTorch eager, --quick): a Conv's bias, residual and ReLU in cuDNN's fused call
+#           (-DGC_CUDNN_FUSED) against the generated epilogue kernel
+#   profile per-kernel GPU times (ncu, gpu__time_duration.sum) of the gpu_bench programs an earlier
+#           bench, layout or fused step built under $WORK/bench (PROFILE_GLOB, default: ResNet-18's):
+#           $OUT/profile_*.csv and a summary per program (the cuDNN kernels' names say the algorithms)
 #   diag    reruns up to DIAG_MAX (default 8) of the failed programs that the steps above left
 #           under $WORK under compute-sanitizer (the CUDA API call that failed, with a backtrace)
 #           and with cuDNN's error log, into $OUT/diag.log
@@ -144,6 +151,45 @@ for s in "${steps[@]}"; do
                 ${LAYOUT_ARGS:---models resnet18,mobilenet_v2 --configs eager --quick}
         done
         ;;
+    fused)
+        # graphc's ReLU epilogues (with a Conv's bias and residual) as generated kernels against cuDNN's
+        # fused call, PyTorch eager beside each run as the common reference
+        for F in "" --cudnn-fused; do
+            # shellcheck disable=SC2086
+            STEP_TIMEOUT=${BENCH_TIMEOUT:-$STEP_TIMEOUT} step "fused${F:+_on}" env -u LD_LIBRARY_PATH "$PY" bench/gpu_vs_torch.py \
+                --graphc "$GRAPHC" --work "$WORK/bench" $F ${FUSED_ARGS:---models resnet18 --configs eager --quick}
+        done
+        ;;
+    profile)
+        ncu=$(command -v ncu || ls "$CUDA_HOME"/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+        if [ -z "$ncu" ]; then
+            echo "## profile: no ncu (Nsight Compute) on this machine"
+        else
+            for exe in $WORK/bench/${PROFILE_GLOB:-resnet18_b*/fp*}/gpu_bench; do
+                [ -x "$exe" ] || continue
+                d=$(dirname "$exe")
+                tag=$(echo "${d#"$WORK/bench/"}" | tr / _)
+                # init (its warm-up run, then the captured graph's first replay), 1 untimed and 2 timed runs
+                echo 2 | timeout "$STEP_TIMEOUT" "$ncu" --csv --metrics gpu__time_duration.sum "$exe" "$(dirname "$d")/in.bin" \
+                    "$d/profile_out.bin" 0 >"$OUT/profile_$tag.csv" 2>"$OUT/profile_$tag.err"
+                echo "## profile $tag: exit $?"
+                "$PY" - "$OUT/profile_$tag.csv" <<'PYEOF'
+import csv, collections, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if l.startswith('"'))
+        if r.get("Metric Name") == "gpu__time_duration.sum"]
+by = collections.defaultdict(list)
+for r in rows:
+    t = float(r["Metric Value"].replace(",", ""))
+    by[r["Kernel Name"]].append(t / 1000.0 if r["Metric Unit"] == "nsecond" else t * (1000.0 if r["Metric Unit"] == "msecond" else 1.0))
+total = sum(sum(v) for v in by.values())
+print(f"{len(rows)} kernel launches, {total:.1f} us in all; per kernel name: launches, total us, median us")
+for name, v in sorted(by.items(), key=lambda kv: -sum(kv[1]))[:25]:
+    v.sort()
+    print(f"  {len(v):4d} {sum(v):9.1f} {v[len(v) // 2]:8.2f}  {name[:110]}")
+PYEOF
+            done
+        fi
+        ;;
     diag)
         n=0
         san=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
@@ -170,7 +216,7 @@ for s in "${steps[@]}"; do
         echo "## diag: $n programs rerun under compute-sanitizer ($OUT/diag.log)"
         ;;
     *)
-        echo "unknown step $s (env node models jit bench layout diag)"; exit 2 ;;
+        echo "unknown step $s (env node models jit bench layout fused profile diag)"; exit 2 ;;
     esac
 done
 exit $rc

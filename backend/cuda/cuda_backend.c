@@ -93,6 +93,10 @@ static size_t cuda_workspace(const Graph *g, const Node *n)
 
 static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap)
 {
+    const CudaEntry *e = cuda_entry(n->op);
+    char base[512];
+    snprintf(base, sizeof base, "%s", e && e->note ? e->note : "");
+    int fused = 0, z_in = -1;
     if (cu_conv_nhwc_capable(g, n)) {
         CuLayout L;
         GC_ASSERT(cu_layout_build(g, &L) == 0);
@@ -102,17 +106,18 @@ static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap
                    *y = L.cl[n->out[0]->id]            ? "stored NHWC"
                         : cu_layouts_differ(n->out[0]) ? "NCHW, copied back from the workspace"
                                                        : "NCHW, the same bytes";
-        const int nhwc = L.nhwc[n->id];
+        if (L.nhwc[n->id])
+            snprintf(base, sizeof base, "cuDNN convolution forward on NHWC tensors, the filter KRSC (x %s, y %s), then "
+                                        "generated bias and epilogue kernels", x, y);
+        fused = cu_conv_fused(&L, n, &z_in);
         cu_layout_free(&L);
-        if (nhwc) {
-            int k = snprintf(buf, cap, "cuDNN convolution forward on NHWC tensors, the filter KRSC (x %s, y %s), then "
-                                       "generated bias and epilogue kernels", x, y);
-            return k < 0 ? 0 : k;
-        }
+    } else if (n->op == OP_Conv) {
+        fused = cu_conv_fused(NULL, n, &z_in);
     }
-    const CudaEntry *e = cuda_entry(n->op);
-    if (!e || !e->note) return 0;
-    int k = snprintf(buf, cap, "%s", e->note);
+    if (!base[0]) return 0;
+    int k = fused ? snprintf(buf, cap, "%s; built with -DGC_CUDNN_FUSED, one cudnnConvolutionBiasActivationForward (bias%s, ReLU)",
+                             base, z_in >= 0 ? ", residual" : "")
+                  : snprintf(buf, cap, "%s", base);
     return k < 0 ? 0 : k;
 }
 
@@ -381,6 +386,13 @@ static void gen_struct(Cu *c, Writer *w, int ni, int no, int nk)
         w_printf(w, "    cudnnTensorDescriptor_t cx[%d], cy[%d];\n    cudnnFilterDescriptor_t cw[%d];\n", c->nconv, c->nconv, c->nconv);
         w_printf(w, "    cudnnConvolutionDescriptor_t cc[%d];\n    cudnnConvolutionFwdAlgo_t algo[%d];\n", c->nconv, c->nconv);
     }
+    if (c->nfused) {
+        w_printf(w, "    /* -DGC_CUDNN_FUSED: the Convs that run as one cudnnConvolutionBiasActivationForward, their\n"
+                    "     * biases' descriptors, the ReLU; probing: the init's warm-up run, which turns off\n"
+                    "     * a fused call cuDNN refuses */\n"
+                    "    unsigned char fused[%d];\n    cudnnTensorDescriptor_t cb[%d];\n"
+                    "    cudnnActivationDescriptor_t relu;\n    int probing;\n", c->nconv, c->nconv);
+    }
     if (c->nptrs) w_puts(w, "    void **gemm_ptrs; /* the batched GEMMs' operand pointers (device memory, filled by the init) */\n");
     if (c->jit) w_printf(w, "    CUmodule mod;\n    CUfunction fn[%d];\n", nk ? nk : 1);
     else w_printf(w, "#if GC_LAUNCHERS\n    CUfunction fn[%d];\n#endif\n", nk ? nk : 1);
@@ -472,6 +484,7 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     w_printf(w, "    for (int i = 0; i < %d; i++) cudaFree(m->in[i]);\n", ni);
     w_printf(w, "    for (int i = 0; i < %d; i++) cudaFree(m->out[i]);\n", no);
     w_puts(w, cu_wtext(&c->fini));
+    if (c->nfused) w_puts(w, "    if (m->relu) cudnnDestroyActivationDescriptor(m->relu);\n");
     if (c->nconv) w_puts(w, "    if (m->dnn) cudnnDestroy(m->dnn);\n");
     if (c->nptrs) w_puts(w, "    cudaFree(m->gemm_ptrs);\n");
     w_puts(w, "    cudaFree(m->arena);\n    cudaFree(m->weights);\n");
@@ -533,10 +546,13 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     /* One run before the capture: cuBLAS and cuDNN load their kernels and
      * set up what they keep on their first call, which must not happen
      * inside a capture (no allocation, no module load there). On zeroed
-     * inputs; the emulation needs no such run. */
-    w_puts(w, "#ifndef GC_CUDA_EMULATE\n");
+     * inputs; the emulation needs no such run (-DGC_EMU_WARMUP runs it
+     * there too). It also probes the fused Convs (-DGC_CUDNN_FUSED). */
+    w_puts(w, "#if !defined(GC_CUDA_EMULATE) || defined(GC_EMU_WARMUP)\n");
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMemset(m->in[i], 0, in_bytes[i] ? in_bytes[i] : 1) == cudaSuccess;\n", ni);
+    if (c->nfused) w_puts(w, "    m->probing = 1;\n");
     w_printf(w, "    ok = ok && %s_schedule(m, (const void *const *)m->in, m->out) == 0 && cudaStreamSynchronize(m->cap) == cudaSuccess;\n", N);
+    if (c->nfused) w_puts(w, "    m->probing = 0;\n");
     w_puts(w, "#endif\n");
     w_puts(w, "    /* the schedule over the model's own buffers, captured once here: capture runs\n");
     w_printf(w, "     * nothing, and %s_run_host replays it as is */\n", N);

@@ -54,6 +54,7 @@ typedef struct Cu {
     Writer kern, body;
     int nk;            /* kernels written */
     int nconv;         /* Conv nodes: cuDNN descriptors m->cx[i], cw, cc, cy, algo */
+    int nfused;        /* of those, the ones -DGC_CUDNN_FUSED runs as one fused cuDNN call (cu_conv_fused) */
     int64_t find_bytes; /* -DGC_CUDNN_FIND: scratch x, w and y for the algorithm search, the largest Conv's */
     struct CuFolds *folds; /* the MatMuls that read folded chains (cuda_fold.c) */
     int64_t nptrs;     /* pointer-array slots of the batched GEMMs: m->gemm_ptrs[0..nptrs) */
@@ -137,6 +138,14 @@ int cu_node_is_ew(const Node *n);
 int cu_conv_on_cudnn(const Node *n);
 size_t cu_conv_algo_ws_bytes(const Node *n);
 size_t cu_conv_ws_bytes(const Graph *g, const Node *n);
+/* Whether -DGC_CUDNN_FUSED runs Conv n (under layout L; NULL: all NCHW)
+ * as one cudnnConvolutionBiasActivationForward, y = relu(conv(x) + z + b):
+ * on cuDNN with a bias, all of one dtype, its epilogue Relu(y) or
+ * Relu(Add(y, Z)) with Z an input of Y's dtype and shape in Y's layout,
+ * and no copy of Y (cuDNN's ReLU runs with every algorithm; its identity
+ * only with one, so a bias alone stays a kernel). *z_in: Z's input index,
+ * or -1 (Relu(y)). */
+int cu_conv_fused(const CuLayout *L, const Node *n, int *z_in);
 /* Whether 4-d V's bytes differ between NCHW and NHWC (more than one channel
  * and more than one position): an NHWC Conv copies such an input or output
  * stored NCHW through its workspace. */

@@ -383,6 +383,50 @@ static size_t conv_nhwc_ws(const Node *n, int x_nchw, int y_nchw, int64_t *xoff,
  * channel or one position), so that an NHWC Conv copies it when stored NCHW. */
 int cu_layouts_differ(const Value *V) { return V->shape.dims[1] > 1 && V->shape.dims[2] * V->shape.dims[3] > 1; }
 
+/* Whether value V is stored in the layout a Conv on nhwc descriptors (or
+ * NCHW ones) reads and writes it in, with no copy: stored so, or the same
+ * bytes either way. */
+static int stored_as(const CuLayout *L, const Value *V, int nhwc)
+{
+    const int cl = L && L->cl && V->id < L->n_values && L->cl[V->id];
+    return cl == nhwc || (V->shape.rank == 4 && !cu_layouts_differ(V));
+}
+
+int cu_conv_fused(const CuLayout *L, const Node *n, int *z_in)
+{
+    *z_in = -1;
+    const Value *X = n->in[0], *B = n->n_in > 2 ? n->in[2] : NULL, *Y = n->out[0];
+    const char *epi = n->op == OP_Conv ? ir_epilogue(n) : NULL;
+    if (!epi || !B || B->dtype != X->dtype || Y->dtype != X->dtype || !cu_conv_on_cudnn(n) ||
+        ir_numel(&Y->shape) == 0)
+        return 0;
+    const int nhwc = L && L->nhwc && n->id < L->n_ids && L->nhwc[n->id];
+    if (!stored_as(L, Y, nhwc)) return 0; /* an NHWC Conv's Y copied back: the kernel path */
+    FusedExpr fx;
+    Diag d = {0};
+    if (ir_fused_parse_node(n, &fx, &d)) return 0;
+    const int ys = n->n_in; /* the slot 'y' names */
+    int ok = 0;
+    const Node *root = fx.members[fx.n_members - 1];
+    if (root->op == OP_Relu && root->out[0]->dtype == Y->dtype) {
+        const FxSrc *r = &fx.src[fx.n_members - 1][0];
+        if (fx.n_members == 1 && r->kind == FX_SLOT && r->idx == ys) {
+            ok = 1;
+        } else if (fx.n_members == 2 && r->kind == FX_MEMBER && r->idx == 0 && fx.members[0]->op == OP_Add &&
+                   fx.members[0]->out[0]->dtype == Y->dtype) {
+            const FxSrc *a = fx.src[0];
+            const int k = a[0].kind == FX_SLOT && a[0].idx == ys ? 1 : a[1].kind == FX_SLOT && a[1].idx == ys ? 0 : -1;
+            if (k >= 0 && a[k].kind == FX_SLOT && a[k].idx != ys) {
+                const Value *Z = n->in[a[k].idx];
+                if (Z && Z->dtype == Y->dtype && ir_shape_eq(&Z->shape, &Y->shape) && stored_as(L, Z, nhwc))
+                    ok = 1, *z_in = a[k].idx;
+            }
+        }
+    }
+    ir_fused_free(&fx);
+    return ok;
+}
+
 size_t cu_conv_ws_bytes(const Graph *g, const Node *n)
 {
     if (!cu_conv_nhwc_capable(g, n)) return cu_conv_algo_ws_bytes(n);
@@ -529,7 +573,23 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     else snprintf(wsp, sizeof wsp, "NULL");
     w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, %s, find, %lld, %lld, &m->algo[%d]) == 0;\n",
              i, i, i, i, algo_ws, wsp, (long long)woff, (long long)fyoff, i);
+    /* -DGC_CUDNN_FUSED: bias, residual and ReLU in cuDNN's fused call; the
+     * bias's descriptor, and the one ReLU descriptor (m->relu) */
+    int z_in = -1;
+    const int fused = cu_conv_fused(&c->lay, n, &z_in);
+    if (fused) {
+        w_puts(in, "#ifdef GC_CUDNN_FUSED\n");
+        if (!c->nfused)
+            w_puts(in, "    ok = ok && cudnnCreateActivationDescriptor(&m->relu) == CUDNN_STATUS_SUCCESS &&\n"
+                       "         cudnnSetActivationDescriptor(m->relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0) == CUDNN_STATUS_SUCCESS;\n");
+        w_printf(in, "    ok = ok && cudnnCreateTensorDescriptor(&m->cb[%d]) == CUDNN_STATUS_SUCCESS &&\n", i);
+        w_printf(in, "         cudnnSetTensor4dDescriptor(m->cb[%d], %s, %s, 1, %lld, 1, 1) == CUDNN_STATUS_SUCCESS;\n", i, fmt, dt,
+                 ym);
+        w_printf(in, "    m->fused[%d] = 1;\n#endif\n", i);
+        c->nfused++;
+    }
     Writer *f = &c->fini;
+    if (fused) w_printf(f, "    if (m->cb[%d]) cudnnDestroyTensorDescriptor(m->cb[%d]);\n", i, i);
     w_printf(f, "    if (m->cx[%d]) cudnnDestroyTensorDescriptor(m->cx[%d]);\n", i, i);
     w_printf(f, "    if (m->cy[%d]) cudnnDestroyTensorDescriptor(m->cy[%d]);\n", i, i);
     w_printf(f, "    if (m->cw[%d]) cudnnDestroyFilterDescriptor(m->cw[%d]);\n", i, i);
@@ -547,6 +607,22 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     }
     if (y_nchw) snprintf(yp, sizeof yp, "arena + %lld", (long long)(n->ws_offset + yoff));
     Writer *b = &c->body;
+    if (fused) {
+        /* NAME_init's warm-up run (m->probing) turns the fused call off
+         * where this cuDNN refuses it; the separate calls follow */
+        w_printf(b, "    if (m->fused[%d]) { /* -DGC_CUDNN_FUSED: y = relu(conv(x) + %sb), one cuDNN call */\n", i,
+                 z_in >= 0 ? "z + " : "");
+        w_printf(b, "        const float one = 1.0f, a2 = %s;\n", z_in >= 0 ? "1.0f" : "0.0f");
+        w_printf(b, "        if (cudnnConvolutionBiasActivationForward(m->dnn, &one, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d],\n", i,
+                 xp, i, cu_ptr(c, W), i);
+        w_printf(b, "                m->algo[%d], %s, %lld, &a2, m->cy[%d], %s, m->cb[%d], %s, m->relu, m->cy[%d], %s) !=\n", i, ws,
+                 algo_ws, i, z_in >= 0 ? cu_ptr(c, n->in[z_in]) : yp, i, cu_ptr(c, B), i, yp);
+        w_puts(b, "            CUDNN_STATUS_SUCCESS) {\n");
+        w_puts(b, "            if (!m->probing) return -1;\n");
+        w_printf(b, "            m->fused[%d] = 0;\n        }\n    }\n", i);
+        w_printf(b, "    if (!m->fused[%d]) {\n", i);
+        b->indent++;
+    }
     w_puts(b, "    {\n        const float one = 1.0f, zero = 0.0f;\n");
     w_printf(b, "        if (cudnnConvolutionForward(m->dnn, &one, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d], m->algo[%d],\n", i,
              xp, i, cu_ptr(c, W), i, i);
@@ -554,7 +630,12 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
              algo_ws, i, yp);
     w_puts(b, "            return -1;\n    }\n");
     if (y_nchw) emit_nhwc_copy(c, n, Y, cu_ptr(c, Y), yp, 0);
-    return cu_emit_epilogue_bias(c, n, B, d);
+    const int rc = cu_emit_epilogue_bias(c, n, B, d);
+    if (fused) {
+        b->indent--;
+        w_puts(b, "    }\n");
+    }
+    return rc;
 }
 
 const CudaEntry cuda_lib_entries[] = {

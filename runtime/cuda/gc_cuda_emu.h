@@ -13,7 +13,8 @@
  *
  * cuDNN: the legacy convolution API for NCHW or NHWC f32 tensors, and f16/bf16
  * ones computing in fp32 where NAME.cu defines GC_CUDA_HALF (descriptors,
- * cudnnGetConvolutionForwardAlgorithm_v7, cudnnConvolutionForward); the
+ * cudnnGetConvolutionForwardAlgorithm_v7, cudnnConvolutionForward, and the
+ * fused cudnnConvolutionBiasActivationForward with RELU or IDENTITY); the
  * algorithm list it returns starts with one whose workspace no budget holds,
  * so generated code that ignores its workspace budget fails here.
  *
@@ -111,7 +112,7 @@ typedef struct gc_emu_kernel {
 } gc_emu_kernel;
 
 /* One recorded operation: which call, its arguments by value. */
-enum { GC_EMU_OP_COPY, GC_EMU_OP_SET, GC_EMU_OP_KERNEL, GC_EMU_OP_GEMM, GC_EMU_OP_GEMM_PTRS, GC_EMU_OP_CONV };
+enum { GC_EMU_OP_COPY, GC_EMU_OP_SET, GC_EMU_OP_KERNEL, GC_EMU_OP_GEMM, GC_EMU_OP_GEMM_PTRS, GC_EMU_OP_CONV, GC_EMU_OP_CONV_FUSED };
 typedef struct gc_emu_op {
     int kind;
     void *dst;
@@ -259,6 +260,12 @@ static inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaSt
     }
     memset(dst, value, n);
     return cudaSuccess;
+}
+
+static inline cudaError_t cudaMemset(void *dst, int value, size_t n)
+{
+    if (gc_emu_not_capturing("cudaMemset")) return gc_emu.last;
+    return cudaMemsetAsync(dst, value, n, (cudaStream_t)0);
 }
 
 static inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind kind)
@@ -731,34 +738,15 @@ static inline cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_
     return CUDNN_STATUS_SUCCESS;
 }
 
-static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd,
-                                                    const void *x, cudnnFilterDescriptor_t wd, const void *w,
-                                                    cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo,
-                                                    void *ws, size_t ws_bytes, const void *beta,
-                                                    cudnnTensorDescriptor_t yd, void *y)
+/* The convolution's reference loop: y = a * conv(x, w) + b * y, and with
+ * bias (fused: cudnnConvolutionBiasActivationForward) + a2 * z + bias[c],
+ * then the ReLU where relu; summed in double, rounded once to y's type. */
+static inline void gc_emu_conv_loop(cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+                                    const void *w, cudnnConvolutionDescriptor_t cd, float a, float b,
+                                    cudnnTensorDescriptor_t yd, void *y, float a2, const void *z, const void *bias,
+                                    int relu)
 {
-    if (!gc_emu_conv_ok(xd, wd, cd, yd)) return gc_emu_dnn_fail("cudnnConvolutionForward: bad descriptors");
-    gc_emu_op *op;
-    int how = gc_emu_issue(h->stream, "cudnnConvolutionForward", &op);
-    if (how < 0) return CUDNN_STATUS_BAD_PARAM;
-    if (how) { /* alpha and beta are read now, as cuDNN reads host scaling factors */
-        op->kind = GC_EMU_OP_CONV, op->alpha = *(const float *)alpha, op->beta = *(const float *)beta;
-        void *p[8] = {h, xd, (void *)x, wd, (void *)w, cd, ws, yd};
-        memcpy(op->call, p, sizeof p);
-        op->call[8] = y;
-        op->ints[0] = algo, op->ints[1] = (long long)ws_bytes;
-        return CUDNN_STATUS_SUCCESS;
-    }
-    if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && ws_bytes < GC_EMU_HUGE_WS)
-        return gc_emu_dnn_fail("cudnnConvolutionForward: the algorithm needs more workspace");
-    (void)ws;
-    /* alpha and beta are floats for every data type here, as cuDNN takes them */
-    const float a = *(const float *)alpha, b = *(const float *)beta;
     const cudaDataType_t T = (cudaDataType_t)gc_emu_dnn_type(xd->t);
-    const size_t es = gc_emu_type_size(T), nx = (size_t)xd->n * xd->c * xd->h * xd->w,
-                 nw = (size_t)wd->k * wd->c * wd->h * wd->w, ny = (size_t)yd->n * yd->c * yd->h * yd->w;
-    if (!gc_emu_is_device(x, nx * es) || !gc_emu_is_device(w, nw * es) || !gc_emu_is_device(y, ny * es))
-        return gc_emu_dnn_fail("cudnnConvolutionForward: a host pointer or a tensor past its allocation");
     const int G = cd->groups, Mg = wd->k / G, Cg = wd->c, nhwc = xd->f == CUDNN_TENSOR_NHWC;
     for (int n = 0; n < yd->n; n++)
         for (int m = 0; m < yd->c; m++)
@@ -781,8 +769,115 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
                             }
                     const int64_t o = nhwc ? (int64_t)((((size_t)n * yd->h + oh) * yd->w + ow) * yd->c + m)
                                            : (int64_t)(((size_t)n * yd->c + m) * yd->h + oh) * yd->w + ow;
-                    gc_emu_store(T, y, o, (double)a * s + (b == 0.0f ? 0.0 : (double)b * gc_emu_load(T, y, o)));
+                    double v = (double)a * s + (b == 0.0f ? 0.0 : (double)b * gc_emu_load(T, y, o));
+                    if (bias) {
+                        v += (a2 == 0.0f ? 0.0 : (double)a2 * gc_emu_load(T, z, o)) + gc_emu_load(T, bias, m);
+                        if (relu && v < 0) v = 0; /* NaN passes (CUDNN_PROPAGATE_NAN) */
+                    }
+                    gc_emu_store(T, y, o, v);
                 }
+}
+
+static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t xd,
+                                                    const void *x, cudnnFilterDescriptor_t wd, const void *w,
+                                                    cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo,
+                                                    void *ws, size_t ws_bytes, const void *beta,
+                                                    cudnnTensorDescriptor_t yd, void *y)
+{
+    if (!gc_emu_conv_ok(xd, wd, cd, yd)) return gc_emu_dnn_fail("cudnnConvolutionForward: bad descriptors");
+    gc_emu_op *op;
+    int how = gc_emu_issue(h->stream, "cudnnConvolutionForward", &op);
+    if (how < 0) return CUDNN_STATUS_BAD_PARAM;
+    if (how) { /* alpha and beta are read now, as cuDNN reads host scaling factors */
+        op->kind = GC_EMU_OP_CONV, op->alpha = *(const float *)alpha, op->beta = *(const float *)beta;
+        void *p[8] = {h, xd, (void *)x, wd, (void *)w, cd, ws, yd};
+        memcpy(op->call, p, sizeof p);
+        op->call[8] = y;
+        op->ints[0] = algo, op->ints[1] = (long long)ws_bytes;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && ws_bytes < GC_EMU_HUGE_WS)
+        return gc_emu_dnn_fail("cudnnConvolutionForward: the algorithm needs more workspace");
+    (void)ws;
+    /* alpha and beta are floats for every data type here, as cuDNN takes them */
+    const size_t es = gc_emu_type_size((cudaDataType_t)gc_emu_dnn_type(xd->t)),
+                 nx = (size_t)xd->n * xd->c * xd->h * xd->w, nw = (size_t)wd->k * wd->c * wd->h * wd->w,
+                 ny = (size_t)yd->n * yd->c * yd->h * yd->w;
+    if (!gc_emu_is_device(x, nx * es) || !gc_emu_is_device(w, nw * es) || !gc_emu_is_device(y, ny * es))
+        return gc_emu_dnn_fail("cudnnConvolutionForward: a host pointer or a tensor past its allocation");
+    gc_emu_conv_loop(xd, x, wd, w, cd, *(const float *)alpha, *(const float *)beta, yd, y, 0.0f, NULL, NULL, 0);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* ---- cuDNN's fused convolution, bias and activation ---- */
+
+typedef enum cudnnActivationMode_t { CUDNN_ACTIVATION_RELU = 1, CUDNN_ACTIVATION_IDENTITY = 5 } cudnnActivationMode_t;
+typedef enum cudnnNanPropagation_t { CUDNN_NOT_PROPAGATE_NAN = 0, CUDNN_PROPAGATE_NAN = 1 } cudnnNanPropagation_t;
+typedef struct gc_emu_ad {
+    cudnnActivationMode_t mode;
+    cudnnNanPropagation_t nan;
+} *cudnnActivationDescriptor_t;
+
+static inline cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *d)
+{
+    *d = (cudnnActivationDescriptor_t)calloc(1, sizeof **d);
+    return *d ? CUDNN_STATUS_SUCCESS : gc_emu_dnn_fail("cudnnCreateActivationDescriptor: out of memory");
+}
+
+static inline cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t d)
+{
+    free(d);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static inline cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d, cudnnActivationMode_t mode,
+                                                         cudnnNanPropagation_t nan, double coef)
+{
+    (void)coef;
+    if (mode != CUDNN_ACTIVATION_RELU && mode != CUDNN_ACTIVATION_IDENTITY)
+        return gc_emu_dnn_fail("cudnnSetActivationDescriptor: the emulation has RELU and IDENTITY only");
+    d->mode = mode, d->nan = nan;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* y = act(alpha1 * conv(x, w) + alpha2 * z + bias), with cuDNN's rules:
+ * z of y's description, the bias 1 x K x 1 x 1 of the same data type, the
+ * activation RELU (any algorithm) or IDENTITY (implicit precomputed GEMM
+ * only). GC_EMU_CUDNN_FUSED_FAIL in the environment makes it answer
+ * CUDNN_STATUS_NOT_SUPPORTED, as cuDNN does for configurations it lacks
+ * (the generated code then runs the separate calls). */
+static inline cudnnStatus_t cudnnConvolutionBiasActivationForward(
+    cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+    const void *w, cudnnConvolutionDescriptor_t cd, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
+    const void *alpha2, cudnnTensorDescriptor_t zd, const void *z, cudnnTensorDescriptor_t bd, const void *bias,
+    cudnnActivationDescriptor_t ad, cudnnTensorDescriptor_t yd, void *y)
+{
+    if (getenv("GC_EMU_CUDNN_FUSED_FAIL")) return CUDNN_STATUS_NOT_SUPPORTED;
+    if (!gc_emu_conv_ok(xd, wd, cd, yd) || zd->n != yd->n || zd->c != yd->c || zd->h != yd->h || zd->w != yd->w ||
+        zd->t != yd->t || zd->f != yd->f || bd->n != 1 || bd->c != yd->c || bd->h != 1 || bd->w != 1 || bd->t != yd->t ||
+        !ad || (ad->mode == CUDNN_ACTIVATION_IDENTITY && algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
+        return gc_emu_dnn_fail("cudnnConvolutionBiasActivationForward: bad descriptors");
+    gc_emu_op *op;
+    int how = gc_emu_issue(h->stream, "cudnnConvolutionBiasActivationForward", &op);
+    if (how < 0) return CUDNN_STATUS_BAD_PARAM;
+    if (how) {
+        op->kind = GC_EMU_OP_CONV_FUSED, op->alpha = *(const float *)alpha1, op->beta = *(const float *)alpha2;
+        void *p[14] = {h, xd, (void *)x, wd, (void *)w, cd, ws, zd, (void *)z, bd, (void *)bias, ad, yd, y};
+        memcpy(op->call, p, sizeof p);
+        op->ints[0] = algo, op->ints[1] = (long long)ws_bytes;
+        return CUDNN_STATUS_SUCCESS;
+    }
+    if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && ws_bytes < GC_EMU_HUGE_WS)
+        return gc_emu_dnn_fail("cudnnConvolutionBiasActivationForward: the algorithm needs more workspace");
+    (void)ws;
+    const size_t es = gc_emu_type_size((cudaDataType_t)gc_emu_dnn_type(xd->t)),
+                 nx = (size_t)xd->n * xd->c * xd->h * xd->w, nw = (size_t)wd->k * wd->c * wd->h * wd->w,
+                 ny = (size_t)yd->n * yd->c * yd->h * yd->w;
+    if (!gc_emu_is_device(x, nx * es) || !gc_emu_is_device(w, nw * es) || !gc_emu_is_device(y, ny * es) ||
+        !gc_emu_is_device(z, ny * es) || !gc_emu_is_device(bias, (size_t)yd->c * es))
+        return gc_emu_dnn_fail("cudnnConvolutionBiasActivationForward: a host pointer or a tensor past its allocation");
+    gc_emu_conv_loop(xd, x, wd, w, cd, *(const float *)alpha1, 0.0f, yd, y, *(const float *)alpha2, z, bias,
+                     ad->mode == CUDNN_ACTIVATION_RELU);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -1027,6 +1122,12 @@ static inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s)
                              (int)v[2], (int)v[3], (int)v[4], &op->alpha, (const void *const *)p[1], (cudaDataType_t)v[9],
                              (int)v[5], (const void *const *)p[2], (int)v[6], &op->beta, (void *const *)p[3],
                              (cudaDataType_t)v[10], (int)v[7], (int)v[8]);
+        } else if (op->kind == GC_EMU_OP_CONV_FUSED) {
+            cudnnConvolutionBiasActivationForward(
+                (cudnnHandle_t)p[0], &op->alpha, (cudnnTensorDescriptor_t)p[1], p[2], (cudnnFilterDescriptor_t)p[3], p[4],
+                (cudnnConvolutionDescriptor_t)p[5], (cudnnConvolutionFwdAlgo_t)v[0], p[6], (size_t)v[1], &op->beta,
+                (cudnnTensorDescriptor_t)p[7], p[8], (cudnnTensorDescriptor_t)p[9], p[10],
+                (cudnnActivationDescriptor_t)p[11], (cudnnTensorDescriptor_t)p[12], p[13]);
         } else {
             cudnnConvolutionForward((cudnnHandle_t)p[0], &op->alpha, (cudnnTensorDescriptor_t)p[1], p[2],
                                     (cudnnFilterDescriptor_t)p[3], p[4], (cudnnConvolutionDescriptor_t)p[5],

@@ -808,6 +808,57 @@ class Targets(unittest.TestCase):
             np.testing.assert_array_equal(outs[0], outs[1])
             np.testing.assert_allclose(outs[1], ref, rtol=1e-5, atol=1e-5)
 
+    def test_cuda_cudnn_fused_emulated(self):
+        """-DGC_CUDNN_FUSED: the Convs whose epilogue is Relu(y) or Relu(Add(y, Z)) with a bias run as one
+        cudnnConvolutionBiasActivationForward (fp32 NCHW: 2 of conv_residual_block's 3 Convs, the projection
+        keeps its bias kernel; f16 NHWC: 3 of conv_f16_nhwc_residual's 4, the one whose residual is an NCHW
+        graph input keeps its kernel). On the emulation the fused build matches the interpreter (fp32 to
+        float rounding; f16 with one rounding fewer than the kernels'), it really calls cuDNN's fused form
+        (refused there, without the warm-up's probe, the run fails), and where cuDNN refuses it in the
+        warm-up (GC_EMU_CUDNN_FUSED_FAIL, -DGC_EMU_WARMUP) the separate calls compute bit for bit what the
+        default build computes."""
+        cases = (("conv_residual_block", os.path.join(HERE, "..", "ops", "nn"), {"x": ((2, 4, 6, 6), np.float32)},
+                  2, "(bias, ReLU)", 1e-5),
+                 ("conv_f16_nhwc_residual", os.path.join(HERE, "..", "ops_cuda_half"),
+                  {"x": ((2, 3, 8, 8), np.float16), "x2": ((2, 8, 4, 4), np.float16)}, 3, "(bias, residual, ReLU)", 4e-3))
+        rng = np.random.default_rng(11)
+        for name, folder, ins, n_fused, note, tol in cases:
+            gir = os.path.join(folder, name + ".gir")
+            with tempfile.TemporaryDirectory() as tmp:
+                paths = []
+                for k, (shape, dt) in ins.items():
+                    paths.append(os.path.join(tmp, k + ".npy"))
+                    np.save(paths[-1], rng.uniform(-1, 1, shape).astype(dt))
+                graphc("run", gir, os.path.join(tmp, "ref"), *paths)
+                ref = np.load(os.path.join(tmp, "ref", "output_0.npy")).astype(np.float64)
+                d = os.path.join(tmp, "cf")
+                notes = graphc("compile", gir, "-o", d, "--target=cuda", "--emit-main", "--name", "cf",
+                               "--print-after", "plan-memory").stderr
+                self.assertEqual(notes.count("built with -DGC_CUDNN_FUSED, one cudnnConvolutionBiasActivationForward"),
+                                 n_fused, name)
+                self.assertIn(note, notes)
+                with open(os.path.join(d, "cf.cu")) as f:
+                    self.assertEqual(f.read().count("cudnnConvolutionBiasActivationForward(m->dnn"), n_fused, name)
+                outs = {}
+                for tag, extra, env in (("plain", "", {}), ("fused", " -DGC_CUDNN_FUSED", {}),
+                                        ("refused", " -DGC_CUDNN_FUSED", {"GC_EMU_CUDNN_FUSED_FAIL": "1"}),
+                                        ("probed", " -DGC_CUDNN_FUSED -DGC_EMU_WARMUP", {"GC_EMU_CUDNN_FUSED_FAIL": "1"})):
+                    p = subprocess.run(["make", "-s", "-B", "-C", d, "CFLAGS=-O1 -std=c99 -Wall -Wextra -Werror" + extra,
+                                        "emu"], capture_output=True, text=True)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    out = os.path.join(tmp, "out_" + tag)
+                    p = subprocess.run([os.path.join(d, "cf_main_emu"), out, *paths], capture_output=True, text=True,
+                                       env={**os.environ, **env})
+                    if tag == "refused":
+                        self.assertNotEqual(p.returncode, 0, name)  # the fused call ran, and failed
+                        continue
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    outs[tag] = np.load(os.path.join(out, "output_0.npy")).astype(np.float64)
+                np.testing.assert_array_equal(outs["probed"], outs["plain"], name)
+                for tag in ("plain", "fused"):
+                    np.testing.assert_allclose(outs[tag], ref, rtol=tol, atol=tol, err_msg=name + " " + tag)
+                self.assertGreater(np.abs(ref).max(), 0.1, name)
+
     def test_cuda_jit_folder(self):
         """--cuda-jit: host code NAME.c with the kernels embedded, NAME_kernels.cu beside it, byte-identical for
         two compiles; built on the emulation it computes what the nvcc-style folder computes."""
@@ -908,7 +959,8 @@ class Targets(unittest.TestCase):
                     outs[tag] = [np.load(os.path.join(d, "out", f"output_{k}.npy")).astype(np.float32) for k in (0, 1)]
             for f in os.listdir(os.path.join(tmp, "auto2")):  # the folder as written (auto's was built since)
                 self.assertEqual(read_bytes(os.path.join(tmp, "auto", f)), read_bytes(os.path.join(tmp, "auto2", f)), f)
-            self.assertEqual(texts["auto"].count("CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF"), 6)  # x and y of 3 Convs
+            self.assertEqual(len(re.findall(r"Descriptor\(m->c[xy]\[\d+\], CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF", texts["auto"])),
+                             6)  # x and y of 3 Convs
             self.assertEqual(texts["auto"].count("CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC"), 3)  # the filters
             self.assertEqual(texts["auto"].count("NCHW into NHWC */"), 1)
             self.assertEqual(texts["auto"].count("NHWC into NCHW */"), 1)
