@@ -97,22 +97,21 @@ static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap
     char base[512];
     snprintf(base, sizeof base, "%s", e && e->note ? e->note : "");
     int fused = 0, z_in = -1;
-    if (cu_conv_nhwc_capable(g, n)) {
+    if (n->op == OP_Conv && (cu_conv_nhwc_capable(g, n) || ir_epilogue(n))) {
         CuLayout L;
         GC_ASSERT(cu_layout_build(g, &L) == 0);
-        const char *x = L.cl[n->in[0]->id]             ? "stored NHWC"
-                        : cu_layouts_differ(n->in[0])  ? "NCHW, copied to NHWC in the workspace"
-                                                       : "NCHW, the same bytes",
-                   *y = L.cl[n->out[0]->id]            ? "stored NHWC"
-                        : cu_layouts_differ(n->out[0]) ? "NCHW, copied back from the workspace"
-                                                       : "NCHW, the same bytes";
-        if (L.nhwc[n->id])
+        if (L.nhwc[n->id]) {
+            const char *x = L.cl[n->in[0]->id]             ? "stored NHWC"
+                            : cu_layouts_differ(n->in[0])  ? "NCHW, copied to NHWC in the workspace"
+                                                           : "NCHW, the same bytes",
+                       *y = L.cl[n->out[0]->id]            ? "stored NHWC"
+                            : cu_layouts_differ(n->out[0]) ? "NCHW, copied back from the workspace"
+                                                           : "NCHW, the same bytes";
             snprintf(base, sizeof base, "cuDNN convolution forward on NHWC tensors, the filter KRSC (x %s, y %s), then "
                                         "generated bias and epilogue kernels", x, y);
+        }
         fused = cu_conv_fused(&L, n, &z_in);
         cu_layout_free(&L);
-    } else if (n->op == OP_Conv) {
-        fused = cu_conv_fused(NULL, n, &z_in);
     }
     if (!base[0]) return 0;
     int k = fused ? snprintf(buf, cap, "%s; built with -DGC_CUDNN_FUSED, one cudnnConvolutionBiasActivationForward (bias%s, ReLU)",
