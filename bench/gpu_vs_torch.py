@@ -20,7 +20,10 @@ with the same --work reuse the export when its key matches. Then, per precision 
            own (weights copied to the device once, the schedule captured into a CUDA graph),
            the input copied to device buffers once, one run whose output it writes for the
            guard, --warmup untimed runs; each timed run is one m_run (a cudaGraphLaunch) between
-           two cudaEvents, waited for before the next.
+           two cudaEvents, waited for before the next. With --variants, several graphc builds of the
+           same export (another --cuda-layout, -DGC_CUDNN_FUSED, -DGC_CUDNN_FIND) each get a driver and
+           are timed in the same row, alternating with the others and with PyTorch: an A/B of
+           graphc's options with PyTorch measured once.
   PyTorch  in this process, the same eval module and input on the GPU under torch.no_grad()
            (module and input .half() for fp16), in three configurations: eager,
            torch.compile(mode="max-autotune") and torch.compile(mode="reduce-overhead") (CUDA
@@ -113,29 +116,60 @@ def probe_device():
 
 # ---- graphc -------------------------------------------------------------------------------------
 
-def graphc_build(args, folder, precision):
-    """Compiles WORK/<model>_b<B>/model.onnx for the CUDA target into folder/cuda and builds libm.a
-    and the driver with nvcc, or with --emu the driver on the CPU emulation; returns (driver path,
-    the flags it was built with)."""
+# --variants: graphc builds timed side by side in one row; a variant is "default" or tokens joined by
+# "+", each a build define or a --cuda-layout value (on top of --cuda-layout/--cudnn-find/--cudnn-fused)
+VARIANT_DEFINES = {"fused": "GC_CUDNN_FUSED", "find": "GC_CUDNN_FIND"}
+VARIANT_LAYOUTS = ("auto", "nchw", "nhwc")
+
+
+def parse_variants(text):
+    """[(name, layout or None, [define, ...])] from --variants; exits with the reason when one is unknown."""
+    out = []
+    for name in text.split(","):
+        layout, defines = None, []
+        for tok in ([] if name == "default" else name.split("+")):
+            if tok in VARIANT_DEFINES:
+                defines.append(VARIANT_DEFINES[tok])
+            elif tok in VARIANT_LAYOUTS and layout is None:
+                layout = tok
+            else:
+                sys.exit(f"--variants: {name!r}: unknown or repeated {tok!r} (known: default, or tokens joined by "
+                         f"'+' of {', '.join(list(VARIANT_DEFINES) + list(VARIANT_LAYOUTS))}, one layout)")
+        if name in (v[0] for v in out):
+            sys.exit(f"--variants: {name!r} twice")
+        out.append((name, layout, defines))
+    return out
+
+
+def variant_folder(folder, vi, variant):
+    """Where variant vi of a row builds: the row's precision folder for the first, a sub-folder for the others."""
+    return folder if vi == 0 else folder / ("v_" + variant[0].replace("+", "_"))
+
+
+def graphc_build(args, model, folder, precision, variant):
+    """Compiles model (an ONNX file) for the CUDA target into folder/cuda and builds libm.a and the
+    driver with nvcc, or with --emu the driver on the CPU emulation, as variant (parse_variants) asks;
+    returns (driver path, the flags it was built with)."""
     cdir = folder / "cuda"
     shutil.rmtree(cdir, ignore_errors=True)
-    run([args.graphc, "compile", folder.parent / "model.onnx", "-o", cdir, "--target=cuda", "--name", "m"]
+    folder.mkdir(parents=True, exist_ok=True)
+    layout = variant[1] or args.cuda_layout
+    defines = [d for d, on in (("GC_CUDNN_FIND", args.cudnn_find), ("GC_CUDNN_FUSED", args.cudnn_fused)) if on]
+    defines += [d for d in variant[2] if d not in defines]
+    dflags = "".join(f" -D{d}" for d in defines)
+    run([args.graphc, "compile", model, "-o", cdir, "--target=cuda", "--name", "m"]
         + ([f"--precision={precision}"] if precision != "fp32" else [])
-        + ([f"--cuda-layout={args.cuda_layout}"] if args.cuda_layout else []))
+        + ([f"--cuda-layout={layout}"] if layout else []))
     driver = ROOT / "bench" / "gpu_bench.c"
     if args.emu:  # the generated Makefile's emu rule, with gpu_bench.c for m_main.c
         exe = folder / "gpu_bench_emu"
-        flags = cvt.makefile_var(cdir, "CFLAGS") + (" -DGC_CUDNN_FUSED" if args.cudnn_fused else "")
+        flags = cvt.makefile_var(cdir, "CFLAGS") + dflags
         run([os.environ.get("CC", "cc")] + flags.split() + ["-DGC_CUDA_EMULATE", "-DMODEL=m", f"-I{cdir}", "-o", exe,
                                                             "-x", "c", cdir / "m.cu", "-x", "none", driver,
                                                             cdir / "m_weights.S", "-lm"])
         return exe, flags
-    flags = args.nvccflags if args.nvccflags is not None \
-        else f"{cvt.makefile_var(cdir, 'NVCCFLAGS')} -arch=sm_{args.arch}".strip()
-    if args.cudnn_find:
-        flags += " -DGC_CUDNN_FIND"
-    if args.cudnn_fused:
-        flags += " -DGC_CUDNN_FUSED"
+    flags = (args.nvccflags if args.nvccflags is not None
+             else f"{cvt.makefile_var(cdir, 'NVCCFLAGS')} -arch=sm_{args.arch}".strip()) + dflags
     env = dict(os.environ)
     for k in ("CFLAGS", "NVCCFLAGS", "NVCC"):
         env.pop(k, None)
@@ -151,9 +185,9 @@ def graphc_build(args, folder, precision):
 class Driver:
     """A running gpu_bench (one per row): started with the row's input, then one block per call."""
 
-    def __init__(self, exe, folder, warmup):
-        self.cmd = f"{exe} {folder.parent / 'in.bin'} {folder / 'out.bin'} {warmup}"
-        self.p = subprocess.Popen([str(exe), str(folder.parent / "in.bin"), str(folder / "out.bin"), str(warmup)],
+    def __init__(self, exe, inp, folder, warmup):
+        self.cmd = f"{exe} {inp} {folder / 'out.bin'} {warmup}"
+        self.p = subprocess.Popen([str(exe), str(inp), str(folder / "out.bin"), str(warmup)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   errors="replace")
         self.device = self.line()
@@ -313,6 +347,11 @@ def main():
                     help="build graphc's side with -DGC_CUDNN_FUSED: a Conv with a bias and a ReLU epilogue (and a "
                          "residual Add) runs as one cudnnConvolutionBiasActivationForward rather than the "
                          "convolution and a generated epilogue kernel")
+    ap.add_argument("--variants", default="default",
+                    help="comma-separated graphc builds timed side by side in each row, the first against PyTorch "
+                         "in the ratio column: 'default', or tokens joined by '+' of fused (-DGC_CUDNN_FUSED), find "
+                         "(-DGC_CUDNN_FIND), auto, nchw, nhwc (--cuda-layout), on top of the options above; e.g. "
+                         "default,fused,nchw (default: %(default)s)")
     ap.add_argument("--blocks", type=int, help="alternating blocks per row (default 5; --quick 2; --emu 1)")
     ap.add_argument("--reps", type=int, help="timed runs per block (default: about 0.75 s of the slowest side; "
                                              "--emu 1)")
@@ -343,6 +382,7 @@ def main():
     for p in precisions:
         if p not in ("fp32", "fp16"):
             sys.exit(f"unknown precision {p!r} (known: fp32, fp16)")
+    variants = parse_variants(args.variants)
     args.cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     args.configs = args.configs.split(",")
     for c in args.configs:
@@ -397,6 +437,9 @@ def main():
               f"--cuda-layout={args.cuda_layout or 'auto'}{'; -DGC_CUDNN_FIND' if args.cudnn_find else ''}"
               f"{'; -DGC_CUDNN_FUSED' if args.cudnn_fused else ''}; "
               f"driver bench/gpu_bench.c")
+    if len(variants) > 1:
+        print(f"# graphc variants, each timed in every row: {', '.join(v[0] for v in variants)} (the ratio column: "
+              f"{variants[0][0]})")
     side = "eager on the CPU" if args.emu else f"{', '.join(CONFIGS)}; cudnn.benchmark on, TF32 off"
     print(f"# PyTorch: {side}; no_grad, .half() for fp16; ONNX opset {args.opset}; {blocks} alternating "
           f"block{'s' if blocks > 1 else ''} per row, {warmup} warm-up runs, medians over all timed runs "
@@ -415,18 +458,20 @@ def main():
     built = {}
 
     def build_row(key):
-        name, batch, prec = key
-        folder = exports[name, batch][0] / prec
-        folder.mkdir(parents=True, exist_ok=True)
+        name, batch, prec, vi = key
+        bfolder = exports[name, batch][0]
+        folder = variant_folder(bfolder / prec, vi, variants[vi])
         t0 = time.time()
         try:
-            exe, flags = graphc_build(args, folder, prec)
+            exe, flags = graphc_build(args, bfolder / "model.onnx", folder, prec, variants[vi])
             built[key] = (exe, flags, None, time.time() - t0)
         except Failed as e:
             built[key] = (None, None, str(e), time.time() - t0)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
-        list(pool.map(build_row, [(n, b, p) for n in names for b in batches for p in precisions]))
+        list(pool.map(build_row, [(n, b, p, vi) for n in names for b in batches for p in precisions
+                                  for vi in range(len(variants))]))
 
+    nv = len(variants)
     rows = []
     failed = False
     device_line = None
@@ -442,79 +487,89 @@ def main():
                                                                "fp16")
             for prec in precisions:
                 label = f"{name} b{batch} {prec}"
-                folder = bfolder / prec
-                folder.mkdir(parents=True, exist_ok=True)
-                r = {"model": name, "batch": batch, "prec": prec, "g": None, "t": {}, "na": {}, "ok": None,
-                     "guard": None, "error": None}
+                # per variant: median ms ("gv"), guard ok and text, error
+                r = {"model": name, "batch": batch, "prec": prec, "gv": [None] * nv, "t": {}, "na": {},
+                     "okv": [None] * nv, "guardv": [None] * nv, "errv": [None] * nv}
                 rows.append(r)
-                exe, flags, err, secs = built[name, batch, prec]
-                if err:
-                    r["error"], failed = err, True
-                    print(f"# {label}: graphc FAILED: {err}", flush=True)
-                    continue
-                print(f"# {label}: {'exported, ' if exported else 'cached export, '}graphc compile + build "
-                      f"{secs:.1f} s ({'cc' if args.emu else 'nvcc'} {flags})", flush=True)
+                drvs = [None] * nv
+                for vi, variant in enumerate(variants):
+                    vlabel = label + (f" [{variant[0]}]" if nv > 1 else "")
+                    folder = variant_folder(bfolder / prec, vi, variant)
+                    exe, flags, err, secs = built[name, batch, prec, vi]
+                    if err:
+                        r["errv"][vi], failed = err, True
+                        print(f"# {vlabel}: graphc FAILED: {err}", flush=True)
+                        continue
+                    print(f"# {vlabel}: {'exported, ' if exported else 'cached export, '}graphc compile + build "
+                          f"{secs:.1f} s ({'cc' if args.emu else 'nvcc'} {flags})", flush=True)
+                    if args.build_only:
+                        continue
+                    try:
+                        drvs[vi] = Driver(exe, bfolder / "in.bin", folder, warmup)
+                        if device_line is None:
+                            device_line = drvs[vi].device
+                            print(f"# {device_line}", flush=True)
+                        r["okv"][vi], r["guardv"][vi] = guard(folder / "out.bin", expected, prec, half_err)
+                        failed |= not r["okv"][vi]
+                    except NoDevice as e:
+                        print(f"no CUDA device: {e}", flush=True)
+                        sys.exit(77)
+                    except Failed as e:
+                        r["errv"][vi], failed = str(e), True
+                        print(f"# {vlabel}: graphc FAILED: {e}", flush=True)
+                        if drvs[vi]:
+                            drvs[vi].close()
+                        drvs[vi] = None
                 if args.build_only:
                     continue
-                drv = None
-                try:
-                    drv = Driver(exe, folder, warmup)
-                    if device_line is None:
-                        device_line = drv.device
-                        print(f"# {device_line}", flush=True)
-                    r["ok"], r["guard"] = guard(folder / "out.bin", expected, prec, half_err)
-                    failed |= not r["ok"]
-                except NoDevice as e:
-                    print(f"no CUDA device: {e}", flush=True)
-                    sys.exit(77)
-                except Failed as e:
-                    r["error"], failed = str(e), True
-                    print(f"# {label}: graphc FAILED: {e}", flush=True)
-                    if drv:
-                        drv.close()
-                    drv = None
                 configs = torch_configs(torch, module, x, prec, device, warmup, label, args.configs)
                 fns = {c: fn for c, (fn, why) in configs.items() if fn is not None}
                 r["na"] = {c: why for c, (fn, why) in configs.items() if fn is None}
                 reps = args.reps or (1 if args.emu else None)
                 if reps is None:
                     probe = [np.median(torch_block(torch, fn, 2, cuda)) for fn in fns.values()]
-                    if drv:
-                        probe.append(np.median(drv.block(2)))
+                    probe += [np.median(d.block(2)) for d in drvs if d]
                     slow = max(probe, default=1.0)
                     reps = int(min(100000, max(2 if args.quick else 3, round(block_s * 1e3 / max(slow, 1e-3)))))
-                gt, tt = [], {c: [] for c in fns}
+                gt, tt = [[] for _ in range(nv)], {c: [] for c in fns}
                 for _ in range(blocks):
-                    if drv:
+                    for vi in range(nv):
+                        if not drvs[vi]:
+                            continue
                         try:
-                            gt += drv.block(reps)
+                            gt[vi] += drvs[vi].block(reps)
                         except Failed as e:
-                            r["error"], r["ok"], failed, gt = str(e), False, True, []
-                            print(f"# {label}: graphc FAILED: {e}", flush=True)
-                            drv.close()
-                            drv = None
+                            r["errv"][vi], r["okv"][vi], failed, gt[vi] = str(e), False, True, []
+                            print(f"# {label} [{variants[vi][0]}]: graphc FAILED: {e}", flush=True)
+                            drvs[vi].close()
+                            drvs[vi] = None
                     for c, fn in fns.items():
                         tt[c] += torch_block(torch, fn, reps, cuda)
-                if drv:
-                    drv.close()
-                r["g"] = float(np.median(gt)) if gt else None
+                for d in drvs:
+                    if d:
+                        d.close()
+                r["gv"] = [float(np.median(v)) if v else None for v in gt]
                 r["t"] = {c: float(np.median(v)) for c, v in tt.items()}
                 del configs, fns
                 reset_compiled(torch)
                 torch_line = ", ".join(f"{c} {r['t'][c]:.3f} ms" if c in r["t"] else f"{c} n/a ({r['na'][c]})"
                                        for c in CONFIGS)
-                verdict = "" if r["ok"] is None else " ok" if r["ok"] else " FAILED"
-                print(f"# {label}: {reps} runs x {blocks} blocks; graphc {fmt(r['g'], '.3f')} ms; PyTorch "
-                      f"{torch_line}; guard {r['guard'] or 'n/a'}{verdict}", flush=True)
+                graphc_line = "; ".join(
+                    f"graphc{f' [{v[0]}]' if nv > 1 else ''} {fmt(r['gv'][vi], '.3f')} ms, guard "
+                    f"{r['guardv'][vi] or 'n/a'}{'' if r['okv'][vi] is None else ' ok' if r['okv'][vi] else ' FAILED'}"
+                    for vi, v in enumerate(variants))
+                print(f"# {label}: {reps} runs x {blocks} blocks; {graphc_line}; PyTorch {torch_line}", flush=True)
 
     if args.build_only:
-        built = sum(1 for r in rows if r["error"] is None)
+        nb = sum(1 for r in rows for e in r["errv"] if e is None)
         how = "the CPU emulation drivers (cc -DGC_CUDA_EMULATE)" if args.emu else \
             f"libm.a and bench/gpu_bench.c with nvcc -arch=sm_{args.arch}"
-        print(f"build only: {built} of {len(rows)} rows built ({how}) in {work}; nothing was run")
+        print(f"build only: {nb} of {len(rows) * nv} builds ({len(rows)} rows x {nv} variant{'s' if nv > 1 else ''}) "
+              f"built ({how}) in {work}; nothing was run")
         for r in rows:
-            if r["error"]:
-                print(f"# {r['model']} b{r['batch']} {r['prec']}: {r['error']}")
+            for vi, e in enumerate(r["errv"]):
+                if e:
+                    print(f"# {r['model']} b{r['batch']} {r['prec']} [{variants[vi][0]}]: {e}")
         if temp_work:
             shutil.rmtree(work, ignore_errors=True)
         sys.exit(1 if failed else 0)
@@ -524,27 +579,35 @@ def main():
         print("## graphc on its CPU EMULATION vs PyTorch eager on the CPU (times mean nothing as speed)")
     else:
         print(f"## {device_line or dev_name}")
-    head = ["model", "batch", "precision", "graphc ms" + (" (emu)" if args.emu else "")] + \
-        [f"{c} ms" for c in CONFIGS] + ["best PyTorch", "graphc/best", "target", "guard"]
+    emu = " (emu)" if args.emu else ""
+    gnames = [f"graphc ms{emu}"] if nv == 1 else [f"graphc [{v[0]}] ms{emu}" for v in variants]
+    rnames = ["graphc/best"] if nv == 1 else [f"[{v[0]}]/best" for v in variants]
+    head = ["model", "batch", "precision"] + gnames + [f"{c} ms" for c in CONFIGS] + ["best PyTorch"] + rnames + \
+        ["target", "guard"]
     print("| " + " | ".join(head) + " |")
     print("|" + " --- |" * len(head))
     for r in rows:
         best = min(r["t"], key=r["t"].get) if r["t"] else None
-        ratio = r["g"] / r["t"][best] if best and r["g"] is not None else None
+        ratios = [g / r["t"][best] if best and g is not None else None for g in r["gv"]]
         goal = TARGET.get(r["batch"])
-        target = "-" if goal is None or ratio is None or args.emu else \
-            f"<= {goal}: {'met' if ratio <= goal else 'missed'}"
-        if r["ok"] is None:
-            check = "FAILED (graphc error)" if r["error"] else "n/a"
-        else:
-            check = f"{'ok' if r['ok'] else 'FAILED'} ({r['guard']})"
-        cells = [r["model"], str(r["batch"]), r["prec"], cell(r["g"], "error" if r["error"] else None)] + \
+        target = "-" if goal is None or ratios[0] is None or args.emu else \
+            f"<= {goal}: {'met' if ratios[0] <= goal else 'missed'}"
+        checks = []
+        for vi in range(nv):
+            ok, text, err = r["okv"][vi], r["guardv"][vi], r["errv"][vi]
+            check = ("FAILED (graphc error)" if err else "n/a") if ok is None else \
+                f"{'ok' if ok else 'FAILED'} ({text})"
+            checks.append(check if nv == 1 else f"{variants[vi][0]}: {check}")
+        cells = [r["model"], str(r["batch"]), r["prec"]] + \
+            [cell(g, "error" if e else None) for g, e in zip(r["gv"], r["errv"])] + \
             [cell(r["t"].get(c), r["na"].get(c)) for c in CONFIGS] + \
-            [f"{r['t'][best]:.3f} ({best})" if best else "n/a", fmt(ratio, ".3f"), target, check]
+            [f"{r['t'][best]:.3f} ({best})" if best else "n/a"] + [fmt(q, ".3f") for q in ratios] + \
+            [target, "; ".join(checks)]
         print("| " + " | ".join(cells) + " |")
     for r in rows:
-        if r["error"]:
-            print(f"# {r['model']} b{r['batch']} {r['prec']}: {r['error']}")
+        for vi, e in enumerate(r["errv"]):
+            if e:
+                print(f"# {r['model']} b{r['batch']} {r['prec']}{f' [{variants[vi][0]}]' if nv > 1 else ''}: {e}")
     if temp_work:
         shutil.rmtree(work, ignore_errors=True)
     sys.exit(1 if failed else 0)

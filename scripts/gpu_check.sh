@@ -15,13 +15,16 @@
 #   jit     LeNet, the transformer and MobileNetV3-small (and GoogLeNet, which the filter "lenet"
 #           also matches) with --cuda-jit on the GPU
 #   bench   bench/gpu_vs_torch.py (BENCH_ARGS, default: eager and reduce-overhead, --quick)
-#   layout  bench/gpu_vs_torch.py twice, --cuda-layout nchw and nhwc (LAYOUT_ARGS, default: ResNet-18
-#           and MobileNetV2, PyTorch eager, --quick): the channels-last activations' effect
-#   fused   bench/gpu_vs_torch.py twice, without and with --cudnn-fused (FUSED_ARGS, default: ResNet-18,
-#           PyTorch eager, --quick): a Conv's bias, residual and ReLU in cuDNN's fused call
-#           (-DGC_CUDNN_FUSED) against the generated epilogue kernel
+#   layout  bench/gpu_vs_torch.py --variants nchw,nhwc (LAYOUT_ARGS, default: ResNet-18 and MobileNetV2,
+#           PyTorch eager, --quick): the channels-last activations' effect, both builds in each row
+#   fused   bench/gpu_vs_torch.py --variants default,fused (FUSED_ARGS, default: ResNet-18, PyTorch
+#           eager, --quick): a Conv's bias, residual and ReLU in cuDNN's fused call (-DGC_CUDNN_FUSED)
+#           against the generated epilogue kernel
+#           (BENCH_ARGS may hold --variants too: e.g. --variants default,fused,nchw times all three
+#           against PyTorch in one bench run)
 #   profile per-kernel GPU times (ncu, gpu__time_duration.sum) of the gpu_bench programs an earlier
-#           bench, layout or fused step built under $WORK/bench (PROFILE_GLOB, default: ResNet-18's):
+#           bench, layout or fused step built under $WORK/bench (PROFILE_GLOB, default: ResNet-18's
+#           first variant; resnet18_b*/fp*/v_* the others):
 #           $OUT/profile_*.csv and a summary per program (the cuDNN kernels' names say the algorithms)
 #   diag    reruns up to DIAG_MAX (default 8) of the failed programs that the steps above left
 #           under $WORK under compute-sanitizer (the CUDA API call that failed, with a backtrace)
@@ -142,23 +145,20 @@ for s in "${steps[@]}"; do
         ;;
     layout)
         # graphc's activations NCHW against NHWC around its cuDNN convolutions (--cuda-layout; the
-        # default, auto, is NHWC at fp16 and NCHW at fp32), PyTorch eager beside each run as the common
-        # reference: ResNet-18 and MobileNetV2, batch 1 and 32, fp32 and fp16 (LAYOUT_ARGS to change)
-        for L in nchw nhwc; do
-            # shellcheck disable=SC2086
-            STEP_TIMEOUT=${BENCH_TIMEOUT:-$STEP_TIMEOUT} step "layout_$L" env -u LD_LIBRARY_PATH "$PY" bench/gpu_vs_torch.py \
-                --graphc "$GRAPHC" --work "$WORK/bench" --cuda-layout "$L" \
-                ${LAYOUT_ARGS:---models resnet18,mobilenet_v2 --configs eager --quick}
-        done
+        # default, auto, is NHWC at fp16 and NCHW at fp32), both timed in each row beside PyTorch eager:
+        # ResNet-18 and MobileNetV2, batch 1 and 32, fp32 and fp16 (LAYOUT_ARGS to change)
+        # shellcheck disable=SC2086
+        STEP_TIMEOUT=${BENCH_TIMEOUT:-$STEP_TIMEOUT} step layout env -u LD_LIBRARY_PATH "$PY" bench/gpu_vs_torch.py \
+            --graphc "$GRAPHC" --work "$WORK/bench" --variants nchw,nhwc \
+            ${LAYOUT_ARGS:---models resnet18,mobilenet_v2 --configs eager --quick}
         ;;
     fused)
         # graphc's ReLU epilogues (with a Conv's bias and residual) as generated kernels against cuDNN's
-        # fused call, PyTorch eager beside each run as the common reference
-        for F in "" --cudnn-fused; do
-            # shellcheck disable=SC2086
-            STEP_TIMEOUT=${BENCH_TIMEOUT:-$STEP_TIMEOUT} step "fused${F:+_on}" env -u LD_LIBRARY_PATH "$PY" bench/gpu_vs_torch.py \
-                --graphc "$GRAPHC" --work "$WORK/bench" $F ${FUSED_ARGS:---models resnet18 --configs eager --quick}
-        done
+        # fused call, both timed in each row beside PyTorch eager
+        # shellcheck disable=SC2086
+        STEP_TIMEOUT=${BENCH_TIMEOUT:-$STEP_TIMEOUT} step fused env -u LD_LIBRARY_PATH "$PY" bench/gpu_vs_torch.py \
+            --graphc "$GRAPHC" --work "$WORK/bench" --variants default,fused \
+            ${FUSED_ARGS:---models resnet18 --configs eager --quick}
         ;;
     profile)
         ncu=$(command -v ncu || ls "$CUDA_HOME"/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
@@ -168,9 +168,10 @@ for s in "${steps[@]}"; do
             for exe in $WORK/bench/${PROFILE_GLOB:-resnet18_b*/fp*}/gpu_bench; do
                 [ -x "$exe" ] || continue
                 d=$(dirname "$exe")
-                tag=$(echo "${d#"$WORK/bench/"}" | tr / _)
+                rel=${d#"$WORK/bench/"}
+                tag=$(echo "$rel" | tr / _)
                 # init (its warm-up run, then the captured graph's first replay), 1 untimed and 2 timed runs
-                echo 2 | timeout "$STEP_TIMEOUT" "$ncu" --csv --metrics gpu__time_duration.sum "$exe" "$(dirname "$d")/in.bin" \
+                echo 2 | timeout "$STEP_TIMEOUT" "$ncu" --csv --metrics gpu__time_duration.sum "$exe" "$WORK/bench/${rel%%/*}/in.bin" \
                     "$d/profile_out.bin" 0 >"$OUT/profile_$tag.csv" 2>"$OUT/profile_$tag.err"
                 echo "## profile $tag: exit $?"
                 "$PY" - "$OUT/profile_$tag.csv" <<'PYEOF'
