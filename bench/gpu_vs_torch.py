@@ -21,9 +21,9 @@ with the same --work reuse the export when its key matches. Then, per precision 
            the input copied to device buffers once, one run whose output it writes for the
            guard, --warmup untimed runs; each timed run is one m_run (a cudaGraphLaunch) between
            two cudaEvents, waited for before the next. With --variants, several graphc builds of the
-           same export (another --cuda-layout, -DGC_CUDNN_FUSED, -DGC_CUDNN_FIND) each get a driver and
-           are timed in the same row, alternating with the others and with PyTorch: an A/B of
-           graphc's options with PyTorch measured once.
+           same export (another --cuda-layout, -DGC_CUDNN_FUSED, -DGC_CUDNN_FIND, -DGC_CUDNN_TIME)
+           each get a driver and are timed in the same row, alternating with the others and with
+           PyTorch: an A/B of graphc's options with PyTorch measured once.
   PyTorch  in this process, the same eval module and input on the GPU under torch.no_grad()
            (module and input .half() for fp16), in three configurations: eager,
            torch.compile(mode="max-autotune") and torch.compile(mode="reduce-overhead") (CUDA
@@ -118,7 +118,7 @@ def probe_device():
 
 # --variants: graphc builds timed side by side in one row; a variant is "default" or tokens joined by
 # "+", each a build define or a --cuda-layout value (on top of --cuda-layout/--cudnn-find/--cudnn-fused)
-VARIANT_DEFINES = {"fused": "GC_CUDNN_FUSED", "find": "GC_CUDNN_FIND"}
+VARIANT_DEFINES = {"fused": "GC_CUDNN_FUSED", "find": "GC_CUDNN_FIND", "time": "GC_CUDNN_TIME"}
 VARIANT_LAYOUTS = ("auto", "nchw", "nhwc")
 
 
@@ -350,8 +350,9 @@ def main():
     ap.add_argument("--variants", default="default",
                     help="comma-separated graphc builds timed side by side in each row, the first against PyTorch "
                          "in the ratio column: 'default', or tokens joined by '+' of fused (-DGC_CUDNN_FUSED), find "
-                         "(-DGC_CUDNN_FIND), auto, nchw, nhwc (--cuda-layout), on top of the options above; e.g. "
-                         "default,fused,nchw (default: %(default)s)")
+                         "(-DGC_CUDNN_FIND), time (-DGC_CUDNN_TIME: each Conv's candidate algorithms timed in the "
+                         "init's warm-up run), auto, nchw, nhwc (--cuda-layout), on top of the options above; e.g. "
+                         "default,fused,nchw,time+fused (default: %(default)s)")
     ap.add_argument("--blocks", type=int, help="alternating blocks per row (default 5; --quick 2; --emu 1)")
     ap.add_argument("--reps", type=int, help="timed runs per block (default: about 0.75 s of the slowest side; "
                                              "--emu 1)")

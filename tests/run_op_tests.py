@@ -42,8 +42,9 @@ backend's coverage cannot shrink unnoticed. Error tests run as with C.
 file order) with nvcc (`make NAME.o`; CUDA_HOME, default /usr/local/cuda):
 valid CUDA, checked without a GPU. Without nvcc the run exits with status 77
 (ctest's "skipped") before testing anything. nvcc runs with --Werror all-warnings and
-the host compiler's -Wall -Wextra, and with -DGC_CUDNN_FUSED, which adds the set-up of
-cuDNN's fused Conv calls to what is compiled (so does the --cuda-jit host build below).
+the host compiler's -Wall -Wextra, and with -DGC_CUDNN_FUSED -DGC_CUDNN_TIME, which add the
+set-up of cuDNN's fused Conv calls and the timed algorithm choice to what is compiled (so
+does the --cuda-jit host build below).
 `--cuda-jit` compiles with `--target=cuda --cuda-jit` instead: the host code
 (NAME.c) launches through the driver API and finds its kernels with the
 emulated NVRTC, which `make emu` runs the same way. `--nvrtc TOOL` (with
@@ -331,7 +332,8 @@ def check_run(args, f, text, work):
                 return f"output {name} (CUDA, emulated): {why}"
         if args.nvcc_every and args.file_index[f] % args.nvcc_every == 0:
             p = run(["make", "-s", "-C", str(cdir), f"NVCC={args.nvcc}",
-                     "NVCCFLAGS=-O2 --Werror all-warnings -Xcompiler -Wall,-Wextra -DGC_CUDNN_FUSED", f"{cname}.o"])
+                     "NVCCFLAGS=-O2 --Werror all-warnings -Xcompiler -Wall,-Wextra -DGC_CUDNN_FUSED -DGC_CUDNN_TIME",
+                     f"{cname}.o"])
             if p.returncode != 0:
                 return f"nvcc failed, {describe(p)}"
             args.nvcc_done.append(f)
@@ -339,7 +341,7 @@ def check_run(args, f, text, work):
             p = run([args.nvrtc, "--arch=sm_90", str(cdir / f"{cname}_kernels.cu")])
             if p.returncode != 0:
                 return f"NVRTC failed, {describe(p)}"
-            p = run(["make", "-s", "-C", str(cdir), f"CFLAGS={cflags} -DGC_CUDNN_FUSED", f"{cname}_main"])
+            p = run(["make", "-s", "-C", str(cdir), f"CFLAGS={cflags} -DGC_CUDNN_FUSED -DGC_CUDNN_TIME", f"{cname}_main"])
             if p.returncode != 0:
                 return f"the --cuda-jit host build (make {cname}_main) failed, {describe(p)}"
             args.nvrtc_done.append(f)

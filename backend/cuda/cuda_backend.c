@@ -384,14 +384,17 @@ static void gen_struct(Cu *c, Writer *w, int ni, int no, int nk)
         w_puts(w, "    cudnnHandle_t dnn;\n");
         w_printf(w, "    cudnnTensorDescriptor_t cx[%d], cy[%d];\n    cudnnFilterDescriptor_t cw[%d];\n", c->nconv, c->nconv, c->nconv);
         w_printf(w, "    cudnnConvolutionDescriptor_t cc[%d];\n    cudnnConvolutionFwdAlgo_t algo[%d];\n", c->nconv, c->nconv);
+        w_printf(w, "    /* the algorithms each Conv may run (gc_cudnn_pick), which -DGC_CUDNN_TIME times in\n"
+                    "     * the init's warm-up run (probing: that run, which also turns off a fused call\n"
+                    "     * cuDNN refuses) */\n"
+                    "    cudnnConvolutionFwdAlgo_t cand[%d][GC_CUDNN_CANDIDATES];\n    int ncand[%d];\n    int probing;\n",
+                 c->nconv, c->nconv);
     }
-    if (c->nfused) {
+    if (c->nfused)
         w_printf(w, "    /* -DGC_CUDNN_FUSED: the Convs that run as one cudnnConvolutionBiasActivationForward, their\n"
-                    "     * biases' descriptors, the ReLU; probing: the init's warm-up run, which turns off\n"
-                    "     * a fused call cuDNN refuses */\n"
+                    "     * biases' descriptors, the ReLU */\n"
                     "    unsigned char fused[%d];\n    cudnnTensorDescriptor_t cb[%d];\n"
-                    "    cudnnActivationDescriptor_t relu;\n    int probing;\n", c->nconv, c->nconv);
-    }
+                    "    cudnnActivationDescriptor_t relu;\n", c->nconv, c->nconv);
     if (c->nptrs) w_puts(w, "    void **gemm_ptrs; /* the batched GEMMs' operand pointers (device memory, filled by the init) */\n");
     if (c->jit) w_printf(w, "    CUmodule mod;\n    CUfunction fn[%d];\n", nk ? nk : 1);
     else w_printf(w, "#if GC_LAUNCHERS\n    CUfunction fn[%d];\n#endif\n", nk ? nk : 1);
@@ -546,12 +549,13 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
      * set up what they keep on their first call, which must not happen
      * inside a capture (no allocation, no module load there). On zeroed
      * inputs; the emulation needs no such run (-DGC_EMU_WARMUP runs it
-     * there too). It also probes the fused Convs (-DGC_CUDNN_FUSED). */
+     * there too). It also probes the fused Convs (-DGC_CUDNN_FUSED) and
+     * times the Convs' algorithms (-DGC_CUDNN_TIME). */
     w_puts(w, "#if !defined(GC_CUDA_EMULATE) || defined(GC_EMU_WARMUP)\n");
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMemset(m->in[i], 0, in_bytes[i] ? in_bytes[i] : 1) == cudaSuccess;\n", ni);
-    if (c->nfused) w_puts(w, "    m->probing = 1;\n");
+    if (c->nconv) w_puts(w, "    m->probing = 1;\n");
     w_printf(w, "    ok = ok && %s_schedule(m, (const void *const *)m->in, m->out) == 0 && cudaStreamSynchronize(m->cap) == cudaSuccess;\n", N);
-    if (c->nfused) w_puts(w, "    m->probing = 0;\n");
+    if (c->nconv) w_puts(w, "    m->probing = 0;\n");
     w_puts(w, "#endif\n");
     w_puts(w, "    /* the schedule over the model's own buffers, captured once here: capture runs\n");
     w_printf(w, "     * nothing, and %s_run_host replays it as is */\n", N);

@@ -571,8 +571,9 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     char wsp[64];
     if (algo_ws) snprintf(wsp, sizeof wsp, "m->arena + %lld", (long long)n->ws_offset);
     else snprintf(wsp, sizeof wsp, "NULL");
-    w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, %s, find, %lld, %lld, &m->algo[%d]) == 0;\n",
-             i, i, i, i, algo_ws, wsp, (long long)woff, (long long)fyoff, i);
+    w_printf(in, "    ok = ok && gc_cudnn_pick(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], %lld, %s, find, %lld, %lld, &m->algo[%d],\n"
+                 "                             m->cand[%d], &m->ncand[%d]) == 0;\n",
+             i, i, i, i, algo_ws, wsp, (long long)woff, (long long)fyoff, i, i, i);
     /* -DGC_CUDNN_FUSED: bias, residual and ReLU in cuDNN's fused call; the
      * bias's descriptor, and the one ReLU descriptor (m->relu) */
     int z_in = -1;
@@ -607,6 +608,11 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     }
     if (y_nchw) snprintf(yp, sizeof yp, "arena + %lld", (long long)(n->ws_offset + yoff));
     Writer *b = &c->body;
+    /* -DGC_CUDNN_TIME: the warm-up run (m->probing) times the candidates here */
+    w_puts(b, "#ifdef GC_CUDNN_TIME\n");
+    w_printf(b, "    if (m->probing && gc_cudnn_time(m->dnn, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d], m->cy[%d], %s, %s, %lld,\n", i, xp, i,
+             cu_ptr(c, W), i, i, yp, ws, algo_ws);
+    w_printf(b, "                                   m->cand[%d], m->ncand[%d], &m->algo[%d]))\n        return -1;\n#endif\n", i, i, i);
     if (fused) {
         /* NAME_init's warm-up run (m->probing) turns the fused call off
          * where this cuDNN refuses it; the separate calls follow */

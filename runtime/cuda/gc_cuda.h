@@ -93,29 +93,34 @@
 #endif
 #endif
 
-/* The cuDNN forward algorithm for one convolution: the fastest
- * deterministic one whose workspace (as cudnnGetConvolutionForwardWorkspaceSize
- * says) fits `budget` bytes, the node's workspace in the arena; implicit
- * GEMM, which needs none, when no other does. "Fastest" is cuDNN's
- * heuristic order (cudnnGetConvolutionForwardAlgorithm_v7), the same on
- * every init on one device and library version. Built with
- * -DGC_CUDNN_FIND it is measured instead (cudnnFindConvolutionForwardAlgorithmEx,
- * as PyTorch's cudnn.benchmark does), on scratch tensors NAME_init
- * allocates (x at scratch, w at scratch + woff, y at scratch + yoff) with
- * ws (budget bytes) as the workspace; a measured choice can differ between
- * two inits, and with it the last bits of the results. On an H100
- * (bench/gpu_vs_torch.py --cudnn-find against the default, 2026-11-27) the
- * measured choice made 7 of the 8 ResNet-18 and MobileNetV2 rows slower
- * (ResNet-18 batch 1 fp16 0.33 -> 0.71 ms, MobileNetV2 batch 32 fp32
- * 2.78 -> 3.10) and one faster (ResNet-18 batch 32 fp32 4.59 -> 3.36), so
- * it is not the default. 0, or -1 when cuDNN rejects the descriptors. */
+/* The cuDNN forward algorithms one convolution may run: the deterministic
+ * ones whose workspace (as cudnnGetConvolutionForwardWorkspaceSize says)
+ * fits `budget` bytes, the node's workspace in the arena, the first
+ * GC_CUDNN_CANDIDATES of them into cand[] (*ncand of them), fastest first
+ * in cuDNN's heuristic order (cudnnGetConvolutionForwardAlgorithm_v7, the
+ * same on every init on one device and library version); *algo is the
+ * first, or implicit GEMM, which needs none, when none fits. Built with
+ * -DGC_CUDNN_FIND the order is measured instead
+ * (cudnnFindConvolutionForwardAlgorithmEx, as PyTorch's cudnn.benchmark
+ * does), on scratch tensors NAME_init allocates (x at scratch, w at
+ * scratch + woff, y at scratch + yoff) with ws (budget bytes) as the
+ * workspace; a measured choice can differ between two inits, and with it
+ * the last bits of the results. On an H100 (bench/gpu_vs_torch.py
+ * --cudnn-find against the default, 2026-11-27) the measured choice made 7
+ * of the 8 ResNet-18 and MobileNetV2 rows slower (ResNet-18 batch 1 fp16
+ * 0.33 -> 0.71 ms, MobileNetV2 batch 32 fp32 2.78 -> 3.10) and one faster
+ * (ResNet-18 batch 32 fp32 4.59 -> 3.36), so it is not the default. 0, or
+ * -1 when cuDNN rejects the descriptors. */
+#define GC_CUDNN_CANDIDATES 4
 static inline int gc_cudnn_pick(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
                                 cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t y, size_t budget, void *ws,
-                                unsigned char *scratch, size_t woff, size_t yoff, cudnnConvolutionFwdAlgo_t *algo)
+                                unsigned char *scratch, size_t woff, size_t yoff, cudnnConvolutionFwdAlgo_t *algo,
+                                cudnnConvolutionFwdAlgo_t *cand, int *ncand)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int got = 0;
     *algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    *ncand = 0;
 #ifdef GC_CUDNN_FIND
     if (cudnnFindConvolutionForwardAlgorithmEx(h, x, scratch, w, scratch + woff, c, y, scratch + yoff,
                                                CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf, budget ? ws : NULL,
@@ -127,19 +132,60 @@ static inline int gc_cudnn_pick(cudnnHandle_t h, cudnnTensorDescriptor_t x, cudn
         CUDNN_STATUS_SUCCESS)
         return -1;
 #endif
-    for (int i = 0; i < got; i++) {
+    for (int i = 0; i < got && *ncand < GC_CUDNN_CANDIDATES; i++) {
         size_t need = 0;
         /* the heuristic's figure may be another math type's (tensor-op entries
          * for half data): the descriptor's own need decides */
         if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= budget &&
             perf[i].determinism == CUDNN_DETERMINISTIC &&
             cudnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, perf[i].algo, &need) == CUDNN_STATUS_SUCCESS &&
-            need <= budget) {
-            *algo = perf[i].algo;
-            break;
-        }
+            need <= budget)
+            cand[(*ncand)++] = perf[i].algo;
     }
+    if (*ncand) *algo = cand[0];
     return 0;
+}
+
+/* -DGC_CUDNN_TIME: NAME_init's warm-up run times each convolution's
+ * candidates (gc_cudnn_pick) where it stands, on its own tensors, workspace
+ * and stream (2 untimed calls, then 5 between two events, each candidate in
+ * turn), and keeps a candidate other than the heuristic's first only when
+ * it took under 0.95 of the first's time: measured in the graph's own
+ * conditions, as cudnnFindConvolutionForwardAlgorithmEx is not. The choice
+ * can differ between two inits, and with it the last bits of the results.
+ * y is overwritten (the schedule computes it next). 0, or -1 when CUDA
+ * fails; a candidate cuDNN refuses is skipped. */
+static inline int gc_cudnn_time(cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void *x, cudnnFilterDescriptor_t wd,
+                                const void *w, cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, void *y,
+                                void *ws, size_t ws_bytes, const cudnnConvolutionFwdAlgo_t *cand, int ncand,
+                                cudnnConvolutionFwdAlgo_t *algo)
+{
+    if (ncand < 2) return 0;
+    cudaStream_t s;
+    cudaEvent_t a = NULL, b = NULL;
+    int rc = cudnnGetStream(h, &s) != CUDNN_STATUS_SUCCESS || cudaEventCreate(&a) != cudaSuccess ||
+             cudaEventCreate(&b) != cudaSuccess;
+    const float one = 1.0f, zero = 0.0f;
+    float first = -1.0f, best = 0.0f;
+    for (int k = 0; k < ncand && !rc; k++) {
+        int ok = 1;
+        for (int r = 0; r < 7 && ok; r++) {
+            if (r == 2) rc = cudaEventRecord(a, s) != cudaSuccess;
+            ok = !rc && cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, cand[k], ws, ws_bytes, &zero, yd, y) ==
+                            CUDNN_STATUS_SUCCESS;
+        }
+        float ms = 0.0f;
+        rc = rc || cudaEventRecord(b, s) != cudaSuccess || cudaEventSynchronize(b) != cudaSuccess ||
+             cudaEventElapsedTime(&ms, a, b) != cudaSuccess;
+        if (rc || !ok) continue;
+        if (first < 0.0f) /* the first that ran: the baseline */
+            *algo = cand[k], first = best = ms;
+        else if (ms < best && ms < 0.95f * first)
+            *algo = cand[k], best = ms;
+    }
+    if (a) cudaEventDestroy(a);
+    if (b) cudaEventDestroy(b);
+    return rc ? -1 : 0;
 }
 
 /* The workspace NAME_init gives cuBLAS (cublasSetWorkspace), so that its

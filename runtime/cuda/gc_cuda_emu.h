@@ -89,6 +89,7 @@ static struct {
     int replaying;              /* a graph is replaying its recorded operations */
     const struct gc_emu_kernel *kernels; /* the kernels cuModuleGetFunction finds (gc_emu_register_kernels) */
     int n_kernels;
+    double clock_ms; /* the virtual device clock that events read (cuDNN's convolutions advance it) */
 } gc_emu;
 
 static inline cudaError_t gc_emu_fail(cudaError_t e, const char *what)
@@ -279,6 +280,49 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t s)
     (void)s;
     if (gc_emu_not_capturing("cudaStreamSynchronize")) return gc_emu.last;
     return gc_emu.last;
+}
+
+/* Events read a virtual clock, not the host's: the emulated cuDNN
+ * convolutions advance it by a modelled cost (gc_emu_conv_cost), so that
+ * what generated code times (-DGC_CUDNN_TIME) comes out the same on every
+ * run. Recording into a capturing stream is not modelled (refused). */
+typedef struct gc_emu_event {
+    double t;
+    int recorded;
+} *cudaEvent_t;
+
+static inline cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    *e = (cudaEvent_t)calloc(1, sizeof **e);
+    return *e ? cudaSuccess : gc_emu_fail(cudaErrorMemoryAllocation, "cudaEventCreate: out of memory");
+}
+
+static inline cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    free(e);
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    (void)s;
+    if (gc_emu_not_capturing("cudaEventRecord")) return gc_emu.last;
+    e->t = gc_emu.clock_ms, e->recorded = 1;
+    return cudaSuccess;
+}
+
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    if (gc_emu_not_capturing("cudaEventSynchronize")) return gc_emu.last;
+    return e->recorded ? cudaSuccess : gc_emu_fail(cudaErrorInvalidValue, "cudaEventSynchronize: the event was never recorded");
+}
+
+static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    if (!a->recorded || !b->recorded)
+        return gc_emu_fail(cudaErrorInvalidValue, "cudaEventElapsedTime: an event was never recorded");
+    *ms = (float)(b->t - a->t);
+    return cudaSuccess;
 }
 
 static inline cudaError_t cudaGetLastError(void)
@@ -564,9 +608,26 @@ typedef struct gc_emu_cd {
     cudnnDataType_t compute;
 } *cudnnConvolutionDescriptor_t;
 
-/* What the emulated algorithms need as workspace: the first a size no
- * budget holds (so the chooser must skip it), the second none. */
+/* What the emulated algorithms need as workspace: Winograd a size no
+ * budget holds (so the chooser must skip it), the implicit GEMMs none. */
 #define GC_EMU_HUGE_WS ((size_t)1 << 60)
+
+static inline size_t gc_emu_algo_ws(cudnnConvolutionFwdAlgo_t algo)
+{
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
+               ? 0
+               : GC_EMU_HUGE_WS;
+}
+
+/* The modelled time of a convolution (the virtual clock's, ms): a
+ * nanosecond per multiply-add, half that for the precomputed implicit
+ * GEMM, so that a timed choice between the two is always the latter. */
+static inline double gc_emu_conv_cost(cudnnConvolutionFwdAlgo_t algo, cudnnFilterDescriptor_t w,
+                                      cudnnTensorDescriptor_t y)
+{
+    const double macs = (double)y->n * y->c * y->h * y->w * w->c * w->h * w->w;
+    return macs * 1e-6 * (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ? 0.5 : 1.0);
+}
 
 static inline cudnnStatus_t gc_emu_dnn_fail(const char *what)
 {
@@ -596,6 +657,12 @@ static inline cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
 static inline cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s)
 {
     h->stream = s;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static inline cudnnStatus_t cudnnGetStream(cudnnHandle_t h, cudaStream_t *s)
+{
+    *s = h->stream;
     return CUDNN_STATUS_SUCCESS;
 }
 static inline cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d)
@@ -691,15 +758,18 @@ static inline cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t
 {
     (void)h;
     if (!gc_emu_conv_ok(x, w, c, y) || requested < 1) return gc_emu_dnn_fail("cudnnGetConvolutionForwardAlgorithm_v7: bad descriptors");
-    memset(perf, 0, sizeof *perf * (size_t)(requested < 2 ? requested : 2));
-    perf[0].algo = CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
-    perf[0].memory = GC_EMU_HUGE_WS;
-    perf[0].determinism = CUDNN_DETERMINISTIC;
-    if (requested > 1) {
-        perf[1].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-        perf[1].determinism = CUDNN_DETERMINISTIC;
+    /* Winograd first, which no workspace budget holds; then the implicit GEMM
+     * and the precomputed one, which need none */
+    static const cudnnConvolutionFwdAlgo_t order[3] = {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM};
+    *returned = requested < 3 ? requested : 3;
+    memset(perf, 0, sizeof *perf * (size_t)*returned);
+    for (int i = 0; i < *returned; i++) {
+        perf[i].algo = order[i];
+        perf[i].memory = gc_emu_algo_ws(order[i]);
+        perf[i].determinism = CUDNN_DETERMINISTIC;
     }
-    *returned = requested < 2 ? requested : 2;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -724,8 +794,8 @@ static inline cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
     return cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, requested, returned, perf);
 }
 
-/* What the algorithm needs: nothing for implicit GEMM, a workspace no
- * model's arena holds for the others (as the heuristic above says). */
+/* What the algorithm needs: nothing for the implicit GEMMs, a workspace
+ * no model's arena holds for the others (as the heuristic above says). */
 static inline cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t h, cudnnTensorDescriptor_t x,
                                                                     cudnnFilterDescriptor_t w,
                                                                     cudnnConvolutionDescriptor_t c,
@@ -734,7 +804,7 @@ static inline cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_
 {
     (void)h;
     if (!gc_emu_conv_ok(x, w, c, y)) return gc_emu_dnn_fail("cudnnGetConvolutionForwardWorkspaceSize: bad descriptors");
-    *bytes = algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ? 0 : GC_EMU_HUGE_WS;
+    *bytes = gc_emu_algo_ws(algo);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -796,7 +866,7 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
         op->ints[0] = algo, op->ints[1] = (long long)ws_bytes;
         return CUDNN_STATUS_SUCCESS;
     }
-    if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && ws_bytes < GC_EMU_HUGE_WS)
+    if (ws_bytes < gc_emu_algo_ws(algo))
         return gc_emu_dnn_fail("cudnnConvolutionForward: the algorithm needs more workspace");
     (void)ws;
     /* alpha and beta are floats for every data type here, as cuDNN takes them */
@@ -806,6 +876,7 @@ static inline cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void 
     if (!gc_emu_is_device(x, nx * es) || !gc_emu_is_device(w, nw * es) || !gc_emu_is_device(y, ny * es))
         return gc_emu_dnn_fail("cudnnConvolutionForward: a host pointer or a tensor past its allocation");
     gc_emu_conv_loop(xd, x, wd, w, cd, *(const float *)alpha, *(const float *)beta, yd, y, 0.0f, NULL, NULL, 0);
+    gc_emu.clock_ms += gc_emu_conv_cost(algo, wd, yd);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -867,7 +938,7 @@ static inline cudnnStatus_t cudnnConvolutionBiasActivationForward(
         op->ints[0] = algo, op->ints[1] = (long long)ws_bytes;
         return CUDNN_STATUS_SUCCESS;
     }
-    if (algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM && ws_bytes < GC_EMU_HUGE_WS)
+    if (ws_bytes < gc_emu_algo_ws(algo))
         return gc_emu_dnn_fail("cudnnConvolutionBiasActivationForward: the algorithm needs more workspace");
     (void)ws;
     const size_t es = gc_emu_type_size((cudaDataType_t)gc_emu_dnn_type(xd->t)),
@@ -878,6 +949,7 @@ static inline cudnnStatus_t cudnnConvolutionBiasActivationForward(
         return gc_emu_dnn_fail("cudnnConvolutionBiasActivationForward: a host pointer or a tensor past its allocation");
     gc_emu_conv_loop(xd, x, wd, w, cd, *(const float *)alpha1, 0.0f, yd, y, *(const float *)alpha2, z, bias,
                      ad->mode == CUDNN_ACTIVATION_RELU);
+    gc_emu.clock_ms += gc_emu_conv_cost(algo, wd, yd);
     return CUDNN_STATUS_SUCCESS;
 }
 

@@ -859,6 +859,54 @@ class Targets(unittest.TestCase):
                     np.testing.assert_allclose(outs[tag], ref, rtol=tol, atol=tol, err_msg=name + " " + tag)
                 self.assertGreater(np.abs(ref).max(), 0.1, name)
 
+    def test_cuda_cudnn_time_emulated(self):
+        """-DGC_CUDNN_TIME: NAME_init's warm-up run times each Conv's candidate algorithms where the Conv
+        stands and keeps the fastest. The emulation lists implicit GEMM, then the precomputed implicit GEMM
+        (both without workspace) and its events read a virtual clock on which the second costs half: so
+        every Conv of conv_residual_block ends on the second with the flag and the warm-up, on the first
+        without either; the results are the same bits, and the interpreter's."""
+        gir = os.path.join(HERE, "..", "ops", "nn", "conv_residual_block.gir")
+        drv = r'''
+#include CT_SOURCE
+#include <stdio.h>
+int main(void)
+{
+    ct_Model *m;
+    if (ct_init(&m, NULL)) return 1;
+    for (int i = 0; i < 3; i++) printf("%d %d %d %d\n", m->ncand[i], (int)m->cand[i][0], (int)m->cand[i][1], (int)m->algo[i]);
+    ct_free(m);
+    return 0;
+}
+'''
+        with tempfile.TemporaryDirectory() as tmp:
+            x = os.path.join(tmp, "x.npy")
+            np.save(x, np.random.default_rng(2).uniform(-1, 1, (2, 4, 6, 6)).astype(np.float32))
+            graphc("run", gir, os.path.join(tmp, "ref"), x)
+            ref = np.load(os.path.join(tmp, "ref", "output_0.npy"))
+            d = os.path.join(tmp, "ct")
+            graphc("compile", gir, "-o", d, "--target=cuda", "--emit-main", "--name", "ct")
+            with open(os.path.join(d, "drv.c"), "w") as f:
+                f.write(drv)
+            outs = {}
+            for tag, extra, algo in (("plain", [], 0), ("time", ["-DGC_CUDNN_TIME"], 0),
+                                     ("timed", ["-DGC_CUDNN_TIME", "-DGC_EMU_WARMUP"], 1)):
+                p = subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-DGC_CUDA_EMULATE", *extra,
+                                    '-DCT_SOURCE="ct.cu"', "-I", d, "-o", os.path.join(d, "drv"),
+                                    os.path.join(d, "drv.c"), os.path.join(d, "ct_weights.S"), "-lm"],
+                                   capture_output=True, text=True, cwd=d)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                p = subprocess.run([os.path.join(d, "drv")], capture_output=True, text=True)
+                self.assertEqual((p.returncode, p.stdout), (0, f"2 0 1 {algo}\n" * 3), tag + " " + p.stderr)
+                p = subprocess.run(["make", "-s", "-B", "-C", d, "CFLAGS=-O1 -std=c99 -Wall -Wextra -Werror " + " ".join(extra),
+                                    "emu"], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                p = subprocess.run([os.path.join(d, "ct_main_emu"), os.path.join(tmp, tag), x], capture_output=True,
+                                   text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                outs[tag] = np.load(os.path.join(tmp, tag, "output_0.npy"))
+            np.testing.assert_array_equal(outs["timed"], outs["plain"])
+            np.testing.assert_allclose(outs["plain"], ref, rtol=1e-5, atol=1e-5)
+
     def test_cuda_jit_folder(self):
         """--cuda-jit: host code NAME.c with the kernels embedded, NAME_kernels.cu beside it, byte-identical for
         two compiles; built on the emulation it computes what the nvcc-style folder computes."""
