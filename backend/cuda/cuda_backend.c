@@ -650,6 +650,19 @@ static void gen_weights(Cu *c, Writer *w)
 
 /* --cuda-jit: host code built by the C compiler against the CUDA headers,
  * linked with the runtime, driver, NVRTC and the libraries; no nvcc. */
+/* The build options of the Convs' cuDNN calls (runtime/cuda/gc_cuda.h), in
+ * the Makefile's header comment; var: the flags they go in. */
+static void gen_makefile_conv_options(const Cu *c, Writer *w, const char *var)
+{
+    if (!c->nconv) return;
+    w_printf(w, "# Options for the %d Conv%s on cuDNN (add to %s; gc_cuda.h and graphc's README say more):\n", c->nconv,
+             c->nconv > 1 ? "s" : "", var);
+    w_printf(w, "#   -DGC_CUDNN_TIME    %s_init's warm-up run times each Conv's candidate algorithms\n", c->name);
+    w_puts(w, "#   -DGC_CUDNN_FIND    cuDNN's measured search at init instead of its heuristic order\n");
+    if (c->nfused)
+        w_printf(w, "#   -DGC_CUDNN_FUSED   bias, residual and ReLU in one cuDNN call (%d of the Convs)\n", c->nfused);
+}
+
 static void gen_makefile_jit(Cu *c, Writer *w, int emit_main, const char *wsrc)
 {
     const char *N = c->name;
@@ -661,6 +674,7 @@ static void gen_makefile_jit(Cu *c, Writer *w, int emit_main, const char *wsrc)
     if (emit_main)
         w_printf(w, "#   make emu   %s_main_emu: the runner built as C99 on the CPU emulation (gc_cuda_emu.h)\n", N);
     w_printf(w, "# A program using lib%s.a links $(CUDA_LIBS).\n", N);
+    gen_makefile_conv_options(c, w, "CFLAGS");
     w_puts(w, "#\nCUDA_HOME ?= /usr/local/cuda\nCFLAGS ?= -O2 -std=c99 -Wall -Wextra\n");
     w_puts(w, "CUDA_CFLAGS ?= -isystem $(CUDA_HOME)/include\n");
     w_printf(w, "CUDA_LIBS ?= -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib64/stubs -lcublas%s -lnvrtc -lcudart -lcuda -lm\n\n",
@@ -695,6 +709,7 @@ static void gen_makefile(Cu *c, Writer *w, int emit_main, const char *wsrc)
              emit_main ? " and the runner" : "");
     if (emit_main)
         w_printf(w, "#   make emu   %s_main_emu: the runner built as C99 on the CPU emulation (gc_cuda_emu.h)\n", N);
+    gen_makefile_conv_options(c, w, "NVCCFLAGS; make emu takes them in CFLAGS");
     w_puts(w, "#\nCUDA_HOME ?= /usr/local/cuda\nNVCC ?= $(CUDA_HOME)/bin/nvcc\nNVCCFLAGS ?= -O2\n");
     w_puts(w, "CFLAGS ?= -O2 -std=c99 -Wall -Wextra\n\n");
     w_printf(w, ".PHONY: all%s clean\n\nall: lib%s.a", emit_main ? " emu" : "", N);

@@ -839,6 +839,9 @@ class Targets(unittest.TestCase):
                 self.assertIn(note, notes)
                 with open(os.path.join(d, "cf.cu")) as f:
                     self.assertEqual(f.read().count("cudnnConvolutionBiasActivationForward(m->dnn"), n_fused, name)
+                with open(os.path.join(d, "Makefile")) as f:
+                    self.assertIn(f"#   -DGC_CUDNN_FUSED   bias, residual and ReLU in one cuDNN call ({n_fused} of the Convs)",
+                                  f.read())
                 outs = {}
                 for tag, extra, env in (("plain", "", {}), ("fused", " -DGC_CUDNN_FUSED", {}),
                                         ("refused", " -DGC_CUDNN_FUSED", {"GC_EMU_CUDNN_FUSED_FAIL": "1"}),
