@@ -11,7 +11,8 @@
 #           (tests/onnx/run_onnx_suite.py --target cuda --gpu); with NODE_PREBUILT=DIR, the programs
 #           an earlier `run_onnx_suite.py --build-only --arch 90 --work DIR` built (no nvcc here)
 #   models  the 16 real models (tests/models/torch_models.py, opset 17) on the GPU against
-#           PyTorch: fp32 and fp16 side by side
+#           PyTorch: fp32 and fp16 side by side (MODELS_ARGS: more torch_models.py options for both,
+#           e.g. "--cuda-define GC_CUDNN_FUSED --cuda-define GC_CUDNN_TIME")
 #   jit     LeNet, the transformer and MobileNetV3-small (and GoogLeNet, which the filter "lenet"
 #           also matches) with --cuda-jit on the GPU
 #   bench   bench/gpu_vs_torch.py (BENCH_ARGS, default: eager and reduce-overhead, --quick)
@@ -119,11 +120,13 @@ for s in "${steps[@]}"; do
     models)
         # fp32 and fp16 at once, half the CPUs each (exports on the CPU, nvcc builds, GPU runs)
         h=$(( (J + 1) / 2 ))
+        # shellcheck disable=SC2086
         timeout "$STEP_TIMEOUT" "$PY" tests/models/torch_models.py --graphc "$GRAPHC" --target cuda --gpu --filter _op17 \
-            -j "$h" --work "$WORK/models_fp16" --precision fp16 >"$OUT/models_fp16.log" 2>&1 &
+            -j "$h" --work "$WORK/models_fp16" --precision fp16 ${MODELS_ARGS:-} >"$OUT/models_fp16.log" 2>&1 &
         fp16=$!
+        # shellcheck disable=SC2086
         step models_fp32 "$PY" tests/models/torch_models.py --graphc "$GRAPHC" --target cuda --gpu --filter _op17 \
-            -j "$h" --work "$WORK/models_fp32"
+            -j "$h" --work "$WORK/models_fp32" ${MODELS_ARGS:-}
         t0=$SECONDS
         wait $fp16
         r=$?

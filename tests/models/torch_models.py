@@ -317,6 +317,7 @@ def check(args, folder, expected, times, blas, atol):
         target.append(f"--precision={args.precision}")
     if args.cuda_layout:
         target.append(f"--cuda-layout={args.cuda_layout}")
+    defines = [f"-D{name}" for name in args.cuda_define]
     p = run([args.graphc, "compile", str(folder / "model.onnx"), "-o", str(cdir), "--emit-main", "--name", "m",
              f"-O{args.opt}"] + target)
     times["compile"] = time.time() - t
@@ -328,11 +329,13 @@ def check(args, folder, expected, times, blas, atol):
     t = time.time()
     if args.gpu:  # the generated Makefile's m_main: nvcc for the device's architecture, or cc with --cuda-jit
         exe = "m_main"
-        p = run(["make", "-s", "m_main", f"NVCCFLAGS=-O2 -arch=sm_{args.gpu}"], cwd=cdir)
+        flags = ["-O2", "-std=c99", "-Wall", "-Wextra"] if args.cuda_jit else ["-O2", f"-arch=sm_{args.gpu}"]
+        p = run(["make", "-s", "m_main", f"{'CFLAGS' if args.cuda_jit else 'NVCCFLAGS'}=" + " ".join(flags + defines)],
+                cwd=cdir)
     elif args.target == "cuda":  # the generated CUDA as C99 on the CPU emulation (make emu)
         exe = "m_main_emu"
-        p = run(["make", "-s", "emu", "CFLAGS=" + " ".join(["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"] + SAN_FLAGS)],
-                cwd=cdir)
+        p = run(["make", "-s", "emu", "CFLAGS=" + " ".join(["-O2", "-std=c99", "-Wall", "-Wextra", "-Werror"] + SAN_FLAGS
+                                                           + defines)], cwd=cdir)
     else:
         exe = "m_main"
         cflags, libs = blas
@@ -345,7 +348,8 @@ def check(args, folder, expected, times, blas, atol):
         p = run([args.nvrtc, "--arch=sm_90", "m_kernels.cu"], cwd=cdir)
         if p.returncode != 0:
             return f"NVRTC failed (exit {p.returncode}): {one_line(p.stderr)}"
-        p = run(["make", "-s", "m_main", "CFLAGS=-O1 -std=c99 -Wall -Wextra -Werror -pedantic"], cwd=cdir)
+        p = run(["make", "-s", "m_main", "CFLAGS=" + " ".join(["-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+                                                             + defines)], cwd=cdir)
         if p.returncode != 0:
             return f"the --cuda-jit host build failed (exit {p.returncode}): {one_line(p.stderr)}"
     out = folder / "out"
@@ -424,6 +428,10 @@ def main():
     ap.add_argument("--target", choices=("c", "cuda"), default="c",
                     help="backend (default c); cuda builds the generated CUDA for graphc's CPU emulation "
                          "(make emu: no GPU needed) and compares it with PyTorch the same way")
+    ap.add_argument("--cuda-define", action="append", default=[], metavar="NAME",
+                    help="with --target cuda: build the generated folder with -DNAME too (repeatable): "
+                         "GC_CUDNN_FUSED, GC_CUDNN_TIME, GC_CUDNN_FIND (runtime/cuda/gc_cuda.h), and on the "
+                         "emulation GC_EMU_WARMUP (NAME_init's warm-up run, which GC_CUDNN_TIME times in)")
     ap.add_argument("--cuda-layout", choices=("auto", "nchw", "nhwc"),
                     help="with --target cuda: compile with --cuda-layout (where activations are kept NHWC)")
     ap.add_argument("--precision", choices=("fp32", "fp16", "bf16"), default="fp32",
@@ -448,6 +456,11 @@ def main():
         sys.exit("--precision fp16/bf16 needs --target cuda")
     if args.cuda_layout and args.target != "cuda":
         sys.exit("--cuda-layout needs --target cuda")
+    if args.cuda_define and args.target != "cuda":
+        sys.exit("--cuda-define needs --target cuda")
+    for name in args.cuda_define:
+        if not name.isidentifier():
+            sys.exit(f"--cuda-define: {name!r} is not a macro name")
     args.graphc = os.path.abspath(args.graphc)
     if args.gpu:
         if args.target != "cuda":
