@@ -133,7 +133,7 @@ static int prepare(Graph *g, const Backend *be, const CompileJob *job, Diag *d)
     if (be->check_name(job->out.name, d)) return -1;
     if (api_run_pipeline(g, job, d)) return -1;
     for (int i = 0; i < g->n_nodes; i++)
-        if (be->supports(g->nodes[i], d)) return -1;
+        if (be->supports(g, g->nodes[i], d)) return -1;
     Graph *ig = job->infer_graph;
     if (ig) {
         CompileJob ij = *job;
@@ -141,7 +141,7 @@ static int prepare(Graph *g, const Backend *be, const CompileJob *job, Diag *d)
         ij.report = NULL;
         if (api_run_pipeline(ig, &ij, d)) return -1;
         for (int i = 0; i < ig->n_nodes; i++)
-            if (be->supports(ig->nodes[i], d)) return -1;
+            if (be->supports(ig, ig->nodes[i], d)) return -1;
     }
     return 0;
 }

@@ -51,10 +51,10 @@ typedef struct BackendOptions {
 typedef struct Backend {
     const char *name;    /* "c": the value of --target */
     const char *summary; /* one line for --help */
-    /* 0 when the backend can compile node n (shape-inferred), else -1 with
-     * the reason as a node diagnostic ("the C backend has no emitter for op
-     * 'Foo'", or a dtype it lacks). */
-    int (*supports)(const Node *n, Diag *d);
+    /* 0 when the backend can compile node n of graph g (shape-inferred),
+     * else -1 with the reason as a node diagnostic ("the C backend has no
+     * emitter for op 'Foo'", a dtype it lacks, a kind of runtime dim). */
+    int (*supports)(const Graph *g, const Node *n, Diag *d);
     /* Scratch bytes the backend's kernel for node n needs (0: none). */
     size_t (*workspace)(const Graph *g, const Node *n);
     /* Optional (NULL: none). The kernel the backend picks for node n, as a

@@ -304,7 +304,7 @@ typedef struct Graph {
      * types. supports: the target's per-node check (Backend.supports), set
      * by the compile driver, which that pass asks; NULL: none. */
     DType precision;
-    int (*supports)(const struct Node *n, Diag *d);
+    int (*supports)(const struct Graph *g, const struct Node *n, Diag *d);
     /* Memory-plan figures set by plan-memory (bytes): the live-set lower
      * bound (largest sum of live buffer bytes at any step) and the no-reuse
      * sum (every buffer its own storage). */

@@ -76,7 +76,7 @@ static int goes_half(const Graph *g, const Node *n, DType h)
     tmp.in = ins;
     tmp.out = outs;
     Diag quiet = {0};
-    int ok = g->supports(&tmp, &quiet) == 0;
+    int ok = g->supports(g, &tmp, &quiet) == 0;
     free(copies);
     free(ins);
     free(outs);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # scripts/gpu_check.sh — the CUDA backend's checks on a machine with an NVIDIA GPU, in one run.
 #
-#   scripts/gpu_check.sh [STEP ...]       steps: env node models jit bench layout fused profile diag
+#   scripts/gpu_check.sh [STEP ...]       steps: env node models jit dyn bench layout fused profile diag
 #                                         (default: env node models)
 #
 #   env     the device, the toolkit, PyTorch, and where cuDNN/cuBLAS/NVRTC were found
@@ -15,6 +15,9 @@
 #           e.g. "--cuda-define GC_CUDNN_FUSED --cuda-define GC_CUDNN_TIME")
 #   jit     LeNet, the transformer and MobileNetV3-small (and GoogLeNet, which the filter "lenet"
 #           also matches) with --cuda-jit on the GPU
+#   dyn     runtime shapes (--max-shape) on the GPU: tests/dynamic/test_dynamic_cuda.py --gpu (an MLP at fp32,
+#           fp16 and --cuda-jit, NAME_run_shapes at changing batches, a transformer block, ResNet-18 and
+#           MobileNetV2 with a runtime batch, a GPT decoder with a runtime length, against numpy/PyTorch)
 #   bench   bench/gpu_vs_torch.py (BENCH_ARGS, default: eager and reduce-overhead, --quick)
 #   layout  bench/gpu_vs_torch.py --variants nchw,nhwc (LAYOUT_ARGS, default: ResNet-18 and MobileNetV2,
 #           PyTorch eager, --quick): the channels-last activations' effect, both builds in each row
@@ -138,6 +141,9 @@ for s in "${steps[@]}"; do
         # --cuda-jit: the host code built by cc, the kernels compiled by NVRTC at m_init
         step models_jit "$PY" tests/models/torch_models.py --graphc "$GRAPHC" --target cuda --gpu --cuda-jit \
             --filter lenet_op17,transformer_op17,mobilenet_v3_small_op17 -j 3 --work "$WORK/models_jit"
+        ;;
+    dyn)
+        step dyn "$PY" tests/dynamic/test_dynamic_cuda.py --graphc "$GRAPHC" --gpu --work "$WORK/dyn"
         ;;
     bench)
         # shellcheck disable=SC2086

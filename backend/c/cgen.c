@@ -441,7 +441,7 @@ static int gen_body(Cgen *c, const CgenEntry *table, Diag *d)
             w_line(w, "/* empty output: nothing to compute */");
             continue;
         }
-        if (!table[n->op].dyn && cgen_node_has_sym(n)) return cgen_supports(n, d);
+        if (!table[n->op].dyn && cgen_node_has_sym(n)) return cgen_supports(c->g, n, d);
         w_line(w, "{");
         w->indent++;
         size_t mark = w->len;
@@ -1289,7 +1289,7 @@ static int render_with(const Graph *g, const BackendOptions *o, Cgen *c, Cgen *c
         const Graph *gg = k ? ig : g;
         for (int i = 0; i < gg->n_nodes; i++) {
             const OpDesc *od = ir_op(gg->nodes[i]->op);
-            if (!table[gg->nodes[i]->op].emit) return cgen_supports(gg->nodes[i], d);
+            if (!table[gg->nodes[i]->op].emit) return cgen_supports(gg, gg->nodes[i], d);
             if (od->custom) m->ops_files |= 1u << od->custom->file;
         }
         if (gg->arena_bytes < 0) return diag_error(d, "the graph is not memory-planned");

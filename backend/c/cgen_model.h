@@ -26,7 +26,7 @@ int cgen_write(const Graph *g, const char *dir, const BackendOptions *o, Diag *d
  * files do not overwrite a runtime file), else -1 with the reason. */
 int cgen_check_name(const char *name, Diag *d);
 /* 0 when the C backend has an emitter for n's op, else -1 naming it. */
-int cgen_supports(const Node *n, Diag *d);
+int cgen_supports(const Graph *g, const Node *n, Diag *d);
 
 /* The runtime sources embedded into the compiler at build time
  * (tools/embed.cmake generates the definitions). `data` has a trailing NUL
@@ -158,6 +158,9 @@ void cgen_write_max_dims(const CgenModel *m, Writer *w);
 void cgen_write_run_shapes(const CgenModel *m, Writer *w);
 /* NAME.h: the runtime dims with their names and bounds. */
 void cgen_write_dims_defs(const CgenModel *m, Writer *w);
+/* `    dim[k] = EXPR;` for every derived dim of g, in table order (the CUDA
+ * backend's NAME_bind too). */
+void cgen_write_derived_dims(const Graph *g, Writer *w);
 /* From cgen.c: the weights prologue of an API function (declares `blob`). */
 void cgen_blob_prologue(const CgenModel *m, Writer *w);
 

@@ -213,7 +213,7 @@ static void write_derived(const Graph *g, Writer *w, int k)
     w_puts(w, ";");
 }
 
-static void write_derived_dims(const Graph *g, Writer *w)
+void cgen_write_derived_dims(const Graph *g, Writer *w)
 {
     for (int k = 0; k < g->n_syms; k++) {
         const IrSym *sy = &g->syms[k];
@@ -268,7 +268,7 @@ void cgen_write_run_shapes(const CgenModel *m, Writer *w)
         if (sy->kind == SYM_VAR && !seen[k]) w_printf(w, "    dim[%d] = %lld; /* in no input */\n", k, (long long)sy->hi);
         if (sy->kind == SYM_DATA) w_printf(w, "    dim[%d] = %lld; /* set while the model runs */\n", k, (long long)sy->hi);
     }
-    write_derived_dims(g, w);
+    cgen_write_derived_dims(g, w);
     free(seen);
     w_printf(w, "    rc = %s_schedule(blob, (unsigned char *)arena, inputs, outputs, NULL, dim, dim);\n", N);
     w_puts(w, "    if (rc != 0) return rc;\n");

@@ -45,8 +45,9 @@ void cgen_build_table(CgenEntry *table)
         if (!table[k].emit) table[k] = cgen_entry(k);
 }
 
-int cgen_supports(const Node *n, Diag *d)
+int cgen_supports(const Graph *g, const Node *n, Diag *d)
 {
+    (void)g;
     CgenEntry e = cgen_entry(n->op);
     if (!e.emit) return diag_node_error(d, n, "the C backend has no emitter for op '%s'", ir_op(n->op)->name);
     if (e.dyn || !cgen_node_has_sym(n)) return 0;

@@ -24,7 +24,9 @@
  * Memory is what the planner decided: one device arena of
  * NAME_DEVICE_ARENA_BYTES (arena offsets and node workspaces as planned),
  * the weights blob on the device, graph inputs and outputs in the caller's
- * device buffers; NAME_run allocates nothing.
+ * device buffers; NAME_run allocates nothing. A model with runtime dims
+ * (--max-shape) adds the shape table and NAME_run_shapes (cuda_shapes.c);
+ * its nodes compile where their entry is marked dyn.
  */
 #include "cuda_emit.h"
 #include "cuda_jit.h"
@@ -59,8 +61,9 @@ static const CudaEntry *cuda_entry(int k)
 static int is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
 
 /* Views move any dtype; f16/bf16 tensors need an entry marked half. */
-static int cuda_supports(const Node *n, Diag *d)
+static int cuda_supports(const Graph *g, const Node *n, Diag *d)
 {
+    if (cu_check_data_dims(g, n, d)) return -1;
     const OpDesc *od = ir_op(n->op);
     const CudaEntry *e = od->view ? NULL : cuda_entry(n->op);
     for (int i = 0; i < n->n_in + n->n_out; i++) {
@@ -68,9 +71,11 @@ static int cuda_supports(const Node *n, Diag *d)
         if (v && (v->dtype == DT_UNDEF || (is_half(v->dtype) && !od->view && !(e && e->half))))
             return diag_node_error(d, n, "the CUDA backend has no %s kernels yet (op '%s')", ir_dtype_name(v->dtype),
                                    od->name);
-        if (v && ir_shape_has_sym(&v->shape))
-            return diag_node_error(d, n, "op '%s' does not support runtime shapes yet in the CUDA backend ('%s')", od->name,
-                                   v->name);
+        if (v && ir_shape_has_sym(&v->shape) && !od->view && e && !e->dyn) {
+            char b[160];
+            return diag_node_error(d, n, "op '%s' does not support runtime shapes yet in the CUDA backend (%s '%s' is %s)",
+                                   od->name, i < n->n_in ? "input" : "output", v->name, ir_shape_str_g(g, &v->shape, b, sizeof b));
+        }
     }
     if (od->view) return 0;
     if (!e) return diag_node_error(d, n, "the CUDA backend has no kernel for op '%s' yet", od->name);
@@ -123,6 +128,14 @@ static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap
 /* ---- the writer state ------------------------------------------------------------------ */
 
 static int64_t value_bytes(const Value *v) { return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype); }
+
+/* v's bytes at the run's dims as C text: a literal, or "(size_t)(dim[0] * 784) * 4". */
+static const char *bytes_text(Cu *c, const Value *v, char *buf, size_t cap)
+{
+    if (cu_static_dims(&v->shape, 0, v->shape.rank)) snprintf(buf, cap, "%lld", (long long)value_bytes(v));
+    else snprintf(buf, cap, "(size_t)(%s) * %d", cu_dims_sz(c, &v->shape, 0, v->shape.rank), (int)ir_dtype_size(v->dtype));
+    return buf;
+}
 
 static const Value *root_of(const Value *v) { return v->alias ? v->alias : v; }
 
@@ -223,9 +236,9 @@ static int gen_nodes(Cu *c, Diag *d)
     Writer *b = &c->body;
     for (int i = 0; i < g->n_nodes; i++) {
         const Node *n = g->nodes[i];
-        if (cuda_supports(n, d)) return -1;
+        if (cuda_supports(g, n, d)) return -1;
         w_puts(b, "    ");
-        cu_node_comment(b, n);
+        cu_node_comment(c->g, b, n);
         if (c->folds->n_ids && c->folds->skip[n->id]) {
             w_puts(b, "    /* read in place by a MatMul below (its GEMM's strides): no code */\n");
             continue;
@@ -236,9 +249,10 @@ static int gen_nodes(Cu *c, Diag *d)
                 w_puts(b, "    /* a view of its input: no code */\n");
                 continue;
             }
+            char nb[256];
             if (value_bytes(y) > 0)
-                w_printf(b, "    if (cudaMemcpyAsync(%s, %s, %lld, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return -1;\n",
-                         cu_ptr(c, y), cu_ptr(c, x), (long long)value_bytes(y));
+                w_printf(b, "    if (cudaMemcpyAsync(%s, %s, %s, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return -1;\n",
+                         cu_ptr(c, y), cu_ptr(c, x), bytes_text(c, y, nb, sizeof nb));
             continue;
         }
         if (cuda_entry(n->op)->emit(c, n, d)) return -1;
@@ -248,8 +262,9 @@ static int gen_nodes(Cu *c, Diag *d)
         if (c->out_slot[v->id] == k || value_bytes(v) == 0) continue;
         w_printf(b, "    /* output %d is %s: copy */\n", k,
                  v->kind == VK_INPUT ? "a graph input" : v->kind != VK_TEMP ? "a constant" : "listed before");
-        w_printf(b, "    if (cudaMemcpyAsync(outputs[%d], %s, %lld, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return -1;\n",
-                 k, cu_ptr(c, v), (long long)value_bytes(v));
+        char nb[256];
+        w_printf(b, "    if (cudaMemcpyAsync(outputs[%d], %s, %s, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return -1;\n",
+                 k, cu_ptr(c, v), bytes_text(c, v, nb, sizeof nb));
     }
     return 0;
 }
@@ -294,27 +309,29 @@ static void gen_decls(Cu *c, Writer *w)
             GC_ASSERT(r->offset >= 0);
             w_printf(w, "    %s *const %s = (%s *)(void *)(arena + %lld);", ct, id, ct, (long long)r->offset);
         }
-        w_printf(w, " /* %s%s '", ir_dtype_name(v->dtype), ir_shape_str(&v->shape, sh, sizeof sh));
+        w_printf(w, " /* %s%s '", ir_dtype_name(v->dtype), ir_shape_str_g(g, &v->shape, sh, sizeof sh));
         cu_comment_text(w, v->name ? v->name : "");
         w_puts(w, "' */\n");
     }
 }
 
-static void port_macros(Writer *w, const char *N, const char *kind, int i, const Value *v)
+static void port_macros(const Cu *c, Writer *w, const char *kind, int i, const Value *v)
 {
+    const char *N = c->name;
     char dims[512];
     size_t o = 0;
     dims[o++] = '{';
     for (int k = 0; k < v->shape.rank && o + 24 < sizeof dims; k++)
         o += (size_t)snprintf(dims + o, sizeof dims - o, "%s%lld", k ? ", " : "", (long long)v->shape.dims[k]);
     snprintf(dims + o, sizeof dims - o, "}");
-    w_printf(w, "#define %s_%s_%d_NAME ", N, kind, i);
+    w_printf(w, "#define %s_%s_%d_NAME \"", N, kind, i);
     cgen_str_lit(w, v->name);
-    w_puts(w, "\n");
+    w_puts(w, "\"\n");
     w_printf(w, "#define %s_%s_%d_DTYPE \"%s\"\n", N, kind, i, ir_dtype_name(v->dtype));
     w_printf(w, "#define %s_%s_%d_NPY_DESCR \"%s\"\n", N, kind, i, cgen_npy_descr(v->dtype));
     w_printf(w, "#define %s_%s_%d_RANK %d\n", N, kind, i, v->shape.rank);
     w_printf(w, "#define %s_%s_%d_DIMS %s\n", N, kind, i, v->shape.rank ? dims : "{0}");
+    if (c->g->n_syms) cu_shapes_port_macros(c, w, kind, i, v);
     w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, kind, i, (long long)ir_numel(&v->shape));
     w_printf(w, "#define %s_%s_%d_BYTES %lld\n\n", N, kind, i, (long long)value_bytes(v));
 }
@@ -357,13 +374,18 @@ static void gen_header(Cu *c, Writer *w)
     w_printf(w, "#define %s_WEIGHTS_BYTES %lld\n", N, (long long)c->wbytes);
     w_printf(w, "#define %s_NUM_INPUTS %d\n", N, g->n_inputs);
     w_printf(w, "#define %s_NUM_OUTPUTS %d\n\n", N, g->n_outputs);
-    for (int i = 0; i < g->n_inputs; i++) port_macros(w, N, "INPUT", i, g->inputs[i]);
-    for (int i = 0; i < g->n_outputs; i++) port_macros(w, N, "OUTPUT", i, g->outputs[i]);
+    if (g->n_syms) cu_shapes_header(c, w);
+    for (int i = 0; i < g->n_inputs; i++) port_macros(c, w, "INPUT", i, g->inputs[i]);
+    for (int i = 0; i < g->n_outputs; i++) port_macros(c, w, "OUTPUT", i, g->outputs[i]);
     w_printf(w, "typedef struct %s_Model %s_Model;\n\n", N, N);
     w_printf(w, "int %s_init(%s_Model **model, void *stream);\n", N, N);
     w_printf(w, "int %s_run(%s_Model *model, const void *const *inputs, void *const *outputs);\n", N, N);
     w_printf(w, "int %s_run_host(%s_Model *model, const void *const *inputs, void *const *outputs);\n", N, N);
     w_printf(w, "void %s_free(%s_Model *model);\n\n", N, N);
+    if (g->n_syms) {
+        cu_shapes_api_decls(c, w);
+        w_puts(w, "\n");
+    }
     w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 }
 
@@ -380,6 +402,9 @@ static void gen_struct(Cu *c, Writer *w, int ni, int no, int nk)
     w_printf(w, "    void *in[%d], *out[%d];\n", ni, no);
     w_puts(w, "    cudaGraphExec_t exec; /* the schedule captured over gin/gout */\n");
     w_printf(w, "    const void *gin[%d];\n    void *gout[%d];\n", ni, no);
+    if (c->g->n_syms)
+        w_printf(w, "    int64_t gdim[%d]; /* the dims the graph was captured at */\n"
+                    "    int64_t *ddim;    /* the shape table kernels read (device memory) */\n", c->g->n_syms);
     if (c->nconv) {
         w_puts(w, "    cudnnHandle_t dnn;\n");
         w_printf(w, "    cudnnTensorDescriptor_t cx[%d], cy[%d];\n    cudnnFilterDescriptor_t cw[%d];\n", c->nconv, c->nconv, c->nconv);
@@ -408,18 +433,27 @@ static void gen_capture(Cu *c, Writer *w, int ni, int no)
     const char *N = c->name;
     w_printf(w, "/* Captures the schedule over inputs/outputs on m->cap (nothing runs) into m->exec:\n");
     w_puts(w, " * the graph instantiated, or the one there updated when its nodes are the same. 0 or -1. */\n");
-    w_printf(w, "static int %s_capture(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
+    const int dyn = c->g->n_syms > 0;
+    if (dyn)
+        w_printf(w, "static int %s_capture(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dims)\n{\n",
+                 N, N);
+    else
+        w_printf(w, "static int %s_capture(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
     w_puts(w, "    cudaGraph_t g = NULL;\n    cudaGraphExecUpdateResultInfo info;\n");
     w_puts(w, "    if (cudaStreamBeginCapture(m->cap, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return -1;\n");
-    w_printf(w, "    int rc = %s_schedule(m, inputs, outputs);\n", N);
+    w_printf(w, "    int rc = %s_schedule(m, inputs, outputs%s);\n", N, dyn ? ", dims" : "");
     w_puts(w, "    if (cudaStreamEndCapture(m->cap, &g) != cudaSuccess || rc) {\n");
-    w_puts(w, "        if (g) cudaGraphDestroy(g);\n        cudaGetLastError();\n        return -1;\n    }\n");
+    w_puts(w, "        if (g) cudaGraphDestroy(g);\n        cudaGetLastError();\n");
+    if (dyn) /* the device's shape table already holds the new dims: the old graph must not run on */
+        w_puts(w, "        if (m->exec) cudaGraphExecDestroy(m->exec);\n        m->exec = NULL;\n");
+    w_puts(w, "        return -1;\n    }\n");
     w_puts(w, "    if (m->exec && cudaGraphExecUpdate(m->exec, g, &info) != cudaSuccess) {\n");
     w_puts(w, "        cudaGraphExecDestroy(m->exec);\n        m->exec = NULL;\n        cudaGetLastError();\n    }\n");
     w_puts(w, "    rc = !m->exec && cudaGraphInstantiate(&m->exec, g, 0) != cudaSuccess ? -1 : 0;\n");
     w_puts(w, "    cudaGraphDestroy(g);\n    if (rc) {\n        m->exec = NULL;\n        return -1;\n    }\n");
     w_printf(w, "    for (int i = 0; i < %d; i++) m->gin[i] = inputs ? inputs[i] : NULL;\n", ni);
     w_printf(w, "    for (int i = 0; i < %d; i++) m->gout[i] = outputs ? outputs[i] : NULL;\n", no);
+    if (dyn) w_printf(w, "    for (int k = 0; k < %d; k++) m->gdim[k] = dims[k];\n", c->g->n_syms);
     w_puts(w, "    return 0;\n}\n\n");
 }
 
@@ -462,7 +496,15 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
         cu_jit_launchers(c, w);
         w_puts(w, "#endif\n\n");
     }
-    w_printf(w, "static int %s_schedule(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
+    const int dyn = g->n_syms > 0;
+    if (dyn) {
+        cu_shapes_defs(c, w);
+        w_printf(w, "static int %s_schedule(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dims)\n{\n",
+                 N, N);
+        cu_shapes_prologue(c, w);
+    } else {
+        w_printf(w, "static int %s_schedule(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
+    }
     w_puts(w, "    unsigned char *const arena = m->arena;\n");
     w_puts(w, "    const unsigned char *const weights = m->weights;\n");
     w_puts(w, "    const cudaStream_t stream = m->cap;\n");
@@ -489,6 +531,7 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     if (c->nfused) w_puts(w, "    if (m->relu) cudnnDestroyActivationDescriptor(m->relu);\n");
     if (c->nconv) w_puts(w, "    if (m->dnn) cudnnDestroy(m->dnn);\n");
     if (c->nptrs) w_puts(w, "    cudaFree(m->gemm_ptrs);\n");
+    if (dyn) w_puts(w, "    cudaFree(m->ddim);\n");
     w_puts(w, "    cudaFree(m->arena);\n    cudaFree(m->weights);\n");
     if (c->jit) w_puts(w, "    if (m->mod) cuModuleUnload(m->mod);\n");
     w_puts(w, "    if (m->blas) cublasDestroy(m->blas);\n    cudaFree(m->blas_ws);\n");
@@ -512,6 +555,12 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     w_puts(w, "             cublasSetWorkspace(m->blas, m->blas_ws, GC_CUBLAS_WORKSPACE) == CUBLAS_STATUS_SUCCESS;\n");
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMalloc(&m->in[i], in_bytes[i] ? in_bytes[i] : 1) == cudaSuccess;\n", ni);
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMalloc(&m->out[i], out_bytes[i] ? out_bytes[i] : 1) == cudaSuccess;\n", no);
+    char maxd[80] = ""; /* the schedule's dims argument at init: the maxima */
+    if (dyn) snprintf(maxd, sizeof maxd, ", %s_max_dims", N);
+    if (dyn) /* the shape table kernels read, at the maxima until a run at other dims */
+        w_printf(w, "    ok = ok && cudaMalloc((void **)&m->ddim, sizeof(int64_t) * %d) == cudaSuccess &&\n"
+                    "         cudaMemcpy(m->ddim, %s_max_dims, sizeof(int64_t) * %d, cudaMemcpyHostToDevice) == cudaSuccess;\n",
+                 g->n_syms, N, g->n_syms);
     if (c->nptrs) {
         w_puts(w, "    if (ok) { /* the batched GEMMs' pointer arrays: fixed addresses in the arena */\n");
         w_printf(w, "        void **hp = (void **)malloc(sizeof(void *) * %lld);\n", (long long)c->nptrs);
@@ -554,22 +603,27 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     w_puts(w, "#if !defined(GC_CUDA_EMULATE) || defined(GC_EMU_WARMUP)\n");
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMemset(m->in[i], 0, in_bytes[i] ? in_bytes[i] : 1) == cudaSuccess;\n", ni);
     if (c->nconv) w_puts(w, "    m->probing = 1;\n");
-    w_printf(w, "    ok = ok && %s_schedule(m, (const void *const *)m->in, m->out) == 0 && cudaStreamSynchronize(m->cap) == cudaSuccess;\n", N);
+    w_printf(w, "    ok = ok && %s_schedule(m, (const void *const *)m->in, m->out%s) == 0 && cudaStreamSynchronize(m->cap) == cudaSuccess;\n",
+             N, maxd);
     if (c->nconv) w_puts(w, "    m->probing = 0;\n");
     w_puts(w, "#endif\n");
     w_puts(w, "    /* the schedule over the model's own buffers, captured once here: capture runs\n");
     w_printf(w, "     * nothing, and %s_run_host replays it as is */\n", N);
-    w_printf(w, "    ok = ok && %s_capture(m, (const void *const *)m->in, m->out) == 0;\n", N);
+    w_printf(w, "    ok = ok && %s_capture(m, (const void *const *)m->in, m->out%s) == 0;\n", N, maxd);
     w_printf(w, "    if (!ok) {\n        %s_free(m);\n        cudaGetLastError();\n        return -1;\n    }\n", N);
     w_puts(w, "    *model = m;\n    return 0;\n}\n\n");
 
-    w_printf(w, "int %s_run(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
-    w_puts(w, "    if (!m) return -1;\n    int same = m->exec != NULL;\n");
-    if (g->n_inputs) w_printf(w, "    for (int i = 0; same && i < %d; i++) same = inputs[i] == m->gin[i];\n", g->n_inputs);
-    if (g->n_outputs) w_printf(w, "    for (int i = 0; same && i < %d; i++) same = outputs[i] == m->gout[i];\n", g->n_outputs);
-    w_puts(w, "    /* other buffers than the graph's: capture anew (the graph updated in place) */\n");
-    w_printf(w, "    if (!same && %s_capture(m, inputs, outputs)) return -1;\n", N);
-    w_puts(w, "    return cudaGraphLaunch(m->exec, m->stream) == cudaSuccess ? 0 : -1;\n}\n\n");
+    if (dyn) {
+        cu_shapes_api(c, w);
+    } else {
+        w_printf(w, "int %s_run(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
+        w_puts(w, "    if (!m) return -1;\n    int same = m->exec != NULL;\n");
+        if (g->n_inputs) w_printf(w, "    for (int i = 0; same && i < %d; i++) same = inputs[i] == m->gin[i];\n", g->n_inputs);
+        if (g->n_outputs) w_printf(w, "    for (int i = 0; same && i < %d; i++) same = outputs[i] == m->gout[i];\n", g->n_outputs);
+        w_puts(w, "    /* other buffers than the graph's: capture anew (the graph updated in place) */\n");
+        w_printf(w, "    if (!same && %s_capture(m, inputs, outputs)) return -1;\n", N);
+        w_puts(w, "    return cudaGraphLaunch(m->exec, m->stream) == cudaSuccess ? 0 : -1;\n}\n\n");
+    }
 
     w_printf(w, "int %s_run_host(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
     w_puts(w, "    if (!m) return -1;\n");
@@ -730,6 +784,15 @@ static void gen_makefile(Cu *c, Writer *w, int emit_main, const char *wsrc)
     w_puts(w, "\n");
 }
 
+/* `DECL[n] = {NAME_KIND_0SUFFIX, ...};` over a model's count ports (`{none}` when it has none). */
+static void port_table(Writer *w, const char *decl, int n, const char *N, const char *kind, int count, const char *suffix,
+                       const char *none)
+{
+    w_printf(w, "%s[%d] = {", decl, n);
+    for (int i = 0; i < count; i++) w_printf(w, "%s%s_%s_%d%s", i ? ", " : "", N, kind, i, suffix);
+    w_printf(w, "%s};\n", count ? "" : none);
+}
+
 /* The runner: NAME_main OUTDIR IN0.npy ... -> OUTDIR/output_<i>.npy (plain C, host side). */
 static void gen_main(Cu *c, Writer *w)
 {
@@ -739,131 +802,157 @@ static void gen_main(Cu *c, Writer *w)
     w_printf(w, "/* %s_main.c: generated by graphc (--target=cuda); do not edit.\n", N);
     w_printf(w, " *\n * Usage: %s_main OUTDIR IN0.npy IN1.npy ...\n", N);
     w_puts(w, " *\n * Reads every input from a .npy file (format 1.0-3.0, little-endian, C order,\n");
-    w_puts(w, " * dtype and shape exactly the model's), runs the model on the GPU (or the CPU\n");
+    if (g->n_syms) w_puts(w, " * the model's dtype and rank, each dim within its bounds), runs the model at\n * those shapes on the GPU (or the CPU\n");
+    else w_puts(w, " * dtype and shape exactly the model's), runs the model on the GPU (or the CPU\n");
     w_puts(w, " * emulation) and writes OUTDIR/output_<i>.npy. Any error prints one line and\n");
     w_puts(w, " * exits with status 1. */\n");
     w_puts(w, "#define _POSIX_C_SOURCE 200809L\n");
     w_printf(w, "#include \"%s.h\"\n\n", N);
     w_puts(w, "#include <errno.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <sys/stat.h>\n\n");
-    /* ports as tables */
-    w_printf(w, "static const char *const in_descr[%d] = {", ni);
-    for (int i = 0; i < g->n_inputs; i++) w_printf(w, "%s%s_INPUT_%d_NPY_DESCR", i ? ", " : "", N, i);
-    if (!g->n_inputs) w_puts(w, "0");
-    w_printf(w, "};\nstatic const int in_rank[%d] = {", ni);
-    for (int i = 0; i < g->n_inputs; i++) w_printf(w, "%s%s_INPUT_%d_RANK", i ? ", " : "", N, i);
-    if (!g->n_inputs) w_puts(w, "0");
-    w_printf(w, "};\nstatic const long long in_dims[%d][%d] = {", ni, IR_MAX_RANK);
+    /* ports as tables (runtime shapes: element sizes and the actual shapes of the run, not the outputs' maxima) */
+    const int dyn = g->n_syms > 0;
+    port_table(w, "static const char *const in_descr", ni, N, "INPUT", g->n_inputs, "_NPY_DESCR", "0");
+    port_table(w, "static const int in_rank", ni, N, "INPUT", g->n_inputs, "_RANK", "0");
+    port_table(w, "static const size_t in_bytes", ni, N, "INPUT", g->n_inputs, "_BYTES", "0");
+    port_table(w, "static const char *const out_descr", no, N, "OUTPUT", g->n_outputs, "_NPY_DESCR", "0");
+    port_table(w, "static const int out_rank", no, N, "OUTPUT", g->n_outputs, "_RANK", "0");
+    port_table(w, "static const size_t out_bytes", no, N, "OUTPUT", g->n_outputs, "_BYTES", "0");
+    w_printf(w, "static const long long in_dims[%d][%d] = {", ni, IR_MAX_RANK);
     for (int i = 0; i < g->n_inputs; i++) w_printf(w, "%s%s_INPUT_%d_DIMS", i ? ", " : "", N, i);
-    if (!g->n_inputs) w_puts(w, "{0}");
-    w_printf(w, "};\nstatic const size_t in_bytes[%d] = {", ni);
-    for (int i = 0; i < g->n_inputs; i++) w_printf(w, "%s%s_INPUT_%d_BYTES", i ? ", " : "", N, i);
-    if (!g->n_inputs) w_puts(w, "0");
-    w_printf(w, "};\nstatic const char *const out_descr[%d] = {", no);
-    for (int i = 0; i < g->n_outputs; i++) w_printf(w, "%s%s_OUTPUT_%d_NPY_DESCR", i ? ", " : "", N, i);
-    if (!g->n_outputs) w_puts(w, "0");
-    w_printf(w, "};\nstatic const int out_rank[%d] = {", no);
-    for (int i = 0; i < g->n_outputs; i++) w_printf(w, "%s%s_OUTPUT_%d_RANK", i ? ", " : "", N, i);
-    if (!g->n_outputs) w_puts(w, "0");
-    w_printf(w, "};\nstatic const long long out_dims[%d][%d] = {", no, IR_MAX_RANK);
-    for (int i = 0; i < g->n_outputs; i++) w_printf(w, "%s%s_OUTPUT_%d_DIMS", i ? ", " : "", N, i);
-    if (!g->n_outputs) w_puts(w, "{0}");
-    w_printf(w, "};\nstatic const size_t out_bytes[%d] = {", no);
-    for (int i = 0; i < g->n_outputs; i++) w_printf(w, "%s%s_OUTPUT_%d_BYTES", i ? ", " : "", N, i);
-    if (!g->n_outputs) w_puts(w, "0");
-    w_puts(w, "};\n\n");
-    static const char *const body[] = {
-        "static int fail(const char *path, const char *why)\n",
-        "{\n",
-        "    fprintf(stderr, \"@N@_main: %s: %s\\n\", path, why);\n",
-        "    return 1;\n",
-        "}\n",
-        "\n",
-        "/* Reads a .npy of the given descr and shape into buf (bytes). 0 or -1. */\n",
-        "static int read_npy(const char *path, const char *descr, int rank, const long long *dims, void *buf, size_t bytes)\n",
-        "{\n",
-        "    FILE *f = fopen(path, \"rb\");\n",
-        "    if (!f) return fail(path, strerror(errno)), -1;\n",
-        "    unsigned char pre[12];\n",
-        "    size_t hl;\n",
-        "    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, \"\\x93NUMPY\", 6) != 0 || pre[6] < 1 || pre[6] > 3) {\n",
-        "        fclose(f);\n",
-        "        return fail(path, \"not a .npy file\"), -1;\n",
-        "    }\n",
-        "    if (pre[6] == 1) hl = (size_t)pre[8] | (size_t)pre[9] << 8;\n",
-        "    else {\n",
-        "        if (fread(pre + 10, 1, 2, f) != 2) { fclose(f); return fail(path, \"truncated header\"), -1; }\n",
-        "        hl = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;\n",
-        "    }\n",
-        "    char *h = (char *)malloc(hl + 1);\n",
-        "    if (!h || fread(h, 1, hl, f) != hl) { free(h); fclose(f); return fail(path, \"truncated header\"), -1; }\n",
-        "    h[hl] = 0;\n",
-        "    char want[64];\n",
-        "    snprintf(want, sizeof want, \"'descr': '%s'\", descr);\n",
-        "    const char *sp = strstr(h, \"'shape': (\");\n",
-        "    int ok = strstr(h, want) != NULL && strstr(h, \"'fortran_order': False\") != NULL && sp != NULL;\n",
-        "    if (ok) {\n",
-        "        char *p = (char *)sp + 10;\n",
-        "        for (int k = 0; k < rank && ok; k++) {\n",
-        "            char *e;\n",
-        "            long long v = strtoll(p, &e, 10);\n",
-        "            ok = e != p && v == dims[k];\n",
-        "            p = e;\n",
-        "            while (*p == ',' || *p == ' ') p++;\n",
-        "        }\n",
-        "        ok = ok && *p == ')';\n",
-        "    }\n",
-        "    free(h);\n",
-        "    if (!ok) { fclose(f); return fail(path, \"dtype or shape differs from the model's input\"), -1; }\n",
-        "    ok = fread(buf, 1, bytes, f) == bytes && fgetc(f) == EOF;\n",
-        "    fclose(f);\n",
-        "    return ok ? 0 : (fail(path, \"data size differs from the shape\"), -1);\n",
-        "}\n",
-        "\n",
-        "static int write_npy(const char *path, const char *descr, int rank, const long long *dims, const void *buf, size_t bytes)\n",
-        "{\n",
-        "    char h[512], sh[400];\n",
-        "    size_t o = 0;\n",
-        "    sh[0] = 0;\n",
-        "    for (int k = 0; k < rank; k++) o += (size_t)snprintf(sh + o, sizeof sh - o, \"%lld,%s\", dims[k], k + 1 < rank ? \" \" : \"\");\n",
-        "    if (rank > 1) sh[o - 1] = 0;\n",
-        "    int n = snprintf(h, sizeof h, \"{'descr': '%s', 'fortran_order': False, 'shape': (%s), }\", descr, sh);\n",
-        "    while ((n + 11) % 64) h[n++] = ' ';\n",
-        "    h[n++] = '\\n';\n",
-        "    FILE *f = fopen(path, \"wb\");\n",
-        "    if (!f) return fail(path, strerror(errno)), -1;\n",
-        "    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 255), (unsigned char)(n >> 8)};\n",
-        "    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(h, 1, (size_t)n, f) == (size_t)n && fwrite(buf, 1, bytes, f) == bytes;\n",
-        "    ok = (fclose(f) == 0) && ok;\n",
-        "    return ok ? 0 : (fail(path, \"cannot write\"), -1);\n",
-        "}\n",
-        "\n",
-        "int main(int argc, char **argv)\n",
-        "{\n",
-        "    if (argc != 2 + @NI@) {\n",
-        "        fprintf(stderr, \"usage: @N@_main OUTDIR\");\n",
-        "        for (int i = 0; i < @NI@; i++) fprintf(stderr, \" IN%d.npy\", i);\n",
-        "        fprintf(stderr, \"\\n\");\n",
-        "        return 1;\n",
-        "    }\n",
-        "    void *in[@NIA@] = {0}, *out[@NOA@] = {0};\n",
-        "    for (int i = 0; i < @NI@; i++)\n",
-        "        if (!(in[i] = malloc(in_bytes[i] ? in_bytes[i] : 1)) || read_npy(argv[2 + i], in_descr[i], in_rank[i], in_dims[i], in[i], in_bytes[i])) return 1;\n",
-        "    for (int i = 0; i < @NO@; i++)\n",
-        "        if (!(out[i] = malloc(out_bytes[i] ? out_bytes[i] : 1))) return fail(argv[1], \"out of memory\");\n",
-        "    @N@_Model *m;\n",
-        "    if (@N@_init(&m, NULL)) return fail(\"@N@_init\", \"cannot set up the model on the GPU\");\n",
-        "    if (@N@_run_host(m, (const void *const *)in, out)) return fail(\"@N@_run_host\", \"a CUDA call failed\");\n",
-        "    @N@_free(m);\n",
-        "    if (mkdir(argv[1], 0777) != 0 && errno != EEXIST) return fail(argv[1], strerror(errno));\n",
-        "    for (int i = 0; i < @NO@; i++) {\n",
-        "        char path[4096];\n",
-        "        snprintf(path, sizeof path, \"%s/output_%d.npy\", argv[1], i);\n",
-        "        if (write_npy(path, out_descr[i], out_rank[i], out_dims[i], out[i], out_bytes[i])) return 1;\n",
-        "    }\n",
-        "    for (int i = 0; i < @NIA@; i++) free(in[i]);\n",
-        "    for (int i = 0; i < @NOA@; i++) free(out[i]);\n",
-        "    return 0;\n",
-        "}\n",
+    w_printf(w, "%s};\n", g->n_inputs ? "" : "{0}");
+    if (!dyn) {
+        w_printf(w, "static const long long out_dims[%d][%d] = {", no, IR_MAX_RANK);
+        for (int i = 0; i < g->n_outputs; i++) w_printf(w, "%s%s_OUTPUT_%d_DIMS", i ? ", " : "", N, i);
+        w_printf(w, "%s};\n", g->n_outputs ? "" : "{0}");
+    } else {
+        w_printf(w, "static const size_t in_es[%d] = {", ni);
+        for (int i = 0; i < g->n_inputs; i++) w_printf(w, "%s%d", i ? ", " : "", (int)ir_dtype_size(g->inputs[i]->dtype));
+        w_printf(w, "%s};\nstatic const size_t out_es[%d] = {", g->n_inputs ? "" : "0", no);
+        for (int i = 0; i < g->n_outputs; i++) w_printf(w, "%s%d", i ? ", " : "", (int)ir_dtype_size(g->outputs[i]->dtype));
+        w_printf(w, "%s};\n", g->n_outputs ? "" : "0");
+        w_printf(w, "static int64_t in_got[%d][%d], out_got[%d][%d]; /* the run's shapes */\n", ni, IR_MAX_RANK, no, IR_MAX_RANK);
+    }
+    w_puts(w, "\n");
+    /* 0: every model; 1: static shapes only; 2: runtime shapes only */
+    static const struct {
+        int only;
+        const char *text;
+    } body[] = {
+        {0, "static int fail(const char *path, const char *why)\n"},
+        {0, "{\n"},
+        {0, "    fprintf(stderr, \"@N@_main: %s: %s\\n\", path, why);\n"},
+        {0, "    return 1;\n"},
+        {0, "}\n"},
+        {0, "\n"},
+        {1, "/* Reads a .npy of the given descr and shape into buf (bytes). 0 or -1. */\n"},
+        {1, "static int read_npy(const char *path, const char *descr, int rank, const long long *dims, void *buf, size_t bytes)\n"},
+        {2, "/* Reads a .npy of the given descr, rank and shape at most dims into buf (room for es\n"},
+        {2, " * times the most elements); its shape into got. 0 or -1. */\n"},
+        {2, "static int read_npy(const char *path, const char *descr, int rank, const long long *dims, int64_t *got, size_t es,\n"},
+        {2, "                    void *buf)\n"},
+        {0, "{\n"},
+        {0, "    FILE *f = fopen(path, \"rb\");\n"},
+        {0, "    if (!f) return fail(path, strerror(errno)), -1;\n"},
+        {0, "    unsigned char pre[12];\n"},
+        {0, "    size_t hl;\n"},
+        {0, "    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, \"\\x93NUMPY\", 6) != 0 || pre[6] < 1 || pre[6] > 3) {\n"},
+        {0, "        fclose(f);\n"},
+        {0, "        return fail(path, \"not a .npy file\"), -1;\n"},
+        {0, "    }\n"},
+        {0, "    if (pre[6] == 1) hl = (size_t)pre[8] | (size_t)pre[9] << 8;\n"},
+        {0, "    else {\n"},
+        {0, "        if (fread(pre + 10, 1, 2, f) != 2) { fclose(f); return fail(path, \"truncated header\"), -1; }\n"},
+        {0, "        hl = (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;\n"},
+        {0, "    }\n"},
+        {0, "    char *h = (char *)malloc(hl + 1);\n"},
+        {0, "    if (!h || fread(h, 1, hl, f) != hl) { free(h); fclose(f); return fail(path, \"truncated header\"), -1; }\n"},
+        {0, "    h[hl] = 0;\n"},
+        {0, "    char want[64];\n"},
+        {0, "    snprintf(want, sizeof want, \"'descr': '%s'\", descr);\n"},
+        {0, "    const char *sp = strstr(h, \"'shape': (\");\n"},
+        {0, "    int ok = strstr(h, want) != NULL && strstr(h, \"'fortran_order': False\") != NULL && sp != NULL;\n"},
+        {0, "    if (ok) {\n"},
+        {0, "        char *p = (char *)sp + 10;\n"},
+        {0, "        for (int k = 0; k < rank && ok; k++) {\n"},
+        {0, "            char *e;\n"},
+        {0, "            long long v = strtoll(p, &e, 10);\n"},
+        {1, "            ok = e != p && v == dims[k];\n"},
+        {2, "            ok = e != p && v >= 0 && v <= dims[k];\n"},
+        {2, "            got[k] = (int64_t)v;\n"},
+        {0, "            p = e;\n"},
+        {0, "            while (*p == ',' || *p == ' ') p++;\n"},
+        {0, "        }\n"},
+        {0, "        ok = ok && *p == ')';\n"},
+        {0, "    }\n"},
+        {0, "    free(h);\n"},
+        {1, "    if (!ok) { fclose(f); return fail(path, \"dtype or shape differs from the model's input\"), -1; }\n"},
+        {2, "    if (!ok) { fclose(f); return fail(path, \"another dtype or rank than the model's input, or a shape beyond the model's bounds\"), -1; }\n"},
+        {2, "    size_t bytes = es;\n"},
+        {2, "    for (int k = 0; k < rank; k++) bytes *= (size_t)got[k];\n"},
+        {0, "    ok = fread(buf, 1, bytes, f) == bytes && fgetc(f) == EOF;\n"},
+        {0, "    fclose(f);\n"},
+        {0, "    return ok ? 0 : (fail(path, \"data size differs from the shape\"), -1);\n"},
+        {0, "}\n"},
+        {0, "\n"},
+        {0, "static int write_npy(const char *path, const char *descr, int rank, const long long *dims, const void *buf, size_t bytes)\n"},
+        {0, "{\n"},
+        {0, "    char h[512], sh[400];\n"},
+        {0, "    size_t o = 0;\n"},
+        {0, "    sh[0] = 0;\n"},
+        {0, "    for (int k = 0; k < rank; k++) o += (size_t)snprintf(sh + o, sizeof sh - o, \"%lld,%s\", dims[k], k + 1 < rank ? \" \" : \"\");\n"},
+        {0, "    if (rank > 1) sh[o - 1] = 0;\n"},
+        {0, "    int n = snprintf(h, sizeof h, \"{'descr': '%s', 'fortran_order': False, 'shape': (%s), }\", descr, sh);\n"},
+        {0, "    while ((n + 11) % 64) h[n++] = ' ';\n"},
+        {0, "    h[n++] = '\\n';\n"},
+        {0, "    FILE *f = fopen(path, \"wb\");\n"},
+        {0, "    if (!f) return fail(path, strerror(errno)), -1;\n"},
+        {0, "    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 255), (unsigned char)(n >> 8)};\n"},
+        {0, "    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(h, 1, (size_t)n, f) == (size_t)n && fwrite(buf, 1, bytes, f) == bytes;\n"},
+        {0, "    ok = (fclose(f) == 0) && ok;\n"},
+        {0, "    return ok ? 0 : (fail(path, \"cannot write\"), -1);\n"},
+        {0, "}\n"},
+        {0, "\n"},
+        {0, "int main(int argc, char **argv)\n"},
+        {0, "{\n"},
+        {0, "    if (argc != 2 + @NI@) {\n"},
+        {0, "        fprintf(stderr, \"usage: @N@_main OUTDIR\");\n"},
+        {0, "        for (int i = 0; i < @NI@; i++) fprintf(stderr, \" IN%d.npy\", i);\n"},
+        {0, "        fprintf(stderr, \"\\n\");\n"},
+        {0, "        return 1;\n"},
+        {0, "    }\n"},
+        {0, "    static void *in[@NIA@], *out[@NOA@]; /* static: still reachable when an error exits early */\n"},
+        {0, "    for (int i = 0; i < @NI@; i++)\n"},
+        {1, "        if (!(in[i] = malloc(in_bytes[i] ? in_bytes[i] : 1)) || read_npy(argv[2 + i], in_descr[i], in_rank[i], in_dims[i], in[i], in_bytes[i])) return 1;\n"},
+        {2, "        if (!(in[i] = malloc(in_bytes[i] ? in_bytes[i] : 1)) ||\n"},
+        {2, "            read_npy(argv[2 + i], in_descr[i], in_rank[i], in_dims[i], in_got[i], in_es[i], in[i]))\n"},
+        {2, "            return 1;\n"},
+        {0, "    for (int i = 0; i < @NO@; i++)\n"},
+        {0, "        if (!(out[i] = malloc(out_bytes[i] ? out_bytes[i] : 1))) return fail(argv[1], \"out of memory\");\n"},
+        {0, "    @N@_Model *m;\n"},
+        {0, "    if (@N@_init(&m, NULL)) return fail(\"@N@_init\", \"cannot set up the model on the GPU\");\n"},
+        {1, "    if (@N@_run_host(m, (const void *const *)in, out)) return fail(\"@N@_run_host\", \"a CUDA call failed\");\n"},
+        {2, "    const int64_t *ind[@NIA@] = {0};\n"},
+        {2, "    int64_t *outd[@NOA@] = {0};\n"},
+        {2, "    for (int i = 0; i < @NI@; i++) ind[i] = in_got[i];\n"},
+        {2, "    for (int i = 0; i < @NO@; i++) outd[i] = out_got[i];\n"},
+        {2, "    int rc = @N@_run_shapes_host(m, (const void *const *)in, ind, out, outd);\n"},
+        {2, "    if (rc == @N@_ERR_SHAPE) return fail(argv[2], \"the input shapes are outside the model's bounds or disagree\");\n"},
+        {2, "    if (rc) return fail(\"@N@_run_shapes_host\", \"a CUDA call failed\");\n"},
+        {0, "    @N@_free(m);\n"},
+        {0, "    if (mkdir(argv[1], 0777) != 0 && errno != EEXIST) return fail(argv[1], strerror(errno));\n"},
+        {0, "    for (int i = 0; i < @NO@; i++) {\n"},
+        {0, "        char path[4096];\n"},
+        {0, "        snprintf(path, sizeof path, \"%s/output_%d.npy\", argv[1], i);\n"},
+        {1, "        if (write_npy(path, out_descr[i], out_rank[i], out_dims[i], out[i], out_bytes[i])) return 1;\n"},
+        {2, "        long long od[@NRK@];\n"},
+        {2, "        size_t ob = out_es[i];\n"},
+        {2, "        for (int k = 0; k < out_rank[i]; k++) ob *= (size_t)(od[k] = (long long)out_got[i][k]);\n"},
+        {2, "        if (write_npy(path, out_descr[i], out_rank[i], od, out[i], ob)) return 1;\n"},
+        {0, "    }\n"},
+        {0, "    for (int i = 0; i < @NIA@; i++) free(in[i]);\n"},
+        {0, "    for (int i = 0; i < @NOA@; i++) free(out[i]);\n"},
+        {0, "    return 0;\n"},
+        {0, "}\n"},
     };
     char ni_s[16], no_s[16], nia[16], noa[16];
     snprintf(ni_s, sizeof ni_s, "%d", g->n_inputs);
@@ -871,12 +960,14 @@ static void gen_main(Cu *c, Writer *w)
     snprintf(nia, sizeof nia, "%d", ni);
     snprintf(noa, sizeof noa, "%d", no);
     for (size_t l = 0; l < sizeof body / sizeof body[0]; l++) {
-        for (const char *s = body[l]; *s;) {
+        if (body[l].only && body[l].only != (g->n_syms ? 2 : 1)) continue;
+        for (const char *s = body[l].text; *s;) {
             if (strncmp(s, "@N@", 3) == 0) w_puts(w, N), s += 3;
             else if (strncmp(s, "@NI@", 4) == 0) w_puts(w, ni_s), s += 4;
             else if (strncmp(s, "@NO@", 4) == 0) w_puts(w, no_s), s += 4;
             else if (strncmp(s, "@NIA@", 5) == 0) w_puts(w, nia), s += 5;
             else if (strncmp(s, "@NOA@", 5) == 0) w_puts(w, noa), s += 5;
+            else if (strncmp(s, "@NRK@", 5) == 0) w_printf(w, "%d", IR_MAX_RANK), s += 5;
             else w_printf(w, "%c", *s++);
         }
     }

@@ -18,7 +18,9 @@
  *   cuda_text.c     TfIdfVectorizer;
  *   cuda_libs.c     the library calls: Gemm/MatMul on cuBLAS, Conv on cuDNN;
  *   cuda_fold.c     MatMul operands read through the strides of the index
- *                   ops before them (folded chains), for cuda_libs.c.
+ *                   ops before them (folded chains), for cuda_libs.c;
+ *   cuda_shapes.c   runtime shapes: the shape table, sizes as products of
+ *                   runtime dims (cu_sz), NAME_run_shapes.
  * An emitter appends its kernels to Cu.kern and its host statements to
  * Cu.body, and names tensors only through cu_ptr(), so it never knows where
  * a tensor lives (device arena, weights, the caller's buffers). Like the C
@@ -33,6 +35,7 @@
 #include <stdint.h>
 
 #include "../backend.h"
+#include "../c/cgen.h"
 #include "../../ir/fused.h"
 
 /* Which values are stored channels-last and which Convs run on NHWC
@@ -65,6 +68,8 @@ typedef struct Cu {
     CuLayout lay;      /* the channels-last values and NHWC Convs (cuda_layout.c) */
     void **wdata;      /* per value id: the bytes the weights hold for a constant in place of its own
                         * (an NHWC Conv's filter, KRSC), or NULL */
+    char sz[16][192];  /* cu_sz's rotating buffers */
+    int szk;
 } Cu;
 
 typedef struct CudaEntry {
@@ -76,6 +81,10 @@ typedef struct CudaEntry {
     size_t (*workspace)(const Node *n); /* NULL: none */
     const char *note;                   /* the kernel note --print-after shows */
     int half; /* 1: its kernels take f16/bf16 tensors (moved as 16-bit words, or converted to float) */
+    /* 1: emit supports runtime shapes (cuda_shapes.c: sizes read from the
+     * shape table), as far as check allows; a node with a symbolic dim
+     * whose entry lacks it is refused */
+    int dyn;
 } CudaEntry;
 
 /* ---- MatMul operands through strides (cuda_fold.c) ---- */
@@ -151,6 +160,47 @@ int cu_conv_fused(const CuLayout *L, const Node *n, int *z_in);
  * stored NCHW through its workspace. */
 int cu_layouts_differ(const Value *V);
 
+/* ---- runtime shapes (cuda_shapes.c) ---- */
+
+/* Whether node n has a runtime dim: its kernels then take the shape table
+ * (`const int64_t *dim`, the device copy of the schedule's dim[]) and read
+ * their sizes from it; the host reads the same names from its own dim[]. */
+int cu_dyn(const Cu *c, const Node *n);
+/* p as C text ("784", "dim[0]", "(dim[0] * 784)": a product in
+ * parentheses, since it may follow / or %), the same in a kernel and in the
+ * schedule; held in one of c's 16 rotating buffers. */
+const char *cu_sz(Cu *c, CgenProd p);
+/* The product of dims [from, to) of s as cu_sz text. */
+const char *cu_dims_sz(Cu *c, const Shape *s, int from, int to);
+/* For a kernel of node n: the extra parameter (", const int64_t *dim" or
+ * ""), the argument the launch passes (", ddim" or ""), and the line that
+ * keeps the parameter used, written into k. */
+const char *cu_kparam(const Cu *c, const Node *n);
+const char *cu_karg(const Cu *c, const Node *n);
+void cu_kuse(const Cu *c, const Node *n, Writer *k);
+/* Strides of operand shape s read along output shape os (0 on broadcast
+ * dims) and the dense strides of s, as products of runtime dims. */
+void cu_bstrides_p(const Shape *s, const Shape *os, CgenProd *st);
+void cu_strides_p(const Shape *s, CgenProd *st);
+/* Dims [from, to) of s all static. */
+int cu_static_dims(const Shape *s, int from, int to);
+/* The node-level refusal of data-dependent dims (the CUDA backend runs
+ * symbolic dims bound from the input shapes only): 0, or -1 naming the
+ * node and the dim. */
+int cu_check_data_dims(const Graph *g, const Node *n, Diag *d);
+/* The parts of the folder for a graph with runtime dims (g->n_syms > 0),
+ * which cuda_backend.c's writers call: in NAME.h the runtime dims, each
+ * port's MAX_DIMS and DIM_SYMS, and the declarations of NAME_run_shapes and
+ * NAME_run_shapes_host; in NAME.cu the table of maxima (NAME_max_dims,
+ * before the schedule), the schedule's shape table (its first lines), and
+ * NAME_run with those two functions (after NAME_capture). */
+void cu_shapes_header(const Cu *c, Writer *w);
+void cu_shapes_port_macros(const Cu *c, Writer *w, const char *kind, int i, const Value *v);
+void cu_shapes_api_decls(const Cu *c, Writer *w);
+void cu_shapes_defs(const Cu *c, Writer *w);
+void cu_shapes_prologue(const Cu *c, Writer *w);
+void cu_shapes_api(const Cu *c, Writer *w);
+
 extern const CudaEntry cuda_kernel_entries[];
 extern const CudaEntry cuda_lib_entries[];
 extern const CudaEntry cuda_vision_entries[];
@@ -168,7 +218,7 @@ const char *cu_ptr(Cu *c, const Value *v);
 /* s appended to a C comment (printable ASCII, no terminator); a node's
  * one-line comment: op, name, output and input dtypes and shapes. */
 void cu_comment_text(Writer *w, const char *s);
-void cu_node_comment(Writer *w, const Node *n);
+void cu_node_comment(const Graph *g, Writer *w, const Node *n);
 const char *cu_wtext(const Writer *w);
 int cu_is_float(DType t);
 /* The type a kernel computes t in: f32 for f16/bf16, else t. */
@@ -187,6 +237,9 @@ int cu_kernel_begin(Cu *c, const Node *n);
 /* Into a kernel over the elements i of an output of shape dims (rank r):
  * `int64_t VAR = sum_k coord_k(i) * mult[k]` (+ add[k] * mult[k]). */
 void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult, const int64_t *add);
+/* The same with sizes and multipliers as products of runtime dims (add:
+ * a constant base offset). */
+void cu_index_map_p(Cu *c, Writer *k, const char *var, int rank, const CgenProd *dims, const CgenProd *mult, int64_t base);
 /* Strides of operand shape s read along output shape os (0 on broadcast
  * dims); the dense strides of s. */
 void cu_bstrides(const Shape *s, const Shape *os, int64_t *st);

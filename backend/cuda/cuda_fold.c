@@ -41,7 +41,8 @@
  * memory planning keeps the root alive up to the MatMul (Backend
  * extra_reads, cuda_extra_reads below). The decision reads only the graph's
  * structure (ops, shapes, constants, value kinds), so planning and emission
- * see the same folds. Only at -O2 (views exist only there).
+ * see the same folds. Only at -O2 (views exist only there), and not in a
+ * graph with runtime dims (cuda_shapes.c), whose strides are not constants.
  */
 #include "cuda_emit.h"
 #include "../../ir/ops/geometry.h"
@@ -358,7 +359,7 @@ int cu_folds_build(const Graph *g, CuFolds *fs)
         cu_folds_free(fs);
         return -1;
     }
-    if (g->opt_level < 2) {
+    if (g->opt_level < 2 || g->n_syms) { /* runtime shapes: the chains' strides would not be constants */
         free(readers);
         return 0;
     }

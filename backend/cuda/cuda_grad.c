@@ -576,16 +576,16 @@ static int emit_layernorm_grad(Cu *c, const Node *n, Diag *d)
 #define GATHER "a generated kernel, one thread per element of the result (gather form: deterministic)"
 
 const CudaEntry cuda_grad_entries[] = {
-    {OP_ConvGradData, grad_check, emit_conv_grad_data, NULL, GATHER, 0},
-    {OP_ConvGradFilter, grad_check, emit_conv_grad_filter, NULL, GATHER, 0},
-    {OP_MaxPoolGrad, grad_check, emit_maxpool_grad, NULL, GATHER, 0},
-    {OP_AveragePoolGrad, grad_check, emit_avgpool_grad, NULL, GATHER, 0},
-    {OP_SoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0},
-    {OP_LogSoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0},
-    {OP_NegativeLogLikelihoodLoss, loss_check, emit_loss, NULL, "a generated kernel, one thread per element (none) or one in all", 1},
-    {OP_SoftmaxCrossEntropyLoss, loss_check, emit_loss, NULL, "a generated kernel, one thread per element (none) or one in all", 1},
-    {OP_BatchNormalizationGrad, norm_check, emit_batchnorm_grad, NULL, "a generated kernel, one thread per channel", 0},
+    {OP_ConvGradData, grad_check, emit_conv_grad_data, NULL, GATHER, 0, 0},
+    {OP_ConvGradFilter, grad_check, emit_conv_grad_filter, NULL, GATHER, 0, 0},
+    {OP_MaxPoolGrad, grad_check, emit_maxpool_grad, NULL, GATHER, 0, 0},
+    {OP_AveragePoolGrad, grad_check, emit_avgpool_grad, NULL, GATHER, 0, 0},
+    {OP_SoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0, 0},
+    {OP_LogSoftmaxGrad, grad_check, emit_softmax_grad, NULL, "a generated kernel, one thread per row", 0, 0},
+    {OP_NegativeLogLikelihoodLoss, loss_check, emit_loss, NULL, "a generated kernel, one thread per element (none) or one in all", 1, 0},
+    {OP_SoftmaxCrossEntropyLoss, loss_check, emit_loss, NULL, "a generated kernel, one thread per element (none) or one in all", 1, 0},
+    {OP_BatchNormalizationGrad, norm_check, emit_batchnorm_grad, NULL, "a generated kernel, one thread per channel", 0, 0},
     {OP_LayerNormalizationGrad, norm_check, emit_layernorm_grad, lngrad_workspace,
-     "generated kernels: one thread per row (dX; row statistics in the workspace), one per column (dScale, dBias)", 0},
-    {-1, NULL, NULL, NULL, NULL, 0},
+     "generated kernels: one thread per row (dX; row statistics in the workspace), one per column (dScale, dBias)", 0, 0},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

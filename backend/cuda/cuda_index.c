@@ -162,29 +162,45 @@ static int emit_tile_expand(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
-/* Split: one kernel per output, y[o, j, in] = x[o, at + j, in]. */
+/* Runtime shapes: Split along a static axis. */
+static int split_check(const Node *n, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    const int ax = ir_norm_axis(n->attrs[SPLIT_AXIS].i, xs->rank);
+    if (ax >= 0 && xs->sym[ax])
+        return diag_node_error(d, n, "the CUDA backend splits along a static axis only (axis %d is a runtime dim)", ax);
+    return 0;
+}
+
+/* Split: one kernel per output, y[o, j, in] = x[o, at + j, in] (inner and
+ * the outer count may be runtime dims). */
 static int emit_split(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0];
     const Shape *xs = &X->shape;
     const int ax = ir_norm_axis(n->attrs[SPLIT_AXIS].i, xs->rank);
-    const int64_t inner = dims_prod(xs, ax + 1, xs->rank), A = xs->dims[ax];
+    const CgenProd inner = cgen_dims_prod(xs, ax + 1, xs->rank);
+    const int64_t A = xs->dims[ax];
     const char *T = cfam_ctype(X->dtype);
     int64_t at = 0;
     for (int q = 0; q < n->n_out; q++) {
         const Value *Y = n->out[q];
         if (!Y) continue;
-        const int64_t total = ir_numel(&Y->shape), len = Y->shape.dims[ax];
-        if (total > 0) {
+        const int64_t len = Y->shape.dims[ax];
+        CgenProd row = inner; /* this output's part of one outer index */
+        row.c *= len;
+        if (ir_numel(&Y->shape) > 0) {
             Writer *w = &c->kern;
             const int kn = cu_kernel_begin(c, n);
             w_printf(w, "/* output %d */\n", q);
-            w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
-            w_printf(w, "        y[i] = x[(i / %lld * %lld + %lld) * %lld + i %% %lld];\n    }\n}\n\n", (long long)(len * inner),
-                     (long long)A, (long long)at, (long long)inner, (long long)(len * inner));
-            const Value *vs[2] = {Y, X};
-            launch(c, kn, total, vs, 2);
+            w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+            cu_kuse(c, n, w);
+            w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+            w_printf(w, "        y[i] = x[(i / %s * %lld + %lld) * %s + i %% %s];\n    }\n}\n\n", cu_sz(c, row), (long long)A,
+                     (long long)at, cu_sz(c, inner), cu_sz(c, row));
+            w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank),
+                     cu_ptr(c, Y), cu_ptr(c, X), cu_karg(c, n));
         }
         at += len;
     }
@@ -576,11 +592,37 @@ static int emit_evaluated(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Shape and Size of an input with runtime dims: a kernel writes the run's
+ * extents from the shape table (static dims as literals). */
+static void emit_shape_size_dyn(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    const char *T = cfam_ctype(Y->dtype);
+    int s = 0, e = 1;
+    if (n->op == OP_Shape) ir_shape_range(n, &s, &e);
+    const int cnt = e > s ? e - s : 0;
+    if (!cnt) return;
+    w_printf(w, "GC_KERNEL k%d(%s *y%s)\n{\n", kn, T, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %d) {\n        const %s v[%d] = {", cnt, T, cnt);
+    for (int k = s; k < e; k++)
+        w_printf(w, "%s%s", k > s ? ", " : "",
+                 n->op == OP_Size ? cu_dims_sz(c, &X->shape, 0, X->shape.rank) : cu_dims_sz(c, &X->shape, k, k + 1));
+    w_puts(w, "};\n        y[i] = v[i];\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %d, stream, (%s%s));\n", kn, cnt, cu_ptr(c, Y), cu_karg(c, n));
+}
+
 /* Shape and Size: the input's static dims (or their product) as a table. */
 static int emit_shape_size(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0];
+    if (cu_dyn(c, n)) {
+        emit_shape_size_dyn(c, n);
+        return 0;
+    }
     int64_t v[IR_MAX_RANK], cnt = 1;
     if (n->op == OP_Size) {
         v[0] = ir_numel(&X->shape);
@@ -807,35 +849,35 @@ static int emit_maxunpool(Cu *c, const Node *n, Diag *d)
 #define OUT "a generated kernel, one thread per output element"
 
 const CudaEntry cuda_index_entries[] = {
-    {OP_Pad, pad_check, emit_pad, NULL, OUT, 1},
-    {OP_Tile, NULL, emit_tile_expand, NULL, OUT, 1},
-    {OP_Expand, NULL, emit_tile_expand, NULL, OUT, 1},
-    {OP_Split, NULL, emit_split, NULL, "generated kernels, one per output, one thread per element", 1},
-    {OP_Trilu, NULL, emit_trilu, NULL, OUT, 1},
-    {OP_GatherElements, gather_elements_check, emit_gather_elements, NULL, OUT, 1},
+    {OP_Pad, pad_check, emit_pad, NULL, OUT, 1, 0},
+    {OP_Tile, NULL, emit_tile_expand, NULL, OUT, 1, 0},
+    {OP_Expand, NULL, emit_tile_expand, NULL, OUT, 1, 0},
+    {OP_Split, split_check, emit_split, NULL, "generated kernels, one per output, one thread per element", 1, 1},
+    {OP_Trilu, NULL, emit_trilu, NULL, OUT, 1, 0},
+    {OP_GatherElements, gather_elements_check, emit_gather_elements, NULL, OUT, 1, 0},
     {OP_ScatterElements, scatter_elements_check, emit_scatter_elements, NULL,
-     "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0},
-    {OP_GatherND, nd_check, emit_gather_nd, NULL, OUT, 1},
+     "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0, 0},
+    {OP_GatherND, nd_check, emit_gather_nd, NULL, OUT, 1, 0},
     {OP_ScatterND, nd_check, emit_scatter_nd, NULL,
-     "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0},
-    {OP_CumSum, cumsum_check, emit_cumsum, NULL, OUT, 1},
-    {OP_ArgMax, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0},
-    {OP_ArgMin, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0},
-    {OP_OneHot, NULL, emit_onehot, NULL, OUT, 0},
-    {OP_Constant, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
-    {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
-    {OP_Range, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
-    {OP_HannWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
-    {OP_HammingWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
-    {OP_BlackmanWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
-    {OP_MelWeightMatrix, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0},
-    {OP_Shape, NULL, emit_shape_size, NULL, "the static dims as a table copied by a generated kernel", 0},
-    {OP_Size, NULL, emit_shape_size, NULL, "the static size as a table copied by a generated kernel", 0},
-    {OP_EyeLike, NULL, emit_eyelike, NULL, OUT, 1},
-    {OP_TopK, topk_check, emit_topk, NULL, "a generated kernel, one thread per input element (its rank in the row)", 1},
-    {OP_Compress, compress_check, emit_compress, NULL, OUT, 1},
-    {OP_ReverseSequence, NULL, emit_reverse_sequence, NULL, OUT, 1},
-    {OP_IfSelect, ifselect_check, emit_ifselect, NULL, OUT, 1},
-    {OP_MaxUnpool, maxunpool_check, emit_maxunpool, NULL, "a device memset, then a generated kernel placing the inputs in order (one thread)", 0},
-    {-1, NULL, NULL, NULL, NULL, 0},
+     "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0, 0},
+    {OP_CumSum, cumsum_check, emit_cumsum, NULL, OUT, 1, 0},
+    {OP_ArgMax, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0, 0},
+    {OP_ArgMin, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0, 0},
+    {OP_OneHot, NULL, emit_onehot, NULL, OUT, 0, 0},
+    {OP_Constant, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_Range, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_HannWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_HammingWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_BlackmanWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_MelWeightMatrix, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_Shape, NULL, emit_shape_size, NULL, "the static dims as a table copied by a generated kernel", 0, 1},
+    {OP_Size, NULL, emit_shape_size, NULL, "the static size as a table copied by a generated kernel", 0, 1},
+    {OP_EyeLike, NULL, emit_eyelike, NULL, OUT, 1, 0},
+    {OP_TopK, topk_check, emit_topk, NULL, "a generated kernel, one thread per input element (its rank in the row)", 1, 0},
+    {OP_Compress, compress_check, emit_compress, NULL, OUT, 1, 0},
+    {OP_ReverseSequence, NULL, emit_reverse_sequence, NULL, OUT, 1, 0},
+    {OP_IfSelect, ifselect_check, emit_ifselect, NULL, OUT, 1, 0},
+    {OP_MaxUnpool, maxunpool_check, emit_maxunpool, NULL, "a device memset, then a generated kernel placing the inputs in order (one thread)", 0, 0},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

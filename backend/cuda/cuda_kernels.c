@@ -39,7 +39,7 @@ void cu_comment_text(Writer *w, const char *s)
     }
 }
 
-void cu_node_comment(Writer *w, const Node *n)
+void cu_node_comment(const Graph *g, Writer *w, const Node *n)
 {
     char sh[160];
     w_printf(w, "/* %s", ir_op(n->op)->name);
@@ -50,12 +50,12 @@ void cu_node_comment(Writer *w, const Node *n)
     }
     w_puts(w, ":");
     for (int j = 0; j < n->n_out; j++) {
-        w_printf(w, " %s%s", ir_dtype_name(n->out[j]->dtype), ir_shape_str(&n->out[j]->shape, sh, sizeof sh));
+        w_printf(w, " %s%s", ir_dtype_name(n->out[j]->dtype), ir_shape_str_g(g, &n->out[j]->shape, sh, sizeof sh));
     }
     w_puts(w, " <-");
     for (int j = 0; j < n->n_in; j++) {
         if (!n->in[j]) w_puts(w, " -");
-        else w_printf(w, " %s%s", ir_dtype_name(n->in[j]->dtype), ir_shape_str(&n->in[j]->shape, sh, sizeof sh));
+        else w_printf(w, " %s%s", ir_dtype_name(n->in[j]->dtype), ir_shape_str_g(g, &n->in[j]->shape, sh, sizeof sh));
     }
     w_puts(w, " */\n");
 }
@@ -104,7 +104,7 @@ static const char *cu_ld(char *buf, size_t cap, DType t, const char *elem)
 
 int cu_kernel_begin(Cu *c, const Node *n)
 {
-    cu_node_comment(&c->kern, n);
+    cu_node_comment(c->g, &c->kern, n);
     return c->nk++;
 }
 
@@ -171,17 +171,18 @@ typedef struct EwBias {
 } EwBias;
 
 /* Strides of operand v read along output shape os (0 on broadcast dims),
- * in v's storage: NCHW's dense strides, or NHWC's (channel stride 1). */
-static void phys_bstrides(const Cu *c, const Value *v, const Shape *os, int64_t *st)
+ * in v's storage: NCHW's dense strides (products of runtime dims), or
+ * NHWC's (channel stride 1; static shapes only). */
+static void phys_bstrides(const Cu *c, const Value *v, const Shape *os, CgenProd *st)
 {
     if (!cu_value_nhwc(c, v)) {
-        cu_bstrides(&v->shape, os, st);
+        cu_bstrides_p(&v->shape, os, st);
         return;
     }
     const int64_t *d = v->shape.dims, s4[4] = {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
     for (int k = 0; k < os->rank; k++) {
         const int kv = k - (os->rank - 4);
-        st[k] = kv < 0 || d[kv] == 1 ? 0 : s4[kv];
+        st[k] = cgen_prod(kv < 0 || d[kv] == 1 ? 0 : s4[kv]);
     }
 }
 
@@ -193,12 +194,11 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
 {
     if (nops > CU_MAX_OPS) return diag_node_error(d, n, "the CUDA backend takes at most %d operands here", CU_MAX_OPS);
     const Shape *os = &out->shape;
-    const int64_t total = ir_numel(os);
-    if (total == 0) return 0;
+    if (ir_numel(os) == 0) return 0;
     /* merged loop dims: drop size-1 output dims, merge dims every operand reads alike */
     int rank = 0;
-    int64_t dims[IR_MAX_RANK], (*st)[IR_MAX_RANK] = calloc((size_t)nops + 1, sizeof *st),
-                               (*fs)[IR_MAX_RANK] = calloc((size_t)nops + 1, sizeof *fs);
+    CgenProd dims[IR_MAX_RANK], (*st)[IR_MAX_RANK] = calloc((size_t)nops + 1, sizeof *st),
+                                (*fs)[IR_MAX_RANK] = calloc((size_t)nops + 1, sizeof *fs);
     GC_ASSERT(st && fs);
     phys_bstrides(c, out, os, fs[0]);
     for (int j = 0; j < nops; j++)
@@ -210,15 +210,18 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
     if (cu_value_nhwc(c, out)) ord[1] = 2, ord[2] = 3, ord[3] = 1;
     for (int kk = 0; kk < os->rank; kk++) {
         const int k = ord[kk];
-        if (os->dims[k] == 1) continue;
+        if (os->dims[k] == 1 && !os->sym[k]) continue;
+        const CgenProd dk = cgen_dims_prod(os, k, k + 1);
         int merge = rank > 0;
-        for (int o = 0; o <= nops && merge; o++)
-            if (st[o][rank - 1] != fs[o][k] * os->dims[k]) merge = 0;
+        for (int o = 0; o <= nops && merge; o++) {
+            const CgenProd want = cgen_prod_mul(&fs[o][k], &dk);
+            if (!cgen_prod_eq(&st[o][rank - 1], &want)) merge = 0;
+        }
         if (merge) {
-            dims[rank - 1] *= os->dims[k];
+            dims[rank - 1] = cgen_prod_mul(&dims[rank - 1], &dk);
             for (int o = 0; o <= nops; o++) st[o][rank - 1] = fs[o][k];
         } else {
-            dims[rank] = os->dims[k];
+            dims[rank] = dk;
             for (int o = 0; o <= nops; o++) st[o][rank] = fs[o][k];
             rank++;
         }
@@ -232,8 +235,8 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
         if (!ops[j]) continue;
         int same = 1, zero = 1;
         for (int k = 0; k < rank; k++) {
-            if (st[j + 1][k] != st[0][k]) same = 0;
-            if (st[j + 1][k] != 0) zero = 0;
+            if (!cgen_prod_eq(&st[j + 1][k], &st[0][k])) same = 0;
+            if (!cgen_prod_is(&st[j + 1][k], 0)) zero = 0;
         }
         how[j] = same ? 0 : zero ? 1 : 2;
         if (how[j] == 2) any_off = 1;
@@ -241,13 +244,14 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
 
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
+    cu_node_comment(c->g, k, n);
     w_printf(k, "GC_KERNEL k%d(%s *y", kn, cfam_ctype(out->dtype));
     for (int j = 0; j < nops; j++)
         if (ops[j]) w_printf(k, ", const %s *a%d", cfam_ctype(ops[j]->dtype), j);
     if (bias) w_printf(k, ", const %s *cb", cfam_ctype(bias->b->dtype));
-    w_puts(k, ")\n{\n");
-    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    w_printf(k, "%s)\n{\n", cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, os, 0, os->rank));
     if (any_off) {
         for (int j = 0; j < nops; j++)
             if (ops[j] && how[j] == 2) w_printf(k, "        int64_t o%d = 0;\n", j);
@@ -255,16 +259,18 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
         for (int q = rank - 1; q >= 0; q--) {
             int need = 0;
             for (int j = 0; j < nops; j++)
-                if (ops[j] && how[j] == 2 && st[j + 1][q]) need = 1;
+                if (ops[j] && how[j] == 2 && !cgen_prod_is(&st[j + 1][q], 0)) need = 1;
             if (q > 0) {
-                if (need) w_printf(k, "        { const int64_t q = r %% %lld;", (long long)dims[q]);
+                if (need) w_printf(k, "        { const int64_t q = r %% %s;", cu_sz(c, dims[q]));
                 else w_puts(k, "        {");
                 for (int j = 0; j < nops; j++)
-                    if (ops[j] && how[j] == 2 && st[j + 1][q]) w_printf(k, " o%d += q * %lld;", j, (long long)st[j + 1][q]);
-                w_printf(k, " r /= %lld; }\n", (long long)dims[q]);
+                    if (ops[j] && how[j] == 2 && !cgen_prod_is(&st[j + 1][q], 0))
+                        w_printf(k, " o%d += q * %s;", j, cu_sz(c, st[j + 1][q]));
+                w_printf(k, " r /= %s; }\n", cu_sz(c, dims[q]));
             } else {
                 for (int j = 0; j < nops; j++)
-                    if (ops[j] && how[j] == 2 && st[j + 1][q]) w_printf(k, "        o%d += r * %lld;\n", j, (long long)st[j + 1][q]);
+                    if (ops[j] && how[j] == 2 && !cgen_prod_is(&st[j + 1][q], 0))
+                        w_printf(k, "        o%d += r * %s;\n", j, cu_sz(c, st[j + 1][q]));
                 if (!need) w_puts(k, "        (void)r;\n");
             }
         }
@@ -347,11 +353,11 @@ static int ew_kernel(Cu *c, const Node *n, int expr_op, const Value *out, const 
 
     /* the launch */
     Writer *b = &c->body;
-    w_printf(b, "    GC_LAUNCH(k%d, %lld, stream, (%s", kn, (long long)total, cu_ptr(c, out));
+    w_printf(b, "    GC_LAUNCH(k%d, %s, stream, (%s", kn, cu_dims_sz(c, os, 0, os->rank), cu_ptr(c, out));
     for (int j = 0; j < nops; j++)
         if (ops[j]) w_printf(b, ", %s", cu_ptr(c, ops[j]));
     if (bias) w_printf(b, ", %s", cu_ptr(c, bias->b));
-    w_puts(b, "));\n");
+    w_printf(b, "%s));\n", cu_karg(c, n));
     return 0;
 }
 
@@ -428,36 +434,41 @@ static int emit_softmax(Cu *c, const Node *n, Diag *d)
     int64_t outer, len, inner;
     if (nn_axis_split(n, SOFTMAX_AXIS, &outer, &len, &inner, d)) return -1;
     const Value *X = n->in[0], *Y = n->out[0];
+    const Shape *xs = &X->shape;
+    const int a = ir_norm_axis(n->attrs[SOFTMAX_AXIS].i, xs->rank);
     const int f64 = X->dtype == DT_F64, lg = n->op == OP_LogSoftmax;
     /* storage type T; CT computes (float for f16/bf16) */
     const char *T = cfam_ctype(X->dtype), *CT = cfam_ctype(cu_compute_type(X->dtype)), *ex = f64 ? "exp" : "expf",
                *lo = f64 ? "log" : "logf";
     if (outer * inner == 0 || len == 0) return 0;
-    char xe[64], lx[128], ye[64], val[256];
-    snprintf(xe, sizeof xe, "x[base + j * %lld]", (long long)inner);
-    snprintf(ye, sizeof ye, "y[base + j * %lld]", (long long)inner);
+    /* rows (outer x inner) and their length, products of runtime dims */
+    const CgenProd po = cgen_dims_prod(xs, 0, a), pl = cgen_dims_prod(xs, a, a + 1), pi = cgen_dims_prod(xs, a + 1, xs->rank),
+                   rows = cgen_prod_mul(&po, &pi), span = cgen_prod_mul(&pl, &pi);
+    char xe[224], lx[288], ye[224], val[640];
+    snprintf(xe, sizeof xe, "x[base + j * %s]", cu_sz(c, pi));
+    snprintf(ye, sizeof ye, "y[base + j * %s]", cu_sz(c, pi));
     cu_ld(lx, sizeof lx, X->dtype, xe);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
-    w_printf(k, "    GC_FOR_EACH(t, (int64_t)%lld * GC_LANES) {\n", (long long)(outer * inner));
+    cu_node_comment(c->g, k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(t, (int64_t)%s * GC_LANES) {\n", cu_sz(c, rows));
     w_puts(k, "        const int64_t r = t / GC_LANES, lane = t % GC_LANES;\n");
-    w_printf(k, "        const int64_t base = r / %lld * %lld + r %% %lld;\n", (long long)inner, (long long)(len * inner),
-             (long long)inner);
+    w_printf(k, "        const int64_t base = r / %s * %s + r %% %s;\n", cu_sz(c, pi), cu_sz(c, span), cu_sz(c, pi));
     w_printf(k, "        %s mx = -INFINITY, s = 0;\n", CT);
-    w_printf(k, "        for (int64_t j = lane; j < %lld; j += GC_LANES) mx = %s > mx ? %s : mx;\n", (long long)len, lx, lx);
+    w_printf(k, "        for (int64_t j = lane; j < %s; j += GC_LANES) mx = %s > mx ? %s : mx;\n", cu_sz(c, pl), lx, lx);
     w_puts(k, "        mx = GC_LANE_MAX(mx);\n");
-    w_printf(k, "        for (int64_t j = lane; j < %lld; j += GC_LANES) s += %s(%s - mx);\n", (long long)len, ex, lx);
+    w_printf(k, "        for (int64_t j = lane; j < %s; j += GC_LANES) s += %s(%s - mx);\n", cu_sz(c, pl), ex, lx);
     w_puts(k, "        s = GC_LANE_SUM(s);\n");
     if (lg) w_printf(k, "        const %s ls = %s(s);\n", CT, lo);
-    w_printf(k, "        for (int64_t j = lane; j < %lld; j += GC_LANES) {\n            ", (long long)len);
+    w_printf(k, "        for (int64_t j = lane; j < %s; j += GC_LANES) {\n            ", cu_sz(c, pl));
     if (lg) snprintf(val, sizeof val, "%s - mx - ls", lx);
     else snprintf(val, sizeof val, "%s(%s - mx) / s", ex, lx);
     cu_store(k, Y->dtype, ye, val);
     w_puts(k, "        }\n    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, (int64_t)%lld * GC_LANES, stream, (%s, %s));\n", kn, (long long)(outer * inner),
-             cu_ptr(c, Y), cu_ptr(c, X));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, (int64_t)%s * GC_LANES, stream, (%s, %s%s));\n", kn, cu_sz(c, rows), cu_ptr(c, Y),
+             cu_ptr(c, X), cu_karg(c, n));
     return 0;
 }
 
@@ -475,6 +486,8 @@ static int pool_check(const Node *n, Diag *d)
     if (is_half_t(t) && n->op == OP_MaxPool && n->n_out > 1 && n->out[1])
         return diag_node_error(d, n, "the CUDA backend takes MaxPool with Indices in f32, f64, u8 and i8 only, got %s",
                                ir_dtype_name(t));
+    if (!cu_static_dims(&n->in[0]->shape, 1, n->in[0]->shape.rank))
+        return diag_node_error(d, n, "the CUDA backend takes runtime shapes through op '%s' in the batch dim only", op);
     if (n->op == OP_GlobalAveragePool) return 0;
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
@@ -491,13 +504,14 @@ static int emit_maxpool_idx(Cu *c, const Node *n, const int64_t *in3, const int6
                             const int64_t *s3, const int64_t *d3, const int64_t *p3)
 {
     const Value *X = n->in[0], *Y = n->out[0], *I = n->n_out > 1 ? n->out[1] : NULL;
-    const int64_t total = ir_numel(&Y->shape), plane = in3[0] * in3[1] * in3[2], P = out3[0] * out3[1] * out3[2];
+    const int64_t plane = in3[0] * in3[1] * in3[2], P = out3[0] * out3[1] * out3[2];
     const int colmaj = n->attrs[MAXPOOL_STORAGE_ORDER].i == 1;
     const char *T = cfam_ctype(X->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, I ? ", int64_t *idx" : "",
-             (long long)total);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s%s)\n{\n", kn, T, T, I ? ", int64_t *idx" : "", cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
     w_printf(w, "        const int64_t op = i %% %lld, q = i / %lld;\n", (long long)P, (long long)P);
     w_printf(w, "        const int64_t o[3] = {op / %lld, op / %lld %% %lld, op %% %lld};\n", (long long)(out3[1] * out3[2]),
              (long long)out3[2], (long long)out3[1], (long long)out3[2]);
@@ -525,9 +539,10 @@ static int emit_maxpool_idx(Cu *c, const Node *n, const int64_t *in3, const int6
     w_puts(w, "            }\n            found = 1;\n        }\n        y[i] = best;\n");
     if (I) w_printf(w, "        idx[i] = q * %lld + arg;\n", (long long)plane);
     w_puts(w, "    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank), cu_ptr(c, Y),
+             cu_ptr(c, X));
     if (I) w_printf(&c->body, ", %s", cu_ptr(c, I));
-    w_puts(&c->body, "));\n");
+    w_printf(&c->body, "%s));\n", cu_karg(c, n));
     return 0;
 }
 
@@ -540,8 +555,7 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
     if (sr < 1) return diag_node_error(d, n, "invalid pooling geometry");
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
+    if (ir_numel(&Y->shape) == 0) return 0;
     /* three spatial dims, leading ones of size 1 */
     int64_t in3[3], out3[3], k3[3], s3[3], d3[3], p3[3], e3[3];
     for (int i = 0; i < 3; i++) {
@@ -570,9 +584,10 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
     cu_ld(lx, sizeof lx, X->dtype, xe);
     Writer *kw = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(kw, n);
-    w_printf(kw, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
-    w_printf(kw, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
+    cu_node_comment(c->g, kw, n);
+    w_printf(kw, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, kw);
+    w_printf(kw, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
     if (yout)
         w_printf(kw, "        const int64_t ch = i %% %lld, o2 = i / %lld %% %lld, o1 = i / %lld %% %lld, o0 = 0, img = i / %lld;\n", C,
                  C, (long long)out3[2], C * out3[2], (long long)out3[1], C * out3[1] * out3[2]);
@@ -621,7 +636,8 @@ static int emit_pool(Cu *c, const Node *n, Diag *d)
         cu_store(kw, Y->dtype, "y[i]", "acc / (double)cnt");
     }
     w_puts(kw, "    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank),
+             cu_ptr(c, Y), cu_ptr(c, X), cu_karg(c, n));
     return 0;
 }
 
@@ -636,9 +652,10 @@ static int emit_gap(Cu *c, const Node *n, Diag *d)
     const char *T = cfam_ctype(X->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
-    w_printf(k, "    GC_FOR_EACH(q, %lld) {\n        double acc = 0;\n", (long long)NC);
+    cu_node_comment(c->g, k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(q, %s) {\n        double acc = 0;\n", cu_dims_sz(c, &X->shape, 0, 2));
     char xe[160], lx[224], val[64];
     if (cu_value_nhwc(c, X)) /* NHWC: image q / C, channel q % C */
         snprintf(xe, sizeof xe, "x[(q / %lld * %lld + j) * %lld + q %% %lld]", (long long)C, (long long)Sz, (long long)C,
@@ -648,11 +665,38 @@ static int emit_gap(Cu *c, const Node *n, Diag *d)
     snprintf(val, sizeof val, "acc / %lld.0", (long long)(Sz ? Sz : 1));
     cu_store(k, Y->dtype, "y[q]", val);
     w_puts(k, "    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)NC, cu_ptr(c, Y), cu_ptr(c, X));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &X->shape, 0, 2), cu_ptr(c, Y),
+             cu_ptr(c, X), cu_karg(c, n));
     return 0;
 }
 
 /* ---- index maps: Transpose, Slice, Concat, Gather --------------------------------------- */
+
+/* Whether product p may exceed 1 (a runtime dim may). */
+static int above_one(const CgenProd *p) { return p->n > 0 ? p->c != 0 : p->c > 1; }
+
+void cu_index_map_p(Cu *c, Writer *k, const char *var, int rank, const CgenProd *dims, const CgenProd *mult, int64_t base)
+{
+    w_printf(k, "        int64_t %s = %lld;\n", var, (long long)base);
+    int last = -1; /* the outermost dim that matters */
+    for (int q = 0; q < rank; q++)
+        if (above_one(&dims[q]) && !cgen_prod_is(&mult[q], 0)) {
+            last = q;
+            break;
+        }
+    if (last < 0) return;
+    w_puts(k, "        {\n            int64_t r = i;\n");
+    for (int q = rank - 1; q > last; q--) {
+        if (cgen_prod_is(&dims[q], 1)) continue;
+        if (!cgen_prod_is(&mult[q], 0)) w_printf(k, "            %s += r %% %s * %s;\n", var, cu_sz(c, dims[q]), cu_sz(c, mult[q]));
+        w_printf(k, "            r /= %s;\n", cu_sz(c, dims[q]));
+    }
+    int outer = 0; /* a dim of size > 1 outside `last` (its multiplier 0): r needs the modulus */
+    for (int q = 0; q < last; q++)
+        if (above_one(&dims[q])) outer = 1;
+    if (outer) w_printf(k, "            %s += r %% %s * %s;\n        }\n", var, cu_sz(c, dims[last]), cu_sz(c, mult[last]));
+    else w_printf(k, "            %s += r * %s;\n        }\n", var, cu_sz(c, mult[last]));
+}
 
 /* Writes, into a kernel over the elements i of an output of shape dims
  * (rank r), code that sets `int64_t VAR` to sum_k coord_k(i) * mult[k]
@@ -660,42 +704,37 @@ static int emit_gap(Cu *c, const Node *n, Diag *d)
 void cu_index_map(Writer *k, const char *var, int rank, const int64_t *dims, const int64_t *mult,
                          const int64_t *add)
 {
+    Cu scratch; /* only its text buffers: every size here is a literal */
+    CgenProd pd[IR_MAX_RANK], pm[IR_MAX_RANK];
     int64_t base = 0;
-    for (int q = 0; q < rank; q++) base += (add ? add[q] : 0) * mult[q];
-    w_printf(k, "        int64_t %s = %lld;\n", var, (long long)base);
-    int last = -1; /* the outermost dim that matters */
-    for (int q = 0; q < rank; q++)
-        if (dims[q] > 1 && mult[q] != 0) {
-            last = q;
-            break;
-        }
-    if (last < 0) return;
-    w_puts(k, "        {\n            int64_t r = i;\n");
-    for (int q = rank - 1; q > last; q--) {
-        if (dims[q] == 1) continue;
-        if (mult[q]) w_printf(k, "            %s += r %% %lld * %lld;\n", var, (long long)dims[q], (long long)mult[q]);
-        w_printf(k, "            r /= %lld;\n", (long long)dims[q]);
+    for (int q = 0; q < rank; q++) {
+        base += (add ? add[q] : 0) * mult[q];
+        pd[q] = cgen_prod(dims[q]);
+        pm[q] = cgen_prod(mult[q]);
     }
-    int outer = 0; /* a dim of size > 1 outside `last` (its multiplier 0): r needs the modulus */
-    for (int q = 0; q < last; q++)
-        if (dims[q] > 1) outer = 1;
-    if (outer) w_printf(k, "            %s += r %% %lld * %lld;\n        }\n", var, (long long)dims[last], (long long)mult[last]);
-    else w_printf(k, "            %s += r * %lld;\n        }\n", var, (long long)mult[last]);
+    scratch.szk = 0;
+    cu_index_map_p(&scratch, k, var, rank, pd, pm, base);
 }
 
-/* A kernel y[i] = x[map(i)] (one input, one output of the same dtype). */
-static void emit_gather_map(Cu *c, const Node *n, const Value *X, const Value *Y, const int64_t *mult, const int64_t *add)
+/* A kernel y[i] = x[base + map(i)] (one input, one output of the same
+ * dtype; mult: the input offset of each output dim's step). */
+static void emit_gather_map(Cu *c, const Node *n, const Value *X, const Value *Y, const CgenProd *mult, int64_t base)
 {
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return;
+    if (ir_numel(&Y->shape) == 0) return;
     const char *T = cfam_ctype(Y->dtype);
+    CgenProd dims[IR_MAX_RANK];
+    for (int q = 0; q < Y->shape.rank; q++) dims[q] = cgen_dims_prod(&Y->shape, q, q + 1);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
-    cu_index_map(k, "o", Y->shape.rank, Y->shape.dims, mult, add);
-    w_puts(k, "        y[i] = x[o];\n    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    cu_node_comment(c->g, k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+    cu_index_map_p(c, k, "o", Y->shape.rank, dims, mult, 0);
+    if (base) w_printf(k, "        y[i] = x[%lld + o];\n    }\n}\n\n", (long long)base);
+    else w_puts(k, "        y[i] = x[o];\n    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank), cu_ptr(c, Y),
+             cu_ptr(c, X), cu_karg(c, n));
 }
 
 static int emit_transpose(Cu *c, const Node *n, Diag *d)
@@ -703,11 +742,20 @@ static int emit_transpose(Cu *c, const Node *n, Diag *d)
     (void)d;
     const Value *X = n->in[0], *Y = n->out[0];
     int perm[IR_MAX_RANK];
-    int64_t st[IR_MAX_RANK], mult[IR_MAX_RANK];
+    CgenProd st[IR_MAX_RANK], mult[IR_MAX_RANK];
     ir_transpose_perm(n, perm);
-    cu_strides_of(&X->shape, st);
+    cu_strides_p(&X->shape, st);
     for (int q = 0; q < Y->shape.rank; q++) mult[q] = st[perm[q]];
-    emit_gather_map(c, n, X, Y, mult, NULL);
+    emit_gather_map(c, n, X, Y, mult, 0);
+    return 0;
+}
+
+/* Runtime shapes: Concat along a static axis. */
+static int concat_check(const Node *n, Diag *d)
+{
+    const int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, n->out[0]->shape.rank);
+    if (ax >= 0 && n->out[0]->shape.sym[ax])
+        return diag_node_error(d, n, "the CUDA backend concatenates along a static axis only (axis %d is a runtime dim)", ax);
     return 0;
 }
 
@@ -715,38 +763,42 @@ static int emit_concat(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *Y = n->out[0];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
-    const int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, Y->shape.rank);
-    int64_t inner = 1, A = Y->shape.dims[ax];
-    for (int q = ax + 1; q < Y->shape.rank; q++) inner *= Y->shape.dims[q];
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const Shape *ys = &Y->shape;
+    const int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, ys->rank);
+    const int64_t A = ys->dims[ax];
+    const CgenProd inner = cgen_dims_prod(ys, ax + 1, ys->rank);
+    CgenProd span = inner; /* the axis and what is inside it */
+    span.c *= A;
     const char *T = cfam_ctype(Y->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
+    cu_node_comment(c->g, k, n);
     w_printf(k, "GC_KERNEL k%d(%s *y", kn, T);
     for (int j = 0; j < n->n_in; j++)
         if (n->in[j] && n->in[j]->shape.dims[ax] > 0) w_printf(k, ", const %s *a%d", T, j);
-    w_printf(k, ")\n{\n    GC_FOR_EACH(i, %lld) {\n", (long long)total);
-    w_printf(k, "        const int64_t outer = i / %lld, a = i / %lld %% %lld, in = i %% %lld;\n", (long long)(A * inner),
-             (long long)inner, (long long)A, (long long)inner);
+    w_printf(k, "%s)\n{\n", cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, ys, 0, ys->rank));
+    w_printf(k, "        const int64_t outer = i / %s, a = i / %s %% %lld, in = i %% %s;\n", cu_sz(c, span), cu_sz(c, inner),
+             (long long)A, cu_sz(c, inner));
     int64_t at = 0;
     int first = 1;
     for (int j = 0; j < n->n_in; j++) {
         const Value *v = n->in[j];
         if (!v || v->shape.dims[ax] == 0) continue;
         const int64_t aj = v->shape.dims[ax];
-        w_printf(k, "        %sif (a < %lld) y[i] = a%d[(outer * %lld + a - %lld) * %lld + in];\n", first ? "" : "else ",
-                 (long long)(at + aj), j, (long long)aj, (long long)at, (long long)inner);
+        w_printf(k, "        %sif (a < %lld) y[i] = a%d[(outer * %lld + a - %lld) * %s + in];\n", first ? "" : "else ",
+                 (long long)(at + aj), j, (long long)aj, (long long)at, cu_sz(c, inner));
         first = 0;
         at += aj;
     }
     w_puts(k, "    }\n}\n\n");
     Writer *b = &c->body;
-    w_printf(b, "    GC_LAUNCH(k%d, %lld, stream, (%s", kn, (long long)total, cu_ptr(c, Y));
+    w_printf(b, "    GC_LAUNCH(k%d, %s, stream, (%s", kn, cu_dims_sz(c, ys, 0, ys->rank), cu_ptr(c, Y));
     for (int j = 0; j < n->n_in; j++)
         if (n->in[j] && n->in[j]->shape.dims[ax] > 0) w_printf(b, ", %s", cu_ptr(c, n->in[j]));
-    w_puts(b, "));\n");
+    w_printf(b, "%s));\n", cu_karg(c, n));
     return 0;
 }
 
@@ -757,51 +809,115 @@ static int emit_gather(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0], *I = n->in[1], *Y = n->out[0];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
-    const int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, X->shape.rank);
-    int64_t inner = 1, ni = ir_numel(&I->shape), N = X->shape.dims[ax];
-    for (int q = ax + 1; q < X->shape.rank; q++) inner *= X->shape.dims[q];
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const Shape *xs = &X->shape;
+    const int ax = ir_norm_axis(n->attrs[GATHER_AXIS].i, xs->rank);
+    const CgenProd inner = cgen_dims_prod(xs, ax + 1, xs->rank), ni = cgen_dims_prod(&I->shape, 0, I->shape.rank),
+                   N = cgen_dims_prod(xs, ax, ax + 1), block = cgen_prod_mul(&inner, &ni);
+    char last[200]; /* N - 1 */
+    if (N.n == 0) snprintf(last, sizeof last, "%lld", (long long)(N.c - 1));
+    else snprintf(last, sizeof last, "%s - 1", cu_sz(c, N));
     const char *T = cfam_ctype(Y->dtype), *TI = cfam_ctype(I->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, TI,
-             (long long)total);
-    w_printf(k, "        const int64_t in = i %% %lld, j = i / %lld %% %lld, outer = i / %lld;\n", (long long)inner,
-             (long long)inner, (long long)ni, (long long)(inner * ni));
-    w_printf(k, "        int64_t t = (int64_t)idx[j];\n        if (t < 0) t += %lld;\n", (long long)N);
-    w_printf(k, "        t = t < 0 ? 0 : t >= %lld ? %lld : t;\n", (long long)N, (long long)(N - 1));
-    w_printf(k, "        y[i] = x[(outer * %lld + t) * %lld + in];\n    }\n}\n\n", (long long)N, (long long)inner);
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, I));
+    cu_node_comment(c->g, k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx%s)\n{\n", kn, T, T, TI, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+    w_printf(k, "        const int64_t in = i %% %s, j = i / %s %% %s, outer = i / %s;\n", cu_sz(c, inner), cu_sz(c, inner),
+             cu_sz(c, ni), cu_sz(c, block));
+    w_printf(k, "        int64_t t = (int64_t)idx[j];\n        if (t < 0) t += %s;\n", cu_sz(c, N));
+    w_printf(k, "        t = t < 0 ? 0 : t >= %s ? %s : t;\n", cu_sz(c, N), last);
+    w_printf(k, "        y[i] = x[(outer * %s + t) * %s + in];\n    }\n}\n\n", cu_sz(c, N), cu_sz(c, inner));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank),
+             cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, I), cu_karg(c, n));
     return 0;
+}
+
+/* Each axis's start and step of Slice n: the plan of its constant operands
+ * (at the bounds for runtime dims), or, when `ends` is a shape value
+ * (a runtime operand whose elements shape inference knows as terms, as
+ * `x[:, :T]` exports it) with starts, axes and steps constant, those
+ * (every step 1); the extents are then Y's. A runtime dim of X must start
+ * at 0 with step 1 (its start would depend on the run's extent). */
+static int slice_geom(const Node *n, int64_t *start, int64_t *step, Diag *d)
+{
+    const Shape *xs = &n->in[0]->shape;
+    int rt = 0;
+    for (int j = 1; j <= 4 && j < n->n_in; j++) rt |= n->in[j] && n->in[j]->kind != VK_CONST;
+    if (!rt) {
+        Shape out = {0};
+        if (ir_slice_plan(n, start, step, &out, d)) return -1;
+    } else {
+        int64_t st[IR_MAX_RANK], ax[IR_MAX_RANK], sp[IR_MAX_RANK];
+        const int ns = ir_const_ints(n->in[1], st, IR_MAX_RANK),
+                  na = n->n_in > 3 && n->in[3] ? ir_const_ints(n->in[3], ax, IR_MAX_RANK) : ns,
+                  np = n->n_in > 4 && n->in[4] ? ir_const_ints(n->in[4], sp, IR_MAX_RANK) : ns;
+        if (!n->in[2]->shape_val || ns < 0 || na != ns || np != ns)
+            return diag_node_error(d, n, "the CUDA backend takes Slice operands known only at run time for 'ends' alone, "
+                                         "as a shape value (x[:, :T]), with constant starts, axes and steps");
+        for (int k = 0; k < xs->rank; k++) start[k] = 0, step[k] = 1;
+        for (int i = 0; i < ns; i++) {
+            const int a = ir_norm_axis(n->n_in > 3 && n->in[3] ? ax[i] : i, xs->rank);
+            if (a < 0 || (n->n_in > 4 && n->in[4] && sp[i] != 1) || (st[i] < 0 && xs->sym[a]))
+                return diag_node_error(d, n, "the CUDA backend takes a runtime 'ends' with steps of 1 and starts that "
+                                             "do not count from a runtime end");
+            int64_t s0 = st[i] < 0 ? st[i] + xs->dims[a] : st[i];
+            start[a] = s0 < 0 ? 0 : s0 > xs->dims[a] ? xs->dims[a] : s0;
+        }
+    }
+    for (int k = 0; k < xs->rank; k++)
+        if (xs->sym[k] && (start[k] != 0 || step[k] != 1))
+            return diag_node_error(d, n, "the CUDA backend slices a runtime dim only from its start with step 1 (axis %d)", k);
+    return 0;
+}
+
+/* Runtime shapes: what slice_geom takes. */
+static int slice_check(const Node *n, Diag *d)
+{
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK];
+    return cgen_node_has_sym(n) ? slice_geom(n, start, step, d) : 0;
 }
 
 static int emit_slice(Cu *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
-    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK], st[IR_MAX_RANK], mult[IR_MAX_RANK];
-    Shape out = {0};
-    if (ir_slice_plan(n, start, step, &out, d)) return -1;
-    cu_strides_of(&X->shape, st);
-    int64_t base[IR_MAX_RANK];
+    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK];
+    CgenProd st[IR_MAX_RANK], mult[IR_MAX_RANK], dims[IR_MAX_RANK];
+    if (slice_geom(n, start, step, d)) return -1;
+    cu_strides_p(&X->shape, st);
+    /* the start offsets as a sum of products (a start is on a static axis;
+     * its stride may hold runtime dims) */
+    Writer off;
+    w_init(&off);
+    int64_t coff = 0;
     for (int q = 0; q < Y->shape.rank; q++) {
-        mult[q] = st[q] * step[q];
-        base[q] = 0;
+        mult[q] = st[q];
+        mult[q].c *= step[q];
+        if (!mult[q].c) mult[q] = cgen_prod(0);
+        dims[q] = cgen_dims_prod(&Y->shape, q, q + 1);
+        if (!start[q]) continue;
+        CgenProd t = st[q];
+        t.c *= start[q];
+        if (t.n == 0) coff += t.c;
+        else w_printf(&off, "%s + ", cu_sz(c, t));
     }
-    /* the start offsets as a constant: add[q] * mult[q] would scale them by step */
-    int64_t off = 0;
-    for (int q = 0; q < Y->shape.rank; q++) off += start[q] * st[q];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
+    if (ir_numel(&Y->shape) == 0) {
+        w_free(&off);
+        return 0;
+    }
     const char *T = cfam_ctype(Y->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
-    cu_index_map(k, "o", Y->shape.rank, Y->shape.dims, mult, base);
-    w_printf(k, "        y[i] = x[%lld + o];\n    }\n}\n\n", (long long)off);
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    cu_node_comment(c->g, k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+    cu_index_map_p(c, k, "o", Y->shape.rank, dims, mult, 0);
+    w_printf(k, "        y[i] = x[%s%lld + o];\n    }\n}\n\n", cu_wtext(&off), (long long)coff);
+    w_free(&off);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank),
+             cu_ptr(c, Y), cu_ptr(c, X), cu_karg(c, n));
     return 0;
 }
 
@@ -828,14 +944,15 @@ static int reduce_check(const Node *n, Diag *d)
 
 /* Into a reduction kernel: a loop over the cnt reduced elements of output
  * element o (offset p in x, value v as double) running `step`. */
-static void reduce_loop(Writer *k, DType t, int nr, const int64_t *rd, const int64_t *rm, int64_t cnt, const char *step)
+static void reduce_loop(Cu *c, Writer *k, DType t, int nr, const CgenProd *rd, const CgenProd *rm, CgenProd cnt, const char *step)
 {
-    w_printf(k, "        for (int64_t j = 0; j < %lld; j++) {\n", (long long)cnt);
+    w_printf(k, "        for (int64_t j = 0; j < %s; j++) {\n", cu_sz(c, cnt));
     if (nr == 0) w_puts(k, "            const int64_t p = o;\n            (void)j;\n");
     else w_puts(k, "            int64_t p = o, r = j;\n");
     for (int q = nr - 1; q >= 0; q--) {
-        if (q > 0) w_printf(k, "            p += r %% %lld * %lld;\n            r /= %lld;\n", (long long)rd[q], (long long)rm[q], (long long)rd[q]);
-        else w_printf(k, "            p += r * %lld;\n", (long long)rm[q]);
+        if (q > 0)
+            w_printf(k, "            p += r %% %s * %s;\n            r /= %s;\n", cu_sz(c, rd[q]), cu_sz(c, rm[q]), cu_sz(c, rd[q]));
+        else w_printf(k, "            p += r * %s;\n", cu_sz(c, rm[q]));
     }
     w_puts(k, "            const double v = (double)");
     cu_load(k, t, "x[p]");
@@ -853,48 +970,51 @@ static int emit_reduce(Cu *c, const Node *n, Diag *d)
     const Value *X = n->in[0], *Y = n->out[0];
     int mask[IR_MAX_RANK];
     const int noop = ir_reduce_mask(n, mask, NULL);
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
+    if (ir_numel(&Y->shape) == 0) return 0;
     const char *T = cfam_ctype(X->dtype);
     const Shape *xs = &X->shape;
-    int64_t st[IR_MAX_RANK], kd[IR_MAX_RANK], km[IR_MAX_RANK], rd[IR_MAX_RANK], rm[IR_MAX_RANK];
-    cu_strides_of(xs, st);
+    CgenProd st[IR_MAX_RANK], kd[IR_MAX_RANK], km[IR_MAX_RANK], rd[IR_MAX_RANK], rm[IR_MAX_RANK], cnt = cgen_prod(1);
+    cu_strides_p(xs, st);
     int nk = 0, nr = 0;
-    int64_t cnt = 1;
     for (int q = 0; q < xs->rank; q++) {
-        if (noop == 1 || !mask[q]) kd[nk] = xs->dims[q], km[nk++] = st[q];
-        else rd[nr] = xs->dims[q], rm[nr++] = st[q], cnt *= xs->dims[q];
+        const CgenProd dq = cgen_dims_prod(xs, q, q + 1);
+        if (noop == 1 || !mask[q]) kd[nk] = dq, km[nk++] = st[q];
+        else rd[nr] = dq, rm[nr++] = st[q], cnt = cgen_prod_mul(&cnt, &dq);
     }
     Writer *k = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
-    cu_index_map(k, "o", nk, kd, km, NULL);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+    cu_index_map_p(c, k, "o", nk, kd, km, 0);
     const int op = n->op;
     const char *val = "acc";
     if (op == OP_ReduceLogSumExp) {
         w_puts(k, "        double mx = -INFINITY, acc = 0;\n");
-        reduce_loop(k, X->dtype, nr, rd, rm, cnt, "if (v != v || v > mx) mx = v;");
-        reduce_loop(k, X->dtype, nr, rd, rm, cnt, "acc += exp(v - mx);");
+        reduce_loop(c, k, X->dtype, nr, rd, rm, cnt, "if (v != v || v > mx) mx = v;");
+        reduce_loop(c, k, X->dtype, nr, rd, rm, cnt, "acc += exp(v - mx);");
         val = "mx - mx == 0 ? mx + log(acc) : mx";
     } else if (op == OP_ReduceMax || op == OP_ReduceMin) {
         const int mx = op == OP_ReduceMax;
         w_printf(k, "        double acc = %sINFINITY;\n", mx ? "-" : "");
-        reduce_loop(k, X->dtype, nr, rd, rm, cnt, mx ? "if (v != v || v > acc) acc = v;" : "if (v != v || v < acc) acc = v;");
+        reduce_loop(c, k, X->dtype, nr, rd, rm, cnt, mx ? "if (v != v || v > acc) acc = v;" : "if (v != v || v < acc) acc = v;");
     } else {
         w_printf(k, "        double acc = %d;\n", op == OP_ReduceProd);
-        reduce_loop(k, X->dtype, nr, rd, rm, cnt,
+        reduce_loop(c, k, X->dtype, nr, rd, rm, cnt,
                     op == OP_ReduceProd                                   ? "acc *= v;"
                     : op == OP_ReduceL1                                   ? "acc += fabs(v);"
                     : op == OP_ReduceL2 || op == OP_ReduceSumSquare ? "acc += v * v;"
                                                                           : "acc += v;");
         val = op == OP_ReduceL2 ? "sqrt(acc)" : op == OP_ReduceLogSum ? "log(acc)" : "acc";
     }
-    char mean[48];
-    snprintf(mean, sizeof mean, "acc / %lld.0", (long long)cnt);
+    char mean[240];
+    if (cnt.n == 0) snprintf(mean, sizeof mean, "acc / %lld.0", (long long)cnt.c);
+    else snprintf(mean, sizeof mean, "acc / (double)(%s)", cu_sz(c, cnt));
     w_puts(k, "        ");
     cu_store(k, Y->dtype, "y[i]", op == OP_ReduceMean ? mean : val);
     w_puts(k, "    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank), cu_ptr(c, Y),
+             cu_ptr(c, X), cu_karg(c, n));
     return 0;
 }
 
@@ -906,6 +1026,10 @@ static int layernorm_check(const Node *n, Diag *d)
     for (int j = 1; j < n->n_out; j++)
         if (n->out[j] && n->out[j]->dtype != n->in[0]->dtype && !cu_is_float(n->out[j]->dtype))
             return diag_node_error(d, n, "the CUDA backend takes LayerNormalization's Mean/InvStdDev in f32, f64 or the dtype of X");
+    const Shape *xs = &n->in[0]->shape;
+    const int a = ir_norm_axis(n->attrs[LN_AXIS].i, xs->rank);
+    if (a >= 0 && !cu_static_dims(xs, a, xs->rank))
+        return diag_node_error(d, n, "the CUDA backend normalizes over static dims only (a runtime dim from axis %d on)", a);
     return 0;
 }
 
@@ -937,13 +1061,15 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     cfam_lit(eps, sizeof eps, DT_F64, n->attrs[LN_EPSILON].f);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
+    cu_node_comment(c->g, k, n);
     const Value *Mo = n->n_out > 1 ? n->out[1] : NULL, *Io = n->n_out > 2 ? n->out[2] : NULL;
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc%s%s%s", kn, T, T, T, B ? ", const " : "", B ? T : "",
              B ? " *bb" : "");
     if (Mo) w_printf(k, ", %s *mo", cfam_ctype(Mo->dtype));
     if (Io) w_printf(k, ", %s *io", cfam_ctype(Io->dtype));
-    w_printf(k, ")\n{\n    GC_FOR_EACH(t, (int64_t)%lld * GC_LANES) {\n", (long long)outer);
+    w_printf(k, "%s)\n{\n", cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(t, (int64_t)%s * GC_LANES) {\n", cu_dims_sz(c, xs, 0, a));
     w_puts(k, "        const int64_t rw = t / GC_LANES, lane = t % GC_LANES;\n");
     w_printf(k, "        const %s *xr = x + rw * %lld;\n        %s *yr = y + rw * %lld;\n", T, (long long)inner, T,
              (long long)inner);
@@ -974,12 +1100,12 @@ static int emit_layernorm(Cu *c, const Node *n, Diag *d)
     w_puts(k, "        ");
     cu_store(k, Y->dtype, "yr[i]", val);
     w_puts(k, "        }\n    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, (int64_t)%lld * GC_LANES, stream, (%s, %s, %s", kn, (long long)outer, cu_ptr(c, Y),
+    w_printf(&c->body, "    GC_LAUNCH(k%d, (int64_t)%s * GC_LANES, stream, (%s, %s, %s", kn, cu_dims_sz(c, xs, 0, a), cu_ptr(c, Y),
              cu_ptr(c, X), cu_ptr(c, Sc));
     if (B) w_printf(&c->body, ", %s", cu_ptr(c, B));
     if (Mo) w_printf(&c->body, ", %s", cu_ptr(c, Mo));
     if (Io) w_printf(&c->body, ", %s", cu_ptr(c, Io));
-    w_puts(&c->body, "));\n");
+    w_printf(&c->body, "%s));\n", cu_karg(c, n));
     return 0;
 }
 
@@ -992,7 +1118,11 @@ static int batchnorm_check(const Node *n, Diag *d)
     for (int j = 1; j < 5; j++)
         if (n->in[j]->dtype != n->in[0]->dtype)
             return diag_node_error(d, n, "the CUDA backend's BatchNormalization takes one dtype for all inputs");
-    return n->in[0]->shape.rank >= 2 ? 0 : diag_node_error(d, n, "BatchNormalization needs a channel dim");
+    if (n->in[0]->shape.rank < 2) return diag_node_error(d, n, "BatchNormalization needs a channel dim");
+    if (!cu_static_dims(&n->in[0]->shape, 1, n->in[0]->shape.rank) || (n->attrs[BN_TRAINING_MODE].i && cgen_node_has_sym(n)))
+        return diag_node_error(d, n, "the CUDA backend takes runtime shapes through BatchNormalization in the batch dim only, "
+                                     "in inference mode");
+    return 0;
 }
 
 /* BatchNormalization (inference): y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + b[c]. */
@@ -1009,10 +1139,11 @@ static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
     cfam_lit(eps, sizeof eps, DT_F64, n->attrs[BN_EPSILON].f);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc, const %s *b, const %s *mean, const %s *var)\n{\n", kn, T, T,
-             T, T, T, T);
-    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        const int64_t ch = i / %lld %% %lld;\n", (long long)total,
+    cu_node_comment(c->g, k, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const %s *sc, const %s *b, const %s *mean, const %s *var%s)\n{\n", kn, T,
+             T, T, T, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n        const int64_t ch = i / %lld %% %lld;\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank),
              (long long)inner, (long long)C);
     char lx[64], lm[64], lv[64], lsc[64], lb[64], val[512];
     const DType t = X->dtype;
@@ -1022,8 +1153,9 @@ static int emit_batchnorm(Cu *c, const Node *n, Diag *d)
     w_puts(k, "        ");
     cu_store(k, Y->dtype, "y[i]", val);
     w_puts(k, "    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y),
-             cu_ptr(c, X), cu_ptr(c, n->in[1]), cu_ptr(c, n->in[2]), cu_ptr(c, n->in[3]), cu_ptr(c, n->in[4]));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, %s, %s, %s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank),
+             cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, n->in[1]), cu_ptr(c, n->in[2]), cu_ptr(c, n->in[3]), cu_ptr(c, n->in[4]),
+             cu_karg(c, n));
     return 0;
 }
 
@@ -1089,31 +1221,31 @@ static int emit_det(Cu *c, const Node *n, Diag *d)
 /* Ops with a scalar expression need no row: cuda_backend.c gives them
  * emit_elementwise through cuda_elementwise_entry. */
 const CudaEntry cuda_kernel_entries[] = {
-    {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel", 1},
-    {OP_CastLike, NULL, emit_castlike, NULL, "a generated elementwise kernel (Cast's expression)", 1},
-    {OP_Softmax, NULL, emit_softmax, NULL, ROW, 1},
-    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW, 1},
-    {OP_MaxPool, pool_check, emit_pool, NULL, OUT, 1},
-    {OP_AveragePool, pool_check, emit_pool, NULL, OUT, 1},
-    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel", 1},
-    {OP_Transpose, NULL, emit_transpose, NULL, OUT, 1},
-    {OP_Slice, NULL, emit_slice, NULL, OUT, 1},
-    {OP_Concat, NULL, emit_concat, NULL, OUT, 1},
-    {OP_Gather, gather_check, emit_gather, NULL, OUT, 1},
-    {OP_ReduceSum, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceProd, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceL1, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceL2, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceLogSum, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceLogSumExp, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_ReduceSumSquare, reduce_check, emit_reduce, NULL, OUT, 1},
-    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW, 1},
-    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT, 1},
-    {OP_Det, cu_check_float, emit_det, det_workspace, "a generated kernel, one thread per matrix (LU in its workspace)", 0},
-    {-1, NULL, NULL, NULL, NULL, 0},
+    {OP_Fused, NULL, emit_fused, NULL, "a generated elementwise kernel", 1, 1},
+    {OP_CastLike, NULL, emit_castlike, NULL, "a generated elementwise kernel (Cast's expression)", 1, 1},
+    {OP_Softmax, NULL, emit_softmax, NULL, ROW, 1, 1},
+    {OP_LogSoftmax, NULL, emit_softmax, NULL, ROW, 1, 1},
+    {OP_MaxPool, pool_check, emit_pool, NULL, OUT, 1, 1},
+    {OP_AveragePool, pool_check, emit_pool, NULL, OUT, 1, 1},
+    {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel", 1, 1},
+    {OP_Transpose, NULL, emit_transpose, NULL, OUT, 1, 1},
+    {OP_Slice, slice_check, emit_slice, NULL, OUT, 1, 1},
+    {OP_Concat, concat_check, emit_concat, NULL, OUT, 1, 1},
+    {OP_Gather, gather_check, emit_gather, NULL, OUT, 1, 1},
+    {OP_ReduceSum, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceProd, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceL1, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceL2, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceLogSum, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceLogSumExp, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceSumSquare, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_LayerNormalization, layernorm_check, emit_layernorm, NULL, ROW, 1, 1},
+    {OP_BatchNormalization, batchnorm_check, emit_batchnorm, NULL, OUT, 1, 1},
+    {OP_Det, cu_check_float, emit_det, det_workspace, "a generated kernel, one thread per matrix (LU in its workspace)", 0, 0},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };
 
-const CudaEntry cuda_elementwise_entry = {-1, NULL, emit_elementwise, NULL, "a generated elementwise kernel", 1};
+const CudaEntry cuda_elementwise_entry = {-1, NULL, emit_elementwise, NULL, "a generated elementwise kernel", 1, 1};

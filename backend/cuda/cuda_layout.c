@@ -24,7 +24,9 @@
  * until nothing changes. An NHWC Conv whose input or output stays NCHW
  * copies it through its workspace (the model's first Conv reads the NCHW
  * graph input so, unless a Cast before it writes NHWC); none where the two
- * layouts are the same bytes (one channel, or one position).
+ * layouts are the same bytes (one channel, or one position). A graph with
+ * runtime dims (cuda_shapes.c) stays NCHW throughout: the NHWC strides
+ * above are constants.
  */
 #include "cuda_emit.h"
 #include "../../ir/fused.h"
@@ -39,7 +41,8 @@ static int is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
  * node that holds it) counted already: w_reads. */
 static int capable(const Graph *g, const Node *n, int w_reads)
 {
-    if (n->op != OP_Conv || g->layout == GRAPH_LAYOUT_NCHW || g->opt_level < 2) return 0;
+    /* runtime shapes keep every value NCHW (the layout's strides are static) */
+    if (n->op != OP_Conv || g->layout == GRAPH_LAYOUT_NCHW || g->opt_level < 2 || g->n_syms) return 0;
     const Value *X = n->in[0], *W = n->in[1];
     if (X->shape.rank != 4 || !cu_conv_on_cudnn(n) || ir_numel(&n->out[0]->shape) == 0) return 0;
     if (g->layout == GRAPH_LAYOUT_AUTO && !is_half(X->dtype)) return 0;

@@ -40,13 +40,28 @@ static int matmul_plan(const Node *n, IrMatMulGeom *g)
 
 static int is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
 
-/* Whether every input of n (epilogue operands included) and its output
- * have the output's dtype. */
+/* Whether every input of n's own (not its epilogue's operands, which the
+ * epilogue kernel loads in any dtype: an attention mask's bool) and its
+ * output have the output's dtype. */
 static int one_dtype(const Node *n)
 {
-    for (int i = 0; i < n->n_in; i++)
+    const int own = ir_epilogue_first(n->op);
+    for (int i = 0; i < (own < 0 || own > n->n_in ? n->n_in : own); i++)
         if (n->in[i] && n->in[i]->dtype != n->out[0]->dtype) return 0;
     return 1;
+}
+
+/* Runtime shapes: how a MatMul operand of shape s (rank >= 2) goes along
+ * output shape ys's batch: 0 shared (its batch dims all static 1), 1
+ * batched like the output (the same batch dims), else -1. */
+static int matmul_side(const Shape *s, const Shape *ys)
+{
+    int shared = 1, same = s->rank == ys->rank;
+    for (int k = 0; k < s->rank - 2; k++) {
+        if (s->dims[k] != 1 || s->sym[k]) shared = 0;
+        if (same && (s->dims[k] != ys->dims[k] || s->sym[k] != ys->sym[k])) same = 0;
+    }
+    return shared ? 0 : same ? 1 : -1;
 }
 
 /* Whether Gemm/MatMul n maps onto cuBLAS: every tensor f32 (sgemm) or
@@ -66,6 +81,16 @@ int cu_gemm_on_cublas(const Node *n)
  * bf16 (one dtype). */
 static int gemm_check(const Node *n, Diag *d)
 {
+    if (cgen_node_has_sym(n)) {
+        const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+        if (!cu_gemm_on_cublas(n))
+            return diag_node_error(d, n, "the CUDA backend takes runtime shapes through op '%s' on cuBLAS only (every "
+                                         "tensor f32, or every one f16 or bf16)", ir_op(n->op)->name);
+        if (n->op == OP_MatMul && (as->rank < 2 || bs->rank < 2 || matmul_side(as, ys) < 0 || matmul_side(bs, ys) < 0))
+            return diag_node_error(d, n, "the CUDA backend takes runtime shapes through MatMul on operands of rank >= 2, "
+                                         "each shared by the whole batch or batched like the output");
+        return 0;
+    }
     if (cu_gemm_on_cublas(n)) return 0;
     for (int i = 0; i < n->n_in + 1; i++) {
         const Value *v = i < n->n_in ? n->in[i] : n->out[0];
@@ -154,64 +179,81 @@ static int emit_gemm_kernel(Cu *c, const Node *n)
 /* A leading dimension as cuBLAS requires it: at least 1, also for an empty matrix. */
 static int64_t ld1(int64_t x) { return x > 1 ? x : 1; }
 
+/* The sizes of one cuBLAS call as C text (literals, or products of runtime
+ * dims, which are at least 1: no ld1 needed). */
+typedef struct GemmSizes {
+    char M[160], N[160], K[160], lda[160], ldb[160], ldy[160], sa[160], sb[160], sy[160], batch[160];
+} GemmSizes;
+
+static void lit(char *buf, int64_t v) { snprintf(buf, 160, "%lld", (long long)v); }
+
 /* Row-major Y (M x N) = op(A) (M x K) * op(B) (K x N) as the column-major
  * Y^T = op(B)^T op(A)^T: cuBLAS's first operand is B. f32: sgemm; f16 and
  * bf16 (every operand and Y of type t): GemmEx, or its strided-batched
  * form for a batch, with float alpha and beta and fp32 accumulation
  * (CUBLAS_COMPUTE_32F; CUBLAS_GEMM_DEFAULT lets cuBLAS use tensor cores). */
-static void emit_gemm_call(Cu *c, DType t, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
-                           const char *A, int64_t sa, const char *B, int64_t sb, double beta, const char *Y, int64_t sy,
-                           int64_t batch)
+static void emit_gemm_call_s(Cu *c, DType t, int ta, int tb, const GemmSizes *z, double alpha, const char *A, const char *B,
+                             double beta, const char *Y)
 {
     char al[48], be[48];
     cfam_lit(al, sizeof al, DT_F32, alpha);
     cfam_lit(be, sizeof be, DT_F32, beta);
     const char *opa = ta ? "CUBLAS_OP_T" : "CUBLAS_OP_N", *opb = tb ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
-    const long long ldb = ld1(tb ? K : N), lda = ld1(ta ? M : K), ldy = ld1(N);
     Writer *b = &c->body;
     w_puts(b, "    {\n");
     w_printf(b, "        const float alpha = %s, beta = %s;\n", al, be);
     if (t == DT_F32) {
-        w_printf(b, "        if (cublasSgemmStridedBatched(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %lld, %lld, %s, %lld, %lld,\n",
-                 opb, opa, (long long)N, (long long)M, (long long)K, B, ldb, (long long)sb, A, lda, (long long)sa);
-        w_printf(b, "                                      &beta, %s, %lld, %lld, %lld) != CUBLAS_STATUS_SUCCESS)\n", Y, ldy,
-                 (long long)sy, (long long)batch);
+        w_printf(b, "        if (cublasSgemmStridedBatched(blas, %s, %s, %s, %s, %s, &alpha, %s, %s, %s, %s, %s, %s,\n", opb, opa, z->N,
+                 z->M, z->K, B, z->ldb, z->sb, A, z->lda, z->sa);
+        w_printf(b, "                                      &beta, %s, %s, %s, %s) != CUBLAS_STATUS_SUCCESS)\n", Y, z->ldy, z->sy,
+                 z->batch);
     } else {
         GC_ASSERT(is_half(t));
         const char *ct = t == DT_F16 ? "CUDA_R_16F" : "CUDA_R_16BF";
-        if (batch == 1) {
-            w_printf(b, "        if (cublasGemmEx(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %s, %lld, %s, %s, %lld,\n", opb, opa,
-                     (long long)N, (long long)M, (long long)K, B, ct, ldb, A, ct, lda);
-            w_printf(b, "                         &beta, %s, %s, %lld, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)\n",
-                     Y, ct, ldy);
+        if (strcmp(z->batch, "1") == 0) {
+            w_printf(b, "        if (cublasGemmEx(blas, %s, %s, %s, %s, %s, &alpha, %s, %s, %s, %s, %s, %s,\n", opb, opa, z->N, z->M, z->K,
+                     B, ct, z->ldb, A, ct, z->lda);
+            w_printf(b, "                         &beta, %s, %s, %s, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)\n",
+                     Y, ct, z->ldy);
         } else {
-            w_printf(b, "        if (cublasGemmStridedBatchedEx(blas, %s, %s, %lld, %lld, %lld, &alpha, %s, %s, %lld, %lld, %s, %s, %lld, %lld,\n",
-                     opb, opa, (long long)N, (long long)M, (long long)K, B, ct, ldb, (long long)sb, A, ct, lda, (long long)sa);
-            w_printf(b, "                                       &beta, %s, %s, %lld, %lld, %lld, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)\n",
-                     Y, ct, ldy, (long long)sy, (long long)batch);
+            w_printf(b, "        if (cublasGemmStridedBatchedEx(blas, %s, %s, %s, %s, %s, &alpha, %s, %s, %s, %s, %s, %s, %s, %s,\n", opb,
+                     opa, z->N, z->M, z->K, B, ct, z->ldb, z->sb, A, ct, z->lda, z->sa);
+            w_printf(b, "                                       &beta, %s, %s, %s, %s, %s, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)\n",
+                     Y, ct, z->ldy, z->sy, z->batch);
         }
     }
     w_puts(b, "            return -1;\n");
     w_puts(b, "    }\n");
 }
 
+/* The same with every size a number. */
+static void emit_gemm_call(Cu *c, DType t, int ta, int tb, int64_t M, int64_t N, int64_t K, double alpha,
+                           const char *A, int64_t sa, const char *B, int64_t sb, double beta, const char *Y, int64_t sy,
+                           int64_t batch)
+{
+    GemmSizes z;
+    lit(z.M, M), lit(z.N, N), lit(z.K, K), lit(z.ldb, ld1(tb ? K : N)), lit(z.lda, ld1(ta ? M : K)), lit(z.ldy, ld1(N));
+    lit(z.sa, sa), lit(z.sb, sb), lit(z.sy, sy), lit(z.batch, batch);
+    emit_gemm_call_s(c, t, ta, tb, &z, alpha, A, B, beta, Y);
+}
+
 /* Y = beta * C broadcast to Y's shape (before a Gemm that adds into it). */
 static void emit_fill_c(Cu *c, const Node *n, double beta)
 {
     const Value *Y = n->out[0], *C = n->in[2];
-    int64_t st[IR_MAX_RANK];
-    cu_bstrides(&C->shape, &Y->shape, st);
-    const int64_t N = Y->shape.dims[1], total = ir_numel(&Y->shape);
-    char be[48], ec[96], val[160];
+    CgenProd st[IR_MAX_RANK];
+    cu_bstrides_p(&C->shape, &Y->shape, st);
+    const CgenProd N = cgen_dims_prod(&Y->shape, 1, 2);
+    char be[48], ec[400], val[480];
     cfam_lit(be, sizeof be, DT_F32, beta);
     const char *T = cfam_ctype(Y->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
     w_printf(k, "/* Gemm C (%s): y = %s * c broadcast */\n", ir_op(n->op)->name, be);
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *c)\n{\n", kn, T, T);
-    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        ", (long long)total);
-    snprintf(ec, sizeof ec, "c[(i / %lld) * %lld + (i %% %lld) * %lld]", (long long)N, (long long)st[0], (long long)N,
-             (long long)st[1]);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *c%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n        ", cu_dims_sz(c, &Y->shape, 0, 2));
+    snprintf(ec, sizeof ec, "c[(i / %s) * %s + (i %% %s) * %s]", cu_sz(c, N), cu_sz(c, st[0]), cu_sz(c, N), cu_sz(c, st[1]));
     Writer lw;
     w_init(&lw);
     cu_load(&lw, C->dtype, ec);
@@ -219,7 +261,8 @@ static void emit_fill_c(Cu *c, const Node *n, double beta)
     w_free(&lw);
     cu_store(k, Y->dtype, "y[i]", val);
     w_puts(k, "    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, C));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, 2), cu_ptr(c, Y), cu_ptr(c, C),
+             cu_karg(c, n));
 }
 
 static int emit_gemm(Cu *c, const Node *n, Diag *d)
@@ -232,7 +275,19 @@ static int emit_gemm(Cu *c, const Node *n, Diag *d)
     const int addc = C && beta != 0.0;
     if (addc) emit_fill_c(c, n, beta);
     const char *pa = cu_ptr(c, A), *pb = cu_ptr(c, B), *py = cu_ptr(c, Y);
-    emit_gemm_call(c, Y->dtype, ta, tb, M, N, K, alpha, pa, 0, pb, 0, addc ? 1.0 : 0.0, py, 0, 1);
+    if (cu_dyn(c, n)) { /* runtime shapes: sizes from the shape table */
+        GemmSizes z;
+        snprintf(z.M, 160, "%s", cu_dims_sz(c, &Y->shape, 0, 1));
+        snprintf(z.N, 160, "%s", cu_dims_sz(c, &Y->shape, 1, 2));
+        snprintf(z.K, 160, "%s", cu_dims_sz(c, &A->shape, ta ? 0 : 1, ta ? 1 : 2));
+        snprintf(z.ldb, 160, "%s", tb ? z.K : z.N);
+        snprintf(z.lda, 160, "%s", ta ? z.M : z.K);
+        snprintf(z.ldy, 160, "%s", z.N);
+        lit(z.sa, 0), lit(z.sb, 0), lit(z.sy, 0), lit(z.batch, 1);
+        emit_gemm_call_s(c, Y->dtype, ta, tb, &z, alpha, pa, pb, addc ? 1.0 : 0.0, py);
+    } else {
+        emit_gemm_call(c, Y->dtype, ta, tb, M, N, K, alpha, pa, 0, pb, 0, addc ? 1.0 : 0.0, py, 0, 1);
+    }
     return cu_emit_epilogue(c, n, d);
 }
 
@@ -306,11 +361,40 @@ static int emit_matmul_folded(Cu *c, const Node *n, const CuFold *f, Diag *d)
     return cu_emit_epilogue(c, n, d);
 }
 
+/* Runtime shapes (gemm_check: operands of rank >= 2, each shared or batched
+ * like Y): one GEMM over every row of A when B is shared and A batched,
+ * else one strided-batched call over Y's batch (a shared operand's
+ * stride 0), every size from the shape table. */
+static int emit_matmul_dyn(Cu *c, const Node *n, Diag *d)
+{
+    const Shape *as = &n->in[0]->shape, *bs = &n->in[1]->shape, *ys = &n->out[0]->shape;
+    const int ra = as->rank, rb = bs->rank, ry = ys->rank, a_full = matmul_side(as, ys) == 1, b_full = matmul_side(bs, ys) == 1;
+    CgenProd M = cgen_dims_prod(as, ra - 2, ra - 1), K = cgen_dims_prod(as, ra - 1, ra), N = cgen_dims_prod(bs, rb - 1, rb),
+             nb = cgen_dims_prod(ys, 0, ry - 2);
+    if (!b_full && a_full) M = cgen_dims_prod(as, 0, ra - 1), nb = cgen_prod(1);
+    const CgenProd MK = cgen_prod_mul(&M, &K), KN = cgen_prod_mul(&K, &N), MN = cgen_prod_mul(&M, &N);
+    const int batched = !cgen_prod_is(&nb, 1);
+    GemmSizes z;
+    snprintf(z.M, 160, "%s", cu_sz(c, M));
+    snprintf(z.N, 160, "%s", cu_sz(c, N));
+    snprintf(z.K, 160, "%s", cu_sz(c, K));
+    snprintf(z.lda, 160, "%s", z.K);
+    snprintf(z.ldb, 160, "%s", z.N);
+    snprintf(z.ldy, 160, "%s", z.N);
+    snprintf(z.sa, 160, "%s", batched && a_full ? cu_sz(c, MK) : "0");
+    snprintf(z.sb, 160, "%s", batched && b_full ? cu_sz(c, KN) : "0");
+    snprintf(z.sy, 160, "%s", batched ? cu_sz(c, MN) : "0");
+    snprintf(z.batch, 160, "%s", cu_sz(c, nb));
+    emit_gemm_call_s(c, n->out[0]->dtype, 0, 0, &z, 1.0, cu_ptr(c, n->in[0]), cu_ptr(c, n->in[1]), 0.0, cu_ptr(c, n->out[0]));
+    return cu_emit_epilogue(c, n, d);
+}
+
 static int emit_matmul(Cu *c, const Node *n, Diag *d)
 {
     if (!cu_gemm_on_cublas(n)) return emit_gemm_kernel(c, n) || cu_emit_epilogue(c, n, d) ? -1 : 0;
     const CuFold *f = c->folds->n_ids ? c->folds->at[n->id] : NULL;
     if (f) return emit_matmul_folded(c, n, f, d);
+    if (cu_dyn(c, n)) return emit_matmul_dyn(c, n, d);
     IrMatMulGeom g;
     GC_ASSERT(matmul_plan(n, &g) == 0);
     int64_t nb = ir_numel(&g.batch), M = g.M;
@@ -444,6 +528,9 @@ size_t cu_conv_ws_bytes(const Graph *g, const Node *n)
  * f32/f64 and 1 to 3 spatial dims. */
 static int conv_check(const Node *n, Diag *d)
 {
+    if (cgen_node_has_sym(n) && (!cu_conv_on_cudnn(n) || !cu_static_dims(&n->in[0]->shape, 1, n->in[0]->shape.rank)))
+        return diag_node_error(d, n, "the CUDA backend takes runtime shapes through Conv on cuDNN only (f32, f16 or bf16, "
+                                     "1 or 2 spatial dims, equal pads), in the batch dim");
     if (cu_conv_on_cudnn(n)) return 0;
     int64_t k[IR_MAX_RANK], st[IR_MAX_RANK], dl[IR_MAX_RANK], pb[IR_MAX_RANK], pe[IR_MAX_RANK];
     int sr = ir_nn_window_geometry(n, k, st, dl, pb, pe);
@@ -467,9 +554,10 @@ void cu_emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
     const char *T = cfam_ctype(Y->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
+    cu_node_comment(c->g, k, n);
     w_puts(k, "/* its bias, one value per channel */\n");
-    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *b)\n{\n", kn, T, T);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *b%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
     char eb[64];
     if (npos == 1) snprintf(eb, sizeof eb, "b[i %% %lld]", (long long)M);
     else snprintf(eb, sizeof eb, "b[i / %lld %% %lld]", (long long)npos, (long long)M);
@@ -478,11 +566,12 @@ void cu_emit_channel_bias(Cu *c, const Node *n, const Value *Y, const Value *B)
     cu_load(&v, Y->dtype, "y[i]");
     w_puts(&v, " + ");
     cu_load(&v, B->dtype, eb);
-    w_printf(k, "    GC_FOR_EACH(i, %lld) {\n        ", (long long)total);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n        ", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
     cu_store(k, Y->dtype, "y[i]", cu_wtext(&v));
     w_puts(k, "    }\n}\n\n");
     w_free(&v);
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, B));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank), cu_ptr(c, Y),
+             cu_ptr(c, B), cu_karg(c, n));
 }
 
 /* A copy of 4-d tensor V between NCHW and NHWC for an NHWC Conv (to_nhwc:
@@ -494,7 +583,7 @@ static void emit_nhwc_copy(Cu *c, const Node *n, const Value *V, const char *dst
     const char *T = cfam_ctype(V->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
-    cu_node_comment(k, n);
+    cu_node_comment(c->g, k, n);
     w_printf(k, "/* its %s, %s */\n", to_nhwc ? "input X" : "output Y", to_nhwc ? "NCHW into NHWC" : "NHWC into NCHW");
     w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, total);
     if (to_nhwc)
@@ -613,6 +702,22 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
     w_printf(b, "    if (m->probing && gc_cudnn_time(m->dnn, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d], m->cy[%d], %s, %s, %lld,\n", i, xp, i,
              cu_ptr(c, W), i, i, yp, ws, algo_ws);
     w_printf(b, "                                   m->cand[%d], m->ncand[%d], &m->algo[%d]))\n        return -1;\n#endif\n", i, i, i);
+    char algo[48];
+    snprintf(algo, sizeof algo, "m->algo[%d]", i);
+    if (cu_dyn(c, n)) {
+        /* runtime batch: x and y at the run's batch; the algorithm chosen at
+         * the maximum unless its workspace now exceeds the planned one */
+        snprintf(algo, sizeof algo, "algo%d", i);
+        w_printf(b, "    cudnnConvolutionFwdAlgo_t algo%d = m->algo[%d];\n    {\n        size_t need = 0;\n", i, i);
+        w_printf(b, "        if (cudnnSetTensor4dDescriptor(m->cx[%d], %s, %s, (int)%s, %lld, %lld, %lld) != CUDNN_STATUS_SUCCESS ||\n", i,
+                 fmt, dt, cu_dims_sz(c, &X->shape, 0, 1), xc, xh, xw);
+        w_printf(b, "            cudnnSetTensor4dDescriptor(m->cy[%d], %s, %s, (int)%s, %lld, %lld, %lld) != CUDNN_STATUS_SUCCESS)\n", i,
+                 fmt, dt, cu_dims_sz(c, &X->shape, 0, 1), ym, yh, yw);
+        w_puts(b, "            return -1;\n");
+        w_printf(b, "        if (cudnnGetConvolutionForwardWorkspaceSize(m->dnn, m->cx[%d], m->cw[%d], m->cc[%d], m->cy[%d], algo%d, &need) !=\n"
+                    "                CUDNN_STATUS_SUCCESS ||\n            need > %lld)\n", i, i, i, i, i, algo_ws);
+        w_printf(b, "            algo%d = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;\n    }\n", i);
+    }
     if (fused) {
         /* NAME_init's warm-up run (m->probing) turns the fused call off
          * where this cuDNN refuses it; the separate calls follow */
@@ -621,7 +726,7 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
         w_printf(b, "        const float one = 1.0f, a2 = %s;\n", z_in >= 0 ? "1.0f" : "0.0f");
         w_printf(b, "        if (cudnnConvolutionBiasActivationForward(m->dnn, &one, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d],\n", i,
                  xp, i, cu_ptr(c, W), i);
-        w_printf(b, "                m->algo[%d], %s, %lld, &a2, m->cy[%d], %s, m->cb[%d], %s, m->relu, m->cy[%d], %s) !=\n", i, ws,
+        w_printf(b, "                %s, %s, %lld, &a2, m->cy[%d], %s, m->cb[%d], %s, m->relu, m->cy[%d], %s) !=\n", algo, ws,
                  algo_ws, i, z_in >= 0 ? cu_ptr(c, n->in[z_in]) : yp, i, cu_ptr(c, B), i, yp);
         w_puts(b, "            CUDNN_STATUS_SUCCESS) {\n");
         w_puts(b, "            if (!m->probing) return -1;\n");
@@ -630,8 +735,8 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
         b->indent++;
     }
     w_puts(b, "    {\n        const float one = 1.0f, zero = 0.0f;\n");
-    w_printf(b, "        if (cudnnConvolutionForward(m->dnn, &one, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d], m->algo[%d],\n", i,
-             xp, i, cu_ptr(c, W), i, i);
+    w_printf(b, "        if (cudnnConvolutionForward(m->dnn, &one, m->cx[%d], %s, m->cw[%d], %s, m->cc[%d], %s,\n", i, xp, i,
+             cu_ptr(c, W), i, algo);
     w_printf(b, "                                    %s, %lld, &zero, m->cy[%d], %s) != CUDNN_STATUS_SUCCESS)\n", ws,
              algo_ws, i, yp);
     w_puts(b, "            return -1;\n    }\n");
@@ -646,12 +751,12 @@ static int emit_conv(Cu *c, const Node *n, Diag *d)
 
 const CudaEntry cuda_lib_entries[] = {
     {OP_Gemm, gemm_check, emit_gemm, NULL,
-     "cuBLAS sgemm (f16/bf16: GemmEx, fp32 sums), then generated kernels for C and the epilogue (f64: a generated kernel)", 1},
+     "cuBLAS sgemm (f16/bf16: GemmEx, fp32 sums), then generated kernels for C and the epilogue (f64: a generated kernel)", 1, 1},
     {OP_MatMul, gemm_check, emit_matmul, NULL,
      "cuBLAS strided-batched sgemm (f16/bf16: GemmEx, fp32 sums), then a generated epilogue kernel (f64, batches broadcast on "
-     "both sides: a generated kernel)", 1},
+     "both sides: a generated kernel)", 1, 1},
     {OP_Conv, conv_check, emit_conv, cu_conv_algo_ws_bytes,
      "cuDNN convolution forward (f16/bf16: half descriptors, fp32 sums; algorithm chosen at init within the workspace), then "
-     "generated bias and epilogue kernels; a generated kernel (f32/f64) where cuDNN's descriptors cannot say the Conv", 1},
-    {-1, NULL, NULL, NULL, NULL, 0},
+     "generated bias and epilogue kernels; a generated kernel (f32/f64) where cuDNN's descriptors cannot say the Conv", 1, 1},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

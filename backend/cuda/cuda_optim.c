@@ -110,8 +110,8 @@ static int emit_optim(Cu *c, const Node *n, Diag *d)
 #define NOTE "generated kernels, one per optimized tensor, one thread per element"
 
 const CudaEntry cuda_optim_entries[] = {
-    {OP_Adagrad, NULL, emit_optim, NULL, NOTE, 1},
-    {OP_Momentum, NULL, emit_optim, NULL, NOTE, 1},
-    {OP_Adam, NULL, emit_optim, NULL, NOTE, 1},
-    {-1, NULL, NULL, NULL, NULL, 0},
+    {OP_Adagrad, NULL, emit_optim, NULL, NOTE, 1, 0},
+    {OP_Momentum, NULL, emit_optim, NULL, NOTE, 1, 0},
+    {OP_Adam, NULL, emit_optim, NULL, NOTE, 1, 0},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

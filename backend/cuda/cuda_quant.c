@@ -265,13 +265,13 @@ static int dynquant_check(const Node *n, Diag *d)
 }
 
 const CudaEntry cuda_quant_entries[] = {
-    {OP_QuantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1},
-    {OP_DequantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1},
-    {OP_MatMulInteger, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
-    {OP_QLinearMatMul, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
-    {OP_ConvInteger, qconv_check, emit_qconv, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
-    {OP_QLinearConv, qconv_check, emit_qconv, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0},
+    {OP_QuantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1, 0},
+    {OP_DequantizeLinear, quant_check, emit_quant, NULL, "a generated kernel, one thread per element", 1, 0},
+    {OP_MatMulInteger, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0, 0},
+    {OP_QLinearMatMul, NULL, emit_qmatmul, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0, 0},
+    {OP_ConvInteger, qconv_check, emit_qconv, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0, 0},
+    {OP_QLinearConv, qconv_check, emit_qconv, NULL, "a generated kernel, one thread per output element (exact sums in double)", 0, 0},
     {OP_DynamicQuantizeLinear, dynquant_check, emit_dynquant, NULL,
-     "generated kernels: one thread for the scale and zero point, then one per element", 0},
-    {-1, NULL, NULL, NULL, NULL, 0},
+     "generated kernels: one thread for the scale and zero point, then one per element", 0, 0},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

@@ -179,8 +179,8 @@ static int emit_rnn(Cu *c, const Node *n, Diag *d)
 #define NOTE "a generated kernel, one thread per direction and batch entry over the whole sequence (state in the workspace)"
 
 const CudaEntry cuda_rnn_entries[] = {
-    {OP_RNN, rnn_check, emit_rnn, rnn_workspace, NOTE, 0},
-    {OP_GRU, rnn_check, emit_rnn, rnn_workspace, NOTE, 0},
-    {OP_LSTM, rnn_check, emit_rnn, rnn_workspace, NOTE, 0},
-    {-1, NULL, NULL, NULL, NULL, 0},
+    {OP_RNN, rnn_check, emit_rnn, rnn_workspace, NOTE, 0, 0},
+    {OP_GRU, rnn_check, emit_rnn, rnn_workspace, NOTE, 0, 0},
+    {OP_LSTM, rnn_check, emit_rnn, rnn_workspace, NOTE, 0, 0},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

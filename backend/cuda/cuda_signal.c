@@ -252,9 +252,9 @@ static int emit_gridsample(Cu *c, const Node *n, Diag *d)
 }
 
 const CudaEntry cuda_signal_entries[] = {
-    {OP_Einsum, einsum_check, emit_einsum, NULL, "a generated kernel, one thread per output element", 1},
-    {OP_DFT, dft_check, emit_dft, NULL, "a generated kernel, one thread per output bin (O(n^2))", 0},
-    {OP_STFT, dft_check, emit_stft, NULL, "a generated kernel, one thread per output bin (O(n^2))", 0},
-    {OP_GridSample, gridsample_check, emit_gridsample, NULL, "a generated kernel, one thread per output element", 0},
-    {-1, NULL, NULL, NULL, NULL, 0},
+    {OP_Einsum, einsum_check, emit_einsum, NULL, "a generated kernel, one thread per output element", 1, 0},
+    {OP_DFT, dft_check, emit_dft, NULL, "a generated kernel, one thread per output bin (O(n^2))", 0, 0},
+    {OP_STFT, dft_check, emit_stft, NULL, "a generated kernel, one thread per output bin (O(n^2))", 0, 0},
+    {OP_GridSample, gridsample_check, emit_gridsample, NULL, "a generated kernel, one thread per output element", 0, 0},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

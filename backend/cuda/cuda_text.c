@@ -92,6 +92,6 @@ static int emit_tfidf(Cu *c, const Node *n, Diag *d)
 }
 
 const CudaEntry cuda_text_entries[] = {
-    {OP_TfIdfVectorizer, tfidf_check, emit_tfidf, NULL, "a generated kernel, one thread per row (the gram tables as device constants)", 0},
-    {-1, NULL, NULL, NULL, NULL, 0},
+    {OP_TfIdfVectorizer, tfidf_check, emit_tfidf, NULL, "a generated kernel, one thread per row (the gram tables as device constants)", 0, 0},
+    {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

@@ -1,0 +1,312 @@
+/* cuda_shapes.c — runtime shapes in the CUDA backend: a model with symbolic
+ * dims (Graph.syms, bound from the input shapes, `--max-shape`) compiles
+ * once to CUDA that runs at any extent within the bounds.
+ *
+ * Memory is planned at the maximum, so every pointer stays the static one;
+ * what varies is the element count of each kernel and the sizes passed to
+ * cuBLAS and cuDNN. The schedule holds the shape table `dim[]` (filled from
+ * the actual input shapes, clamped to the bounds) and writes its host-side
+ * sizes as products over it (cgen_prod_str: "dim[0] * 784"); a kernel of a
+ * node with a runtime dim takes the device copy of that table as its
+ * parameter `const int64_t *dim`, so the same text computes the same sizes
+ * on both sides. A static model generates exactly what it did before.
+ *
+ * CUDA graphs: a captured graph holds its launches' sizes and its library
+ * calls' arguments, so it is the graph of one set of dims. NAME_run_shapes
+ * captures the schedule anew when the dims (or the buffers) differ from the
+ * graph's, after copying the dims into the device table on the caller's
+ * stream (stream order puts the copy after the runs before it and before
+ * the graph's launch), and updates the executable graph in place
+ * (cudaGraphExecUpdate); repeated runs at one shape replay the graph as a
+ * static model does. A cuDNN convolution with a runtime batch sets its x
+ * and y descriptors' batch in the schedule (so at capture), and keeps the
+ * algorithm NAME_init chose at the maximum unless its workspace at the
+ * actual batch exceeds the planned one (then implicit GEMM, which needs
+ * none).
+ *
+ * What runs with runtime dims is what the entries marked dyn take, within
+ * their checks: elementwise and Fused kernels, Gemm/MatMul on cuBLAS,
+ * Conv on cuDNN (a runtime batch), pooling, Softmax, LayerNormalization
+ * (over static dims), BatchNormalization, the reductions, Transpose,
+ * Slice (static sliced axes), Concat (a static axis), Gather and the views.
+ * Dims whose extents are computed while the model runs (data-dependent
+ * dims, ir/ir.h's SYM_DATA) are refused with one line: the host would have
+ * to wait for the device mid-run to size what follows, which a captured
+ * graph cannot do.
+ */
+#include "cuda_emit.h"
+#include "../c/cgen_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers for the emitters --------------------------------------------------------- */
+
+int cu_dyn(const Cu *c, const Node *n) { return c->g->n_syms > 0 && cgen_node_has_sym(n); }
+
+const char *cu_sz(Cu *c, CgenProd p)
+{
+    char *b = c->sz[c->szk++ % 16];
+    if (p.n == 0 || p.c == 0 || (p.n == 1 && p.c == 1)) return cgen_prod_str(&p, b, sizeof c->sz[0]);
+    /* a product, parenthesized: it may stand after / or % */
+    b[0] = '(';
+    cgen_prod_str(&p, b + 1, sizeof c->sz[0] - 2);
+    strcat(b, ")");
+    return b;
+}
+
+const char *cu_dims_sz(Cu *c, const Shape *s, int from, int to) { return cu_sz(c, cgen_dims_prod(s, from, to)); }
+
+const char *cu_kparam(const Cu *c, const Node *n) { return cu_dyn(c, n) ? ", const int64_t *dim" : ""; }
+
+const char *cu_karg(const Cu *c, const Node *n) { return cu_dyn(c, n) ? ", ddim" : ""; }
+
+void cu_kuse(const Cu *c, const Node *n, Writer *k)
+{
+    if (cu_dyn(c, n)) w_puts(k, "    (void)dim;\n");
+}
+
+void cu_bstrides_p(const Shape *s, const Shape *os, CgenProd *st)
+{
+    CgenProd acc = cgen_prod(1);
+    for (int k = os->rank - 1; k >= 0; k--) {
+        const int ks = s->rank - os->rank + k;
+        if (ks < 0 || (s->dims[ks] == 1 && !s->sym[ks])) {
+            st[k] = cgen_prod(0);
+        } else {
+            st[k] = acc;
+            cgen_prod_mul_dim(&acc, s, ks);
+        }
+    }
+}
+
+void cu_strides_p(const Shape *s, CgenProd *st)
+{
+    CgenProd acc = cgen_prod(1);
+    for (int k = s->rank - 1; k >= 0; k--) {
+        st[k] = acc;
+        cgen_prod_mul_dim(&acc, s, k);
+    }
+}
+
+int cu_static_dims(const Shape *s, int from, int to)
+{
+    for (int k = from; k < to; k++)
+        if (s->sym[k]) return 0;
+    return 1;
+}
+
+int cu_check_data_dims(const Graph *g, const Node *n, Diag *d)
+{
+    for (int i = 0; i < n->n_out; i++)
+        for (int k = 0; k < n->out[i]->shape.rank; k++)
+            if (n->out[i]->shape.sym[k] && ir_sym_is_data(g, n->out[i]->shape.sym[k]))
+                return diag_node_error(d, n,
+                                       "dim %d of output '%s' is known only while the model runs (data-dependent); the CUDA "
+                                       "backend runs runtime dims bound from the input shapes only (--max-shape), so make "
+                                       "the operand that decides it a constant",
+                                       k, n->out[i]->name);
+    return 0;
+}
+
+/* ---- NAME.h ------------------------------------------------------------------------------ */
+
+void cu_shapes_header(const Cu *c, Writer *w)
+{
+    CgenModel m;
+    memset(&m, 0, sizeof m);
+    m.g = c->g;
+    m.name = c->name;
+    cgen_write_dims_defs(&m, w);
+}
+
+void cu_shapes_port_macros(const Cu *c, Writer *w, const char *kind, int i, const Value *v)
+{
+    const char *N = c->name;
+    w_printf(w, "#define %s_%s_%d_MAX_DIMS %s_%s_%d_DIMS\n", N, kind, i, N, kind, i);
+    w_printf(w, "#define %s_%s_%d_DIM_SYMS {", N, kind, i);
+    for (int k = 0; k < v->shape.rank; k++) w_printf(w, "%s%d", k ? ", " : "", v->shape.sym[k] - 1);
+    w_printf(w, "%s} /* -1: fixed, else the index of its runtime dim */\n", v->shape.rank ? "" : "-1");
+}
+
+void cu_shapes_api_decls(const Cu *c, Writer *w)
+{
+    const char *N = c->name;
+    w_printf(w, "/* Runtime shapes: %s_run_shapes runs the model on inputs of the actual shapes\n"
+                " * in_dims[i] (in_dims[i][k]: dim k of input i, host memory, within the bounds\n"
+                " * above; fixed dims must be the model's, and a runtime dim the same wherever\n"
+                " * it appears). Every device buffer is dense at its actual shape (output\n"
+                " * buffers may be sized for the maximum, _BYTES); out_dims[i] (NULL, or room\n"
+                " * for _OUTPUT_i_RANK dims) receives output i's actual shape. The graph is\n"
+                " * captured anew when the dims differ from the last run's (the graph updated\n"
+                " * in place): runs at one shape replay it. %s_run_shapes_host takes host\n"
+                " * buffers, as %s_run_host. Both return 0, -1 on a CUDA error, or\n"
+                " * %s_ERR_SHAPE when an input shape is outside the bounds or inconsistent\n"
+                " * (nothing is then run or written). %s_run and %s_run_host run at the\n"
+                " * maximum shapes (_DIMS). */\n"
+                "#define %s_ERR_SHAPE (-2)\n"
+                "int %s_run_shapes(%s_Model *model, const void *const *inputs, const int64_t *const *in_dims,\n"
+                "    void *const *outputs, int64_t *const *out_dims);\n"
+                "int %s_run_shapes_host(%s_Model *model, const void *const *inputs, const int64_t *const *in_dims,\n"
+                "    void *const *outputs, int64_t *const *out_dims);\n",
+             N, N, N, N, N, N, N, N, N, N, N);
+}
+
+/* ---- NAME.cu ------------------------------------------------------------------------------ */
+
+void cu_shapes_defs(const Cu *c, Writer *w)
+{
+    CgenModel m;
+    memset(&m, 0, sizeof m);
+    m.g = c->g;
+    m.name = c->name;
+    cgen_write_max_dims(&m, w);
+}
+
+void cu_shapes_prologue(const Cu *c, Writer *w)
+{
+    const Graph *g = c->g;
+    /* the shape table, each extent clamped to its bounds (a wrong caller
+     * cannot overflow a buffer) */
+    w_printf(w, "    int64_t dim[%d];\n", g->n_syms);
+    for (int k = 0; k < g->n_syms; k++) {
+        const IrSym *s = &g->syms[k];
+        w_printf(w, "    dim[%d] = dims[%d] < %lld ? %lld : dims[%d] > %lld ? %lld : dims[%d]; /* ", k, k, (long long)s->lo,
+                 (long long)s->lo, k, (long long)s->hi, (long long)s->hi, k);
+        cu_comment_text(w, s->name);
+        w_puts(w, " */\n");
+    }
+    w_puts(w, "    const int64_t *const ddim = m->ddim; /* its device copy, which kernels read */\n");
+    w_puts(w, "    (void)dim, (void)ddim;\n");
+}
+
+/* Element count of port v at the dims in dim[] as C text. */
+static const char *numel_text(const Value *v, char *buf, size_t cap)
+{
+    CgenProd p = cgen_dims_prod(&v->shape, 0, v->shape.rank);
+    return cgen_prod_str(&p, buf, cap);
+}
+
+/* NAME_bind: dim[] from the actual input shapes (fixed dims, bounds and
+ * agreement checked), derived dims evaluated. */
+static void gen_bind(const Cu *c, Writer *w)
+{
+    const Graph *g = c->g;
+    const char *N = c->name;
+    char *seen = calloc((size_t)g->n_syms + 1, 1);
+    GC_ASSERT(seen);
+    w_printf(w, "/* The shape table of one run from the actual input shapes: 0, or %s_ERR_SHAPE. */\n", N);
+    w_printf(w, "static int %s_bind(const int64_t *const *in_dims, int64_t *dim)\n{\n", N);
+    w_printf(w, "    if (in_dims == NULL) return %s_ERR_SHAPE;\n", N);
+    for (int i = 0; i < g->n_inputs; i++) {
+        const Shape *s = &g->inputs[i]->shape;
+        char sh[256];
+        w_printf(w, "    /* input %d: %s */\n", i, ir_shape_str_g(g, s, sh, sizeof sh));
+        if (s->rank == 0) continue;
+        w_printf(w, "    if (in_dims[%d] == NULL) return %s_ERR_SHAPE;\n", i, N);
+        for (int k = 0; k < s->rank; k++) {
+            const int32_t y = s->sym[k];
+            if (!y) {
+                w_printf(w, "    if (in_dims[%d][%d] != %lld) return %s_ERR_SHAPE;\n", i, k, (long long)s->dims[k], N);
+            } else if (!seen[y - 1]) {
+                seen[y - 1] = 1;
+                const IrSym *sy = ir_sym(g, y);
+                w_printf(w, "    dim[%d] = in_dims[%d][%d];\n", y - 1, i, k);
+                w_printf(w, "    if (dim[%d] < %lld || dim[%d] > %lld) return %s_ERR_SHAPE;\n", y - 1, (long long)sy->lo, y - 1,
+                         (long long)sy->hi, N);
+            } else {
+                w_printf(w, "    if (in_dims[%d][%d] != dim[%d]) return %s_ERR_SHAPE;\n", i, k, y - 1, N);
+            }
+        }
+    }
+    for (int k = 0; k < g->n_syms; k++)
+        if (g->syms[k].kind == SYM_VAR && !seen[k])
+            w_printf(w, "    dim[%d] = %lld; /* in no input */\n", k, (long long)g->syms[k].hi);
+    free(seen);
+    cgen_write_derived_dims(g, w);
+    w_puts(w, "    return 0;\n}\n\n");
+}
+
+/* NAME_launch: the graph of dims dim over the buffers, captured anew when
+ * either differs from the graph's. */
+static void gen_launch(const Cu *c, Writer *w)
+{
+    const Graph *g = c->g;
+    const char *N = c->name;
+    w_puts(w, "/* Launches the graph of dims dim over inputs/outputs on the caller's stream, first\n"
+              " * capturing it anew (the device's shape table set first, in stream order) when\n"
+              " * the dims or the buffers differ from the graph's. 0 or -1. */\n");
+    w_printf(w, "static int %s_launch(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dim)\n{\n",
+             N, N);
+    w_puts(w, "    int same = m->exec != NULL;\n");
+    if (g->n_inputs) w_printf(w, "    for (int i = 0; same && i < %d; i++) same = inputs[i] == m->gin[i];\n", g->n_inputs);
+    if (g->n_outputs) w_printf(w, "    for (int i = 0; same && i < %d; i++) same = outputs[i] == m->gout[i];\n", g->n_outputs);
+    w_printf(w, "    for (int k = 0; same && k < %d; k++) same = dim[k] == m->gdim[k];\n", g->n_syms);
+    w_puts(w, "    if (!same) {\n");
+    w_printf(w, "        if (cudaMemcpyAsync(m->ddim, dim, sizeof(int64_t) * %d, cudaMemcpyHostToDevice, m->stream) != cudaSuccess)\n",
+             g->n_syms);
+    w_puts(w, "            return -1;\n");
+    w_printf(w, "        if (%s_capture(m, inputs, outputs, dim)) return -1;\n    }\n", N);
+    w_puts(w, "    return cudaGraphLaunch(m->exec, m->stream) == cudaSuccess ? 0 : -1;\n}\n\n");
+}
+
+/* NAME_out_shapes: output i's actual shape into out_dims[i]. */
+static void gen_out_shapes(const Cu *c, Writer *w)
+{
+    const Graph *g = c->g;
+    const char *N = c->name;
+    w_printf(w, "static void %s_out_shapes(const int64_t *dim, int64_t *const *out_dims)\n{\n", N);
+    w_puts(w, "    (void)dim;\n    if (out_dims == NULL) return;\n");
+    for (int i = 0; i < g->n_outputs; i++) {
+        const Shape *s = &g->outputs[i]->shape;
+        if (s->rank == 0) continue;
+        w_printf(w, "    if (out_dims[%d] != NULL) {\n", i);
+        for (int k = 0; k < s->rank; k++) {
+            if (s->sym[k]) w_printf(w, "        out_dims[%d][%d] = dim[%d];\n", i, k, s->sym[k] - 1);
+            else w_printf(w, "        out_dims[%d][%d] = %lld;\n", i, k, (long long)s->dims[k]);
+        }
+        w_puts(w, "    }\n");
+    }
+    w_puts(w, "}\n\n");
+}
+
+void cu_shapes_api(const Cu *c, Writer *w)
+{
+    const Graph *g = c->g;
+    const char *N = c->name;
+    char b[192];
+    gen_bind(c, w);
+    gen_launch(c, w);
+    gen_out_shapes(c, w);
+    w_printf(w, "int %s_run(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
+    w_printf(w, "    return m ? %s_launch(m, inputs, outputs, %s_max_dims) : -1;\n}\n\n", N, N);
+    w_printf(w, "int %s_run_shapes(%s_Model *m, const void *const *inputs, const int64_t *const *in_dims, void *const *outputs,\n"
+                "    int64_t *const *out_dims)\n{\n", N, N);
+    w_printf(w, "    int64_t dim[%d];\n    if (!m) return -1;\n", g->n_syms);
+    w_printf(w, "    const int rc = %s_bind(in_dims, dim);\n    if (rc) return rc;\n", N);
+    w_printf(w, "    if (%s_launch(m, inputs, outputs, dim)) return -1;\n", N);
+    w_printf(w, "    %s_out_shapes(dim, out_dims);\n    return 0;\n}\n\n", N);
+    w_printf(w, "int %s_run_shapes_host(%s_Model *m, const void *const *inputs, const int64_t *const *in_dims, void *const *outputs,\n"
+                "    int64_t *const *out_dims)\n{\n", N, N);
+    w_printf(w, "    int64_t dim[%d];\n    if (!m) return -1;\n", g->n_syms);
+    w_printf(w, "    const int rc = %s_bind(in_dims, dim);\n    if (rc) return rc;\n", N);
+    for (int i = 0; i < g->n_inputs; i++) {
+        const Value *v = g->inputs[i];
+        if (ir_numel(&v->shape) == 0) continue;
+        w_printf(w, "    if (cudaMemcpyAsync(m->in[%d], inputs[%d], (size_t)(%s) * %d, cudaMemcpyHostToDevice, m->stream) != cudaSuccess)\n"
+                    "        return -1;\n",
+                 i, i, numel_text(v, b, sizeof b), (int)ir_dtype_size(v->dtype));
+    }
+    w_printf(w, "    if (%s_launch(m, (const void *const *)m->in, m->out, dim)) return -1;\n", N);
+    for (int i = 0; i < g->n_outputs; i++) {
+        const Value *v = g->outputs[i];
+        if (ir_numel(&v->shape) == 0) continue;
+        w_printf(w, "    if (cudaMemcpyAsync(outputs[%d], m->out[%d], (size_t)(%s) * %d, cudaMemcpyDeviceToHost, m->stream) != cudaSuccess)\n"
+                    "        return -1;\n",
+                 i, i, numel_text(v, b, sizeof b), (int)ir_dtype_size(v->dtype));
+    }
+    w_puts(w, "    (void)inputs, (void)outputs; /* unread when every tensor is empty */\n");
+    w_puts(w, "    if (cudaStreamSynchronize(m->stream) != cudaSuccess) return -1;\n");
+    w_printf(w, "    %s_out_shapes(dim, out_dims);\n    return 0;\n}\n\n", N);
+}

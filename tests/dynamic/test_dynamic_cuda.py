@@ -1,0 +1,408 @@
+#!/usr/bin/python3
+"""test_dynamic_cuda.py — runtime shapes through the CUDA backend (--target cuda
+--max-shape), on graphc's CPU emulation of CUDA, cuBLAS and cuDNN (no GPU).
+
+    /usr/bin/python3 tests/dynamic/test_dynamic_cuda.py --graphc BUILD/graphc --work DIR
+    /usr/bin/python3 tests/dynamic/test_dynamic_cuda.py --graphc BUILD/graphc --work DIR --toolkit [--nvrtc NVRTC_CHECK]
+    python3 tests/dynamic/test_dynamic_cuda.py --graphc BUILD/graphc --work DIR --gpu      # on a GPU
+
+Each model is compiled ONCE with --max-shape, its folder built with `make emu`
+(-Wall -Wextra -Werror; ASan/UBSan with GRAPHC_SANITIZE=1), and NAME_main_emu
+runs it at several shapes against numpy or PyTorch:
+
+* an MLP with a symbolic batch (Gemm + Relu + MatMul + Add + Softmax) at
+  batches 1, 3 and 8, in fp32, at --precision fp16 (cublasGemmEx on the
+  batch's rows, 1e-2 of scale) and with --cuda-jit (the launchers); beyond
+  the bound NAME_main fails with one line and writes nothing;
+* a C driver built into the model's own translation unit (so that it shares
+  the emulated device) calls NAME_run_shapes on device buffers and
+  NAME_run_shapes_host at batches 3, 5, 3, 8 and 1 (the first two and the
+  middle two on the same buffers), so that each change of shape captures the
+  graph anew over the new dims, and
+  checks the outputs and the reported shapes, then that a batch of 9 or 0
+  and a wrong fixed dim return NAME_ERR_SHAPE;
+* a transformer encoder block with a symbolic length T (LayerNormalization,
+  MatMul, Reshape, Transpose, Softmax over T, Concat) at -O2 and -O0;
+* torchvision ResNet-18 (-O2, also built with -DGC_CUDNN_FUSED and the
+  warm-up run) and MobileNetV2 (-O0: BatchNormalization unfolded) with a
+  runtime batch 1 to 4 against PyTorch: cuDNN convolutions whose batch is
+  set per run;
+* a 4-layer GPT decoder exported with a symbolic length T (Shape, Gather,
+  Slice to T, the causal mask, Split, Reshape to runtime shape values) at
+  T = 1, 7 and 64 against PyTorch;
+* one-line refusals: a data-dependent dim (Range from a runtime input), an
+  op without runtime shapes in this backend (GatherElements), a Conv with a
+  runtime batch that cuDNN cannot say (unequal pads).
+
+With --gpu, the same checks on a GPU: the folders built by nvcc (`make`,
+the C driver by nvcc too) and NAME_main run on the device (scripts/gpu_check.sh
+dyn). With --toolkit, instead: the same models' folders compiled for a GPU
+without one, NAME.cu by nvcc (--Werror all-warnings, sm_90) and, with
+--cuda-jit, NAME_kernels.cu by NVRTC (--nvrtc: tools/nvrtc_check) and NAME.c
+by the C compiler against the CUDA headers; exits 77 (ctest's "skipped")
+when the toolkit is absent.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_dynamic import D, FAILS, check, encoder_model, gpt_model, mlp_model, one_line_error, run  # noqa: E402
+
+SAN = os.environ.get("GRAPHC_SANITIZE") == "1"
+GPU = False  # --gpu: nvcc builds, runs on the device
+CFLAGS = "-O1 -std=c99 -Wall -Wextra -Werror" + (" -g -fsanitize=address,undefined -fno-sanitize-recover=undefined" if SAN else "")
+
+
+def compile_folder(graphc, model, out, name, extra):
+    p = run([graphc, "compile", model, "-o", out, "--target=cuda", "--emit-main", "--name", name] + extra)
+    if not check(p.returncode == 0, f"{name}: graphc compile --target=cuda {' '.join(extra)} {p.stderr.strip()}"):
+        return False
+    return True
+
+
+def build_folder(out, name, defines=""):
+    if GPU:  # nvcc: NAME_main (GC_EMU_WARMUP is the emulation's; the GPU always runs the warm-up)
+        d = " ".join(x for x in defines.split() if x != "-DGC_EMU_WARMUP")
+        mk = run(["make", "-s", "-C", out, "-B", "all", f"NVCCFLAGS=-O2 {d}"])
+        return check(mk.returncode == 0, f"{name}: make {d} builds with nvcc" + ("" if mk.returncode == 0 else
+                                                                               "\n" + mk.stdout + mk.stderr))
+    mk = run(["make", "-s", "-C", out, "-B", "emu", f"CFLAGS={CFLAGS} {defines}"])
+    return check(mk.returncode == 0, f"{name}: make emu {defines} builds with -Werror" + ("" if mk.returncode == 0 else
+                                                                                         "\n" + mk.stdout + mk.stderr))
+
+
+def run_main(work, out, name, inputs, tag):
+    """Runs NAME_main_emu (NAME_main with --gpu) on the arrays; returns its outputs, or None (stderr printed)."""
+    files = []
+    for j, a in enumerate(inputs):
+        files.append(os.path.join(work, f"{name}_{tag}_in{j}.npy"))
+        np.save(files[-1], a)
+    res = os.path.join(work, f"{name}_{tag}_out")
+    shutil.rmtree(res, ignore_errors=True)
+    q = run([os.path.join(out, f"{name}_main" if GPU else f"{name}_main_emu"), res] + files)
+    if q.returncode != 0:
+        print(q.stderr)
+        return None
+    outs, i = [], 0
+    while os.path.exists(os.path.join(res, f"output_{i}.npy")):
+        outs.append(np.load(os.path.join(res, f"output_{i}.npy")))
+        i += 1
+    return outs
+
+
+def close(a, b, rel=None, tol=1e-4):
+    if a is None or a.shape != b.shape:
+        return False, "shape " + ("none" if a is None else str(a.shape))
+    if rel:
+        err = float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
+        return err <= rel, f"relative error {err:.3g}"
+    err = float(np.abs(a - b).max())
+    return bool(np.allclose(a, b, rtol=tol, atol=tol)), f"max diff {err:.3g}"
+
+
+def compare(outs, refs, what, **kw):
+    if not check(outs is not None and len(outs) == len(refs), f"{what}: NAME_main runs"):
+        return
+    for i, (a, r) in enumerate(zip(outs, refs)):
+        ok, how = close(a, np.asarray(r), **kw)
+        check(ok, f"{what}: output {i} {a.shape} matches the reference ({how})")
+
+
+# ---- the C driver: NAME_run_shapes and NAME_run_shapes_host in the model's translation unit ----
+
+DRIVER = r"""
+#include "@N@.cu"
+#include <stdio.h>
+#include <stdlib.h>
+
+/* argv: batches; stdin: for each batch, batch * 784 floats. Prints per run
+ * "rc d0 d1 v0 v1 ..." (the output's values), device buffers on runs 3 and
+ * 4, host buffers on the others; then the ERR_SHAPE cases. */
+int main(int argc, char **argv)
+{
+    @N@_Model *m;
+    static float hin[@N@_INPUT_0_NUMEL], hout[@N@_OUTPUT_0_NUMEL];
+    void *din, *dout;
+    if (@N@_init(&m, NULL) || cudaMalloc(&din, sizeof hin) != cudaSuccess || cudaMalloc(&dout, sizeof hout) != cudaSuccess)
+        return 1;
+    for (int a = 1; a < argc; a++) {
+        int64_t b = atoll(argv[a]), xd[2] = {b, 784}, yd[2] = {-1, -1};
+        const int64_t *ind[1] = {xd};
+        int64_t *outd[1] = {yd};
+        for (int64_t i = 0; i < b * 784; i++)
+            if (scanf("%f", &hin[i]) != 1) return 1;
+        int rc;
+        if (a == 3 || a == 4) {
+            const void *ins[1] = {din};
+            void *outs[1] = {dout};
+            if (cudaMemcpy(din, hin, sizeof(float) * (size_t)(b * 784), cudaMemcpyHostToDevice) != cudaSuccess) return 1;
+            rc = @N@_run_shapes(m, ins, ind, outs, outd);
+            if (cudaMemcpy(hout, dout, sizeof(float) * (size_t)(b * 10), cudaMemcpyDeviceToHost) != cudaSuccess) return 1;
+        } else {
+            const void *ins[1] = {hin};
+            void *outs[1] = {hout};
+            rc = @N@_run_shapes_host(m, ins, ind, outs, outd);
+        }
+        printf("%d %lld %lld", rc, (long long)yd[0], (long long)yd[1]);
+        for (int64_t i = 0; i < b * 10; i++) printf(" %.9g", hout[i]);
+        printf("\n");
+    }
+    {
+        int64_t bad[3][2] = {{9, 784}, {0, 784}, {3, 783}};
+        for (int k = 0; k < 3; k++) {
+            const int64_t *ind[1] = {bad[k]};
+            const void *ins[1] = {hin};
+            void *outs[1] = {hout};
+            printf("%d\n", @N@_run_shapes_host(m, ins, ind, outs, NULL));
+        }
+    }
+    @N@_free(m);
+    cudaFree(din);
+    cudaFree(dout);
+    return 0;
+}
+"""
+
+
+def driver_check(out, name, ref, rng):
+    src = os.path.join(out, "driver.c")
+    with open(src, "w") as f:
+        f.write(DRIVER.replace("@N@", name))
+    exe = os.path.join(out, "driver")
+    if GPU:
+        p = run([os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/bin/nvcc", "-O2", "-I", out, "-x", "cu", src, "-x", "none",
+                 os.path.join(out, f"{name}_weights.o"), "-lcublas", "-o", exe])
+    else:
+        p = run(["cc"] + CFLAGS.split() + ["-DGC_CUDA_EMULATE", "-I", out, "-x", "c", src, "-x", "none",
+                                           os.path.join(out, f"{name}_weights.S"), "-lm", "-o", exe])
+    if not check(p.returncode == 0, f"{name}: a C driver of {name}_run_shapes builds"):
+        print(p.stdout + p.stderr)
+        return
+    batches = [3, 5, 3, 8, 1]
+    xs = [rng.standard_normal((b, 784)).astype(np.float32) for b in batches]
+    q = subprocess.run([exe] + [str(b) for b in batches], input=" ".join(" ".join("%.9g" % v for v in x.ravel()) for x in xs),
+                       capture_output=True, text=True)
+    lines = q.stdout.strip().splitlines()
+    if not check(q.returncode == 0 and len(lines) == len(batches) + 3, f"{name}: the driver runs ({q.stderr.strip()})"):
+        return
+    for k, (b, x) in enumerate(zip(batches, xs)):
+        f = lines[k].split()
+        got = np.array([float(v) for v in f[3:]], np.float32).reshape(-1, 10) if len(f) > 3 else None
+        how = "device buffers, NAME_run_shapes" if k in (2, 3) else "host buffers, NAME_run_shapes_host"
+        ok, err = close(got, ref(x))
+        check(f[:3] == ["0", str(b), "10"] and ok,
+              f"{name}: run {k + 1} at batch {b} ({how}) returns 0, reports ({b}, 10) and matches numpy ({err})")
+    check(lines[-3:] == ["-2", "-2", "-2"],
+          f"{name}: batch 9, batch 0 and a wrong fixed dim return {name}_ERR_SHAPE ({' '.join(lines[-3:])})")
+
+
+# ---- the models ------------------------------------------------------------------------------------
+
+def mlp_checks(graphc, work, rng):
+    mlp, ref = mlp_model(rng)
+    path = os.path.join(work, "mlp.onnx")
+    onnx.save(mlp, path)
+    out = os.path.join(work, "mlp_out")
+    if not compile_folder(graphc, path, out, "mlp", ["--max-shape", "x=8,784"]):
+        return
+    hdr = open(os.path.join(out, "mlp.h")).read()
+    check('#define mlp_DIM_0_NAME "batch"' in hdr and "#define mlp_DIM_0_MAX 8" in hdr and "mlp_run_shapes_host" in hdr
+          and "#define mlp_INPUT_0_DIM_SYMS {0, -1}" in hdr, "mlp: mlp.h documents the runtime dim and NAME_run_shapes")
+    if build_folder(out, "mlp"):
+        for b in (1, 3, 8):
+            x = rng.standard_normal((b, 784)).astype(np.float32)
+            compare(run_main(work, out, "mlp", [x], f"b{b}"), [ref(x)], f"mlp batch {b}")
+        big = os.path.join(work, "mlp_big.npy")
+        np.save(big, np.zeros((9, 784), np.float32))
+        res = os.path.join(work, "mlp_big_out")
+        q = run([os.path.join(out, "mlp_main" if GPU else "mlp_main_emu"), res, big])
+        check(one_line_error(q, "beyond the model's bounds") and not os.path.exists(res),
+              f"mlp_main at batch 9: one line, nothing written ({q.stderr.strip()})")
+        driver_check(out, "mlp", ref, rng)
+    # fp16: the batch's rows through cublasGemmEx
+    out16 = os.path.join(work, "mlp16_out")
+    if compile_folder(graphc, path, out16, "mlp16", ["--max-shape", "x=8,784", "--precision=fp16"]) and build_folder(out16, "mlp16"):
+        for b in (2, 7):
+            x = rng.standard_normal((b, 784)).astype(np.float32)
+            compare(run_main(work, out16, "mlp16", [x], f"b{b}"), [ref(x)], f"mlp fp16 batch {b}", rel=1e-2)
+    # --cuda-jit: the launchers pass the shape table like any pointer
+    outj = os.path.join(work, "mlpj_out")
+    if compile_folder(graphc, path, outj, "mlpj", ["--max-shape", "x=8,784", "--cuda-jit"]) and build_folder(outj, "mlpj"):
+        x = rng.standard_normal((5, 784)).astype(np.float32)
+        compare(run_main(work, outj, "mlpj", [x], "b5"), [ref(x)], "mlp --cuda-jit batch 5")
+
+
+def encoder_checks(graphc, work, rng):
+    enc, ref = encoder_model(rng)
+    path = os.path.join(work, "enc.onnx")
+    onnx.save(enc, path)
+    for level, ts in (("-O2", (1, 7, 16)), ("-O0", (5,))):
+        out = os.path.join(work, f"enc{level}")
+        if not (compile_folder(graphc, path, out, "enc", ["--max-shape", "x=1,16,%d" % D, level]) and build_folder(out, "enc")):
+            continue
+        for t in ts:
+            x = rng.standard_normal((1, t, D)).astype(np.float32)
+            compare(run_main(work, out, "enc", [x], f"t{t}"), ref(x), f"encoder {level} T={t}")
+
+
+def torchvision_checks(graphc, work):
+    import torch
+    import torchvision
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+    from torch_models import calibrate
+    for name, make, level, defines in (("r18", torchvision.models.resnet18, "-O2", ""),
+                                       ("r18f", torchvision.models.resnet18, "-O2", "-DGC_CUDNN_FUSED -DGC_EMU_WARMUP"),
+                                       ("mbv2", torchvision.models.mobilenet_v2, "-O0", "")):
+        torch.manual_seed(15)
+        m = make(weights=None)
+        calibrate(m, (1, 3, 32, 32), 15)
+        path = os.path.join(work, f"{name}.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(m, torch.zeros(1, 3, 32, 32), path, input_names=["x"], output_names=["y"],
+                              dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+        out = os.path.join(work, f"{name}_out")
+        if not (compile_folder(graphc, path, out, name, ["--max-shape", "x=4,3,32,32", level])
+                and build_folder(out, name, defines)):
+            continue
+        for b in ((1, 2, 3, 4) if not defines else (3,)):
+            x = np.random.default_rng(b).standard_normal((b, 3, 32, 32)).astype(np.float32)
+            with torch.no_grad():
+                want = m(torch.from_numpy(x)).numpy()
+            compare(run_main(work, out, name, [x], f"b{b}"), [want], f"{name} {level} {defines} batch {b} against PyTorch",
+                    rel=1e-4)
+
+
+def gpt_checks(graphc, work):
+    import torch
+    m = gpt_model()
+    path = os.path.join(work, "gpt.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(m, torch.zeros(1, 8, dtype=torch.long), path, input_names=["idx"], output_names=["logits"],
+                          dynamic_axes={"idx": {1: "T"}, "logits": {1: "T"}}, opset_version=17)
+    out = os.path.join(work, "gpt_out")
+    if not (compile_folder(graphc, path, out, "gpt", ["--max-shape", "idx=1,64"]) and build_folder(out, "gpt")):
+        return
+    for t in (1, 7, 64):
+        idx = np.random.default_rng(t).integers(0, 100, (1, t)).astype(np.int64)
+        with torch.no_grad():
+            want = m(torch.from_numpy(idx)).numpy()
+        compare(run_main(work, out, "gpt", [idx], f"t{t}"), [want], f"gpt T={t} against PyTorch")
+
+
+REFUSED = [
+    ("range_data", "graph rg {\n  input %n: i64[]\n  const %zero: i64[] = [0]\n  const %one: i64[] = [1]\n"
+                   "  r: %r = Range(%zero, %n, %one)\n  output %r\n}\n", ["--max-dim=16"],
+     ["node 'r' (Range)", "data-dependent", "--max-shape"]),
+    ("gather_elements", "graph ge {\n  input %x: f32[n<=4,3]\n  input %i: i64[n<=4,3]\n"
+                        "  g: %y = GatherElements(%x, %i) {axis=1}\n  output %y\n}\n", [],
+     ["node 'g' (GatherElements)", "op 'GatherElements' does not support runtime shapes yet in the CUDA backend", "'x'"]),
+    ("conv_pads", "graph cv {\n  input %x: f32[n<=2,1,8,8]\n  const %w: f32[1,1,3,3] = random(seed=1, lo=-1, hi=1)\n"
+                  "  c: %y = Conv(%x, %w) {pads=[0,0,1,1]}\n  output %y\n}\n", [],
+     ["node 'c' (Conv)", "runtime shapes through Conv on cuDNN only", "equal pads"]),
+]
+
+
+def refusal_checks(graphc, work):
+    for name, text, extra, words in REFUSED:
+        model = os.path.join(work, f"{name}.gir")
+        with open(model, "w") as f:
+            f.write(text)
+        out = os.path.join(work, f"{name}_out")
+        q = run([graphc, "compile", model, "-o", out, "--target=cuda"] + extra)
+        check(one_line_error(q, *words) and not os.path.exists(out), f"{name}: a one-line refusal ({q.stderr.strip()})")
+
+
+# ---- --toolkit: nvcc and NVRTC on the folders ---------------------------------------------------------
+
+def toolkit_checks(graphc, work, nvrtc):
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    nvcc = shutil.which("nvcc") or (cuda_home + "/bin/nvcc" if os.access(cuda_home + "/bin/nvcc", os.X_OK) else None)
+    if not nvcc:
+        print(f"SKIPPED: no nvcc on PATH or in {cuda_home}/bin (the CUDA toolkit is not installed)")
+        return 77
+    rng = np.random.default_rng(15)
+    mlp, _ = mlp_model(rng)
+    onnx.save(mlp, os.path.join(work, "mlp.onnx"))
+    enc, _ = encoder_model(rng)
+    onnx.save(enc, os.path.join(work, "enc.onnx"))
+    models = [("mlp", "mlp.onnx", ["--max-shape", "x=8,784"]), ("mlp16", "mlp.onnx", ["--max-shape", "x=8,784", "--precision=fp16"]),
+              ("enc", "enc.onnx", ["--max-shape", "x=1,16,%d" % D])]
+    try:
+        import torch
+        import torchvision
+        m = torchvision.models.resnet18(weights=None).eval()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(m, torch.zeros(1, 3, 32, 32), os.path.join(work, "r18.onnx"), input_names=["x"], output_names=["y"],
+                              dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+            torch.onnx.export(gpt_model(), torch.zeros(1, 8, dtype=torch.long), os.path.join(work, "gpt.onnx"),
+                              input_names=["idx"], output_names=["logits"], dynamic_axes={"idx": {1: "T"}, "logits": {1: "T"}},
+                              opset_version=17)
+        models += [("r18", "r18.onnx", ["--max-shape", "x=4,3,32,32"]), ("gpt", "gpt.onnx", ["--max-shape", "idx=1,64"])]
+    except ImportError as e:
+        check(False, f"PyTorch and torchvision export the models ({e})")
+    for name, model, extra in models:
+        out = os.path.join(work, f"{name}_nvcc")
+        if compile_folder(graphc, os.path.join(work, model), out, name, extra):
+            p = run(["make", "-s", "-C", out, f"NVCC={nvcc}", f"{name}.o",
+                     "NVCCFLAGS=-O2 -arch=sm_90 --Werror all-warnings -DGC_CUDNN_FUSED -DGC_CUDNN_TIME -Xcompiler -Wall,-Wextra"])
+            check(p.returncode == 0, f"{name}: nvcc compiles {name}.cu" + ("" if p.returncode == 0 else "\n" + p.stdout + p.stderr))
+        out = os.path.join(work, f"{name}_jit")
+        if compile_folder(graphc, os.path.join(work, model), out, name, extra + ["--cuda-jit"]):
+            p = run(["make", "-s", "-C", out, f"{name}.o", f"CUDA_HOME={cuda_home}",
+                     "CFLAGS=-O2 -std=c99 -Wall -Wextra -Werror -pedantic -DGC_CUDNN_FUSED"])
+            check(p.returncode == 0, f"{name}: {name}.c (--cuda-jit) compiles against the CUDA headers" +
+                  ("" if p.returncode == 0 else "\n" + p.stdout + p.stderr))
+            if nvrtc:
+                p = run([nvrtc, os.path.join(out, f"{name}_kernels.cu")])
+                check(p.returncode == 0, f"{name}: NVRTC compiles {name}_kernels.cu ({p.stdout.strip().splitlines()[-1:]})")
+    if not nvrtc:
+        print("note: no --nvrtc checker given (NVRTC not found at configure time): the kernels were not compiled by NVRTC")
+    return 1 if FAILS else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--graphc", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--toolkit", action="store_true", help="compile the folders with nvcc and NVRTC instead (77: no toolkit)")
+    ap.add_argument("--nvrtc", default="", help="with --toolkit: tools/nvrtc_check, built where NVRTC was found")
+    ap.add_argument("--gpu", action="store_true", help="build with nvcc and run on the GPU instead of the emulation")
+    ap.add_argument("--no-torchvision", action="store_true",
+                    help="leave out ResNet-18 and MobileNetV2 (the sanitizer build: its emulated convolutions are slow)")
+    a = ap.parse_args()
+    global GPU
+    GPU = a.gpu
+    graphc = os.path.abspath(a.graphc)
+    work = os.path.abspath(a.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    if a.toolkit:
+        rc = toolkit_checks(graphc, work, a.nvrtc)
+        print(f"{len(FAILS)} check(s) failed" if FAILS else "skipped" if rc == 77 else "the folders compile for the GPU")
+        return rc
+    rng = np.random.default_rng(15)
+    mlp_checks(graphc, work, rng)
+    encoder_checks(graphc, work, rng)
+    refusal_checks(graphc, work)
+    gpt_checks(graphc, work)
+    if not a.no_torchvision:
+        torchvision_checks(graphc, work)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed")
+        return 1
+    print("all CUDA runtime-shape checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
