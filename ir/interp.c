@@ -78,7 +78,31 @@ static int infer_at_run_time(Graph *g, Node *n, double *const *buf, Diag *d)
         v->nbytes = nb;
         v->kind = VK_CONST;
     }
-    return ir_infer_node(g, n, d);
+    /* the extents its outputs were planned at, which the actual ones must
+     * respect (the buffers of graph outputs are allocated at them): each
+     * data-dependent dim within its bound, each output's elements within
+     * its cap (the dims --max-dim bounds jointly) */
+    Shape *was = malloc(sizeof *was * (size_t)(n->n_out ? n->n_out : 1));
+    int64_t *cap = malloc(sizeof *cap * (size_t)(n->n_out ? n->n_out : 1));
+    GC_ASSERT(was && cap);
+    for (int j = 0; j < n->n_out; j++) {
+        was[j] = n->out[j]->shape;
+        cap[j] = n->out[j]->shape_known ? ir_value_max_numel(n->out[j]) : INT64_MAX;
+    }
+    int rc = ir_infer_node(g, n, d);
+    for (int j = 0; j < n->n_out && !rc; j++) {
+        const Value *v = n->out[j];
+        for (int k = 0; k < v->shape.rank && k < was[j].rank && !rc; k++)
+            if (was[j].sym[k] && ir_sym_is_data(g, was[j].sym[k]) && v->shape.dims[k] > was[j].dims[k])
+                rc = diag_node_error(d, n, "dim %d of output '%s' is %lld at run time, beyond its bound %lld", k, v->name,
+                                     (long long)v->shape.dims[k], (long long)was[j].dims[k]);
+        if (!rc && ir_numel(&v->shape) > cap[j])
+            rc = diag_node_error(d, n, "output '%s' has %lld elements at run time, beyond its bound of %lld (--max-dim)", v->name,
+                                 (long long)ir_numel(&v->shape), (long long)cap[j]);
+    }
+    free(was);
+    free(cap);
+    return rc;
 }
 
 int ir_interp_run_f64(const Graph *g, InterpPrec prec, const double *const *inputs,

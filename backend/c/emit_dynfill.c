@@ -351,27 +351,40 @@ size_t emit_dyn_resize_workspace(const Node *n)
     return (size_t)total * (sizeof(int64_t) + ir_dtype_size(n->out[0]->dtype));
 }
 
+EmitResizeArgs emit_dyn_resize_args(const Node *n)
+{
+    static const char *const ctms[] = {"half_pixel", "asymmetric", "pytorch_half_pixel", "tf_crop_and_resize", "align_corners"};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    static const char *const modes[] = {"nearest", "linear", "cubic"};
+    const int up = n->op == OP_Upsample;
+    EmitResizeArgs a;
+    a.K = resize_taps(n);
+    a.mode = pick(n->attrs[up ? UPSAMPLE_MODE : RESIZE_MODE].s, modes, 3);
+    a.ctm = up ? 1 : pick(n->attrs[RESIZE_COORDINATE_TRANSFORMATION_MODE].s, ctms, 5);
+    a.nearest = up ? 2 : pick(n->attrs[RESIZE_NEAREST_MODE].s, nms, 4);
+    a.A = up ? -0.75 : n->attrs[RESIZE_CUBIC_COEFF_A].f;
+    a.exclude = up ? 0 : n->attrs[RESIZE_EXCLUDE_OUTSIDE].i != 0;
+    a.scales = up ? n->in[1] : given_in(n, 2);
+    a.sizes = up ? NULL : given_in(n, 3);
+    a.roi = given_in(n, 1);
+    return a;
+}
+
 /* The extents from scales (floor(scale * in)) or sizes, set at run time when
  * they are the node's own; the scales, roi and tap tables are computed at
  * run time (gcrt_resize_taps_*) into the workspace, then gcrt_resize runs. */
 int emit_dyn_resize(Cgen *c, const Node *n, Diag *d)
 {
-    static const char *const ctms[] = {"half_pixel", "asymmetric", "pytorch_half_pixel", "tf_crop_and_resize", "align_corners"};
-    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    static const char *const modes[] = {"nearest", "linear", "cubic"};
     const Value *X = n->in[0], *Y = n->out[0];
     const char *sfx = emit_kernel_suffix(n, Y->dtype, d);
     if (!sfx) return -1;
     if (ir_shape_has_sym(&X->shape))
         return diag_node_error(d, n, "the C backend resizes at run time only an input 'X' of static shape");
     Writer *w = cgen_w(c);
-    int r = X->shape.rank, up = n->op == OP_Upsample, K = resize_taps(n);
-    int mode = pick(n->attrs[up ? UPSAMPLE_MODE : RESIZE_MODE].s, modes, 3);
-    int ctm = up ? 1 : pick(n->attrs[RESIZE_COORDINATE_TRANSFORMATION_MODE].s, ctms, 5);
-    int nearest = up ? 2 : pick(n->attrs[RESIZE_NEAREST_MODE].s, nms, 4);
-    double A = up ? -0.75 : n->attrs[RESIZE_CUBIC_COEFF_A].f;
-    int exclude = up ? 0 : n->attrs[RESIZE_EXCLUDE_OUTSIDE].i != 0;
-    const Value *scales = up ? n->in[1] : given_in(n, 2), *sizes = up ? NULL : given_in(n, 3), *roi = given_in(n, 1);
+    const EmitResizeArgs ra = emit_dyn_resize_args(n);
+    const int r = X->shape.rank, K = ra.K, mode = ra.mode, ctm = ra.ctm, nearest = ra.nearest, exclude = ra.exclude;
+    const double A = ra.A;
+    const Value *scales = ra.scales, *sizes = ra.sizes, *roi = ra.roi;
     char ps[EMIT_EXPR_CAP], pr[EMIT_EXPR_CAP], xd[64], e[4 * EMIT_EXPR_CAP], b[160], lit[64];
     const char *sc = cgen_tmp(c, "scale"), *ro = cgen_tmp(c, "roi"), *ni = cgen_tmp(c, "in_dims"), *no = cgen_tmp(c, "out_dims");
     const char *nk = cgen_tmp(c, "taps");

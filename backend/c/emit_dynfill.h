@@ -22,5 +22,15 @@ int emit_dyn_resize(Cgen *c, const Node *n, Diag *d);
  * tables; 0 for a node the static emitter writes). */
 int emit_dyn_resize_needed(const Node *n);
 size_t emit_dyn_resize_workspace(const Node *n);
+/* The arguments of gcrt_resize_taps_* for Resize/Upsample n (the modes in
+ * gcrt_resize.h's order; Upsample: asymmetric, floor) and its operands
+ * (NULL when absent or empty); the CUDA backend's runtime Resize computes
+ * its tables with the same call. */
+typedef struct EmitResizeArgs {
+    int K, mode, ctm, nearest, exclude;
+    double A;
+    const Value *scales, *sizes, *roi;
+} EmitResizeArgs;
+EmitResizeArgs emit_dyn_resize_args(const Node *n);
 
 #endif

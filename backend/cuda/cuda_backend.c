@@ -63,9 +63,9 @@ static int is_half(DType t) { return t == DT_F16 || t == DT_BF16; }
 /* Views move any dtype; f16/bf16 tensors need an entry marked half. */
 static int cuda_supports(const Graph *g, const Node *n, Diag *d)
 {
-    if (cu_check_data_dims(g, n, d)) return -1;
     const OpDesc *od = ir_op(n->op);
     const CudaEntry *e = od->view ? NULL : cuda_entry(n->op);
+    if (cu_check_data_dims(g, n, e && e->dyn == 2, d)) return -1;
     for (int i = 0; i < n->n_in + n->n_out; i++) {
         const Value *v = i < n->n_in ? n->in[i] : n->out[i - n->n_in];
         if (v && (v->dtype == DT_UNDEF || (is_half(v->dtype) && !od->view && !(e && e->half))))
@@ -127,7 +127,8 @@ static int cuda_kernel_note(const Graph *g, const Node *n, char *buf, size_t cap
 
 /* ---- the writer state ------------------------------------------------------------------ */
 
-static int64_t value_bytes(const Value *v) { return ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype); }
+/* v's bytes at its bounds (a group of data-dependent dims bounded jointly counted as the group's cap). */
+static int64_t value_bytes(const Value *v) { return ir_value_bytes(v); }
 
 /* v's bytes at the run's dims as C text: a literal, or "(size_t)(dim[0] * 784) * 4". */
 static const char *bytes_text(Cu *c, const Value *v, char *buf, size_t cap)
@@ -332,7 +333,7 @@ static void port_macros(const Cu *c, Writer *w, const char *kind, int i, const V
     w_printf(w, "#define %s_%s_%d_RANK %d\n", N, kind, i, v->shape.rank);
     w_printf(w, "#define %s_%s_%d_DIMS %s\n", N, kind, i, v->shape.rank ? dims : "{0}");
     if (c->g->n_syms) cu_shapes_port_macros(c, w, kind, i, v);
-    w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, kind, i, (long long)ir_numel(&v->shape));
+    w_printf(w, "#define %s_%s_%d_NUMEL %lld\n", N, kind, i, (long long)ir_value_max_numel(v));
     w_printf(w, "#define %s_%s_%d_BYTES %lld\n\n", N, kind, i, (long long)value_bytes(v));
 }
 
@@ -358,12 +359,22 @@ static void gen_header(Cu *c, Writer *w)
     w_puts(w, " * cudaStream_t (NULL: the default stream). ");
     if (c->jit) w_printf(w, "It compiles the kernels with NVRTC\n * for the current device (%s_kernels.cu; NVRTC's log on stderr when that\n * fails), then ", N);
     else w_puts(w, "It then\n * ");
-    w_puts(w, "captures the whole schedule into a CUDA graph (stream capture\n");
-    w_puts(w, " * on a stream of its own: nothing runs). It returns 0, or -1 with nothing\n");
-    w_printf(w, " * allocated. %s_run launches that graph on the stream, inputs and\n", N);
-    w_puts(w, " * outputs in device memory, and returns without waiting; it allocates\n");
-    w_puts(w, " * nothing, except that buffers other than the last run's are captured\n");
-    w_puts(w, " * anew (the graph updated in place), so keep them fixed. Not thread-safe\n");
+    if (cu_eager(g) && g->n_syms) {
+        w_puts(w, "runs the schedule once on zeroed inputs (the libraries\n");
+        w_puts(w, " * load their kernels). It returns 0, or -1 with nothing allocated. The\n");
+        w_puts(w, " * model has data-dependent dims, so it has no CUDA graph: the host reads\n");
+        w_printf(w, " * operands back in mid-run to size what follows. %s_run runs the\n", N);
+        w_puts(w, " * schedule on a stream of its own after the work on the caller's stream,\n");
+        w_puts(w, " * inputs and outputs in device memory, and waits for it; it allocates\n");
+        w_puts(w, " * nothing. Not thread-safe\n");
+    } else {
+        w_puts(w, "captures the whole schedule into a CUDA graph (stream capture\n");
+        w_puts(w, " * on a stream of its own: nothing runs). It returns 0, or -1 with nothing\n");
+        w_printf(w, " * allocated. %s_run launches that graph on the stream, inputs and\n", N);
+        w_puts(w, " * outputs in device memory, and returns without waiting; it allocates\n");
+        w_puts(w, " * nothing, except that buffers other than the last run's are captured\n");
+        w_puts(w, " * anew (the graph updated in place), so keep them fixed. Not thread-safe\n");
+    }
     w_printf(w, " * per model. %s_run_host copies host inputs to the device, runs, copies\n", N);
     w_printf(w, " * the outputs back and waits. Both return 0, or -1 on a CUDA error.\n");
     w_printf(w, " * %s_free releases what %s_init allocated (NULL: nothing).\n */\n", N, N);
@@ -421,6 +432,7 @@ static void gen_struct(Cu *c, Writer *w, int ni, int no, int nk)
                     "    unsigned char fused[%d];\n    cudnnTensorDescriptor_t cb[%d];\n"
                     "    cudnnActivationDescriptor_t relu;\n", c->nconv, c->nconv);
     if (c->nptrs) w_puts(w, "    void **gemm_ptrs; /* the batched GEMMs' operand pointers (device memory, filled by the init) */\n");
+    if (c->hws_bytes) w_puts(w, "    unsigned char *hws; /* host scratch: the tap tables of Resizes with runtime scales */\n");
     if (c->jit) w_printf(w, "    CUmodule mod;\n    CUfunction fn[%d];\n", nk ? nk : 1);
     else w_printf(w, "#if GC_LAUNCHERS\n    CUfunction fn[%d];\n#endif\n", nk ? nk : 1);
     w_puts(w, "};\n\n");
@@ -482,7 +494,9 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
         w_puts(w, " * CUDA C++ for nvcc, and C99 for the CPU emulation (-DGC_CUDA_EMULATE, gc_cuda.h). */\n");
     }
     if (c->half) w_puts(w, "#define GC_CUDA_HALF /* f16/bf16 tensors: the conversions of gc_cuda.h */\n");
-    w_printf(w, "#include \"%s.h\"\n#include \"gc_cuda.h\"\n\n#include <stdlib.h>\n\n", N);
+    w_printf(w, "#include \"%s.h\"\n#include \"gc_cuda.h\"\n", N);
+    if (c->hws_bytes) w_puts(w, "#include \"gcrt_resize.c\" /* the host's tap tables of Resizes with runtime scales or sizes */\n");
+    w_puts(w, g->n_syms ? "\n#include <math.h>\n#include <stdlib.h>\n\n" : "\n#include <stdlib.h>\n\n");
     w_printf(w, "#ifdef __cplusplus\nextern \"C\" {\n#endif\nextern const unsigned char %s_weights[];\n", N);
     w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n");
     gen_struct(c, w, ni, no, nk);
@@ -499,8 +513,8 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     const int dyn = g->n_syms > 0;
     if (dyn) {
         cu_shapes_defs(c, w);
-        w_printf(w, "static int %s_schedule(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dims)\n{\n",
-                 N, N);
+        w_printf(w, "static int %s_schedule(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dims%s)\n{\n",
+                 N, N, cu_eager(g) ? ",\n    int64_t *dims_out" : "");
         cu_shapes_prologue(c, w);
     } else {
         w_printf(w, "static int %s_schedule(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
@@ -519,8 +533,10 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     if (!c->jit) w_puts(w, "#if GC_LAUNCHERS\n");
     w_puts(w, "    if (gc_launch_rc) return -1;\n");
     if (!c->jit) w_puts(w, "#endif\n");
+    if (dyn) cu_shapes_epilogue(c, w);
     w_puts(w, "    return cudaGetLastError() == cudaSuccess ? 0 : -1;\n}\n\n");
-    gen_capture(c, w, ni, no);
+    const int eager = dyn && cu_eager(g); /* no CUDA graph */
+    if (!eager) gen_capture(c, w, ni, no);
 
     w_printf(w, "void %s_free(%s_Model *m)\n{\n", N, N);
     w_puts(w, "    if (!m) return;\n");
@@ -532,6 +548,7 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     if (c->nconv) w_puts(w, "    if (m->dnn) cudnnDestroy(m->dnn);\n");
     if (c->nptrs) w_puts(w, "    cudaFree(m->gemm_ptrs);\n");
     if (dyn) w_puts(w, "    cudaFree(m->ddim);\n");
+    if (c->hws_bytes) w_puts(w, "    free(m->hws);\n");
     w_puts(w, "    cudaFree(m->arena);\n    cudaFree(m->weights);\n");
     if (c->jit) w_puts(w, "    if (m->mod) cuModuleUnload(m->mod);\n");
     w_puts(w, "    if (m->blas) cublasDestroy(m->blas);\n    cudaFree(m->blas_ws);\n");
@@ -556,7 +573,8 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMalloc(&m->in[i], in_bytes[i] ? in_bytes[i] : 1) == cudaSuccess;\n", ni);
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMalloc(&m->out[i], out_bytes[i] ? out_bytes[i] : 1) == cudaSuccess;\n", no);
     char maxd[80] = ""; /* the schedule's dims argument at init: the maxima */
-    if (dyn) snprintf(maxd, sizeof maxd, ", %s_max_dims", N);
+    if (dyn) snprintf(maxd, sizeof maxd, ", %s_max_dims%s", N, eager ? ", NULL" : "");
+    if (c->hws_bytes) w_printf(w, "    ok = ok && (m->hws = (unsigned char *)calloc(1, %lld)) != NULL;\n", (long long)c->hws_bytes);
     if (dyn) /* the shape table kernels read, at the maxima until a run at other dims */
         w_printf(w, "    ok = ok && cudaMalloc((void **)&m->ddim, sizeof(int64_t) * %d) == cudaSuccess &&\n"
                     "         cudaMemcpy(m->ddim, %s_max_dims, sizeof(int64_t) * %d, cudaMemcpyHostToDevice) == cudaSuccess;\n",
@@ -603,13 +621,19 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     w_puts(w, "#if !defined(GC_CUDA_EMULATE) || defined(GC_EMU_WARMUP)\n");
     w_printf(w, "    for (int i = 0; ok && i < %d; i++) ok = cudaMemset(m->in[i], 0, in_bytes[i] ? in_bytes[i] : 1) == cudaSuccess;\n", ni);
     if (c->nconv) w_puts(w, "    m->probing = 1;\n");
-    w_printf(w, "    ok = ok && %s_schedule(m, (const void *const *)m->in, m->out%s) == 0 && cudaStreamSynchronize(m->cap) == cudaSuccess;\n",
-             N, maxd);
+    if (eager) /* zeroed inputs may make a data-dependent dim invalid: the run stops there, which is no failure */
+        w_printf(w, "    const int wr = ok ? %s_schedule(m, (const void *const *)m->in, m->out%s) : -1;\n"
+                    "    ok = ok && (wr == 0 || wr == %s_ERR_SHAPE) && cudaStreamSynchronize(m->cap) == cudaSuccess;\n", N, maxd, N);
+    else
+        w_printf(w, "    ok = ok && %s_schedule(m, (const void *const *)m->in, m->out%s) == 0 && cudaStreamSynchronize(m->cap) == cudaSuccess;\n",
+                 N, maxd);
     if (c->nconv) w_puts(w, "    m->probing = 0;\n");
     w_puts(w, "#endif\n");
-    w_puts(w, "    /* the schedule over the model's own buffers, captured once here: capture runs\n");
-    w_printf(w, "     * nothing, and %s_run_host replays it as is */\n", N);
-    w_printf(w, "    ok = ok && %s_capture(m, (const void *const *)m->in, m->out%s) == 0;\n", N, maxd);
+    if (!eager) {
+        w_puts(w, "    /* the schedule over the model's own buffers, captured once here: capture runs\n");
+        w_printf(w, "     * nothing, and %s_run_host replays it as is */\n", N);
+        w_printf(w, "    ok = ok && %s_capture(m, (const void *const *)m->in, m->out%s) == 0;\n", N, maxd);
+    }
     w_printf(w, "    if (!ok) {\n        %s_free(m);\n        cudaGetLastError();\n        return -1;\n    }\n", N);
     w_puts(w, "    *model = m;\n    return 0;\n}\n\n");
 
@@ -936,7 +960,9 @@ static void gen_main(Cu *c, Writer *w)
         {2, "    for (int i = 0; i < @NI@; i++) ind[i] = in_got[i];\n"},
         {2, "    for (int i = 0; i < @NO@; i++) outd[i] = out_got[i];\n"},
         {2, "    int rc = @N@_run_shapes_host(m, (const void *const *)in, ind, out, outd);\n"},
-        {2, "    if (rc == @N@_ERR_SHAPE) return fail(argv[2], \"the input shapes are outside the model's bounds or disagree\");\n"},
+        {2, "    if (rc == @N@_ERR_SHAPE)\n"},
+        {2, "        return fail(argv[2], \"the inputs do not fit the model: a fixed dim differs, a runtime dim is out of its bounds or \"\n"},
+        {2, "                             \"differs between inputs, or a shape computed from input values is invalid or beyond its bound\");\n"},
         {2, "    if (rc) return fail(\"@N@_run_shapes_host\", \"a CUDA call failed\");\n"},
         {0, "    @N@_free(m);\n"},
         {0, "    if (mkdir(argv[1], 0777) != 0 && errno != EEXIST) return fail(argv[1], strerror(errno));\n"},
@@ -1036,7 +1062,9 @@ static int cuda_write(const Graph *g, const char *dir, const BackendOptions *o, 
         if (!rc) rc = copy_runtime(tmp, "gc_cuda_emu.h", d);
         if (!rc && c.jit) rc = copy_runtime(tmp, "gc_cuda_jit.h", d);
         if (!rc) rc = copy_runtime(tmp, "gc_cuda_kernel.h", d);
-        if (!rc && c.half) rc = copy_runtime(tmp, "gcrt_base.h", d); /* the emulation's f16/bf16 conversions */
+        if (!rc && (c.half || c.hws_bytes)) rc = copy_runtime(tmp, "gcrt_base.h", d); /* the emulation's f16/bf16 conversions */
+        if (!rc && c.hws_bytes) rc = copy_runtime(tmp, "gcrt_resize.h", d);
+        if (!rc && c.hws_bytes) rc = copy_runtime(tmp, "gcrt_resize.c", d); /* the host's runtime tap tables */
         if (rc) cgen_rmtree(tmp);
         else rc = cgen_dir_commit(tmp, dir, o->name, d);
     }

@@ -70,6 +70,8 @@ typedef struct Cu {
                         * (an NHWC Conv's filter, KRSC), or NULL */
     char sz[16][192];  /* cu_sz's rotating buffers */
     int szk;
+    int64_t hws_bytes; /* m->hws: host scratch of the Resizes whose tap tables the host computes (0: none;
+                        * then NAME.cu includes the C runtime's gcrt_resize.c) */
 } Cu;
 
 typedef struct CudaEntry {
@@ -83,7 +85,8 @@ typedef struct CudaEntry {
     int half; /* 1: its kernels take f16/bf16 tensors (moved as 16-bit words, or converted to float) */
     /* 1: emit supports runtime shapes (cuda_shapes.c: sizes read from the
      * shape table), as far as check allows; a node with a symbolic dim
-     * whose entry lacks it is refused */
+     * whose entry lacks it is refused; 2: it also computes the
+     * data-dependent dims of its outputs (cu_set_dim) */
     int dyn;
 } CudaEntry;
 
@@ -184,10 +187,22 @@ void cu_bstrides_p(const Shape *s, const Shape *os, CgenProd *st);
 void cu_strides_p(const Shape *s, CgenProd *st);
 /* Dims [from, to) of s all static. */
 int cu_static_dims(const Shape *s, int from, int to);
-/* The node-level refusal of data-dependent dims (the CUDA backend runs
- * symbolic dims bound from the input shapes only): 0, or -1 naming the
- * node and the dim. */
-int cu_check_data_dims(const Graph *g, const Node *n, Diag *d);
+/* Whether g has data-dependent dims (ir/ir.h's SYM_DATA: extents computed
+ * from values while the model runs): its schedule then runs without a
+ * CUDA graph, the host setting those dims in mid-run. */
+int cu_eager(const Graph *g);
+/* 0, or -1 naming node n and the dim when n computes a data-dependent dim
+ * of its own and its entry cannot (sets: the entry's dyn is 2). */
+int cu_check_data_dims(const Graph *g, const Node *n, int sets, Diag *d);
+/* Data-dependent dims, for an emitter whose entry's dyn is 2, into a block
+ * of the schedule: v's values copied into the host array `name` (the
+ * stream waited for); dim k of v set to the host expression expr (or, when
+ * the dim is known before, checked against it), its bounds checked
+ * (NAME_ERR_SHAPE); after the node's dims, the derived ones and the
+ * device's copy of the table. */
+void cu_read_host(Cu *c, const Value *v, const char *name);
+void cu_set_dim(Cu *c, const Value *v, int k, const char *expr);
+void cu_dims_to_device(Cu *c);
 /* The parts of the folder for a graph with runtime dims (g->n_syms > 0),
  * which cuda_backend.c's writers call: in NAME.h the runtime dims, each
  * port's MAX_DIMS and DIM_SYMS, and the declarations of NAME_run_shapes and
@@ -199,6 +214,7 @@ void cu_shapes_port_macros(const Cu *c, Writer *w, const char *kind, int i, cons
 void cu_shapes_api_decls(const Cu *c, Writer *w);
 void cu_shapes_defs(const Cu *c, Writer *w);
 void cu_shapes_prologue(const Cu *c, Writer *w);
+void cu_shapes_epilogue(const Cu *c, Writer *w);
 void cu_shapes_api(const Cu *c, Writer *w);
 
 extern const CudaEntry cuda_kernel_entries[];

@@ -504,33 +504,81 @@ static int emit_arg(Cu *c, const Node *n, Diag *d)
 
 /* OneHot: y[o, k, in] = values[1] where index (o, in) (negative from the
  * end; a float index truncated when inside (-depth - 1, depth)) is k, else
- * values[0]. */
+ * values[0]. A depth given at run time (a data-dependent dim) is read back
+ * by the host and set in the shape table first; the kernel reads the
+ * extents from it. */
 static int emit_onehot(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *I = n->in[0], *V = n->in[2], *Y = n->out[0];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
+    if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *os = &Y->shape;
     const int ax = ir_norm_axis(n->attrs[ONEHOT_AXIS].i, os->rank);
-    const int64_t depth = os->dims[ax], inner = dims_prod(os, ax + 1, os->rank);
+    if (cgen_own_dim(c->g, Y, ax)) { /* the depth, read back */
+        w_puts(&c->body, "    { /* its depth, read back: the extent of its axis */\n");
+        cu_read_host(c, n->in[1], "depth");
+        cu_set_dim(c, Y, ax, "(int64_t)depth[0]");
+        cu_dims_to_device(c);
+        w_puts(&c->body, "    }\n");
+    }
+    const CgenProd depth = cgen_dims_prod(os, ax, ax + 1), inner = cgen_dims_prod(os, ax + 1, os->rank),
+                   block = cgen_prod_mul(&depth, &inner);
+    char lo[200];
+    if (depth.n == 0) snprintf(lo, sizeof lo, "%lld.0", (long long)(-depth.c - 1));
+    else snprintf(lo, sizeof lo, "-(double)%s - 1.0", cu_sz(c, depth));
     const char *T = cfam_ctype(Y->dtype), *TI = cfam_ctype(I->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *idx, const %s *v)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, TI, T, (long long)total);
-    w_printf(w, "        const int64_t in = i %% %lld, k = i / %lld %% %lld, o = i / %lld;\n", (long long)inner, (long long)inner,
-             (long long)depth, (long long)(inner * depth));
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *idx, const %s *v%s)\n{\n", kn, T, TI, T, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, os, 0, os->rank));
+    w_printf(w, "        const int64_t in = i %% %s, k = i / %s %% %s, o = i / %s;\n", cu_sz(c, inner), cu_sz(c, inner),
+             cu_sz(c, depth), cu_sz(c, block));
     if (ir_dtype_is_float(I->dtype)) {
-        w_printf(w, "        const double f = (double)idx[o * %lld + in];\n", (long long)inner);
-        w_printf(w, "        int64_t t = f > %lld.0 && f < %lld.0 ? (int64_t)f : %lld;\n", (long long)(-depth - 1), (long long)depth,
-                 (long long)depth);
+        w_printf(w, "        const double f = (double)idx[o * %s + in];\n", cu_sz(c, inner));
+        if (depth.n == 0)
+            w_printf(w, "        int64_t t = f > %s && f < %lld.0 ? (int64_t)f : %lld;\n", lo, (long long)depth.c, (long long)depth.c);
+        else
+            w_printf(w, "        int64_t t = f > %s && f < (double)%s ? (int64_t)f : %s;\n", lo, cu_sz(c, depth), cu_sz(c, depth));
     } else {
-        w_printf(w, "        int64_t t = (int64_t)idx[o * %lld + in];\n", (long long)inner);
+        w_printf(w, "        int64_t t = (int64_t)idx[o * %s + in];\n", cu_sz(c, inner));
     }
-    w_printf(w, "        if (t < 0) t += %lld;\n", (long long)depth);
+    w_printf(w, "        if (t < 0) t += %s;\n", cu_sz(c, depth));
     w_puts(w, "        y[i] = t == k ? v[1] : v[0];\n    }\n}\n\n");
-    const Value *vs[3] = {Y, I, V};
-    launch(c, kn, total, vs, 3);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, %s%s));\n", kn, cu_dims_sz(c, os, 0, os->rank), cu_ptr(c, Y),
+             cu_ptr(c, I), cu_ptr(c, V), cu_karg(c, n));
+    return 0;
+}
+
+/* Range with runtime operands (its count a data-dependent dim): the host
+ * reads start, limit and delta back and sets the count, max(ceil((limit -
+ * start) / delta), 0) (the subtraction and division in float for f32, as
+ * the reference does), then y[i] = start + i * delta from the device's
+ * operands. */
+static int emit_range_dyn(Cu *c, const Node *n)
+{
+    const Value *Y = n->out[0];
+    const DType t = n->in[0]->dtype;
+    w_puts(&c->body, "    { /* its count from start, limit and delta, read back */\n");
+    cu_read_host(c, n->in[0], "start");
+    cu_read_host(c, n->in[1], "limit");
+    cu_read_host(c, n->in[2], "delta");
+    if (t == DT_F32) w_puts(&c->body, "        const double cnt = ceil((double)((limit[0] - start[0]) / delta[0]));\n");
+    else w_puts(&c->body, "        const double cnt = ceil(((double)limit[0] - (double)start[0]) / (double)delta[0]);\n");
+    cu_set_dim(c, Y, 0, "!(cnt > 0) ? 0 : cnt > 9.0e15 ? INT64_C(9000000000000000) : (int64_t)cnt");
+    cu_dims_to_device(c);
+    w_puts(&c->body, "    }\n");
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *s, const %s *dl%s)\n{\n", kn, T, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n        ", cu_dims_sz(c, &Y->shape, 0, 1));
+    cu_store(w, Y->dtype, "y[i]", "(double)s[0] + (double)i * (double)dl[0]");
+    w_puts(w, "    }\n}\n\n");
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, 1), cu_ptr(c, Y),
+             cu_ptr(c, n->in[0]), cu_ptr(c, n->in[2]), cu_karg(c, n));
     return 0;
 }
 
@@ -577,6 +625,7 @@ static void emit_table_copy(Cu *c, const Node *n, const unsigned char *data, int
  * compile time (a Constant's tensor attribute bit for bit), as a table. */
 static int emit_evaluated(Cu *c, const Node *n, Diag *d)
 {
+    if (n->op == OP_Range && cu_dyn(c, n)) return emit_range_dyn(c, n);
     const Value *Y = n->out[0];
     const int64_t cnt = ir_numel(&Y->shape);
     if (cnt == 0) return 0;
@@ -863,10 +912,11 @@ const CudaEntry cuda_index_entries[] = {
     {OP_CumSum, cumsum_check, emit_cumsum, NULL, OUT, 1, 0},
     {OP_ArgMax, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0, 0},
     {OP_ArgMin, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0, 0},
-    {OP_OneHot, NULL, emit_onehot, NULL, OUT, 0, 0},
+    {OP_OneHot, NULL, emit_onehot, NULL, OUT, 0, 2},
     {OP_Constant, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
     {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
-    {OP_Range, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_Range, NULL, emit_evaluated, NULL,
+     "evaluated at compile time: a table copied by a generated kernel (runtime operands: the count read back, a kernel)", 0, 2},
     {OP_HannWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
     {OP_HammingWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
     {OP_BlackmanWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},

@@ -187,6 +187,18 @@ typedef struct GemmSizes {
 
 static void lit(char *buf, int64_t v) { snprintf(buf, 160, "%lld", (long long)v); }
 
+/* A leading dimension of extent p (cu_sz text) as cuBLAS requires it, at
+ * least 1: p itself, unless a runtime dim in it may be 0 (a data-dependent
+ * extent). */
+static void ld_text(Cu *c, char *buf, CgenProd p)
+{
+    int may_be_0 = p.c == 0;
+    for (int i = 0; i < p.n; i++) may_be_0 |= ir_sym(c->g, p.s[i])->lo < 1;
+    const char *t = cu_sz(c, p);
+    if (may_be_0) snprintf(buf, 160, "(%s > 1 ? %s : 1)", t, t);
+    else snprintf(buf, 160, "%s", t);
+}
+
 /* Row-major Y (M x N) = op(A) (M x K) * op(B) (K x N) as the column-major
  * Y^T = op(B)^T op(A)^T: cuBLAS's first operand is B. f32: sgemm; f16 and
  * bf16 (every operand and Y of type t): GemmEx, or its strided-batched
@@ -277,12 +289,14 @@ static int emit_gemm(Cu *c, const Node *n, Diag *d)
     const char *pa = cu_ptr(c, A), *pb = cu_ptr(c, B), *py = cu_ptr(c, Y);
     if (cu_dyn(c, n)) { /* runtime shapes: sizes from the shape table */
         GemmSizes z;
-        snprintf(z.M, 160, "%s", cu_dims_sz(c, &Y->shape, 0, 1));
-        snprintf(z.N, 160, "%s", cu_dims_sz(c, &Y->shape, 1, 2));
-        snprintf(z.K, 160, "%s", cu_dims_sz(c, &A->shape, ta ? 0 : 1, ta ? 1 : 2));
-        snprintf(z.ldb, 160, "%s", tb ? z.K : z.N);
-        snprintf(z.lda, 160, "%s", ta ? z.M : z.K);
-        snprintf(z.ldy, 160, "%s", z.N);
+        const CgenProd pm = cgen_dims_prod(&Y->shape, 0, 1), pn = cgen_dims_prod(&Y->shape, 1, 2),
+                       pk = cgen_dims_prod(&A->shape, ta ? 0 : 1, ta ? 1 : 2);
+        snprintf(z.M, 160, "%s", cu_sz(c, pm));
+        snprintf(z.N, 160, "%s", cu_sz(c, pn));
+        snprintf(z.K, 160, "%s", cu_sz(c, pk));
+        ld_text(c, z.ldb, tb ? pk : pn);
+        ld_text(c, z.lda, ta ? pm : pk);
+        ld_text(c, z.ldy, pn);
         lit(z.sa, 0), lit(z.sb, 0), lit(z.sy, 0), lit(z.batch, 1);
         emit_gemm_call_s(c, Y->dtype, ta, tb, &z, alpha, pa, pb, addc ? 1.0 : 0.0, py);
     } else {
@@ -378,9 +392,9 @@ static int emit_matmul_dyn(Cu *c, const Node *n, Diag *d)
     snprintf(z.M, 160, "%s", cu_sz(c, M));
     snprintf(z.N, 160, "%s", cu_sz(c, N));
     snprintf(z.K, 160, "%s", cu_sz(c, K));
-    snprintf(z.lda, 160, "%s", z.K);
-    snprintf(z.ldb, 160, "%s", z.N);
-    snprintf(z.ldy, 160, "%s", z.N);
+    ld_text(c, z.lda, K);
+    ld_text(c, z.ldb, N);
+    ld_text(c, z.ldy, N);
     snprintf(z.sa, 160, "%s", batched && a_full ? cu_sz(c, MK) : "0");
     snprintf(z.sb, 160, "%s", batched && b_full ? cu_sz(c, KN) : "0");
     snprintf(z.sy, 160, "%s", batched ? cu_sz(c, MN) : "0");

@@ -28,14 +28,22 @@
  * their checks: elementwise and Fused kernels, Gemm/MatMul on cuBLAS,
  * Conv on cuDNN (a runtime batch), pooling, Softmax, LayerNormalization
  * (over static dims), BatchNormalization, the reductions, Transpose,
- * Slice (static sliced axes), Concat (a static axis), Gather and the views.
- * Dims whose extents are computed while the model runs (data-dependent
- * dims, ir/ir.h's SYM_DATA) are refused with one line: the host would have
- * to wait for the device mid-run to size what follows, which a captured
- * graph cannot do.
+ * Slice (a runtime dim from its start), Concat and Split (a static axis),
+ * Gather, Shape, Size and the views.
+ *
+ * Data-dependent dims (ir/ir.h's SYM_DATA: extents computed from values
+ * while the model runs) need the host to wait for the device in mid-run,
+ * which a captured graph cannot do: a graph with them (cu_eager) runs its
+ * schedule directly, NAME_run waiting for it. The entries marked dyn 2
+ * compute theirs (Range, OneHot, Resize, Upsample): the host copies the
+ * operand back (cu_read_host), sets the extent with its bound checks
+ * (cu_set_dim, NAME_ERR_SHAPE as in the C backend) and copies the table to
+ * the device (cu_dims_to_device) before the kernel; any other node that
+ * would set one is refused with one line naming it.
  */
 #include "cuda_emit.h"
 #include "../c/cgen_model.h"
+#include "../cfamily/cfam_expr.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,17 +105,62 @@ int cu_static_dims(const Shape *s, int from, int to)
     return 1;
 }
 
-int cu_check_data_dims(const Graph *g, const Node *n, Diag *d)
+int cu_eager(const Graph *g) { return ir_graph_has_data_syms(g); }
+
+int cu_check_data_dims(const Graph *g, const Node *n, int sets, Diag *d)
 {
     for (int i = 0; i < n->n_out; i++)
         for (int k = 0; k < n->out[i]->shape.rank; k++)
-            if (n->out[i]->shape.sym[k] && ir_sym_is_data(g, n->out[i]->shape.sym[k]))
+            if (cgen_own_dim(g, n->out[i], k) && !sets)
                 return diag_node_error(d, n,
-                                       "dim %d of output '%s' is known only while the model runs (data-dependent); the CUDA "
-                                       "backend runs runtime dims bound from the input shapes only (--max-shape), so make "
-                                       "the operand that decides it a constant",
+                                       "dim %d of output '%s' is known only while the model runs (data-dependent), which the "
+                                       "CUDA backend computes for Range, OneHot, Resize and Upsample only; make the operand "
+                                       "that decides it a constant",
                                        k, n->out[i]->name);
     return 0;
+}
+
+/* ---- data-dependent dims: set by the host in mid-run ------------------------------------------ */
+
+void cu_read_host(Cu *c, const Value *v, const char *name)
+{
+    Writer *b = &c->body;
+    const int64_t cnt = ir_numel(&v->shape);
+    w_printf(b, "        %s %s[%lld];\n", cfam_ctype(v->dtype), name, (long long)(cnt ? cnt : 1));
+    if (cnt)
+        w_printf(b, "        if (cudaMemcpyAsync(%s, %s, sizeof %s, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||\n"
+                    "            cudaStreamSynchronize(stream) != cudaSuccess)\n            return -1;\n",
+                 name, cu_ptr(c, v), name);
+}
+
+void cu_set_dim(Cu *c, const Value *v, int k, const char *expr)
+{
+    const Graph *g = c->g;
+    Writer *b = &c->body;
+    const int32_t y = v->shape.sym[k];
+    char err[96];
+    snprintf(err, sizeof err, "%s_ERR_SHAPE", c->name);
+    if (!cgen_own_dim(g, v, k)) { /* a dim known before: the run's value must agree */
+        if (y) w_printf(b, "        if ((%s) != dim[%d]) return %s;\n", expr, y - 1, err);
+        else w_printf(b, "        if ((%s) != %lld) return %s;\n", expr, (long long)v->shape.dims[k], err);
+        return;
+    }
+    const IrSym *s = ir_sym(g, y);
+    w_printf(b, "        dim[%d] = %s; /* ", y - 1, expr);
+    cu_comment_text(b, s->name);
+    w_printf(b, " */\n        if (dim[%d] < %lld || dim[%d] > %lld) return %s;\n", y - 1, (long long)s->lo, y - 1, (long long)s->hi, err);
+    b->indent += 2;
+    if (s->group) cgen_check_group(g, y, b, err);
+    b->indent -= 2;
+}
+
+void cu_dims_to_device(Cu *c)
+{
+    Writer *b = &c->body;
+    b->indent += 2;
+    cgen_derive_data_dims(c->g, b);
+    b->indent -= 2;
+    w_puts(b, "        if (cudaMemcpyAsync(m->ddim, dim, sizeof dim, cudaMemcpyHostToDevice, stream) != cudaSuccess) return -1;\n");
 }
 
 /* ---- NAME.h ------------------------------------------------------------------------------ */
@@ -179,6 +232,15 @@ void cu_shapes_prologue(const Cu *c, Writer *w)
     }
     w_puts(w, "    const int64_t *const ddim = m->ddim; /* its device copy, which kernels read */\n");
     w_puts(w, "    (void)dim, (void)ddim;\n");
+    if (cu_eager(g)) /* no graph: the table set here, and again as data-dependent dims are set */
+        w_puts(w, "    if (cudaMemcpyAsync(m->ddim, dim, sizeof dim, cudaMemcpyHostToDevice, m->cap) != cudaSuccess) return -1;\n");
+}
+
+void cu_shapes_epilogue(const Cu *c, Writer *w)
+{
+    if (!cu_eager(c->g)) return;
+    w_printf(w, "    if (dims_out != NULL) /* the extents this run had, data-dependent ones included */\n"
+                "        for (int k = 0; k < %d; k++) dims_out[k] = dim[k];\n", c->g->n_syms);
 }
 
 /* Element count of port v at the dims in dim[] as C text. */
@@ -220,9 +282,12 @@ static void gen_bind(const Cu *c, Writer *w)
             }
         }
     }
-    for (int k = 0; k < g->n_syms; k++)
+    for (int k = 0; k < g->n_syms; k++) {
         if (g->syms[k].kind == SYM_VAR && !seen[k])
             w_printf(w, "    dim[%d] = %lld; /* in no input */\n", k, (long long)g->syms[k].hi);
+        if (g->syms[k].kind == SYM_DATA)
+            w_printf(w, "    dim[%d] = %lld; /* set while the model runs */\n", k, (long long)g->syms[k].hi);
+    }
     free(seen);
     cgen_write_derived_dims(g, w);
     w_puts(w, "    return 0;\n}\n\n");
@@ -271,21 +336,43 @@ static void gen_out_shapes(const Cu *c, Writer *w)
     w_puts(w, "}\n\n");
 }
 
+/* NAME_eager (a model with data-dependent dims): the schedule run directly
+ * on the model's stream after the caller's stream's work, waited for. */
+static void gen_eager(const Cu *c, Writer *w)
+{
+    const char *N = c->name;
+    w_puts(w, "/* Runs the schedule at dims dim directly (data-dependent dims: the host sets them in\n"
+              " * mid-run, which a captured graph cannot), after the caller's stream's work, and\n"
+              " * waits for it; the run's dims into dims_out (NULL: not wanted). 0, -1 or NAME_ERR_SHAPE. */\n");
+    w_printf(w, "static int %s_eager(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dim,\n"
+                "    int64_t *dims_out)\n{\n", N, N);
+    w_puts(w, "    if (cudaStreamSynchronize(m->stream) != cudaSuccess) return -1;\n");
+    w_printf(w, "    const int rc = %s_schedule(m, inputs, outputs, dim, dims_out);\n", N);
+    w_puts(w, "    if (cudaStreamSynchronize(m->cap) != cudaSuccess) return -1;\n    return rc;\n}\n\n");
+}
+
 void cu_shapes_api(const Cu *c, Writer *w)
 {
     const Graph *g = c->g;
     const char *N = c->name;
+    const int eager = cu_eager(g);
     char b[192];
     gen_bind(c, w);
-    gen_launch(c, w);
+    if (eager) gen_eager(c, w);
+    else gen_launch(c, w);
     gen_out_shapes(c, w);
     w_printf(w, "int %s_run(%s_Model *m, const void *const *inputs, void *const *outputs)\n{\n", N, N);
-    w_printf(w, "    return m ? %s_launch(m, inputs, outputs, %s_max_dims) : -1;\n}\n\n", N, N);
+    if (eager) w_printf(w, "    return m ? %s_eager(m, inputs, outputs, %s_max_dims, NULL) : -1;\n}\n\n", N, N);
+    else w_printf(w, "    return m ? %s_launch(m, inputs, outputs, %s_max_dims) : -1;\n}\n\n", N, N);
     w_printf(w, "int %s_run_shapes(%s_Model *m, const void *const *inputs, const int64_t *const *in_dims, void *const *outputs,\n"
                 "    int64_t *const *out_dims)\n{\n", N, N);
     w_printf(w, "    int64_t dim[%d];\n    if (!m) return -1;\n", g->n_syms);
     w_printf(w, "    const int rc = %s_bind(in_dims, dim);\n    if (rc) return rc;\n", N);
-    w_printf(w, "    if (%s_launch(m, inputs, outputs, dim)) return -1;\n", N);
+    if (eager) {
+        w_printf(w, "    const int er = %s_eager(m, inputs, outputs, dim, dim);\n    if (er) return er;\n", N);
+    } else {
+        w_printf(w, "    if (%s_launch(m, inputs, outputs, dim)) return -1;\n", N);
+    }
     w_printf(w, "    %s_out_shapes(dim, out_dims);\n    return 0;\n}\n\n", N);
     w_printf(w, "int %s_run_shapes_host(%s_Model *m, const void *const *inputs, const int64_t *const *in_dims, void *const *outputs,\n"
                 "    int64_t *const *out_dims)\n{\n", N, N);
@@ -298,7 +385,10 @@ void cu_shapes_api(const Cu *c, Writer *w)
                     "        return -1;\n",
                  i, i, numel_text(v, b, sizeof b), (int)ir_dtype_size(v->dtype));
     }
-    w_printf(w, "    if (%s_launch(m, (const void *const *)m->in, m->out, dim)) return -1;\n", N);
+    if (eager)
+        w_printf(w, "    const int er = %s_eager(m, (const void *const *)m->in, m->out, dim, dim);\n    if (er) return er;\n", N);
+    else
+        w_printf(w, "    if (%s_launch(m, (const void *const *)m->in, m->out, dim)) return -1;\n", N);
     for (int i = 0; i < g->n_outputs; i++) {
         const Value *v = g->outputs[i];
         if (ir_numel(&v->shape) == 0) continue;

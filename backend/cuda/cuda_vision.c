@@ -13,6 +13,7 @@
  * Sums run in double; the outputs are stored in the tensor's type.
  */
 #include "cuda_emit.h"
+#include "../c/emit_dynfill.h"
 #include "../cfamily/cfam_expr.h"
 #include "../../ir/ops/geometry.h"
 #include "../../ir/ops/vision_attrs.h"
@@ -171,8 +172,108 @@ static int resize_check(const Node *n, Diag *d)
 {
     if (cu_check_float(n, d)) return -1;
     if (n->out[0]->shape.rank > 8) return diag_node_error(d, n, "the CUDA backend's Resize takes rank <= 8");
+    if (ir_shape_has_sym(&n->in[0]->shape))
+        return diag_node_error(d, n, "the CUDA backend resizes an input 'X' of static shape only");
     return 0;
 }
+
+/* Resize/Upsample whose extents are data-dependent (runtime scales or
+ * sizes): the host reads the operands back, sets the extents and computes
+ * the tap tables with the C runtime's gcrt_resize_taps_* (the same call
+ * and layout as the C backend: indices, then weights at the maximum
+ * indices' end) into m->hws, copies them into the node's workspace, and
+ * the kernel reads them there over the run's extents. */
+static int emit_resize_dyn(Cu *c, const Node *n)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const EmitResizeArgs ra = emit_dyn_resize_args(n);
+    const int r = X->shape.rank, K = ra.K;
+    const size_t ws = emit_dyn_resize_workspace(n);
+    const int64_t tmax = (int64_t)(ws / (sizeof(int64_t) + ir_dtype_size(Y->dtype))); /* the tables' entries at the bounds */
+    const char *T = cfam_ctype(Y->dtype);
+    Writer *b = &c->body;
+    char e[512], lit[64];
+    GC_ASSERT(ws && n->ws_offset >= 0);
+    if ((int64_t)ws > c->hws_bytes) c->hws_bytes = (int64_t)ws;
+    w_puts(b, "    { /* its scales or sizes (and roi), read back: the output's extents and the tap tables */\n");
+    cu_read_host(c, ra.scales ? ra.scales : ra.sizes, ra.scales ? "sc" : "sz");
+    w_printf(b, "        double scale[%d];\n", r);
+    for (int a = 0; a < r; a++) {
+        const long long xd = (long long)X->shape.dims[a];
+        if (ra.scales) {
+            w_printf(b, "        scale[%d] = (double)sc[%d];\n", a, a);
+            snprintf(e, sizeof e, "scale[%d] > 0 && scale[%d] * %lld.0 < 4.0e18 ? (int64_t)floor(scale[%d] * %lld.0) : -1", a, a, xd, a,
+                     xd);
+        } else if (xd == 0) { /* an empty axis cannot grow */
+            snprintf(e, sizeof e, "sz[%d] > 0 ? -1 : (int64_t)sz[%d]", a, a);
+        } else {
+            snprintf(e, sizeof e, "(int64_t)sz[%d]", a);
+        }
+        cu_set_dim(c, Y, a, e);
+        if (!ra.scales) {
+            if (xd > 0) w_printf(b, "        scale[%d] = (double)(%s) / %lld.0;\n", a, cu_dims_sz(c, &Y->shape, a, a + 1), xd);
+            else w_printf(b, "        scale[%d] = 1.0;\n", a);
+        }
+    }
+    if (ra.ctm == 3 && ra.roi) {
+        cu_read_host(c, ra.roi, "rv");
+        w_printf(b, "        double roi[%d];\n        for (int k = 0; k < %d; k++) roi[k] = (double)rv[k];\n", 2 * r, 2 * r);
+    } else {
+        w_printf(b, "        const double roi[%d] = {", 2 * r);
+        for (int k = 0; k < 2 * r; k++) w_printf(b, "%s%s", k ? ", " : "", k < r ? "0.0" : "1.0");
+        w_puts(b, "};\n");
+    }
+    w_printf(b, "        const int64_t in_dims[%d] = {", r);
+    for (int a = 0; a < r; a++) w_printf(b, "%s%lld", a ? ", " : "", (long long)X->shape.dims[a]);
+    w_printf(b, "}, out_dims[%d] = {", r);
+    for (int a = 0; a < r; a++) w_printf(b, "%s%s", a ? ", " : "", cu_dims_sz(c, &Y->shape, a, a + 1));
+    w_printf(b, "}, taps[%d] = {", r);
+    for (int a = 0; a < r; a++) w_printf(b, "%s%d", a ? ", " : "", K);
+    w_puts(b, "};\n");
+    w_printf(b, "        gcrt_resize_taps_%s(%d, in_dims, out_dims, scale, roi, %d, %d, %d, %.17g, %d, taps, (int64_t *)m->hws,\n"
+                "                             (%s *)(m->hws + %lld));\n",
+             Y->dtype == DT_F64 ? "f64" : "f32", r, ra.mode, ra.ctm, ra.nearest, ra.A, ra.exclude, T, (long long)tmax * 8);
+    w_printf(b, "        if (cudaMemcpyAsync(arena + %lld, m->hws, %lld, cudaMemcpyHostToDevice, stream) != cudaSuccess) return -1;\n",
+             (long long)n->ws_offset, (long long)ws);
+    cu_dims_to_device(c);
+    w_puts(b, "    }\n");
+    if (ir_numel(&Y->shape) == 0) return 0;
+    /* the kernel: emit_resize's over the workspace's tables, every extent the run's */
+    int64_t st[IR_MAX_RANK];
+    cu_strides_of(&X->shape, st);
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const int64_t *ri, const %s *rw%s)\n{\n", kn, T, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, r));
+    w_printf(w, "        int64_t r = i, b[%d];\n", r);
+    for (int a = r - 1; a >= 0; a--) {
+        /* axis a's tables start after those of the axes before it */
+        w_printf(w, "        b[%d] = ", a);
+        for (int q = 0; q < a; q++) w_printf(w, "%s * %d + ", cu_dims_sz(c, &Y->shape, q, q + 1), K);
+        w_printf(w, "r %% %s * %d;\n        r /= %s;\n", cu_dims_sz(c, &Y->shape, a, a + 1), K, cu_dims_sz(c, &Y->shape, a, a + 1));
+    }
+    w_puts(w, "        (void)r;\n        int outside = 0;\n");
+    w_printf(w, "        for (int a = 0; a < %d; a++) outside |= ri[b[a]] < 0;\n", r);
+    cfam_lit(lit, sizeof lit, Y->dtype, ir_resize_extrapolation(n));
+    w_printf(w, "        if (outside) {\n            y[i] = %s;\n            continue;\n        }\n", lit);
+    w_puts(w, "        double acc = 0;\n");
+    int64_t ntaps = 1;
+    for (int a = 0; a < r; a++) ntaps *= K;
+    w_printf(w, "        for (int64_t t = 0; t < %lld; t++) {\n", (long long)ntaps);
+    w_puts(w, "            int64_t q = t, off = 0;\n            double wt = 1;\n");
+    for (int a = r - 1; a >= 0; a--)
+        w_printf(w, "            { const int64_t j = b[%d] + q %% %d; wt *= rw[j]; off += ri[j] * %lld; q /= %d; }\n", a, K,
+                 (long long)st[a], K);
+    w_puts(w, "            acc += wt * x[off];\n        }\n");
+    w_printf(w, "        y[i] = (%s)acc;\n    }\n}\n\n", T);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, (const int64_t *)(const void *)(arena + %lld), (const %s *)(const void *)(arena + %lld)%s));\n",
+             kn, cu_dims_sz(c, &Y->shape, 0, r), cu_ptr(c, Y), cu_ptr(c, X), (long long)n->ws_offset, T,
+             (long long)(n->ws_offset + tmax * 8), cu_karg(c, n));
+    return 0;
+}
+
+static size_t resize_workspace(const Node *n) { return cgen_node_has_sym(n) ? emit_dyn_resize_workspace(n) : 0; }
 
 /* Per axis a, K[a] taps per output index: tables ri (input index, clamped;
  * -1 on the first tap marks an output index outside the crop) and rw
@@ -180,6 +281,7 @@ static int resize_check(const Node *n, Diag *d)
  * axes' taps. */
 static int emit_resize(Cu *c, const Node *n, Diag *d)
 {
+    if (cu_dyn(c, n)) return emit_resize_dyn(c, n);
     const Value *X = n->in[0], *Y = n->out[0];
     const int64_t total = ir_numel(&Y->shape);
     if (total == 0) return 0;
@@ -577,8 +679,10 @@ static int emit_roialign(Cu *c, const Node *n, Diag *d)
 
 const CudaEntry cuda_vision_entries[] = {
     {OP_ConvTranspose, convtranspose_check, emit_convtranspose, NULL, "a generated kernel, one thread per output element (gather form)", 0, 0},
-    {OP_Resize, resize_check, emit_resize, NULL, "a generated kernel over the compiler's tap tables, one thread per output element", 0, 0},
-    {OP_Upsample, resize_check, emit_resize, NULL, "a generated kernel over the compiler's tap tables, one thread per output element", 0, 0},
+    {OP_Resize, resize_check, emit_resize, resize_workspace,
+     "a generated kernel over the compiler's tap tables (runtime scales or sizes: the host's), one thread per output element", 0, 2},
+    {OP_Upsample, resize_check, emit_resize, resize_workspace,
+     "a generated kernel over the compiler's tap tables (runtime scales: the host's), one thread per output element", 0, 2},
     {OP_GlobalMaxPool, gmp_check, emit_globalmaxpool, NULL, "a generated kernel, one thread per image and channel", 0, 0},
     {OP_InstanceNormalization, instnorm_check, emit_instancenorm, NULL, "a generated kernel, one thread per image and channel", 0, 0},
     {OP_LRN, cu_check_float, emit_lrn, NULL, OUT, 0, 0},

@@ -30,13 +30,18 @@ runs it at several shapes against numpy or PyTorch:
 * a 4-layer GPT decoder exported with a symbolic length T (Shape, Gather,
   Slice to T, the causal mask, Split, Reshape to runtime shape values) at
   T = 1, 7 and 64 against PyTorch;
-* one-line refusals: a data-dependent dim (Range from a runtime input), an
+* data-dependent dims (Range from runtime bounds, OneHot's runtime depth,
+  Resize's runtime scales; --max-dim): no CUDA graph, each run against the
+  interpreter, an extent beyond the bound a one-line failure;
+* one-line refusals: a data-dependent dim it does not compute (a Reshape to
+  a runtime shape), an
   op without runtime shapes in this backend (GatherElements), a Conv with a
   runtime batch that cuDNN cannot say (unequal pads).
 
 With --gpu, the same checks on a GPU: the folders built by nvcc (`make`,
 the C driver by nvcc too) and NAME_main run on the device (scripts/gpu_check.sh
-dyn). With --toolkit, instead: the same models' folders compiled for a GPU
+dyn). With --toolkit, instead: the same models' folders (the data-dependent ones
+too) compiled for a GPU
 without one, NAME.cu by nvcc (--Werror all-warnings, sm_90) and, with
 --cuda-jit, NAME_kernels.cu by NVRTC (--nvrtc: tools/nvrtc_check) and NAME.c
 by the C compiler against the CUDA headers; exits 77 (ctest's "skipped")
@@ -103,7 +108,7 @@ def close(a, b, rel=None, tol=1e-4):
     if rel:
         err = float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
         return err <= rel, f"relative error {err:.3g}"
-    err = float(np.abs(a - b).max())
+    err = float(np.abs(a - b).max()) if a.size else 0.0
     return bool(np.allclose(a, b, rtol=tol, atol=tol)), f"max diff {err:.3g}"
 
 
@@ -298,10 +303,66 @@ def gpt_checks(graphc, work):
         compare(run_main(work, out, "gpt", [idx], f"t{t}"), [want], f"gpt T={t} against PyTorch")
 
 
+# Data-dependent dims: models whose extents come from input values, compiled once with
+# --max-dim (no CUDA graph: the host reads the operands back in mid-run), each run against
+# the interpreter (graphc run); runs whose extents exceed the bound fail with one line, in both.
+DATA = [
+    ("range", 16, "graph rg {\n  input %n: i64[]\n  const %zero: i64[] = [0]\n  const %one: i64[] = [1]\n"
+              "  r: %r = Range(%zero, %n, %one)\n  %y = Mul(%r, %r)\n  output %y\n}\n",
+     [[np.array(5, np.int64)], [np.array(0, np.int64)], [np.array(16, np.int64)]], [[np.array(17, np.int64)]]),
+    ("range_f32", 16, "graph rf {\n  input %s: f32[]\n  input %l: f32[]\n  input %d: f32[]\n"
+                  "  r: %r = Range(%s, %l, %d)\n  %y = Add(%r, %r)\n  output %y\n}\n",
+     [[np.array(v, np.float32) for v in (1.5, 7.25, 0.5)], [np.array(v, np.float32) for v in (3.0, -2.0, -0.75)]], []),
+    ("onehot", 16, "graph oh {\n  input %i: i64[2,3]\n  input %depth: i64[]\n  const %vals: f32[2] = [0.5, 2]\n"
+               "  o: %y = OneHot(%i, %depth, %vals) {axis=1}\n  %z = Relu(%y)\n  output %z\n}\n",
+     [[np.array([[0, 2, -1], [3, 5, 1]], np.int64), np.array(4, np.int64)],
+      [np.array([[0, 2, -1], [3, 5, 1]], np.int64), np.array(7, np.int64)]], []),
+    ("resize", 256, "graph rs {\n  input %x: f32[1,2,3,4]\n  input %scales: f32[4]\n  const %roi: f32[0] = []\n"
+               "  r: %y = Resize(%x, %roi, %scales) {mode=\"cubic\"}\n  %z = Mul(%y, %y)\n  output %z\n}\n",
+     [[np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 1, 2, 1.5], np.float32)],
+      [np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 1, 0.6, 2.25], np.float32)]],
+     [[np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 2, 4, 4], np.float32)]]),
+]
+
+
+def data_checks(graphc, work):
+    for name, cap, text, good, bad in DATA:
+        model = os.path.join(work, f"{name}.gir")
+        with open(model, "w") as f:
+            f.write(text)
+        out = os.path.join(work, f"{name}_out")
+        if not (compile_folder(graphc, model, out, name, [f"--max-dim={cap}"]) and build_folder(out, name)):
+            continue
+        check("cudaStreamBeginCapture" not in open(os.path.join(out, f"{name}.cu")).read(),
+              f"{name}: data-dependent dims: the schedule runs without a CUDA graph")
+        for k, ins in enumerate(good):
+            files = []
+            for j, a in enumerate(ins):
+                files.append(os.path.join(work, f"{name}_{k}_in{j}.npy"))
+                np.save(files[-1], a)
+            ref_dir = os.path.join(work, f"{name}_{k}_interp")
+            p = run([graphc, "run", model, ref_dir] + files + [f"--max-dim={cap}"])
+            if not check(p.returncode == 0, f"{name} run {k}: graphc run {p.stderr.strip()}"):
+                continue
+            compare(run_main(work, out, name, ins, f"r{k}"), [np.load(os.path.join(ref_dir, "output_0.npy"))],
+                    f"{name} run {k} against the interpreter", tol=1e-5)
+        for k, ins in enumerate(bad):
+            files = []
+            for j, a in enumerate(ins):
+                files.append(os.path.join(work, f"{name}_bad{k}_in{j}.npy"))
+                np.save(files[-1], a)
+            res = os.path.join(work, f"{name}_bad{k}_out")
+            q = run([os.path.join(out, f"{name}_main" if GPU else f"{name}_main_emu"), res] + files)
+            check(one_line_error(q, "a shape computed from input values is invalid or beyond its bound") and not os.path.exists(res),
+                  f"{name}: an extent beyond --max-dim fails with one line, nothing written ({q.stderr.strip()})")
+            p = run([graphc, "run", model, res + "_interp"] + files + [f"--max-dim={cap}"])
+            check(one_line_error(p, "node ", "beyond its bound"), f"{name}: graphc run fails with one line ({p.stderr.strip()})")
+
+
 REFUSED = [
-    ("range_data", "graph rg {\n  input %n: i64[]\n  const %zero: i64[] = [0]\n  const %one: i64[] = [1]\n"
-                   "  r: %r = Range(%zero, %n, %one)\n  output %r\n}\n", ["--max-dim=16"],
-     ["node 'r' (Range)", "data-dependent", "--max-shape"]),
+    ("reshape_data", "graph rr {\n  input %x: f32[2,3,4]\n  input %shape: i64[2]\n  r: %y = Reshape(%x, %shape)\n"
+                     "  output %y\n}\n", [],
+     ["node 'r' (Reshape)", "data-dependent", "Range, OneHot, Resize and Upsample only"]),
     ("gather_elements", "graph ge {\n  input %x: f32[n<=4,3]\n  input %i: i64[n<=4,3]\n"
                         "  g: %y = GatherElements(%x, %i) {axis=1}\n  output %y\n}\n", [],
      ["node 'g' (GatherElements)", "op 'GatherElements' does not support runtime shapes yet in the CUDA backend", "'x'"]),
@@ -350,6 +411,12 @@ def toolkit_checks(graphc, work, nvrtc):
         models += [("r18", "r18.onnx", ["--max-shape", "x=4,3,32,32"]), ("gpt", "gpt.onnx", ["--max-shape", "idx=1,64"])]
     except ImportError as e:
         check(False, f"PyTorch and torchvision export the models ({e})")
+    for name, cap, text, _, _ in DATA:  # data-dependent dims: no CUDA graph, the host's reads (and tap tables)
+        if name not in ("range", "resize"):
+            continue
+        with open(os.path.join(work, f"{name}.gir"), "w") as f:
+            f.write(text)
+        models.append((name, f"{name}.gir", [f"--max-dim={cap}"]))
     for name, model, extra in models:
         out = os.path.join(work, f"{name}_nvcc")
         if compile_folder(graphc, os.path.join(work, model), out, name, extra):
@@ -394,6 +461,7 @@ def main():
     mlp_checks(graphc, work, rng)
     encoder_checks(graphc, work, rng)
     refusal_checks(graphc, work)
+    data_checks(graphc, work)
     gpt_checks(graphc, work)
     if not a.no_torchvision:
         torchvision_checks(graphc, work)

@@ -209,6 +209,10 @@ def run_case(graphc, work, name, text, runs, bad):
     q = run([os.path.join(out, f"{name}_main"), os.path.join(work, f"{name}_bad_c")] + paths)
     check(q.returncode != 0 and len(q.stderr.strip().splitlines()) == 1,
           f"{name}: an extent beyond --max-dim or invalid is a one-line error from {name}_main ({q.stderr.strip()})")
+    # the interpreter too: its buffers of graph outputs are allocated at the bounds
+    p = run([graphc, "run", gir, os.path.join(work, f"{name}_bad_i")] + paths + [f"--max-dim={MAX_DIM}"])
+    check(p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and "node '" in p.stderr,
+          f"{name}: the same run is a one-line error naming the node from graphc run ({p.stderr.strip()})")
 
 
 def main():
