@@ -666,18 +666,7 @@ static void gen_schedule(Cgen *c, Writer *w, const char *fn)
     else
         w_printf(w, "static int %s(const unsigned char *weights, unsigned char *arena,\n"
                     "    const void *const *inputs, void *const *outputs, const GcThreadPool *pool)\n{\n", fn);
-    if (g->n_syms) {
-        /* the shape table, each extent clamped to its bounds: the compiler
-         * then knows every loop's range (and a wrong caller cannot overflow) */
-        w_printf(w, "    int64_t dim[%d];\n", g->n_syms);
-        for (int k = 0; k < g->n_syms; k++) {
-            const IrSym *s = &g->syms[k];
-            w_printf(w, "    dim[%d] = dims[%d] < %lld ? %lld : dims[%d] > %lld ? %lld : dims[%d]; /* ", k, k, (long long)s->lo,
-                     (long long)s->lo, k, (long long)s->hi, (long long)s->hi, k);
-            comment_text(w, s->name);
-            w_puts(w, " */\n");
-        }
-    }
+    if (g->n_syms) cgen_write_shape_table(g, w);
     w_puts(w, decls.buf ? decls.buf : "");
     w_free(&decls);
     w_puts(w, "    (void)pool;\n");
@@ -813,7 +802,7 @@ static void gen_source(Cgen *c, Cgen *ci, Writer *w)
 
     char fn[96];
     snprintf(fn, sizeof fn, "%s_schedule", N);
-    if (g->n_syms) cgen_write_max_dims(m, w);
+    if (g->n_syms) cgen_write_max_dims(g, m->name, w);
     gen_schedule(c, w, fn);
 
     /* NAME_run_v_parallel, NAME_run_v */
@@ -1093,7 +1082,7 @@ static void gen_header(const CgenModel *m, Writer *w)
     w_printf(w, "#define %s_WEIGHTS_BYTES %lld\n", N, (long long)m->weights_bytes);
     w_printf(w, "#define %s_NUM_INPUTS %d\n", N, g->n_inputs);
     w_printf(w, "#define %s_NUM_OUTPUTS %d\n\n", N, g->n_outputs);
-    if (g->n_syms) cgen_write_dims_defs(m, w);
+    if (g->n_syms) cgen_write_dims_defs(g, m->name, w);
     for (int i = 0; i < g->n_inputs; i++) gen_port_defs(m, w, "input", "INPUT", i, g->inputs[i]);
     for (int i = 0; i < g->n_outputs; i++) gen_port_defs(m, w, "output", "OUTPUT", i, g->outputs[i]);
     if (!file)

@@ -154,13 +154,24 @@ void cgen_write_main(const CgenModel *m, Writer *w);
 /* ---- runtime shapes (cgen_shapes.c) ------------------------------------ */
 
 /* NAME.c: the table of maxima NAME_run_v runs at, and NAME_run_shapes. */
-void cgen_write_max_dims(const CgenModel *m, Writer *w);
+void cgen_write_max_dims(const Graph *g, const char *N, Writer *w);
 void cgen_write_run_shapes(const CgenModel *m, Writer *w);
 /* NAME.h: the runtime dims with their names and bounds. */
-void cgen_write_dims_defs(const CgenModel *m, Writer *w);
-/* `    dim[k] = EXPR;` for every derived dim of g, in table order (the CUDA
- * backend's NAME_bind too). */
+void cgen_write_dims_defs(const Graph *g, const char *N, Writer *w);
+/* `    dim[k] = EXPR;` for every derived dim of g, in table order. */
 void cgen_write_derived_dims(const Graph *g, Writer *w);
+/* The statements, shared by the C and CUDA backends' NAME_run_shapes,
+ * that fill the shape table dim[] from the actual input shapes in_dims
+ * (return NAME_ERR_SHAPE on a wrong fixed dim, a runtime dim out of bounds
+ * or differing between inputs; data-dependent dims at their bounds;
+ * derived dims evaluated), and that report each output's actual shape
+ * into out_dims[i] (when not NULL; out_dims itself not NULL). */
+void cgen_write_bind_dims(const Graph *g, const char *N, Writer *w);
+/* A schedule's shape table: `int64_t dim[n]` from its argument dims, each
+ * extent clamped to its bounds (the compiler then knows every loop's
+ * range, and a wrong caller cannot overflow a buffer). */
+void cgen_write_shape_table(const Graph *g, Writer *w);
+void cgen_write_out_dims(const Graph *g, Writer *w);
 /* From cgen.c: the weights prologue of an API function (declares `blob`). */
 void cgen_blob_prologue(const CgenModel *m, Writer *w);
 

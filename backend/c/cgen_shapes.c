@@ -169,10 +169,8 @@ void cgen_derive_data_dims(const Graph *g, Writer *w)
  * NAME_run_shapes, which binds the shape table from the actual input
  * shapes (checking fixed dims, bounds and agreement between inputs),
  * evaluates the derived symbols in order and reports the output shapes. */
-void cgen_write_max_dims(const CgenModel *m, Writer *w)
+void cgen_write_max_dims(const Graph *g, const char *N, Writer *w)
 {
-    const Graph *g = m->g;
-    const char *N = m->name;
     w_printf(w, "/* the runtime dims (the shape table dim[] of %s_schedule) */\n", N);
     for (int k = 0; k < g->n_syms; k++) {
         w_printf(w, "/* dim[%d]: ", k);
@@ -224,23 +222,22 @@ void cgen_write_derived_dims(const Graph *g, Writer *w)
     }
 }
 
-void cgen_write_run_shapes(const CgenModel *m, Writer *w)
+void cgen_write_shape_table(const Graph *g, Writer *w)
 {
-    const Graph *g = m->g;
-    const char *N = m->name;
-    int file = m->o->weights == BACKEND_WEIGHTS_FILE;
+    w_printf(w, "    int64_t dim[%d];\n", g->n_syms);
+    for (int k = 0; k < g->n_syms; k++) {
+        const IrSym *s = &g->syms[k];
+        w_printf(w, "    dim[%d] = dims[%d] < %lld ? %lld : dims[%d] > %lld ? %lld : dims[%d]; /* ", k, k, (long long)s->lo,
+                 (long long)s->lo, k, (long long)s->hi, (long long)s->hi, k);
+        cgen_comment_text(w, s->name);
+        w_puts(w, " */\n");
+    }
+}
+
+void cgen_write_bind_dims(const Graph *g, const char *N, Writer *w)
+{
     char *seen = calloc((size_t)g->n_syms + 1, 1);
     GC_ASSERT(seen);
-    w_printf(w, "int %s_run_shapes(const void *weights, void *arena, const void *const *inputs, const int64_t *const *in_dims,\n"
-                "    void *const *outputs, int64_t *const *out_dims)\n{\n", N);
-    w_printf(w, "    int64_t dim[%d];\n    int rc;\n", g->n_syms);
-    if (file) {
-        cgen_blob_prologue(m, w);
-    } else {
-        w_printf(w, "    const unsigned char *blob = (const unsigned char *)(weights != NULL ? weights : %s_weights);\n", N);
-        w_printf(w, "    if (((uintptr_t)blob & 7u) != 0) return -1;\n");
-    }
-    if (g->arena_bytes > 0) w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
     w_printf(w, "    if (in_dims == NULL) return %s_ERR_SHAPE;\n", N);
     for (int i = 0; i < g->n_inputs; i++) {
         const Shape *s = &g->inputs[i]->shape;
@@ -270,28 +267,51 @@ void cgen_write_run_shapes(const CgenModel *m, Writer *w)
     }
     cgen_write_derived_dims(g, w);
     free(seen);
-    w_printf(w, "    rc = %s_schedule(blob, (unsigned char *)arena, inputs, outputs, NULL, dim, dim);\n", N);
-    w_puts(w, "    if (rc != 0) return rc;\n");
-    w_puts(w, "    if (out_dims != NULL) {\n");
+}
+
+void cgen_write_out_dims(const Graph *g, Writer *w)
+{
     for (int i = 0; i < g->n_outputs; i++) {
         const Shape *s = &g->outputs[i]->shape;
         if (s->rank == 0) continue;
-        w_printf(w, "        if (out_dims[%d] != NULL) {\n", i);
+        w_printf(w, "    if (out_dims[%d] != NULL) {\n", i);
         for (int k = 0; k < s->rank; k++) {
-            if (s->sym[k]) w_printf(w, "            out_dims[%d][%d] = dim[%d];\n", i, k, s->sym[k] - 1);
-            else w_printf(w, "            out_dims[%d][%d] = %lld;\n", i, k, (long long)s->dims[k]);
+            if (s->sym[k]) w_printf(w, "        out_dims[%d][%d] = dim[%d];\n", i, k, s->sym[k] - 1);
+            else w_printf(w, "        out_dims[%d][%d] = %lld;\n", i, k, (long long)s->dims[k]);
         }
-        w_puts(w, "        }\n");
+        w_puts(w, "    }\n");
     }
+}
+
+void cgen_write_run_shapes(const CgenModel *m, Writer *w)
+{
+    const Graph *g = m->g;
+    const char *N = m->name;
+    int file = m->o->weights == BACKEND_WEIGHTS_FILE;
+    w_printf(w, "int %s_run_shapes(const void *weights, void *arena, const void *const *inputs, const int64_t *const *in_dims,\n"
+                "    void *const *outputs, int64_t *const *out_dims)\n{\n", N);
+    w_printf(w, "    int64_t dim[%d];\n    int rc;\n", g->n_syms);
+    if (file) {
+        cgen_blob_prologue(m, w);
+    } else {
+        w_printf(w, "    const unsigned char *blob = (const unsigned char *)(weights != NULL ? weights : %s_weights);\n", N);
+        w_printf(w, "    if (((uintptr_t)blob & 7u) != 0) return -1;\n");
+    }
+    if (g->arena_bytes > 0) w_printf(w, "    if (arena == NULL || ((uintptr_t)arena & 63u) != 0) return -1;\n");
+    cgen_write_bind_dims(g, N, w);
+    w_printf(w, "    rc = %s_schedule(blob, (unsigned char *)arena, inputs, outputs, NULL, dim, dim);\n", N);
+    w_puts(w, "    if (rc != 0) return rc;\n");
+    w_puts(w, "    if (out_dims != NULL) {\n");
+    w->indent++;
+    cgen_write_out_dims(g, w);
+    w->indent--;
     w_puts(w, "    }\n");
     w_puts(w, "    return 0;\n}\n\n");
 }
 
 /* Runtime shapes: the runtime dims with their names and bounds. */
-void cgen_write_dims_defs(const CgenModel *m, Writer *w)
+void cgen_write_dims_defs(const Graph *g, const char *N, Writer *w)
 {
-    const Graph *g = m->g;
-    const char *N = m->name;
     w_printf(w, "/* Runtime shapes: the model runs at any extent of its %d runtime dim%s\n"
                 " * within their bounds (%s_run_shapes); memory is planned at the maximum. */\n"
                 "#define %s_NUM_DIMS %d\n", g->n_syms, g->n_syms == 1 ? "" : "s", N, N, g->n_syms);

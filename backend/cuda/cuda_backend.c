@@ -385,7 +385,7 @@ static void gen_header(Cu *c, Writer *w)
     w_printf(w, "#define %s_WEIGHTS_BYTES %lld\n", N, (long long)c->wbytes);
     w_printf(w, "#define %s_NUM_INPUTS %d\n", N, g->n_inputs);
     w_printf(w, "#define %s_NUM_OUTPUTS %d\n\n", N, g->n_outputs);
-    if (g->n_syms) cu_shapes_header(c, w);
+    if (g->n_syms) cgen_write_dims_defs(g, N, w);
     for (int i = 0; i < g->n_inputs; i++) port_macros(c, w, "INPUT", i, g->inputs[i]);
     for (int i = 0; i < g->n_outputs; i++) port_macros(c, w, "OUTPUT", i, g->outputs[i]);
     w_printf(w, "typedef struct %s_Model %s_Model;\n\n", N, N);
@@ -512,7 +512,7 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     }
     const int dyn = g->n_syms > 0;
     if (dyn) {
-        cu_shapes_defs(c, w);
+        cgen_write_max_dims(g, N, w);
         w_printf(w, "static int %s_schedule(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dims%s)\n{\n",
                  N, N, cu_eager(g) ? ",\n    int64_t *dims_out" : "");
         cu_shapes_prologue(c, w);
@@ -954,12 +954,16 @@ static void gen_main(Cu *c, Writer *w)
         {0, "        if (!(out[i] = malloc(out_bytes[i] ? out_bytes[i] : 1))) return fail(argv[1], \"out of memory\");\n"},
         {0, "    @N@_Model *m;\n"},
         {0, "    if (@N@_init(&m, NULL)) return fail(\"@N@_init\", \"cannot set up the model on the GPU\");\n"},
-        {1, "    if (@N@_run_host(m, (const void *const *)in, out)) return fail(\"@N@_run_host\", \"a CUDA call failed\");\n"},
+        {1, "    if (@N@_run_host(m, (const void *const *)in, out)) {\n"},
+        {1, "        @N@_free(m);\n"},
+        {1, "        return fail(\"@N@_run_host\", \"a CUDA call failed\");\n"},
+        {1, "    }\n"},
         {2, "    const int64_t *ind[@NIA@] = {0};\n"},
         {2, "    int64_t *outd[@NOA@] = {0};\n"},
         {2, "    for (int i = 0; i < @NI@; i++) ind[i] = in_got[i];\n"},
         {2, "    for (int i = 0; i < @NO@; i++) outd[i] = out_got[i];\n"},
         {2, "    int rc = @N@_run_shapes_host(m, (const void *const *)in, ind, out, outd);\n"},
+        {2, "    if (rc) @N@_free(m);\n"},
         {2, "    if (rc == @N@_ERR_SHAPE)\n"},
         {2, "        return fail(argv[2], \"the inputs do not fit the model: a fixed dim differs, a runtime dim is out of its bounds or \"\n"},
         {2, "                             \"differs between inputs, or a shape computed from input values is invalid or beyond its bound\");\n"},

@@ -204,15 +204,14 @@ void cu_read_host(Cu *c, const Value *v, const char *name);
 void cu_set_dim(Cu *c, const Value *v, int k, const char *expr);
 void cu_dims_to_device(Cu *c);
 /* The parts of the folder for a graph with runtime dims (g->n_syms > 0),
- * which cuda_backend.c's writers call: in NAME.h the runtime dims, each
- * port's MAX_DIMS and DIM_SYMS, and the declarations of NAME_run_shapes and
- * NAME_run_shapes_host; in NAME.cu the table of maxima (NAME_max_dims,
- * before the schedule), the schedule's shape table (its first lines), and
- * NAME_run with those two functions (after NAME_capture). */
-void cu_shapes_header(const Cu *c, Writer *w);
+ * which cuda_backend.c's writers call (with the C backend's
+ * cgen_write_dims_defs and cgen_write_max_dims): in NAME.h each port's
+ * MAX_DIMS and DIM_SYMS and the declarations of NAME_run_shapes and
+ * NAME_run_shapes_host; in NAME.cu the schedule's shape table (its first
+ * lines) and, with data-dependent dims, its report of the run's dims (its
+ * last), and NAME_run with those two functions (after NAME_capture). */
 void cu_shapes_port_macros(const Cu *c, Writer *w, const char *kind, int i, const Value *v);
 void cu_shapes_api_decls(const Cu *c, Writer *w);
-void cu_shapes_defs(const Cu *c, Writer *w);
 void cu_shapes_prologue(const Cu *c, Writer *w);
 void cu_shapes_epilogue(const Cu *c, Writer *w);
 void cu_shapes_api(const Cu *c, Writer *w);

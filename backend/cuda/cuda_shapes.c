@@ -165,15 +165,6 @@ void cu_dims_to_device(Cu *c)
 
 /* ---- NAME.h ------------------------------------------------------------------------------ */
 
-void cu_shapes_header(const Cu *c, Writer *w)
-{
-    CgenModel m;
-    memset(&m, 0, sizeof m);
-    m.g = c->g;
-    m.name = c->name;
-    cgen_write_dims_defs(&m, w);
-}
-
 void cu_shapes_port_macros(const Cu *c, Writer *w, const char *kind, int i, const Value *v)
 {
     const char *N = c->name;
@@ -208,28 +199,10 @@ void cu_shapes_api_decls(const Cu *c, Writer *w)
 
 /* ---- NAME.cu ------------------------------------------------------------------------------ */
 
-void cu_shapes_defs(const Cu *c, Writer *w)
-{
-    CgenModel m;
-    memset(&m, 0, sizeof m);
-    m.g = c->g;
-    m.name = c->name;
-    cgen_write_max_dims(&m, w);
-}
-
 void cu_shapes_prologue(const Cu *c, Writer *w)
 {
     const Graph *g = c->g;
-    /* the shape table, each extent clamped to its bounds (a wrong caller
-     * cannot overflow a buffer) */
-    w_printf(w, "    int64_t dim[%d];\n", g->n_syms);
-    for (int k = 0; k < g->n_syms; k++) {
-        const IrSym *s = &g->syms[k];
-        w_printf(w, "    dim[%d] = dims[%d] < %lld ? %lld : dims[%d] > %lld ? %lld : dims[%d]; /* ", k, k, (long long)s->lo,
-                 (long long)s->lo, k, (long long)s->hi, (long long)s->hi, k);
-        cu_comment_text(w, s->name);
-        w_puts(w, " */\n");
-    }
+    cgen_write_shape_table(g, w);
     w_puts(w, "    const int64_t *const ddim = m->ddim; /* its device copy, which kernels read */\n");
     w_puts(w, "    (void)dim, (void)ddim;\n");
     if (cu_eager(g)) /* no graph: the table set here, and again as data-dependent dims are set */
@@ -250,46 +223,13 @@ static const char *numel_text(const Value *v, char *buf, size_t cap)
     return cgen_prod_str(&p, buf, cap);
 }
 
-/* NAME_bind: dim[] from the actual input shapes (fixed dims, bounds and
- * agreement checked), derived dims evaluated. */
+/* NAME_bind: dim[] from the actual input shapes (the C backend's checks). */
 static void gen_bind(const Cu *c, Writer *w)
 {
-    const Graph *g = c->g;
     const char *N = c->name;
-    char *seen = calloc((size_t)g->n_syms + 1, 1);
-    GC_ASSERT(seen);
     w_printf(w, "/* The shape table of one run from the actual input shapes: 0, or %s_ERR_SHAPE. */\n", N);
     w_printf(w, "static int %s_bind(const int64_t *const *in_dims, int64_t *dim)\n{\n", N);
-    w_printf(w, "    if (in_dims == NULL) return %s_ERR_SHAPE;\n", N);
-    for (int i = 0; i < g->n_inputs; i++) {
-        const Shape *s = &g->inputs[i]->shape;
-        char sh[256];
-        w_printf(w, "    /* input %d: %s */\n", i, ir_shape_str_g(g, s, sh, sizeof sh));
-        if (s->rank == 0) continue;
-        w_printf(w, "    if (in_dims[%d] == NULL) return %s_ERR_SHAPE;\n", i, N);
-        for (int k = 0; k < s->rank; k++) {
-            const int32_t y = s->sym[k];
-            if (!y) {
-                w_printf(w, "    if (in_dims[%d][%d] != %lld) return %s_ERR_SHAPE;\n", i, k, (long long)s->dims[k], N);
-            } else if (!seen[y - 1]) {
-                seen[y - 1] = 1;
-                const IrSym *sy = ir_sym(g, y);
-                w_printf(w, "    dim[%d] = in_dims[%d][%d];\n", y - 1, i, k);
-                w_printf(w, "    if (dim[%d] < %lld || dim[%d] > %lld) return %s_ERR_SHAPE;\n", y - 1, (long long)sy->lo, y - 1,
-                         (long long)sy->hi, N);
-            } else {
-                w_printf(w, "    if (in_dims[%d][%d] != dim[%d]) return %s_ERR_SHAPE;\n", i, k, y - 1, N);
-            }
-        }
-    }
-    for (int k = 0; k < g->n_syms; k++) {
-        if (g->syms[k].kind == SYM_VAR && !seen[k])
-            w_printf(w, "    dim[%d] = %lld; /* in no input */\n", k, (long long)g->syms[k].hi);
-        if (g->syms[k].kind == SYM_DATA)
-            w_printf(w, "    dim[%d] = %lld; /* set while the model runs */\n", k, (long long)g->syms[k].hi);
-    }
-    free(seen);
-    cgen_write_derived_dims(g, w);
+    cgen_write_bind_dims(c->g, N, w);
     w_puts(w, "    return 0;\n}\n\n");
 }
 
@@ -319,20 +259,9 @@ static void gen_launch(const Cu *c, Writer *w)
 /* NAME_out_shapes: output i's actual shape into out_dims[i]. */
 static void gen_out_shapes(const Cu *c, Writer *w)
 {
-    const Graph *g = c->g;
-    const char *N = c->name;
-    w_printf(w, "static void %s_out_shapes(const int64_t *dim, int64_t *const *out_dims)\n{\n", N);
+    w_printf(w, "static void %s_out_shapes(const int64_t *dim, int64_t *const *out_dims)\n{\n", c->name);
     w_puts(w, "    (void)dim;\n    if (out_dims == NULL) return;\n");
-    for (int i = 0; i < g->n_outputs; i++) {
-        const Shape *s = &g->outputs[i]->shape;
-        if (s->rank == 0) continue;
-        w_printf(w, "    if (out_dims[%d] != NULL) {\n", i);
-        for (int k = 0; k < s->rank; k++) {
-            if (s->sym[k]) w_printf(w, "        out_dims[%d][%d] = dim[%d];\n", i, k, s->sym[k] - 1);
-            else w_printf(w, "        out_dims[%d][%d] = %lld;\n", i, k, (long long)s->dims[k]);
-        }
-        w_puts(w, "    }\n");
-    }
+    cgen_write_out_dims(c->g, w);
     w_puts(w, "}\n\n");
 }
 

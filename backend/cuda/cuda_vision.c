@@ -177,6 +177,36 @@ static int resize_check(const Node *n, Diag *d)
     return 0;
 }
 
+/* The loop of a Resize kernel over output elements i (extents out[a],
+ * literals or shape-table text) reading tables ri and rw (their names):
+ * axis a's K[a] taps per output index start at base[a] (text) + its
+ * coordinate * K[a]; an output index whose first tap is -1 gets the
+ * extrapolation value; the tensor product of the taps is summed in double. */
+static void resize_loop(Writer *w, const Node *n, int r, const int64_t *K, const char *const *base, const char *const *out,
+                        const int64_t *st, const char *ri, const char *rw)
+{
+    const Value *Y = n->out[0];
+    char lit[48];
+    int64_t ntaps = 1;
+    for (int a = 0; a < r; a++) ntaps *= K[a];
+    w_puts(w, "        int64_t r = i;\n");
+    w_printf(w, "        int64_t b[%d];\n", r);
+    for (int a = r - 1; a >= 0; a--)
+        w_printf(w, "        b[%d] = %s + r %% %s * %lld;\n        r /= %s;\n", a, base[a], out[a], (long long)K[a], out[a]);
+    w_puts(w, "        int outside = 0;\n");
+    w_printf(w, "        for (int a = 0; a < %d; a++) outside |= %s[b[a]] < 0;\n", r, ri);
+    cfam_lit(lit, sizeof lit, Y->dtype, ir_resize_extrapolation(n));
+    w_printf(w, "        if (outside) {\n            y[i] = %s;\n            continue;\n        }\n", lit);
+    w_puts(w, "        double acc = 0;\n");
+    w_printf(w, "        for (int64_t t = 0; t < %lld; t++) {\n", (long long)ntaps);
+    w_puts(w, "            int64_t q = t, off = 0;\n            double wt = 1;\n");
+    for (int a = r - 1; a >= 0; a--)
+        w_printf(w, "            { const int64_t j = b[%d] + q %% %lld; wt *= %s[j]; off += %s[j] * %lld; q /= %lld; }\n", a,
+                 (long long)K[a], rw, ri, (long long)st[a], (long long)K[a]);
+    w_puts(w, "            acc += wt * x[off];\n        }\n");
+    w_printf(w, "        y[i] = (%s)acc;\n    }\n}\n\n", cfam_ctype(Y->dtype));
+}
+
 /* Resize/Upsample whose extents are data-dependent (runtime scales or
  * sizes): the host reads the operands back, sets the extents and computes
  * the tap tables with the C runtime's gcrt_resize_taps_* (the same call
@@ -192,7 +222,7 @@ static int emit_resize_dyn(Cu *c, const Node *n)
     const int64_t tmax = (int64_t)(ws / (sizeof(int64_t) + ir_dtype_size(Y->dtype))); /* the tables' entries at the bounds */
     const char *T = cfam_ctype(Y->dtype);
     Writer *b = &c->body;
-    char e[512], lit[64];
+    char e[512];
     GC_ASSERT(ws && n->ws_offset >= 0);
     if ((int64_t)ws > c->hws_bytes) c->hws_bytes = (int64_t)ws;
     w_puts(b, "    { /* its scales or sizes (and roi), read back: the output's extents and the tap tables */\n");
@@ -246,27 +276,19 @@ static int emit_resize_dyn(Cu *c, const Node *n)
     w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const int64_t *ri, const %s *rw%s)\n{\n", kn, T, T, T, cu_kparam(c, n));
     cu_kuse(c, n, w);
     w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, r));
-    w_printf(w, "        int64_t r = i, b[%d];\n", r);
-    for (int a = r - 1; a >= 0; a--) {
-        /* axis a's tables start after those of the axes before it */
-        w_printf(w, "        b[%d] = ", a);
-        for (int q = 0; q < a; q++) w_printf(w, "%s * %d + ", cu_dims_sz(c, &Y->shape, q, q + 1), K);
-        w_printf(w, "r %% %s * %d;\n        r /= %s;\n", cu_dims_sz(c, &Y->shape, a, a + 1), K, cu_dims_sz(c, &Y->shape, a, a + 1));
+    /* axis a's tables start after those of the axes before it, at the run's extents */
+    char base[IR_MAX_RANK][512], out[IR_MAX_RANK][192];
+    const char *bp[IR_MAX_RANK], *op[IR_MAX_RANK];
+    int64_t Ks[IR_MAX_RANK];
+    for (int a = 0; a < r; a++) {
+        size_t o = 0;
+        for (int q = 0; q < a && o < sizeof base[a]; q++)
+            o += (size_t)snprintf(base[a] + o, sizeof base[a] - o, "%s%s * %d", q ? " + " : "", cu_dims_sz(c, &Y->shape, q, q + 1), K);
+        if (!a) snprintf(base[a], sizeof base[a], "0");
+        snprintf(out[a], sizeof out[a], "%s", cu_dims_sz(c, &Y->shape, a, a + 1));
+        bp[a] = base[a], op[a] = out[a], Ks[a] = K;
     }
-    w_puts(w, "        (void)r;\n        int outside = 0;\n");
-    w_printf(w, "        for (int a = 0; a < %d; a++) outside |= ri[b[a]] < 0;\n", r);
-    cfam_lit(lit, sizeof lit, Y->dtype, ir_resize_extrapolation(n));
-    w_printf(w, "        if (outside) {\n            y[i] = %s;\n            continue;\n        }\n", lit);
-    w_puts(w, "        double acc = 0;\n");
-    int64_t ntaps = 1;
-    for (int a = 0; a < r; a++) ntaps *= K;
-    w_printf(w, "        for (int64_t t = 0; t < %lld; t++) {\n", (long long)ntaps);
-    w_puts(w, "            int64_t q = t, off = 0;\n            double wt = 1;\n");
-    for (int a = r - 1; a >= 0; a--)
-        w_printf(w, "            { const int64_t j = b[%d] + q %% %d; wt *= rw[j]; off += ri[j] * %lld; q /= %d; }\n", a, K,
-                 (long long)st[a], K);
-    w_puts(w, "            acc += wt * x[off];\n        }\n");
-    w_printf(w, "        y[i] = (%s)acc;\n    }\n}\n\n", T);
+    resize_loop(w, n, r, Ks, bp, op, st, "ri", "rw");
     w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, (const int64_t *)(const void *)(arena + %lld), (const %s *)(const void *)(arena + %lld)%s));\n",
              kn, cu_dims_sz(c, &Y->shape, 0, r), cu_ptr(c, Y), cu_ptr(c, X), (long long)n->ws_offset, T,
              (long long)(n->ws_offset + tmax * 8), cu_karg(c, n));
@@ -331,28 +353,18 @@ static int emit_resize(Cu *c, const Node *n, Diag *d)
         free(idx[a]);
         free(wt[a]);
     }
-    int64_t ntaps = 1;
-    for (int a = 0; a < r; a++) ntaps *= K[a];
     w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n", kn, T, T);
     w_printf(w, "    GC_FOR_EACH(i, %lld) {\n", (long long)total);
-    w_puts(w, "        int64_t r = i;\n");
-    w_printf(w, "        int64_t b[%d];\n", r);
-    for (int a = r - 1; a >= 0; a--)
-        w_printf(w, "        b[%d] = %lld + r %% %lld * %lld;\n        r /= %lld;\n", a, (long long)base[a],
-                 (long long)Y->shape.dims[a], (long long)K[a], (long long)Y->shape.dims[a]);
-    w_puts(w, "        int outside = 0;\n");
-    w_printf(w, "        for (int a = 0; a < %d; a++) outside |= k%d_ri[b[a]] < 0;\n", r, kn);
-    cfam_lit(lit, sizeof lit, Y->dtype, ir_resize_extrapolation(n));
-    w_printf(w, "        if (outside) {\n            y[i] = %s;\n            continue;\n        }\n", lit);
-    w_puts(w, "        double acc = 0;\n");
-    w_printf(w, "        for (int64_t t = 0; t < %lld; t++) {\n", (long long)ntaps);
-    w_puts(w, "            int64_t q = t, off = 0;\n            double wt = 1;\n");
-    for (int a = r - 1; a >= 0; a--) {
-        w_printf(w, "            { const int64_t j = b[%d] + q %% %lld; wt *= k%d_rw[j]; off += k%d_ri[j] * %lld; q /= %lld; }\n", a,
-                 (long long)K[a], kn, kn, (long long)st[a], (long long)K[a]);
+    char bt[IR_MAX_RANK][32], ot[IR_MAX_RANK][32], ri[32], rw[32];
+    const char *bp[IR_MAX_RANK], *op[IR_MAX_RANK];
+    for (int a = 0; a < r; a++) {
+        snprintf(bt[a], sizeof bt[a], "%lld", (long long)base[a]);
+        snprintf(ot[a], sizeof ot[a], "%lld", (long long)Y->shape.dims[a]);
+        bp[a] = bt[a], op[a] = ot[a];
     }
-    w_puts(w, "            acc += wt * x[off];\n        }\n");
-    w_printf(w, "        y[i] = (%s)acc;\n    }\n}\n\n", T);
+    snprintf(ri, sizeof ri, "k%d_ri", kn);
+    snprintf(rw, sizeof rw, "k%d_rw", kn);
+    resize_loop(w, n, r, K, bp, op, st, ri, rw);
     w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X));
     return 0;
 }

@@ -83,15 +83,25 @@ def build_folder(out, name, defines=""):
                                                                                          "\n" + mk.stdout + mk.stderr))
 
 
+def save_inputs(work, tag, arrays):
+    """The arrays as WORK/TAG_in<j>.npy; their paths."""
+    files = []
+    for j, a in enumerate(arrays):
+        files.append(os.path.join(work, f"{tag}_in{j}.npy"))
+        np.save(files[-1], a)
+    return files
+
+
+def main_exe(out, name):
+    return os.path.join(out, f"{name}_main" if GPU else f"{name}_main_emu")
+
+
 def run_main(work, out, name, inputs, tag):
     """Runs NAME_main_emu (NAME_main with --gpu) on the arrays; returns its outputs, or None (stderr printed)."""
-    files = []
-    for j, a in enumerate(inputs):
-        files.append(os.path.join(work, f"{name}_{tag}_in{j}.npy"))
-        np.save(files[-1], a)
+    files = save_inputs(work, f"{name}_{tag}", inputs)
     res = os.path.join(work, f"{name}_{tag}_out")
     shutil.rmtree(res, ignore_errors=True)
-    q = run([os.path.join(out, f"{name}_main" if GPU else f"{name}_main_emu"), res] + files)
+    q = run([main_exe(out, name), res] + files)
     if q.returncode != 0:
         print(q.stderr)
         return None
@@ -227,7 +237,7 @@ def mlp_checks(graphc, work, rng):
         big = os.path.join(work, "mlp_big.npy")
         np.save(big, np.zeros((9, 784), np.float32))
         res = os.path.join(work, "mlp_big_out")
-        q = run([os.path.join(out, "mlp_main" if GPU else "mlp_main_emu"), res, big])
+        q = run([main_exe(out, "mlp"), res, big])
         check(one_line_error(q, "beyond the model's bounds") and not os.path.exists(res),
               f"mlp_main at batch 9: one line, nothing written ({q.stderr.strip()})")
         driver_check(out, "mlp", ref, rng)
@@ -336,10 +346,7 @@ def data_checks(graphc, work):
         check("cudaStreamBeginCapture" not in open(os.path.join(out, f"{name}.cu")).read(),
               f"{name}: data-dependent dims: the schedule runs without a CUDA graph")
         for k, ins in enumerate(good):
-            files = []
-            for j, a in enumerate(ins):
-                files.append(os.path.join(work, f"{name}_{k}_in{j}.npy"))
-                np.save(files[-1], a)
+            files = save_inputs(work, f"{name}_{k}", ins)
             ref_dir = os.path.join(work, f"{name}_{k}_interp")
             p = run([graphc, "run", model, ref_dir] + files + [f"--max-dim={cap}"])
             if not check(p.returncode == 0, f"{name} run {k}: graphc run {p.stderr.strip()}"):
@@ -347,12 +354,9 @@ def data_checks(graphc, work):
             compare(run_main(work, out, name, ins, f"r{k}"), [np.load(os.path.join(ref_dir, "output_0.npy"))],
                     f"{name} run {k} against the interpreter", tol=1e-5)
         for k, ins in enumerate(bad):
-            files = []
-            for j, a in enumerate(ins):
-                files.append(os.path.join(work, f"{name}_bad{k}_in{j}.npy"))
-                np.save(files[-1], a)
+            files = save_inputs(work, f"{name}_bad{k}", ins)
             res = os.path.join(work, f"{name}_bad{k}_out")
-            q = run([os.path.join(out, f"{name}_main" if GPU else f"{name}_main_emu"), res] + files)
+            q = run([main_exe(out, name), res] + files)
             check(one_line_error(q, "a shape computed from input values is invalid or beyond its bound") and not os.path.exists(res),
                   f"{name}: an extent beyond --max-dim fails with one line, nothing written ({q.stderr.strip()})")
             p = run([graphc, "run", model, res + "_interp"] + files + [f"--max-dim={cap}"])
