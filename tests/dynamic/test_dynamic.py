@@ -430,16 +430,37 @@ def gpt_model():
     return GPT().eval()
 
 
-def gpt_decoder(graphc, work):
-    """(i) a decoder with a runtime sequence length, shapes computed in the graph."""
+def export_gpt(path):
+    """gpt_model() exported to path with a symbolic length T (input idx, output logits); the module."""
     import warnings
     import torch
     m = gpt_model()
-    path = os.path.join(work, "gpt.onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(m, torch.zeros(1, 8, dtype=torch.long), path, input_names=["idx"], output_names=["logits"],
                           dynamic_axes={"idx": {1: "T"}, "logits": {1: "T"}}, opset_version=17)
+    return m
+
+
+def export_classifier(make, path):
+    """A torchvision classifier (make: its constructor), seeded, its BatchNorm statistics calibrated as
+    in tests/models, exported to path for 32x32 images with a symbolic batch (input x, output y); the module."""
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+    from torch_models import calibrate
+    torch.manual_seed(15)
+    m = make(weights=None)
+    calibrate(m, (1, 3, 32, 32), 15)
+    torch.onnx.export(m, torch.zeros(1, 3, 32, 32), path, input_names=["x"], output_names=["y"],
+                      dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+    return m
+
+
+def gpt_decoder(graphc, work):
+    """(i) a decoder with a runtime sequence length, shapes computed in the graph."""
+    import torch
+    path = os.path.join(work, "gpt.onnx")
+    m = export_gpt(path)
     out = os.path.join(work, "gpt_out")
     fl, s = cflags()
     p = run([graphc, "compile", path, "-o", out, "--emit-main", "--name", "gpt", "--max-shape", "idx=1,64"])
@@ -469,16 +490,10 @@ def torchvision_batch(graphc, work):
     """(h) a classifier with a runtime batch: Conv, pools, BatchNormalization."""
     import torch
     import torchvision
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
-    from torch_models import calibrate
     fl, s = cflags()
     for name, make, level in (("r18", torchvision.models.resnet18, "-O2"), ("mbv2", torchvision.models.mobilenet_v2, "-O0")):
-        torch.manual_seed(15)
-        m = make(weights=None)
-        calibrate(m, (1, 3, 32, 32), 15)
         path = os.path.join(work, f"{name}.onnx")
-        torch.onnx.export(m, torch.zeros(1, 3, 32, 32), path, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+        m = export_classifier(make, path)
         out = os.path.join(work, f"{name}_out")
         p = run([graphc, "compile", path, "-o", out, "--emit-main", "--name", name, "--max-shape", "x=4,3,32,32", level])
         if not check(p.returncode == 0, f"{name}: compiles once with a runtime batch ({level}) {p.stderr.strip()}"):

@@ -58,7 +58,8 @@ import numpy as np
 import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_dynamic import D, FAILS, check, encoder_model, gpt_model, mlp_model, one_line_error, run  # noqa: E402
+from test_dynamic import (D, FAILS, check, encoder_model, export_classifier, export_gpt, mlp_model,  # noqa: E402
+                          one_line_error, run)
 
 SAN = os.environ.get("GRAPHC_SANITIZE") == "1"
 GPU = False  # --gpu: nvcc builds, runs on the device
@@ -270,19 +271,13 @@ def encoder_checks(graphc, work, rng):
 def torchvision_checks(graphc, work):
     import torch
     import torchvision
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
-    from torch_models import calibrate
     for name, make, level, defines in (("r18", torchvision.models.resnet18, "-O2", ""),
                                        ("r18f", torchvision.models.resnet18, "-O2", "-DGC_CUDNN_FUSED -DGC_EMU_WARMUP"),
                                        ("mbv2", torchvision.models.mobilenet_v2, "-O0", "")):
-        torch.manual_seed(15)
-        m = make(weights=None)
-        calibrate(m, (1, 3, 32, 32), 15)
         path = os.path.join(work, f"{name}.onnx")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(m, torch.zeros(1, 3, 32, 32), path, input_names=["x"], output_names=["y"],
-                              dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
+            m = export_classifier(make, path)
         out = os.path.join(work, f"{name}_out")
         if not (compile_folder(graphc, path, out, name, ["--max-shape", "x=4,3,32,32", level])
                 and build_folder(out, name, defines)):
@@ -297,12 +292,8 @@ def torchvision_checks(graphc, work):
 
 def gpt_checks(graphc, work):
     import torch
-    m = gpt_model()
     path = os.path.join(work, "gpt.onnx")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(m, torch.zeros(1, 8, dtype=torch.long), path, input_names=["idx"], output_names=["logits"],
-                          dynamic_axes={"idx": {1: "T"}, "logits": {1: "T"}}, opset_version=17)
+    m = export_gpt(path)
     out = os.path.join(work, "gpt_out")
     if not (compile_folder(graphc, path, out, "gpt", ["--max-shape", "idx=1,64"]) and build_folder(out, "gpt")):
         return
@@ -402,16 +393,11 @@ def toolkit_checks(graphc, work, nvrtc):
     models = [("mlp", "mlp.onnx", ["--max-shape", "x=8,784"]), ("mlp16", "mlp.onnx", ["--max-shape", "x=8,784", "--precision=fp16"]),
               ("enc", "enc.onnx", ["--max-shape", "x=1,16,%d" % D])]
     try:
-        import torch
         import torchvision
-        m = torchvision.models.resnet18(weights=None).eval()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(m, torch.zeros(1, 3, 32, 32), os.path.join(work, "r18.onnx"), input_names=["x"], output_names=["y"],
-                              dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=17)
-            torch.onnx.export(gpt_model(), torch.zeros(1, 8, dtype=torch.long), os.path.join(work, "gpt.onnx"),
-                              input_names=["idx"], output_names=["logits"], dynamic_axes={"idx": {1: "T"}, "logits": {1: "T"}},
-                              opset_version=17)
+            export_classifier(torchvision.models.resnet18, os.path.join(work, "r18.onnx"))
+        export_gpt(os.path.join(work, "gpt.onnx"))
         models += [("r18", "r18.onnx", ["--max-shape", "x=4,3,32,32"]), ("gpt", "gpt.onnx", ["--max-shape", "idx=1,64"])]
     except ImportError as e:
         check(False, f"PyTorch and torchvision export the models ({e})")
