@@ -9,7 +9,10 @@
 #           whose inputs and outputs are all float32 (tests/onnx/expected_pass_cuda.txt lists them),
 #           through --target=cuda at fp32 on the GPU
 #           (tests/onnx/run_onnx_suite.py --target cuda --gpu); with NODE_PREBUILT=DIR, the programs
-#           an earlier `run_onnx_suite.py --build-only --arch 90 --work DIR` built (no nvcc here)
+#           an earlier `run_onnx_suite.py --build-only --arch 90 --work DIR` built (no nvcc here);
+#           NODE_EXPECT=tests/onnx/expected_pass.txt: every test that passes through the C backend, any
+#           dtype, all of which pass through CUDA on the emulation (the data-dependent dims' host reads,
+#           the selections on the host)
 #   models  the 16 real models (tests/models/torch_models.py, opset 17) on the GPU against
 #           PyTorch: fp32 and fp16 side by side (MODELS_ARGS: more torch_models.py options for both,
 #           e.g. "--cuda-define GC_CUDNN_FUSED --cuda-define GC_CUDNN_TIME")
@@ -110,7 +113,7 @@ for s in "${steps[@]}"; do
         } 2>&1 | tee "$OUT/env.log"
         ;;
     node)
-        args=(--target cuda --gpu --expect tests/onnx/expected_pass_cuda.txt --expected-only --max-dim 4096
+        args=(--target cuda --gpu --expect "${NODE_EXPECT:-tests/onnx/expected_pass_cuda.txt}" --expected-only --max-dim 4096
               -j "$J" --csv "$OUT/node.csv" --graphc "$GRAPHC")
         [ -n "${SUITE:-}" ] && args+=(--suite "$SUITE")
         if [ -n "${NODE_PREBUILT:-}" ]; then

@@ -29,6 +29,7 @@
  * schedule and NAME_run_shapes to the API (cgen_shapes.c).
  */
 #include "cgen_model.h"
+#include "emit_dynshape.h"
 
 #include "../../ir/custom_op.h"
 #include "../cfamily/cfam_expr.h"
@@ -215,6 +216,24 @@ void cgen_set_dim(Cgen *c, const Value *v, int k, const char *expr)
            (long long)s->hi, c->m->name);
     c->dims_set = 1;
     if (s->group) cgen_check_group(c->g, y, &c->body, cgen_err_shape(c));
+}
+
+static const char *dims_tmp(void *ctx, const char *base) { return cgen_tmp(ctx, base); }
+static void dims_set(void *ctx, const Value *v, int k, const char *expr) { cgen_set_dim(ctx, v, k, expr); }
+
+static void dims_read(void *ctx, const Node *n, int j, const char *name, const char *i) { cgen_read_operand(ctx, n, j, name, i); }
+
+static const char *dims_ptr(void *ctx, const Value *v, char *buf)
+{
+    snprintf(buf, 256, "%s", cgen_ptr(ctx, v));
+    return buf;
+}
+
+static const char *dims_ws(void *ctx, const Node *n) { return cgen_workspace(ctx, n); }
+
+CgenDims cgen_dims_ctx(Cgen *c)
+{
+    return (CgenDims){c->g, &c->body, cgen_err_shape(c), c, dims_tmp, dims_set, dims_read, dims_ptr, dims_ws};
 }
 
 /* A unique identifier from `base` (already sanitized): base, base_2, ... */

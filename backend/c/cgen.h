@@ -158,6 +158,88 @@ void cgen_derive_data_dims(const Graph *g, Writer *w);
  * to at most its bound, returning `err` otherwise (before any kernel writes). */
 void cgen_check_group(const Graph *g, int32_t y, Writer *w, const char *err);
 
+/* ---- data-dependent dims: text shared with the CUDA backend (dims_text.c) ----
+ * The statements that compute a node's data-dependent output extents from
+ * the values of its runtime operands are the same C in both backends. They
+ * differ in where the values lie (the C arena; a host copy the CUDA schedule
+ * reads back) and in how a dim is set, which a CgenDims tells the writers. */
+typedef struct CgenDims {
+    const Graph *g;
+    Writer *w;       /* the host statements, at the writer's indent */
+    const char *err; /* "NAME_ERR_SHAPE", which the statements return on an invalid operand */
+    void *ctx;
+    const char *(*tmp)(void *ctx, const char *base);                     /* a local name free in scope */
+    void (*set_dim)(void *ctx, const Value *v, int k, const char *expr); /* cgen_set_dim, cu_set_dim */
+    /* declares the array `name` holding the values of integer input j of n
+     * (its static element count; any integer dtype, read as int64_t); i is
+     * a free int64_t local the statements may use */
+    void (*read)(void *ctx, const Node *n, int j, const char *name, const char *i);
+    /* the host statements of whole kernels (the selections below): a pointer
+     * to v's first element (typed as cgen_ctype(v->dtype) *) into buf (256
+     * bytes), and n's workspace as an unsigned char pointer */
+    const char *(*ptr)(void *ctx, const Value *v, char *buf);
+    const char *(*workspace)(void *ctx, const Node *n);
+} CgenDims;
+/* The C backend's, for the node being written. */
+CgenDims cgen_dims_ctx(Cgen *c);
+/* Reshape's (shape), Squeeze's or Unsqueeze's (axes) output extents from the
+ * operand values at `req` (an int64_t array of in[1]'s length): the op's
+ * rules applied as shape inference does for a constant, `return err` where
+ * they break one, then every output dim set. */
+void cgen_write_view_dims(const CgenDims *o, const Node *n, const char *req);
+/* Slice with runtime operands (starts, ends, axes, steps; or runtime dims
+ * of data): the operands read (CgenDims.read), each axis's range resolved as
+ * the op's slice plan does, the output's dims set; then, unless the output
+ * is empty at its bound (returns 0), the int64_t locals named in t: the
+ * source offset `off`, source strides `sst[rank]` (scaled by the steps),
+ * dense output strides `dst[rank]` and extents `len[rank]`. Returns 1. */
+typedef struct CgenSliceText {
+    int no_dst; /* set by the caller: no dst (nor its running stride) */
+    char off[64], sst[64], dst[64], len[64];
+} CgenSliceText;
+int cgen_write_slice_dims(const CgenDims *o, const Node *n, CgenSliceText *t);
+/* ReduceSum with a runtime, non-empty `axes` (a static input): the axes
+ * read and checked, the output's dims set; returns 0 when the output is
+ * empty at its bound. Else it opens `if (ok) {` (one indent more; the caller
+ * closes it) holding int64_t locals named in v (index CGEN_RS_*): the kept
+ * axes' extents kd[nk] and input strides ks[nk], the reduced ones' rd[nr]
+ * and rs[nr], innermost first, the output count n_out and the reduced
+ * count n_red; v also names the caller's loop locals. Returns 1. */
+enum { CGEN_RS_IND, CGEN_RS_AXES, CGEN_RS_MASK, CGEN_RS_OK, CGEN_RS_I, CGEN_RS_KEPT, CGEN_RS_NKEPT, CGEN_RS_A, CGEN_RS_KD,
+       CGEN_RS_KS, CGEN_RS_RD, CGEN_RS_RS, CGEN_RS_NK, CGEN_RS_NR, CGEN_RS_ST, CGEN_RS_NOUT, CGEN_RS_NRED, CGEN_RS_O, CGEN_RS_E,
+       CGEN_RS_J, CGEN_RS_BASE, CGEN_RS_Q, CGEN_RS_ACC, CGEN_RS_AT, CGEN_RS_P, CGEN_RS_COUNT };
+int cgen_write_reduce_sum_dims(const CgenDims *o, const Node *n, char (*v)[64]);
+/* Split's output extents along its axis from its runtime `split` (sizes
+ * >= 0 summing to the axis; else -1 for every one). Declares int64_t `off`
+ * = 0 into off_name (its name; none when NULL) for the copies after. */
+void cgen_write_split_dims(const CgenDims *o, const Node *n, char *off_name);
+/* TopK's Values (and Indices) extent along its axis: K, the C expression kv
+ * (at most the axis's actual extent when that is a runtime dim). */
+void cgen_write_topk_dims(const CgenDims *o, const Node *n, const char *kv);
+/* The selections whose count is a data-dependent dim, as host C over the
+ * CgenDims's pointers (emit_select.c; an output not empty at its bound):
+ * NonZero, Compress with a runtime condition, Unique, NonMaxSuppression.
+ * Their workspaces (bytes): cgen_select_workspace (0 for none). */
+void cgen_write_nonzero(const CgenDims *o, const Node *n);
+void cgen_write_compress(const CgenDims *o, const Node *n);
+void cgen_write_unique(const CgenDims *o, const Node *n);
+void cgen_write_nms(const CgenDims *o, const Node *n);
+size_t cgen_select_workspace(const Node *n);
+/* STFT whose frame_step or frame_length arrives at run time (emit_signal.c):
+ * the operands checked, the frame (and bin) count set, the transform. */
+void cgen_write_stft(const CgenDims *o, const Node *n);
+/* MaxUnpool's spatial extents from its runtime output_shape at `os` (its N
+ * and C must be X's). */
+void cgen_write_maxunpool_dims(const CgenDims *o, const Node *n, const char *os);
+/* Output dim k of Tile (repeats at `rep`), Expand (the shape at `req`) or
+ * Pad (pads at `pads`) as a C expression over the operand values into buf:
+ * -1 where the values break the op's rules (the bound check refuses it). */
+const char *cgen_tile_dim_expr(const Node *n, int k, const char *rep, char *buf, size_t cap);
+const char *cgen_expand_dim_expr(const Node *n, int k, const char *req, char *buf, size_t cap);
+const char *cgen_pad_dim_expr(const Node *n, int k, const char *pads, char *buf, size_t cap);
+/* Pad's mode: 0 constant, 1 reflect, 2 edge. */
+int cgen_pad_mode(const Node *n);
+
 /* The writer for the body of the run function (statements; indentation is
  * managed by the core: emitters may use `w->indent++` inside blocks they open). */
 Writer *cgen_w(Cgen *c);

@@ -119,15 +119,12 @@ int emit_dyn_tile(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
-    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], br[EMIT_EXPR_CAP], e[2 * EMIT_EXPR_CAP], xd[64];
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], br[EMIT_EXPR_CAP], e[2 * EMIT_EXPR_CAP];
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, y, by);
     emit_ptr_name(c, n->in[1], br);
-    for (int k = 0; k < r; k++) {
-        if (!cgen_own_dim(cgen_graph(c), y, k)) continue;
-        snprintf(e, sizeof e, "%s * (int64_t)%s[%d]", cgen_dim_str(&x->shape, k, xd, sizeof xd), br, k);
-        cgen_set_dim(c, y, k, e);
-    }
+    for (int k = 0; k < r; k++)
+        if (cgen_own_dim(cgen_graph(c), y, k)) cgen_set_dim(c, y, k, cgen_tile_dim_expr(n, k, br, e, sizeof e));
     if (r == 0) {
         w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
         return 0;
@@ -204,24 +201,13 @@ int emit_dyn_expand(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape, *os = &y->shape;
-    int R = os->rank, r = xs->rank, kq = (int)ir_numel(&n->in[1]->shape);
-    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bs[EMIT_EXPR_CAP], e[8 * EMIT_EXPR_CAP], xd[64], rq[EMIT_EXPR_CAP + 32];
+    int R = os->rank, r = xs->rank;
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bs[EMIT_EXPR_CAP], e[8 * EMIT_EXPR_CAP], xd[64];
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, y, by);
     emit_ptr_name(c, n->in[1], bs);
-    for (int k = 0; k < R; k++) {
-        if (!cgen_own_dim(cgen_graph(c), y, k)) continue;
-        int j = k - (R - r), q = k - (R - kq);
-        if (q < 0) snprintf(rq, sizeof rq, "INT64_C(1)");
-        else snprintf(rq, sizeof rq, "(int64_t)%s[%d]", bs, q);
-        if (j < 0) snprintf(xd, sizeof xd, "1");
-        else cgen_dim_str(xs, j, xd, sizeof xd);
-        if (j < 0 || (!xs->sym[j] && xs->dims[j] == 1)) snprintf(e, sizeof e, "%s", rq);
-        else if (q < 0) snprintf(e, sizeof e, "%s", xd);
-        else if (!xs->sym[j]) snprintf(e, sizeof e, "%s == 1 || %s == %s ? %s : -1", rq, rq, xd, xd);
-        else snprintf(e, sizeof e, "%s == 1 ? %s : (%s == 1 || %s == %s) ? %s : -1", xd, rq, rq, rq, xd, xd);
-        cgen_set_dim(c, y, k, e);
-    }
+    for (int k = 0; k < R; k++)
+        if (cgen_own_dim(cgen_graph(c), y, k)) cgen_set_dim(c, y, k, cgen_expand_dim_expr(n, k, bs, e, sizeof e));
     if (R == 0) {
         w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
         return 0;
@@ -260,25 +246,15 @@ int emit_dyn_pad(Cgen *c, const Node *n, Diag *d)
     Writer *w = cgen_w(c);
     const Value *x = n->in[0], *y = n->out[0];
     int r = x->shape.rank;
-    const char *ms = n->attrs[PAD_MODE].s;
-    int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : 0;
-    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bc[EMIT_EXPR_CAP], bp[EMIT_EXPR_CAP], e[16 * EMIT_EXPR_CAP], xd[64];
+    int mode = cgen_pad_mode(n);
+    char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bc[EMIT_EXPR_CAP], bp[EMIT_EXPR_CAP], e[16 * EMIT_EXPR_CAP];
     emit_ptr_name(c, x, bx);
     emit_ptr_name(c, y, by);
     emit_ptr_name(c, n->in[1], bp);
     if (n->n_in > 2 && n->in[2]) emit_ptr_name(c, n->in[2], bc);
     else snprintf(bc, sizeof bc, "(const void *)0");
-    for (int k = 0; k < r; k++) {
-        if (!cgen_own_dim(cgen_graph(c), y, k)) continue;
-        cgen_dim_str(&x->shape, k, xd, sizeof xd);
-        /* a pad that cuts more than the axis holds, or reflect/edge padding an
-         * empty axis, is an error (-1) */
-        char bad[4 * EMIT_EXPR_CAP] = "";
-        if (mode != 0 && (x->shape.sym[k] || x->shape.dims[k] == 0)) snprintf(bad, sizeof bad, " || (%s == 0 && ((int64_t)%s[%d] > 0 || (int64_t)%s[%d] > 0))", xd, bp, k, bp, r + k);
-        snprintf(e, sizeof e, "(int64_t)%s[%d] < -(%s) || (int64_t)%s[%d] < -(%s)%s ? -1 : %s + (int64_t)%s[%d] + (int64_t)%s[%d]", bp, k,
-                 xd, bp, r + k, xd, bad, xd, bp, k, bp, r + k);
-        cgen_set_dim(c, y, k, e);
-    }
+    for (int k = 0; k < r; k++)
+        if (cgen_own_dim(cgen_graph(c), y, k)) cgen_set_dim(c, y, k, cgen_pad_dim_expr(n, k, bp, e, sizeof e));
     if (r == 0) {
         w_line(w, "memcpy(%s, %s, %zu);", by, bx, ir_dtype_size(x->dtype));
         return 0;

@@ -10,6 +10,9 @@
 
 /* Whether input j of n is present and not a constant. */
 int cgen_operand_at_run_time(const Node *n, int j);
+/* Writes `int64_t NAME[len];` holding the values of integer input j of n
+ * (any integer dtype), copied with the loop variable i (CgenDims.read). */
+void cgen_read_operand(Cgen *c, const Node *n, int j, const char *name, const char *i);
 
 int cgen_emit_slice_dyn(Cgen *c, const Node *n, Diag *d);
 int cgen_emit_split_dyn(Cgen *c, const Node *n, Diag *d);

@@ -206,14 +206,8 @@ static int emit_maxunpool(Cgen *c, const Node *n, Diag *d)
     int dyn = cgen_node_has_sym(n);
     if (dyn) {
         /* runtime shapes: output_shape read at run time (N and C must be X's) */
-        const char *os = cgen_ptr(c, n->in[2]), *err = cgen_err_shape(c);
-        w_line(w, "if (%s[0] != %lld || %s[1] != %lld) return %s;", os, (long long)X->shape.dims[0], os,
-               (long long)X->shape.dims[1], err);
-        for (int a = 2; a < Y->shape.rank; a++) {
-            char e[EMIT_EXPR_CAP + 16];
-            snprintf(e, sizeof e, "%s[%d]", os, a);
-            cgen_set_dim(c, Y, a, e);
-        }
+        CgenDims o = cgen_dims_ctx(c);
+        cgen_write_maxunpool_dims(&o, n, cgen_ptr(c, n->in[2]));
     }
     w_printf(w, "gcrt_maxunpool_%s(%lld, %s, %s, %lld, ", sfx, (long long)ir_numel(&X->shape),
              emit_ptr_name(c, X, px), emit_ptr_name(c, I, pi), (long long)(X->shape.dims[0] * X->shape.dims[1]));

@@ -29,9 +29,9 @@
 #include <string.h>
 
 /* Sets dim k of v to the C expression `expr` when it is data-dependent. */
-static void set_data_dim(Cgen *c, const Value *v, int k, const char *expr)
+static void set_data_dim(const CgenDims *o, const Value *v, int k, const char *expr)
 {
-    if (v->shape.sym[k] != 0) cgen_set_dim(c, v, k, expr);
+    if (v->shape.sym[k] != 0) o->set_dim(o->ctx, v, k, expr);
 }
 
 /* "(double)LOAD" of element idx of v into w. */
@@ -43,25 +43,23 @@ static void load_f64(Writer *w, const Value *v, const char *ptr, const char *idx
 
 /* ---- NonZero ------------------------------------------------------------------ */
 
-static int emit_nonzero(Cgen *c, const Node *n, Diag *d)
+void cgen_write_nonzero(const CgenDims *o, const Node *n)
 {
-    (void)d;
-    if (emit_empty_out(c, n)) return 0;
-    Writer *w = cgen_w(c);
+    Writer *w = o->w;
     const Value *x = n->in[0], *y = n->out[0];
     const Shape *xs = &x->shape;
     CgenProd tp = cgen_dims_prod(xs, 0, xs->rank);
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], total[160], dk[64];
     cgen_prod_str(&tp, total, sizeof total); /* runtime dims of X: read from the shape table */
-    emit_ptr_name(c, x, bx);
-    emit_ptr_name(c, y, by);
+    o->ptr(o->ctx, x, bx);
+    o->ptr(o->ctx, y, by);
     w_line(w, "{");
     w->indent++;
     w_line(w, "int64_t cnt = 0, e, j = 0;");
     w_printf(w, "for (e = 0; e < %s; e++) cnt += ", total);
     cgen_load(w, x->dtype, bx, "e");
     w_printf(w, " != 0;\n");
-    set_data_dim(c, y, 1, "cnt");
+    set_data_dim(o, y, 1, "cnt");
     w_line(w, "for (e = 0; e < %s; e++) {", total);
     w->indent++;
     w_line(w, "int64_t r = e;");
@@ -79,16 +77,13 @@ static int emit_nonzero(Cgen *c, const Node *n, Diag *d)
     w_line(w, "}");
     w->indent--;
     w_line(w, "}");
-    return 0;
 }
 
 /* ---- Compress with a runtime condition -------------------------------------- */
 
-int cgen_emit_compress_dyn(Cgen *c, const Node *n, Diag *d)
+void cgen_write_compress(const CgenDims *o, const Node *n)
 {
-    (void)d;
-    if (emit_empty_out(c, n)) return 0;
-    Writer *w = cgen_w(c);
+    Writer *w = o->w;
     const Value *x = n->in[0], *cond = n->in[1], *y = n->out[0];
     const Shape *xs = &x->shape;
     const AttrVal *axis = &n->attrs[COMPRESS_AXIS];
@@ -101,14 +96,14 @@ int cgen_emit_compress_dyn(Cgen *c, const Node *n, Diag *d)
         inner = emit_dims_prod(xs, ax + 1, xs->rank);
     }
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], bc[EMIT_EXPR_CAP];
-    emit_ptr_name(c, x, bx);
-    emit_ptr_name(c, y, by);
-    emit_ptr_name(c, cond, bc);
+    o->ptr(o->ctx, x, bx);
+    o->ptr(o->ctx, y, by);
+    o->ptr(o->ctx, cond, bc);
     w_line(w, "{");
     w->indent++;
     w_line(w, "int64_t kept = 0, o, i, j;");
     w_line(w, "for (i = 0; i < %lld; i++) kept += %s[i] != 0;", (long long)len, bc);
-    set_data_dim(c, y, ax, "kept");
+    set_data_dim(o, y, ax, "kept");
     w_line(w, "for (o = 0; o < %lld; o++)", (long long)outer);
     w->indent++;
     w_line(w, "for (i = 0, j = 0; i < %lld; i++)", (long long)len);
@@ -118,7 +113,6 @@ int cgen_emit_compress_dyn(Cgen *c, const Node *n, Diag *d)
     w->indent -= 2;
     w->indent--;
     w_line(w, "}");
-    return 0;
 }
 
 /* ---- Unique ------------------------------------------------------------------- */
@@ -169,20 +163,18 @@ static void unique_cmp(Writer *w, const Value *x, const char *bx, int64_t outer,
     w->indent--;
 }
 
-static int emit_unique(Cgen *c, const Node *n, Diag *d)
+void cgen_write_unique(const CgenDims *o, const Node *n)
 {
-    (void)d;
-    if (emit_empty_out(c, n)) return 0;
-    Writer *w = cgen_w(c);
+    Writer *w = o->w;
     const Value *x = n->in[0], *y = n->out[0];
     int64_t outer, dim, inner;
     int ax;
     unique_split(n, &outer, &dim, &inner, &ax);
     char bx[EMIT_EXPR_CAP], by[EMIT_EXPR_CAP], ws[EMIT_EXPR_CAP], bo[3][EMIT_EXPR_CAP];
-    emit_ptr_name(c, x, bx);
-    emit_ptr_name(c, y, by);
-    for (int i = 1; i < n->n_out; i++) emit_ptr_name(c, n->out[i], bo[i - 1]);
-    snprintf(ws, sizeof ws, "%s", cgen_workspace(c, n));
+    o->ptr(o->ctx, x, bx);
+    o->ptr(o->ctx, y, by);
+    for (int i = 1; i < n->n_out; i++) o->ptr(o->ctx, n->out[i], bo[i - 1]);
+    snprintf(ws, sizeof ws, "%s", o->workspace(o->ctx, n));
     w_line(w, "{");
     w->indent++;
     w_line(w, "int64_t *first = (int64_t *)(void *)%s, *rep = first + %lld, *pos = rep + %lld;", ws, (long long)dim, (long long)dim);
@@ -216,9 +208,9 @@ static int emit_unique(Cgen *c, const Node *n, Diag *d)
         w->indent--;
         w_line(w, "}");
     }
-    set_data_dim(c, y, ax, "u");
-    if (n->n_out > 1) set_data_dim(c, n->out[1], 0, "u");
-    if (n->n_out > 3) set_data_dim(c, n->out[3], 0, "u");
+    set_data_dim(o, y, ax, "u");
+    if (n->n_out > 1) set_data_dim(o, n->out[1], 0, "u");
+    if (n->n_out > 3) set_data_dim(o, n->out[3], 0, "u");
     w_line(w, "for (q = 0; q < u; q++) {");
     w->indent++;
     w_line(w, "pos[first[q]] = q;");
@@ -240,7 +232,6 @@ static int emit_unique(Cgen *c, const Node *n, Diag *d)
     }
     w->indent--;
     w_line(w, "}");
-    return 0;
 }
 
 /* ---- NonMaxSuppression -------------------------------------------------------- */
@@ -264,11 +255,9 @@ static void nms_corners(Writer *w, const char *bb, const char *nb, const char *i
     }
 }
 
-static int emit_nms(Cgen *c, const Node *n, Diag *d)
+void cgen_write_nms(const CgenDims *o, const Node *n)
 {
-    (void)d;
-    if (emit_empty_out(c, n)) return 0;
-    Writer *w = cgen_w(c);
+    Writer *w = o->w;
     const Value *bv = n->in[0], *sv = n->in[1], *y = n->out[0];
     long long nbat = (long long)bv->shape.dims[0], nbmax = (long long)bv->shape.dims[1], ncl = (long long)sv->shape.dims[1];
     int center = n->attrs[NMS_CENTER_POINT_BOX].i != 0, has_score = ir_has_input(n, 4);
@@ -279,25 +268,25 @@ static int emit_nms(Cgen *c, const Node *n, Diag *d)
     cgen_dim_str(&bv->shape, 1, nb, sizeof nb);
     cgen_dim_str(&sv->shape, 2, nb2, sizeof nb2);
     if (strcmp(nb, nb2) != 0) /* two runtime counts that only the run can compare (nms_infer_sym) */
-        w_line(w, "if (%s != %s) return %s;", nb, nb2, cgen_err_shape(c));
-    emit_ptr_name(c, bv, bb);
-    emit_ptr_name(c, sv, bs);
-    emit_ptr_name(c, y, by);
-    snprintf(ws, sizeof ws, "%s", cgen_workspace(c, n));
+        w_line(w, "if (%s != %s) return %s;", nb, nb2, o->err);
+    o->ptr(o->ctx, bv, bb);
+    o->ptr(o->ctx, sv, bs);
+    o->ptr(o->ctx, y, by);
+    snprintf(ws, sizeof ws, "%s", o->workspace(o->ctx, n));
     w_line(w, "{");
     w->indent++;
     w_line(w, "int64_t *ord = (int64_t *)(void *)%s, *sel = ord + %lld;", ws, nbmax);
     w_line(w, "int64_t cnt = 0, b, k, t, q, m, ns, mo = 0;");
     w_line(w, "double thr = 0.0;");
-    if (ir_has_input(n, 2)) w_line(w, "mo = (int64_t)%s[0];", emit_ptr_name(c, n->in[2], bt));
+    if (ir_has_input(n, 2)) w_line(w, "mo = (int64_t)%s[0];", o->ptr(o->ctx, n->in[2], bt));
     if (ir_has_input(n, 3)) {
         w_printf(w, "thr = ");
-        load_f64(w, n->in[3], emit_ptr_name(c, n->in[3], bt), "0");
+        load_f64(w, n->in[3], o->ptr(o->ctx, n->in[3], bt), "0");
         w_printf(w, ";\n");
     }
     if (has_score) {
         w_printf(w, "double sth = ");
-        load_f64(w, n->in[4], emit_ptr_name(c, n->in[4], bt), "0");
+        load_f64(w, n->in[4], o->ptr(o->ctx, n->in[4], bt), "0");
         w_printf(w, ";\n");
     }
     w_line(w, "for (b = 0; b < %lld && mo > 0; b++)", nbat);
@@ -348,10 +337,9 @@ static int emit_nms(Cgen *c, const Node *n, Diag *d)
     w->indent--;
     w_line(w, "}");
     w->indent--;
-    set_data_dim(c, y, 0, "cnt");
+    set_data_dim(o, y, 0, "cnt");
     w->indent--;
     w_line(w, "}");
-    return 0;
 }
 
 /* ---- IfSelect ------------------------------------------------------------------ */
@@ -396,10 +384,30 @@ static int emit_ifselect(Cgen *c, const Node *n, Diag *d)
     return 0;
 }
 
+size_t cgen_select_workspace(const Node *n)
+{
+    return n->op == OP_Unique ? unique_workspace(n) : n->op == OP_NonMaxSuppression ? nms_workspace(n) : 0;
+}
+
+/* The C backend's emitters: the host text above over the arena. */
+static int emit_select(Cgen *c, const Node *n, Diag *d)
+{
+    (void)d;
+    if (emit_empty_out(c, n)) return 0;
+    CgenDims o = cgen_dims_ctx(c);
+    if (n->op == OP_NonZero) cgen_write_nonzero(&o, n);
+    else if (n->op == OP_Compress) cgen_write_compress(&o, n);
+    else if (n->op == OP_Unique) cgen_write_unique(&o, n);
+    else cgen_write_nms(&o, n);
+    return 0;
+}
+
+int cgen_emit_compress_dyn(Cgen *c, const Node *n, Diag *d) { return emit_select(c, n, d); }
+
 const CgenEntry cgen_select_entries[] = {
-    {OP_NonZero, emit_nonzero, 0, NULL, 1},
-    {OP_Unique, emit_unique, 0, unique_workspace, 1},
-    {OP_NonMaxSuppression, emit_nms, 0, nms_workspace, 1},
+    {OP_NonZero, emit_select, 0, NULL, 1},
+    {OP_Unique, emit_select, 0, unique_workspace, 1},
+    {OP_NonMaxSuppression, emit_select, 0, nms_workspace, 1},
     {OP_IfSelect, emit_ifselect, 0, NULL, 1},
     {-1, NULL, 0, NULL, 0},
 };

@@ -147,90 +147,15 @@ static void prod_strides(const Shape *s, CgenProd *st)
 }
 
 /* Runtime shapes: the views whose shape operand (Reshape's shape,
- * Squeeze/Unsqueeze's axes) arrives at run time. The generated code applies
- * the op's rules to the values (what shape inference does for a constant),
- * returns NAME_ERR_SHAPE where they break one, and sets the output's
- * data-dependent dims; the bytes are the input's either way. */
+ * Squeeze/Unsqueeze's axes) arrives at run time set their output's
+ * data-dependent dims (dims_text.c); the bytes are the input's either way. */
 static void emit_view_dims(Cgen *c, const Node *n)
 {
-    Writer *w = cgen_w(c);
-    const Value *x = n->in[0], *y = n->out[0];
-    const char *err = cgen_err_shape(c);
-    char bo[EMIT_EXPR_CAP], xd[64], od[64], q[64], i[64];
-    int r = x->shape.rank, k = (int)n->in[1]->shape.dims[0], ro = y->shape.rank;
-    snprintf(xd, sizeof xd, "%s", cgen_tmp(c, "in_dims"));
-    snprintf(od, sizeof od, "%s", cgen_tmp(c, "out_dims"));
+    char bo[EMIT_EXPR_CAP], q[64];
+    CgenDims o = cgen_dims_ctx(c);
     snprintf(q, sizeof q, "%s", cgen_tmp(c, "req"));
-    snprintf(i, sizeof i, "%s", cgen_tmp(c, "i"));
-    w_line(w, "const int64_t *%s = %s;", q, emit_ptr_name(c, n->in[1], bo));
-    cgen_dims_table(w, xd, &x->shape);
-    w_line(w, "(void)%s;", xd);
-    w_line(w, "int64_t %s[%d];", od, ro + 1);
-    w_line(w, "int %s;", i);
-    if (n->op == OP_Reshape) {
-        char known[64], at[64], v[64];
-        snprintf(known, sizeof known, "%s", cgen_tmp(c, "known"));
-        snprintf(at, sizeof at, "%s", cgen_tmp(c, "at"));
-        snprintf(v, sizeof v, "%s", cgen_tmp(c, "v"));
-        CgenProd tot = cgen_dims_prod(&x->shape, 0, r);
-        char bt[160];
-        w_line(w, "int64_t %s = 1;", known);
-        w_line(w, "int %s = -1;", at);
-        w_line(w, "for (%s = 0; %s < %d; %s++) {", i, i, k, i);
-        w->indent++;
-        w_line(w, "int64_t %s = %s[%s];", v, q, i);
-        w_line(w, "if (%s == -1) {", v);
-        w_line(w, "    if (%s >= 0) return %s; /* two -1 */", at, err);
-        w_line(w, "    %s = %s;", at, i);
-        w_line(w, "    %s = 1;", v);
-        if (!n->attrs[RESHAPE_ALLOWZERO].i) {
-            w_line(w, "} else if (%s == 0) {", v);
-            w_line(w, "    if (%s >= %d) return %s; /* 0 copies a dim the input lacks */", i, r, err);
-            w_line(w, "    %s = %s[%s];", v, xd, i);
-        }
-        w_line(w, "} else if (%s < 0) {", v);
-        w_line(w, "    return %s;", err);
-        w_line(w, "}");
-        w_line(w, "if (%s > 0 && %s > INT64_MAX / %s) return %s;", v, known, v, err);
-        w_line(w, "%s[%s] = %s;", od, i, v);
-        w_line(w, "%s *= %s;", known, v);
-        w->indent--;
-        w_line(w, "}");
-        w_line(w, "if (%s >= 0) {", at);
-        w_line(w, "    if (%s == 0 || (%s) %% %s != 0) return %s;", known, cgen_prod_str(&tot, bt, sizeof bt), known, err);
-        w_line(w, "    %s[%s] = (%s) / %s;", od, at, bt, known);
-        w_line(w, "} else if (%s != %s) {", known, bt);
-        w_line(w, "    return %s; /* another element count */", err);
-        w_line(w, "}");
-    } else {
-        char flag[64], a[64], j[64];
-        snprintf(flag, sizeof flag, "%s", cgen_tmp(c, n->op == OP_Squeeze ? "drop" : "ins"));
-        snprintf(a, sizeof a, "%s", cgen_tmp(c, "a"));
-        snprintf(j, sizeof j, "%s", cgen_tmp(c, "j"));
-        int rr = n->op == OP_Squeeze ? r : ro; /* the rank the axes index */
-        w_line(w, "int %s[%d] = {0};", flag, rr + 1);
-        w_line(w, "int %s = 0;", j);
-        w_line(w, "for (%s = 0; %s < %d; %s++) {", i, i, k, i);
-        w_line(w, "    int64_t %s = %s[%s] < 0 ? %s[%s] + %d : %s[%s];", a, q, i, q, i, rr, q, i);
-        if (n->op == OP_Squeeze)
-            w_line(w, "    if (%s < 0 || %s >= %d || %s[%s] || %s[%s] != 1) return %s;", a, a, rr, flag, a, xd, a, err);
-        else
-            w_line(w, "    if (%s < 0 || %s >= %d || %s[%s]) return %s;", a, a, rr, flag, a, err);
-        w_line(w, "    %s[%s] = 1;", flag, a);
-        w_line(w, "}");
-        w_line(w, "for (%s = 0; %s < %d; %s++) {", i, i, rr, i);
-        if (n->op == OP_Squeeze)
-            w_line(w, "    if (!%s[%s]) %s[%s++] = %s[%s];", flag, i, od, j, xd, i);
-        else
-            w_line(w, "    %s[%s] = %s[%s] ? 1 : %s[%s++];", od, i, flag, i, xd, j);
-        w_line(w, "}");
-        w_line(w, "(void)%s;", j);
-    }
-    for (int t = 0; t < ro; t++) {
-        char e[96];
-        snprintf(e, sizeof e, "%s[%d]", od, t);
-        cgen_set_dim(c, y, t, e);
-    }
+    w_line(o.w, "const int64_t *%s = %s;", q, emit_ptr_name(c, n->in[1], bo));
+    cgen_write_view_dims(&o, n, q);
 }
 
 /* Reshape, Flatten, Squeeze, Unsqueeze: same bytes, new shape. */

@@ -263,26 +263,32 @@ static int emit_dft(Cgen *c, const Node *n, Diag *d)
  * time. The code checks them (NAME_ERR_SHAPE otherwise), sets the frame
  * count (and the bin count, for a runtime length) and runs the transform
  * loops on those extents, twiddles computed as in emit_dft_lines. */
-static void emit_stft_dyn(Cgen *c, const Node *n)
+void cgen_write_stft(const CgenDims *o, const Node *n)
 {
-    Writer *w = cgen_w(c);
+    Writer *w = o->w;
     const Value *x = n->in[0], *y = n->out[0];
     int64_t batch = x->shape.dims[0], len = x->shape.dims[1];
     int comps = (int)x->shape.dims[2], onesided = n->attrs[STFT_ONESIDED].i != 0, win = ir_has_input(n, 2);
-    const char *err = cgen_err_shape(c), *ct = cgen_ctype(y->dtype);
+    const char *err = o->err, *ct = cgen_ctype(y->dtype);
+    char px[256], py[256], pw[256] = "", ps[256], pl[256] = "";
+    o->ptr(o->ctx, x, px);
+    o->ptr(o->ctx, y, py);
+    o->ptr(o->ctx, n->in[1], ps);
+    if (win) o->ptr(o->ctx, n->in[2], pw);
+    if (ir_has_input(n, 3)) o->ptr(o->ctx, n->in[3], pl);
     char step[64], L[64], fr[64], K[64], b[64], f[64], k[64], j[64], re[64], im[64], a[64], xr[64], xi[64], p[1024];
     const char *names[] = {"step", "len", "frames", "bins", "b", "f", "k", "j", "re", "im", "a", "xr", "xi"};
     char *bufs[] = {step, L, fr, K, b, f, k, j, re, im, a, xr, xi};
-    for (int t = 0; t < 13; t++) snprintf(bufs[t], 64, "%s", cgen_tmp(c, names[t]));
-    w_line(w, "int64_t %s = (int64_t)%s[0];", step, cgen_ptr(c, n->in[1]));
+    for (int t = 0; t < 13; t++) snprintf(bufs[t], 64, "%s", o->tmp(o->ctx, names[t]));
+    w_line(w, "int64_t %s = (int64_t)%s[0];", step, ps);
     if (win) w_line(w, "int64_t %s = %lld;", L, (long long)n->in[2]->shape.dims[0]);
-    else w_line(w, "int64_t %s = (int64_t)%s[0];", L, cgen_ptr(c, n->in[3]));
+    else w_line(w, "int64_t %s = (int64_t)%s[0];", L, pl);
     if (win && ir_has_input(n, 3))
-        w_line(w, "if ((int64_t)%s[0] != %s) return %s; /* frame_length must be the window's */", cgen_ptr(c, n->in[3]), L, err);
+        w_line(w, "if ((int64_t)%s[0] != %s) return %s; /* frame_length must be the window's */", pl, L, err);
     w_line(w, "if (%s < 1 || %s < 1 || %s > %lld) return %s;", step, L, L, (long long)len, err);
     w_line(w, "int64_t %s = (%lld - %s) / %s + 1, %s = %s%s;", fr, (long long)len, L, step, K, L, onesided ? " / 2 + 1" : "");
-    cgen_set_dim(c, y, 1, fr);
-    if (y->shape.sym[2]) cgen_set_dim(c, y, 2, K);
+    o->set_dim(o->ctx, y, 1, fr);
+    if (y->shape.sym[2]) o->set_dim(o->ctx, y, 2, K);
     w_line(w, "int64_t %s, %s, %s, %s;", b, f, k, j);
     w_line(w, "for (%s = 0; %s < %lld; %s++)", b, b, (long long)batch, b);
     w_line(w, "for (%s = 0; %s < %s; %s++)", f, f, fr, f);
@@ -292,12 +298,12 @@ static void emit_stft_dyn(Cgen *c, const Node *n)
     w_line(w, "for (%s = 0; %s < %s; %s++) {", j, j, L, j);
     w->indent++;
     w_line(w, "double %s = 6.283185307179586476925 * (double)((%s * %s) %% %s) / (double)%s;", a, k, j, L, L);
-    snprintf(p, sizeof p, "%s[(%s * %lld + %s * %s + %s) * %d]", cgen_ptr(c, x), b, (long long)len, f, step, j, comps);
-    if (win) w_line(w, "double %s = (double)%s * (double)%s[%s];", xr, p, cgen_ptr(c, n->in[2]), j);
+    snprintf(p, sizeof p, "%s[(%s * %lld + %s * %s + %s) * %d]", px, b, (long long)len, f, step, j, comps);
+    if (win) w_line(w, "double %s = (double)%s * (double)%s[%s];", xr, p, pw, j);
     else w_line(w, "double %s = (double)%s;", xr, p);
     if (comps == 2) {
-        snprintf(p, sizeof p, "%s[(%s * %lld + %s * %s + %s) * 2 + 1]", cgen_ptr(c, x), b, (long long)len, f, step, j);
-        if (win) w_line(w, "double %s = (double)%s * (double)%s[%s];", xi, p, cgen_ptr(c, n->in[2]), j);
+        snprintf(p, sizeof p, "%s[(%s * %lld + %s * %s + %s) * 2 + 1]", px, b, (long long)len, f, step, j);
+        if (win) w_line(w, "double %s = (double)%s * (double)%s[%s];", xi, p, pw, j);
         else w_line(w, "double %s = (double)%s;", xi, p);
         w_line(w, "%s += %s * cos(%s) + %s * sin(%s);", re, xr, a, xi, a);
         w_line(w, "%s += %s * cos(%s) - %s * sin(%s);", im, xi, a, xr, a);
@@ -308,8 +314,8 @@ static void emit_stft_dyn(Cgen *c, const Node *n)
     w->indent--;
     w_line(w, "}");
     snprintf(p, sizeof p, "((%s * %s + %s) * %s + %s) * 2", b, fr, f, K, k);
-    w_line(w, "%s[%s] = (%s)%s;", cgen_ptr(c, y), p, ct, re);
-    w_line(w, "%s[%s + 1] = (%s)%s;", cgen_ptr(c, y), p, ct, im);
+    w_line(w, "%s[%s] = (%s)%s;", py, p, ct, re);
+    w_line(w, "%s[%s + 1] = (%s)%s;", py, p, ct, im);
     w->indent--;
     w_line(w, "}");
 }
@@ -320,7 +326,8 @@ static int emit_stft(Cgen *c, const Node *n, Diag *d)
     if (x->dtype != DT_F32 && x->dtype != DT_F64)
         return diag_node_error(d, n, "the C backend supports STFT only for f32 and f64, got %s", ir_dtype_name(x->dtype));
     if (cgen_node_has_sym(n)) {
-        emit_stft_dyn(c, n);
+        CgenDims o = cgen_dims_ctx(c);
+        cgen_write_stft(&o, n);
         return 0;
     }
     if (ir_numel(&y->shape) == 0) return 0;

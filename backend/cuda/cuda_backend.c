@@ -44,7 +44,7 @@ extern const CudaEntry cuda_elementwise_entry;
 static const CudaEntry *const cuda_families[] = {cuda_kernel_entries, cuda_lib_entries, cuda_vision_entries,
                                                  cuda_index_entries, cuda_grad_entries, cuda_quant_entries,
                                                  cuda_optim_entries, cuda_signal_entries, cuda_rnn_entries,
-                                                 cuda_text_entries};
+                                                 cuda_text_entries, cuda_select_entries};
 
 /* The entry of op kind k: a family's row, the elementwise emitter for an op
  * with a scalar expression, or NULL (the backend lacks the op). Views and
@@ -65,7 +65,7 @@ static int cuda_supports(const Graph *g, const Node *n, Diag *d)
 {
     const OpDesc *od = ir_op(n->op);
     const CudaEntry *e = od->view ? NULL : cuda_entry(n->op);
-    if (cu_check_data_dims(g, n, e && e->dyn == 2, d)) return -1;
+    if (cu_check_data_dims(g, n, (e && e->dyn == 2) || cu_view_sets_dims(g, n), d)) return -1;
     for (int i = 0; i < n->n_in + n->n_out; i++) {
         const Value *v = i < n->n_in ? n->in[i] : n->out[i - n->n_in];
         if (v && (v->dtype == DT_UNDEF || (is_half(v->dtype) && !od->view && !(e && e->half))))
@@ -175,7 +175,9 @@ static void cu_init(Cu *c, const Graph *g, const char *name)
     c->out_slot = malloc(sizeof *c->out_slot * ((size_t)nv + 1));
     c->woff = malloc(sizeof *c->woff * ((size_t)nv + 1));
     c->used = calloc((size_t)nv + 1, 1);
-    GC_ASSERT(c->id && c->out_slot && c->woff && c->used);
+    c->hoff = malloc(sizeof *c->hoff * ((size_t)nv + 1));
+    c->hws_at = -1;
+    GC_ASSERT(c->id && c->out_slot && c->woff && c->used && c->hoff);
     for (int i = 0; i < nv; i++) {
         const Value *v = g->values[i];
         char base[40];
@@ -186,6 +188,7 @@ static void cu_init(Cu *c, const Graph *g, const char *name)
         snprintf(c->id[i], n, "t%d_%s", i, base);
         c->out_slot[i] = -1;
         c->woff[i] = -1;
+        c->hoff[i] = -1;
     }
     for (int k = 0; k < g->n_outputs; k++) {
         const Value *v = g->outputs[k];
@@ -212,6 +215,7 @@ static void cu_fini(Cu *c)
     free(c->out_slot);
     free(c->woff);
     free(c->used);
+    free(c->hoff);
     w_free(&c->kern);
     w_free(&c->body);
     w_free(&c->init);
@@ -246,6 +250,7 @@ static int gen_nodes(Cu *c, Diag *d)
         }
         if (ir_op(n->op)->view) {
             const Value *x = n->in[0], *y = n->out[0];
+            cu_view_dims(c, n);
             if (y->alias) {
                 w_puts(b, "    /* a view of its input: no code */\n");
                 continue;
@@ -432,7 +437,7 @@ static void gen_struct(Cu *c, Writer *w, int ni, int no, int nk)
                     "    unsigned char fused[%d];\n    cudnnTensorDescriptor_t cb[%d];\n"
                     "    cudnnActivationDescriptor_t relu;\n", c->nconv, c->nconv);
     if (c->nptrs) w_puts(w, "    void **gemm_ptrs; /* the batched GEMMs' operand pointers (device memory, filled by the init) */\n");
-    if (c->hws_bytes) w_puts(w, "    unsigned char *hws; /* host scratch: the tap tables of Resizes with runtime scales */\n");
+    if (c->hws_bytes) w_puts(w, "    unsigned char *hws; /* host scratch: Resizes' runtime tap tables, the selections run by the host */\n");
     if (c->jit) w_printf(w, "    CUmodule mod;\n    CUfunction fn[%d];\n", nk ? nk : 1);
     else w_printf(w, "#if GC_LAUNCHERS\n    CUfunction fn[%d];\n#endif\n", nk ? nk : 1);
     w_puts(w, "};\n\n");
@@ -443,9 +448,10 @@ static void gen_struct(Cu *c, Writer *w, int ni, int no, int nk)
 static void gen_capture(Cu *c, Writer *w, int ni, int no)
 {
     const char *N = c->name;
-    w_printf(w, "/* Captures the schedule over inputs/outputs on m->cap (nothing runs) into m->exec:\n");
-    w_puts(w, " * the graph instantiated, or the one there updated when its nodes are the same. 0 or -1. */\n");
     const int dyn = c->g->n_syms > 0;
+    w_printf(w, "/* Captures the schedule over inputs/outputs on m->cap (nothing runs) into m->exec:\n");
+    w_printf(w, " * the graph instantiated, or the one there updated when its nodes are the same. 0 or -1%s. */\n",
+             dyn ? " (or\n * NAME_ERR_SHAPE from a check of the dims)" : "");
     if (dyn)
         w_printf(w, "static int %s_capture(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dims)\n{\n",
                  N, N);
@@ -458,7 +464,8 @@ static void gen_capture(Cu *c, Writer *w, int ni, int no)
     w_puts(w, "        if (g) cudaGraphDestroy(g);\n        cudaGetLastError();\n");
     if (dyn) /* the device's shape table already holds the new dims: the old graph must not run on */
         w_puts(w, "        if (m->exec) cudaGraphExecDestroy(m->exec);\n        m->exec = NULL;\n");
-    w_puts(w, "        return -1;\n    }\n");
+    /* a runtime-shape schedule returns NAME_ERR_SHAPE from a check of the dims (at capture) */
+    w_puts(w, dyn ? "        return rc ? rc : -1;\n    }\n" : "        return -1;\n    }\n");
     w_puts(w, "    if (m->exec && cudaGraphExecUpdate(m->exec, g, &info) != cudaSuccess) {\n");
     w_puts(w, "        cudaGraphExecDestroy(m->exec);\n        m->exec = NULL;\n        cudaGetLastError();\n    }\n");
     w_puts(w, "    rc = !m->exec && cudaGraphInstantiate(&m->exec, g, 0) != cudaSuccess ? -1 : 0;\n");
@@ -495,7 +502,7 @@ static void gen_source(Cu *c, Writer *w, const char *kernels_text)
     }
     if (c->half) w_puts(w, "#define GC_CUDA_HALF /* f16/bf16 tensors: the conversions of gc_cuda.h */\n");
     w_printf(w, "#include \"%s.h\"\n#include \"gc_cuda.h\"\n", N);
-    if (c->hws_bytes) w_puts(w, "#include \"gcrt_resize.c\" /* the host's tap tables of Resizes with runtime scales or sizes */\n");
+    if (c->resize_host) w_puts(w, "#include \"gcrt_resize.c\" /* the host's tap tables of Resizes with runtime scales or sizes */\n");
     w_puts(w, g->n_syms ? "\n#include <math.h>\n#include <stdlib.h>\n\n" : "\n#include <stdlib.h>\n\n");
     w_printf(w, "#ifdef __cplusplus\nextern \"C\" {\n#endif\nextern const unsigned char %s_weights[];\n", N);
     w_puts(w, "#ifdef __cplusplus\n}\n#endif\n\n");
@@ -1066,9 +1073,9 @@ static int cuda_write(const Graph *g, const char *dir, const BackendOptions *o, 
         if (!rc) rc = copy_runtime(tmp, "gc_cuda_emu.h", d);
         if (!rc && c.jit) rc = copy_runtime(tmp, "gc_cuda_jit.h", d);
         if (!rc) rc = copy_runtime(tmp, "gc_cuda_kernel.h", d);
-        if (!rc && (c.half || c.hws_bytes)) rc = copy_runtime(tmp, "gcrt_base.h", d); /* the emulation's f16/bf16 conversions */
-        if (!rc && c.hws_bytes) rc = copy_runtime(tmp, "gcrt_resize.h", d);
-        if (!rc && c.hws_bytes) rc = copy_runtime(tmp, "gcrt_resize.c", d); /* the host's runtime tap tables */
+        if (!rc && (c.half || c.resize_host)) rc = copy_runtime(tmp, "gcrt_base.h", d); /* the emulation's f16/bf16 conversions */
+        if (!rc && c.resize_host) rc = copy_runtime(tmp, "gcrt_resize.h", d);
+        if (!rc && c.resize_host) rc = copy_runtime(tmp, "gcrt_resize.c", d); /* the host's runtime tap tables */
         if (rc) cgen_rmtree(tmp);
         else rc = cgen_dir_commit(tmp, dir, o->name, d);
     }

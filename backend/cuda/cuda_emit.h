@@ -70,8 +70,14 @@ typedef struct Cu {
                         * (an NHWC Conv's filter, KRSC), or NULL */
     char sz[16][192];  /* cu_sz's rotating buffers */
     int szk;
-    int64_t hws_bytes; /* m->hws: host scratch of the Resizes whose tap tables the host computes (0: none;
-                        * then NAME.cu includes the C runtime's gcrt_resize.c) */
+    int64_t hws_bytes; /* m->hws: host scratch of the Resizes whose tap tables the host computes and of
+                        * the selections the host runs (0: none) */
+    int resize_host;   /* a Resize's tap tables computed by the host: NAME.cu includes gcrt_resize.c */
+    int64_t *hoff;     /* per value id: its place in m->hws while a node runs on the host (cuda_select.c), or -1 */
+    int64_t hws_at;    /* that node's workspace in m->hws, or -1 */
+    char tmpn[16][64]; /* cu_dims_ctx's local names (rotating) and its "NAME_ERR_SHAPE" */
+    char errname[96];
+    int tmpk;
 } Cu;
 
 typedef struct CudaEntry {
@@ -203,6 +209,19 @@ int cu_check_data_dims(const Graph *g, const Node *n, int sets, Diag *d);
 void cu_read_host(Cu *c, const Value *v, const char *name);
 void cu_set_dim(Cu *c, const Value *v, int k, const char *expr);
 void cu_dims_to_device(Cu *c);
+/* The CgenDims of the shared dims text (backend/c/dims_text.c) for a block
+ * of the schedule written at body indent 2: locals "h_BASE", set_dim
+ * cu_set_dim. */
+CgenDims cu_dims_ctx(Cu *c);
+/* The block that reads operand j of n back into the host array rb_vals and sets
+ * n's data-dependent dims with the shared text write(o, n, "rb_vals"), then
+ * copies the table to the device (`what` names the operand in a comment). */
+void cu_read_back_dims(Cu *c, const Node *n, int j, const char *what, void (*write)(const CgenDims *, const Node *, const char *));
+/* Whether view node n (Reshape, Squeeze, Unsqueeze) sets data-dependent dims
+ * from its runtime operand; cu_view_dims writes the block that reads the
+ * operand back and sets them (nothing for other views). */
+int cu_view_sets_dims(const Graph *g, const Node *n);
+void cu_view_dims(Cu *c, const Node *n);
 /* The parts of the folder for a graph with runtime dims (g->n_syms > 0),
  * which cuda_backend.c's writers call (with the C backend's
  * cgen_write_dims_defs and cgen_write_max_dims): in NAME.h each port's
@@ -226,6 +245,16 @@ extern const CudaEntry cuda_optim_entries[];
 extern const CudaEntry cuda_signal_entries[];
 extern const CudaEntry cuda_rnn_entries[];
 extern const CudaEntry cuda_text_entries[];
+extern const CudaEntry cuda_select_entries[];
+/* The selections on the host (cuda_select.c): Compress with a runtime
+ * condition goes through them too. */
+int cu_select_check(const Node *n, Diag *d);
+int cu_emit_select(Cu *c, const Node *n, Diag *d);
+/* Node n on the host, in a model with data-dependent dims (else a one-line
+ * error): its inputs copied back into m->hws at the run's extents, the C
+ * backend's text `write` over them (its data-dependent dims set there; ws
+ * bytes of workspace), its outputs copied to the device at their extents. */
+int cu_emit_on_host(Cu *c, const Node *n, void (*write)(const CgenDims *, const Node *), size_t ws, Diag *d);
 
 /* The pointer expression of v in the schedule (marks it used: it gets a
  * declaration, and its storage's constant a place in the weights). */

@@ -23,6 +23,7 @@
 #include "../../ir/ops/geometry.h"
 #include "../../ir/ops/index_attrs.h"
 #include "../../ir/ops/shape_attrs.h"
+#include "../../ir/ops/signal_attrs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,18 +37,17 @@ static int64_t dims_prod(const Shape *s, int from, int to)
 }
 
 /* Into a kernel over output elements i: `int64_t cK = coordinate K of i`
- * for the dims of shape s with used[K] (NULL: all; c0 outermost). */
-static void coords(Writer *w, const Shape *s, const int *used)
+ * for the dims of shape s with used[K] (NULL: all; c0 outermost); runtime
+ * dims read from the kernel's shape table. */
+static void coords(Cu *c, Writer *w, const Shape *s, const int *used)
 {
-    int64_t st = 1;
+    CgenProd st = cgen_prod(1);
     for (int k = s->rank - 1; k >= 0; k--) {
-        if (used && !used[k]) {
-            st *= s->dims[k];
-            continue;
+        if (!used || used[k]) {
+            if (k == 0) w_printf(w, "        const int64_t c0 = i / %s;\n", cu_sz(c, st));
+            else w_printf(w, "        const int64_t c%d = i / %s %% %s;\n", k, cu_sz(c, st), cu_dims_sz(c, s, k, k + 1));
         }
-        if (k == 0) w_printf(w, "        const int64_t c0 = i / %lld;\n", (long long)st);
-        else w_printf(w, "        const int64_t c%d = i / %lld %% %lld;\n", k, (long long)st, (long long)s->dims[k]);
-        st *= s->dims[k];
+        cgen_prod_mul_dim(&st, s, k);
     }
 }
 
@@ -60,14 +60,42 @@ static void launch(Cu *c, int kn, int64_t total, const Value *const *vs, int nv)
     w_puts(b, "));\n");
 }
 
+/* The same over all elements of vs[0] for node n (its runtime extents, and
+ * the shape table, when it has runtime dims). */
+static void launch_all(Cu *c, const Node *n, int kn, const Value *const *vs, int nv)
+{
+    Writer *b = &c->body;
+    w_printf(b, "    GC_LAUNCH(k%d, %s, stream, (", kn, cu_dims_sz(c, &vs[0]->shape, 0, vs[0]->shape.rank));
+    for (int j = 0; j < nv; j++) w_printf(b, "%s%s", j ? ", " : "", cu_ptr(c, vs[j]));
+    w_printf(b, "%s));\n", cu_karg(c, n));
+}
+
+/* The block that reads operand j of n back and sets the data-dependent dims
+ * of its output 0 from it: dim k = expr(n, k, values) (dims_text.c); none
+ * when the node sets no dim. */
+static void set_dims_from(Cu *c, const Node *n, int j, const char *what,
+                          const char *(*expr)(const Node *, int, const char *, char *, size_t))
+{
+    const Value *Y = n->out[0];
+    if (!cgen_sets_dims(c->g, n)) return;
+    char e[4096];
+    w_printf(&c->body, "    { /* its %s, read back: the output's extents */\n", what);
+    cu_read_host(c, n->in[j], "rb_vals");
+    for (int k = 0; k < Y->shape.rank; k++)
+        if (cgen_own_dim(c->g, Y, k)) cu_set_dim(c, Y, k, expr(n, k, "rb_vals", e, sizeof e));
+    cu_dims_to_device(c);
+    w_puts(&c->body, "    }\n");
+}
+
 /* y = x (a device copy unless they share memory). */
 static void copy_data(Cu *c, const Value *X, const Value *Y)
 {
-    const int64_t bytes = ir_numel(&Y->shape) * (int64_t)ir_dtype_size(Y->dtype);
+    CgenProd bytes = cgen_dims_prod(&Y->shape, 0, Y->shape.rank);
+    bytes.c *= (int64_t)ir_dtype_size(Y->dtype);
     const char *px = cu_ptr(c, X), *py = cu_ptr(c, Y);
     w_printf(&c->body, "    if ((const void *)%s != (const void *)%s &&\n", py, px);
-    w_printf(&c->body, "        cudaMemcpyAsync(%s, %s, %lld, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return -1;\n", py,
-             px, (long long)bytes);
+    w_printf(&c->body, "        cudaMemcpyAsync(%s, %s, %s, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return -1;\n", py,
+             px, cu_sz(c, bytes));
 }
 
 static int index_check(const Node *n, int i, Diag *d)
@@ -82,83 +110,113 @@ static int index_check(const Node *n, int i, Diag *d)
 static int pad_check(const Node *n, Diag *d)
 {
     int64_t pads[2 * IR_MAX_RANK];
-    if (n->in[0]->shape.rank == 0 || ir_const_ints(n->in[1], pads, 2 * IR_MAX_RANK) != 2 * n->in[0]->shape.rank)
-        return diag_node_error(d, n, "the CUDA backend's Pad takes constant pads and rank >= 1");
+    const int r = n->in[0]->shape.rank;
+    if (r == 0 || (n->in[1]->kind == VK_CONST && ir_const_ints(n->in[1], pads, 2 * IR_MAX_RANK) != 2 * r))
+        return diag_node_error(d, n, "the CUDA backend's Pad takes rank >= 1");
+    if (n->in[1]->kind != VK_CONST && ir_numel(&n->in[1]->shape) != 2 * r)
+        return diag_node_error(d, n, "the CUDA backend's Pad takes pads of 2 * rank values");
     if (n->n_in > 3 && n->in[3]) return diag_node_error(d, n, "the CUDA backend's Pad takes no axes input yet");
     return 0;
 }
 
 /* Pad: per axis the source index of output index o - pad_begin (constant:
- * none outside; edge: clamped; reflect: mirrored with period 2 (dim - 1)). */
+ * none outside; edge: clamped; reflect: mirrored with period 2 (dim - 1)).
+ * Pads given at run time: the kernel reads them from the operand, and
+ * where they decide the output's extents (data-dependent dims) the host
+ * reads them back first. */
 static int emit_pad(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
-    const Value *X = n->in[0], *Y = n->out[0], *V = n->n_in > 2 ? n->in[2] : NULL;
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
+    const Value *X = n->in[0], *Y = n->out[0], *V = n->n_in > 2 ? n->in[2] : NULL, *P = n->in[1];
+    const int rt = P->kind != VK_CONST; /* runtime pads */
+    if (rt) set_dims_from(c, n, 1, "pads", cgen_pad_dim_expr);
+    if (ir_numel(&Y->shape) == 0) return 0;
     const int r = X->shape.rank;
-    int64_t pads[2 * IR_MAX_RANK], st[IR_MAX_RANK];
-    ir_const_ints(n->in[1], pads, 2 * IR_MAX_RANK);
-    cu_strides_of(&X->shape, st);
-    const char *ms = n->attrs[PAD_MODE].s;
-    const int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : 0;
+    int64_t pads[2 * IR_MAX_RANK];
+    CgenProd st[IR_MAX_RANK];
+    if (!rt) ir_const_ints(P, pads, 2 * IR_MAX_RANK);
+    cu_strides_p(&X->shape, st);
+    const int mode = cgen_pad_mode(n);
     const char *T = cfam_ctype(Y->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s%s%s)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, V ? ", const " : "",
-             V ? T : "", V ? " *v" : "", (long long)total);
-    coords(w, &Y->shape, NULL);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s%s%s%s%s)\n{\n", kn, T, T, V ? ", const " : "", V ? T : "", V ? " *v" : "",
+             rt ? ", const int64_t *p" : "", cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+    coords(c, w, &Y->shape, NULL);
     w_puts(w, "        int64_t off = 0, j;\n");
     for (int k = 0; k < r; k++) {
+        char dm[192], d2[256];
+        snprintf(dm, sizeof dm, "%s", cu_dims_sz(c, &X->shape, k, k + 1));
+        const int dyn_dim = X->shape.sym[k] != 0;
         const long long dim = (long long)X->shape.dims[k];
-        w_printf(w, "        j = c%d - %lld;\n", k, (long long)pads[k]);
-        if (mode == 2 || (mode == 1 && dim == 1)) {
-            w_printf(w, "        j = j < 0 ? 0 : j >= %lld ? %lld : j;\n", dim, dim - 1);
+        if (rt) w_printf(w, "        j = c%d - p[%d];\n", k, k);
+        else w_printf(w, "        j = c%d - %lld;\n", k, (long long)pads[k]);
+        if (dyn_dim) snprintf(d2, sizeof d2, "2 * (%s - 1)", dm);
+        else snprintf(d2, sizeof d2, "%lld", 2 * (dim - 1));
+        if (mode == 2 || (mode == 1 && !dyn_dim && dim == 1)) {
+            if (dyn_dim) w_printf(w, "        j = j < 0 ? 0 : j >= %s ? %s - 1 : j;\n", dm, dm);
+            else w_printf(w, "        j = j < 0 ? 0 : j >= %lld ? %lld : j;\n", dim, dim - 1);
         } else if (mode == 1) {
-            w_printf(w, "        if (j < 0 || j >= %lld) {\n            j %%= %lld;\n            if (j < 0) j += %lld;\n", dim,
-                     2 * (dim - 1), 2 * (dim - 1));
-            w_printf(w, "            if (j >= %lld) j = %lld - j;\n        }\n", dim, 2 * (dim - 1));
+            w_printf(w, "        if (j < 0 || j >= %s) {\n", dm);
+            if (dyn_dim) w_printf(w, "            if (%s == 1) j = 0;\n            else {\n    ", dm);
+            w_printf(w, "            j %%= %s;\n", d2);
+            if (dyn_dim) w_puts(w, "    ");
+            w_printf(w, "            if (j < 0) j += %s;\n", d2);
+            if (dyn_dim) w_puts(w, "    ");
+            w_printf(w, "            if (j >= %s) j = %s - j;\n", dm, d2);
+            if (dyn_dim) w_puts(w, "            }\n");
+            w_puts(w, "        }\n");
         } else {
-            w_printf(w, "        if (off >= 0 && (j < 0 || j >= %lld)) off = -1;\n", dim);
+            w_printf(w, "        if (off >= 0 && (j < 0 || j >= %s)) off = -1;\n", dm);
         }
-        w_printf(w, "        if (off >= 0) off += j * %lld;\n", (long long)st[k]);
+        w_printf(w, "        if (off >= 0) off += j * %s;\n", cu_sz(c, st[k]));
     }
     if (mode == 0) w_printf(w, "        y[i] = off >= 0 ? x[off] : %s;\n", V ? "v[0]" : "0");
     else w_puts(w, "        y[i] = x[off];\n");
     w_puts(w, "    }\n}\n\n");
-    const Value *vs[3] = {Y, X, V};
-    launch(c, kn, total, vs, V ? 3 : 2);
+    const Value *vs[4] = {Y, X};
+    int nv = 2;
+    if (V) vs[nv++] = V;
+    if (rt) vs[nv++] = P;
+    launch_all(c, n, kn, vs, nv);
     return 0;
 }
 
 /* Tile and Expand: y[i] = x[the output coordinates modulo (Tile) or
- * broadcast onto (Expand) the input's dims]. */
+ * broadcast onto (Expand) the input's dims]. Repeats or a shape given at
+ * run time that decides the output's extents is read back by the host. */
 static int emit_tile_expand(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0], *Y = n->out[0];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
     const int tile = n->op == OP_Tile, r = Y->shape.rank, off = r - X->shape.rank;
-    int64_t st[IR_MAX_RANK];
-    cu_strides_of(&X->shape, st);
+    if (n->in[1]->kind != VK_CONST)
+        set_dims_from(c, n, 1, tile ? "repeats" : "shape", tile ? cgen_tile_dim_expr : cgen_expand_dim_expr);
+    if (ir_numel(&Y->shape) == 0) return 0;
+    CgenProd st[IR_MAX_RANK];
+    cu_strides_p(&X->shape, st);
     const char *T = cfam_ctype(Y->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, r));
     int used[IR_MAX_RANK];
-    for (int k = 0; k < r; k++) used[k] = k >= off && X->shape.dims[k - off] != 1;
-    coords(w, &Y->shape, used);
+    for (int k = 0; k < r; k++) used[k] = k >= off && (X->shape.sym[k - off] || X->shape.dims[k - off] != 1);
+    coords(c, w, &Y->shape, used);
     w_puts(w, "        int64_t o = 0;\n");
     for (int k = off; k < r; k++) {
-        const int64_t dim = X->shape.dims[k - off];
-        if (dim == 1) continue;
-        if (tile) w_printf(w, "        o += c%d %% %lld * %lld;\n", k, (long long)dim, (long long)st[k - off]);
-        else w_printf(w, "        o += c%d * %lld;\n", k, (long long)st[k - off]);
+        if (!used[k]) continue;
+        const char *xd = cu_dims_sz(c, &X->shape, k - off, k - off + 1);
+        if (tile) w_printf(w, "        o += c%d %% %s * %s;\n", k, xd, cu_sz(c, st[k - off]));
+        else if (X->shape.sym[k - off]) w_printf(w, "        if (%s != 1) o += c%d * %s;\n", xd, k, cu_sz(c, st[k - off]));
+        else w_printf(w, "        o += c%d * %s;\n", k, cu_sz(c, st[k - off]));
     }
     w_puts(w, "        y[i] = x[o];\n    }\n}\n\n");
     const Value *vs[2] = {Y, X};
-    launch(c, kn, total, vs, 2);
+    launch_all(c, n, kn, vs, 2);
     return 0;
 }
 
@@ -173,7 +231,10 @@ static int split_check(const Node *n, Diag *d)
 }
 
 /* Split: one kernel per output, y[o, j, in] = x[o, at + j, in] (inner and
- * the outer count may be runtime dims). */
+ * the outer count may be runtime dims). Sizes given at run time (`split`,
+ * the outputs' extents along the axis data-dependent dims) are read back by
+ * the host and set in the shape table; each output's start `at` is then the
+ * sum of the extents before it, which its kernel reads there. */
 static int emit_split(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
@@ -183,13 +244,23 @@ static int emit_split(Cu *c, const Node *n, Diag *d)
     const CgenProd inner = cgen_dims_prod(xs, ax + 1, xs->rank);
     const int64_t A = xs->dims[ax];
     const char *T = cfam_ctype(X->dtype);
+    if (n->n_in > 1 && n->in[1] && n->in[1]->kind != VK_CONST && cgen_sets_dims(c->g, n)) {
+        Writer *b = &c->body;
+        w_puts(b, "    { /* its split, read back: the outputs' extents */\n");
+        b->indent += 2;
+        CgenDims o = cu_dims_ctx(c);
+        cgen_write_split_dims(&o, n, NULL);
+        b->indent -= 2;
+        cu_dims_to_device(c);
+        w_puts(b, "    }\n");
+    }
     int64_t at = 0;
+    Writer atd; /* the runtime extents before this output, "dim[3] + dim[4] + " */
+    w_init(&atd);
     for (int q = 0; q < n->n_out; q++) {
         const Value *Y = n->out[q];
         if (!Y) continue;
-        const int64_t len = Y->shape.dims[ax];
-        CgenProd row = inner; /* this output's part of one outer index */
-        row.c *= len;
+        const CgenProd row = cgen_dims_prod(&Y->shape, ax, Y->shape.rank); /* this output's part of one outer index */
         if (ir_numel(&Y->shape) > 0) {
             Writer *w = &c->kern;
             const int kn = cu_kernel_begin(c, n);
@@ -197,13 +268,19 @@ static int emit_split(Cu *c, const Node *n, Diag *d)
             w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
             cu_kuse(c, n, w);
             w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
-            w_printf(w, "        y[i] = x[(i / %s * %lld + %lld) * %s + i %% %s];\n    }\n}\n\n", cu_sz(c, row), (long long)A,
-                     (long long)at, cu_sz(c, inner), cu_sz(c, row));
+            if (atd.len)
+                w_printf(w, "        y[i] = x[(i / %s * %lld + %s%lld) * %s + i %% %s];\n    }\n}\n\n", cu_sz(c, row), (long long)A,
+                         atd.buf, (long long)at, cu_sz(c, inner), cu_sz(c, row));
+            else
+                w_printf(w, "        y[i] = x[(i / %s * %lld + %lld) * %s + i %% %s];\n    }\n}\n\n", cu_sz(c, row), (long long)A,
+                         (long long)at, cu_sz(c, inner), cu_sz(c, row));
             w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s%s));\n", kn, cu_dims_sz(c, &Y->shape, 0, Y->shape.rank),
                      cu_ptr(c, Y), cu_ptr(c, X), cu_karg(c, n));
         }
-        at += len;
+        if (Y->shape.sym[ax]) w_printf(&atd, "%s + ", cu_dims_sz(c, &Y->shape, ax, ax + 1));
+        else at += Y->shape.dims[ax];
     }
+    w_free(&atd);
     return 0;
 }
 
@@ -234,36 +311,39 @@ static int emit_trilu(Cu *c, const Node *n, Diag *d)
 
 static int gather_elements_check(const Node *n, Diag *d) { return index_check(n, 1, d); }
 
-/* GatherElements: y[j] = x[j's coordinates, the axis one replaced by idx[j]]. */
+/* GatherElements: y[j] = x[j's coordinates, the axis one replaced by idx[j]]
+ * (runtime extents and strides read from the shape table). */
 static int emit_gather_elements(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0], *I = n->in[1], *Y = n->out[0];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
+    if (ir_numel(&Y->shape) == 0) return 0;
     const int r = X->shape.rank, ax = ir_norm_axis(n->attrs[GATHER_ELEMENTS_AXIS].i, r);
-    int64_t st[IR_MAX_RANK];
-    cu_strides_of(&X->shape, st);
+    CgenProd st[IR_MAX_RANK];
+    cu_strides_p(&X->shape, st);
     const char *T = cfam_ctype(Y->dtype), *TI = cfam_ctype(I->dtype);
+    char len[200];
+    snprintf(len, sizeof len, "%s", cu_dims_sz(c, &X->shape, ax, ax + 1));
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, TI, (long long)total);
-    int used[IR_MAX_RANK];
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx%s)\n{\n", kn, T, T, TI, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+    int used[IR_MAX_RANK] = {0};
     for (int k = 0; k < r; k++) used[k] = k != ax;
-    coords(w, &I->shape, used);
-    w_printf(w, "        int64_t t = (int64_t)idx[i];\n        if (t < 0) t += %lld;\n", (long long)X->shape.dims[ax]);
+    coords(c, w, &I->shape, used);
+    w_printf(w, "        int64_t t = (int64_t)idx[i];\n        if (t < 0) t += %s;\n", len);
     w_puts(w, "        const int64_t o = ");
     for (int k = 0; k < r; k++) {
-        if (k == ax) w_printf(w, "%st * %lld", k ? " + " : "", (long long)st[k]);
-        else w_printf(w, "%sc%d * %lld", k ? " + " : "", k, (long long)st[k]);
+        if (k == ax) w_printf(w, "%st * %s", k ? " + " : "", cu_sz(c, st[k]));
+        else w_printf(w, "%sc%d * %s", k ? " + " : "", k, cu_sz(c, st[k]));
     }
     w_puts(w, ";\n");
-    w_printf(w, "        y[i] = t >= 0 && t < %lld ? x[o] : (%s)0;\n    }\n}\n\n", (long long)X->shape.dims[ax], T);
+    w_printf(w, "        y[i] = t >= 0 && t < %s ? x[o] : (%s)0;\n    }\n}\n\n", len, T);
     const Value *vs[3] = {Y, X, I};
-    launch(c, kn, total, vs, 3);
+    launch_all(c, n, kn, vs, 3);
     return 0;
 }
-
 
 static int scatter_elements_check(const Node *n, Diag *d) { return index_check(n, 1, d); }
 
@@ -291,7 +371,8 @@ static void write_step(Writer *w, const char *step, const char *yi, const char *
 }
 
 /* ScatterElements: y = data, then in one thread for each update j in
- * order: y[j's coordinates, the axis one replaced by idx[j]] (op)= u[j]. */
+ * order: y[j's coordinates, the axis one replaced by idx[j]] (op)= u[j]
+ * (runtime extents and strides read from the shape table). */
 static int emit_scatter_elements(Cu *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *I = n->in[1], *U = n->in[2], *Y = n->out[0];
@@ -299,39 +380,40 @@ static int emit_scatter_elements(Cu *c, const Node *n, Diag *d)
     const char *step = scatter_step(n->attrs[SCATTER_ELEMENTS_REDUCTION].s);
     if (!step) return diag_node_error(d, n, "invalid reduction");
     copy_data(c, X, Y);
-    const int64_t cnt = ir_numel(&I->shape);
-    if (cnt == 0) return 0;
+    if (ir_numel(&I->shape) == 0) return 0;
     const int r = X->shape.rank, ax = ir_norm_axis(n->attrs[SCATTER_ELEMENTS_AXIS].i, r);
-    int64_t st[IR_MAX_RANK];
-    cu_strides_of(&X->shape, st);
+    CgenProd st[IR_MAX_RANK];
+    cu_strides_p(&X->shape, st);
     const char *T = cfam_ctype(Y->dtype), *TI = cfam_ctype(I->dtype);
+    char len[200];
+    snprintf(len, sizeof len, "%s", cu_dims_sz(c, &X->shape, ax, ax + 1));
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *idx, const %s *u)\n{\n    GC_FOR_EACH(s, 1) {\n", kn, T, TI, T);
-    w_printf(w, "        for (int64_t i = s; i < %lld; i++) {\n", (long long)cnt);
-    int used[IR_MAX_RANK];
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *idx, const %s *u%s)\n{\n", kn, T, TI, T, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(s, 1) {\n        for (int64_t i = s; i < %s; i++) {\n", cu_dims_sz(c, &I->shape, 0, I->shape.rank));
+    int used[IR_MAX_RANK] = {0};
     for (int k = 0; k < r; k++) used[k] = k != ax;
     Writer cw;
     w_init(&cw);
-    coords(&cw, &I->shape, used);
+    coords(c, &cw, &I->shape, used);
     /* indent the coordinates one more level */
     for (const char *p = cu_wtext(&cw); *p; p++) {
         if (p == cu_wtext(&cw) || p[-1] == '\n') w_puts(w, "    ");
         w_printf(w, "%c", *p);
     }
     w_free(&cw);
-    w_printf(w, "            int64_t t = (int64_t)idx[i];\n            if (t < 0) t += %lld;\n", (long long)X->shape.dims[ax]);
-    w_printf(w, "            if (t < 0 || t >= %lld) continue;\n", (long long)X->shape.dims[ax]);
+    w_printf(w, "            int64_t t = (int64_t)idx[i];\n            if (t < 0) t += %s;\n", len);
+    w_printf(w, "            if (t < 0 || t >= %s) continue;\n", len);
     w_puts(w, "            const int64_t o = ");
     for (int k = 0; k < r; k++) {
-        if (k == ax) w_printf(w, "%st * %lld", k ? " + " : "", (long long)st[k]);
-        else w_printf(w, "%sc%d * %lld", k ? " + " : "", k, (long long)st[k]);
+        if (k == ax) w_printf(w, "%st * %s", k ? " + " : "", cu_sz(c, st[k]));
+        else w_printf(w, "%sc%d * %s", k ? " + " : "", k, cu_sz(c, st[k]));
     }
     w_puts(w, ";\n            ");
     write_step(w, step, "o", "i", T);
     w_puts(w, "\n        }\n    }\n}\n\n");
-    const Value *vs[3] = {Y, I, U};
-    launch(c, kn, 1, vs, 3);
+    w_printf(&c->body, "    GC_LAUNCH(k%d, 1, stream, (%s, %s, %s%s));\n", kn, cu_ptr(c, Y), cu_ptr(c, I), cu_ptr(c, U), cu_karg(c, n));
     return 0;
 }
 
@@ -339,20 +421,23 @@ static int nd_check(const Node *n, Diag *d)
 {
     if (index_check(n, 1, d)) return -1;
     const Shape *is = &n->in[1]->shape;
-    return is->rank >= 1 ? 0 : diag_node_error(d, n, "indices need a last dim");
+    if (is->rank < 1) return diag_node_error(d, n, "indices need a last dim");
+    return is->sym[is->rank - 1] ? diag_node_error(d, n, "the CUDA backend needs the indices' last dim static") : 0;
 }
 
 /* Into a kernel: `int64_t o` = the offset in x of index tuple j (m
- * components of idx from j * m, over data dims dims[0..m) with strides
- * st), -1 when a component is out of range. */
-static void nd_offset(Writer *w, const char *ind, int m, const int64_t *dims, const int64_t *st)
+ * components of idx from j * m, over data dims [from, from + m) of xs with
+ * strides st; runtime ones from the shape table), -1 when a component is out
+ * of range. */
+static void nd_offset(Cu *c, Writer *w, const char *ind, int m, const Shape *xs, int from, const CgenProd *st)
 {
     w_printf(w, "%sint64_t o = 0;\n", ind);
     for (int k = 0; k < m; k++) {
+        char dk[200];
+        snprintf(dk, sizeof dk, "%s", cu_dims_sz(c, xs, from + k, from + k + 1));
         w_printf(w, "%s{\n%s    int64_t t = (int64_t)idx[j * %d + %d];\n", ind, ind, m, k);
-        w_printf(w, "%s    if (t < 0) t += %lld;\n", ind, (long long)dims[k]);
-        w_printf(w, "%s    if (o >= 0) o = t >= 0 && t < %lld ? o + t * %lld : -1;\n%s}\n", ind, (long long)dims[k],
-                 (long long)st[k], ind);
+        w_printf(w, "%s    if (t < 0) t += %s;\n", ind, dk);
+        w_printf(w, "%s    if (o >= 0) o = t >= 0 && t < %s ? o + t * %s : -1;\n%s}\n", ind, dk, cu_sz(c, st[from + k]), ind);
     }
 }
 
@@ -361,25 +446,26 @@ static int emit_gather_nd(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0], *I = n->in[1], *Y = n->out[0];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
+    if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *xs = &X->shape, *is = &I->shape;
     const int b = (int)n->attrs[GATHER_ND_BATCH_DIMS].i, q = is->rank, m = (int)is->dims[q - 1];
-    const int64_t slice = dims_prod(xs, b + m, xs->rank), batch_stride = dims_prod(xs, b, xs->rank),
-                  per_batch = dims_prod(is, b, q - 1);
-    int64_t st[IR_MAX_RANK];
-    cu_strides_of(xs, st);
+    const CgenProd slice = cgen_dims_prod(xs, b + m, xs->rank), batch_stride = cgen_dims_prod(xs, b, xs->rank),
+                   per_batch = cgen_dims_prod(is, b, q - 1);
+    CgenProd st[IR_MAX_RANK];
+    cu_strides_p(xs, st);
     const char *T = cfam_ctype(Y->dtype), *TI = cfam_ctype(I->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, TI, (long long)total);
-    w_printf(w, "        const int64_t j = i / %lld, e = i %% %lld;\n", (long long)slice, (long long)slice);
-    nd_offset(w, "        ", m, xs->dims + b, st + b);
-    if (b > 0) w_printf(w, "        y[i] = o >= 0 ? x[j / %lld * %lld + o + e] : (%s)0;\n", (long long)per_batch, (long long)batch_stride, T);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx%s)\n{\n", kn, T, T, TI, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+    w_printf(w, "        const int64_t j = i / %s, e = i %% %s;\n", cu_sz(c, slice), cu_sz(c, slice));
+    nd_offset(c, w, "        ", m, xs, b, st);
+    if (b > 0) w_printf(w, "        y[i] = o >= 0 ? x[j / %s * %s + o + e] : (%s)0;\n", cu_sz(c, per_batch), cu_sz(c, batch_stride), T);
     else w_printf(w, "        y[i] = o >= 0 ? x[o + e] : (%s)0;\n", T);
     w_puts(w, "    }\n}\n\n");
     const Value *vs[3] = {Y, X, I};
-    launch(c, kn, total, vs, 3);
+    launch_all(c, n, kn, vs, 3);
     return 0;
 }
 
@@ -396,14 +482,14 @@ static int emit_scatter_nd(Cu *c, const Node *n, Diag *d)
     const int q = is->rank, m = (int)is->dims[q - 1];
     const int64_t slice = dims_prod(xs, m, xs->rank), tuples = dims_prod(is, 0, q - 1);
     if (tuples == 0 || slice == 0) return 0;
-    int64_t st[IR_MAX_RANK];
-    cu_strides_of(xs, st);
+    CgenProd st[IR_MAX_RANK];
+    cu_strides_p(xs, st);
     const char *T = cfam_ctype(Y->dtype), *TI = cfam_ctype(I->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
     w_printf(w, "GC_KERNEL k%d(%s *y, const %s *idx, const %s *u)\n{\n    GC_FOR_EACH(s, 1) {\n", kn, T, TI, T);
     w_printf(w, "        for (int64_t j = s; j < %lld; j++) {\n", (long long)tuples);
-    nd_offset(w, "            ", m, xs->dims, st);
+    nd_offset(c, w, "            ", m, xs, 0, st);
     w_puts(w, "            if (o < 0) continue;\n");
     w_printf(w, "            for (int64_t e = 0; e < %lld; e++) {\n                ", (long long)slice);
     char ui[64];
@@ -620,12 +706,77 @@ static void emit_table_copy(Cu *c, const Node *n, const unsigned char *data, int
     launch(c, kn, cnt, &Y, 1);
 }
 
+/* Dim k of ConstantOfShape's output, or the window's length (k 0): the
+ * operand value itself. */
+static const char *value_dim_expr(const Node *n, int k, const char *v, char *buf, size_t cap)
+{
+    (void)n;
+    snprintf(buf, cap, "(int64_t)%s[%d]", v, k);
+    return buf;
+}
+
+/* ConstantOfShape with a shape given at run time: its extents read back,
+ * then y[i] = the value over them. */
+static int emit_constant_of_shape_dyn(Cu *c, const Node *n, Diag *d)
+{
+    const Value *Y = n->out[0];
+    if (ir_shape_has_sym(&n->in[0]->shape))
+        return diag_node_error(d, n, "input 'input' must have a static shape to be read at run time");
+    set_dims_from(c, n, 0, "shape", value_dim_expr);
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const size_t es = ir_dtype_size(Y->dtype);
+    unsigned char elem[16] = {0};
+    const AttrVal *a = &n->attrs[CONSTANT_OF_SHAPE_VALUE];
+    if (a->set && a->t.dtype == Y->dtype && a->t.nbytes == es) memcpy(elem, a->t.data, es);
+    else ir_store_f64(Y->dtype, elem, 0, a->set ? ir_load_f64(a->t.dtype, a->t.data, 0) : 0.0);
+    char lit[64];
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y%s)\n{\n", kn, cfam_ctype(Y->dtype), cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n        y[i] = %s;\n    }\n}\n\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank),
+             elem_lit(lit, sizeof lit, Y->dtype, elem, 0));
+    launch_all(c, n, kn, &Y, 1);
+    return 0;
+}
+
+/* HannWindow, HammingWindow, BlackmanWindow of a size given at run time:
+ * the length read back, then a0 - a1 cos(2 pi i / N) + a2 cos(4 pi i / N)
+ * in double with N the length (periodic) or the length - 1, as the C
+ * backend computes it. */
+static int emit_window_dyn(Cu *c, const Node *n)
+{
+    const Value *Y = n->out[0];
+    set_dims_from(c, n, 0, "size", value_dim_expr);
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const double a0 = n->op == OP_HannWindow ? 0.5 : n->op == OP_HammingWindow ? 25.0 / 46.0 : 0.42;
+    const double a1 = n->op == OP_HammingWindow ? 21.0 / 46.0 : 0.5, a2 = n->op == OP_BlackmanWindow ? 0.08 : 0.0;
+    const char *len = cu_dims_sz(c, &Y->shape, 0, 1);
+    char val[512];
+    Writer *w = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(w, "GC_KERNEL k%d(%s *y%s)\n{\n", kn, cfam_ctype(Y->dtype), cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    const double n = (double)%s%s;\n", len, n->attrs[WINDOW_PERIODIC].i ? "" : " - 1.0");
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n        ", len);
+    snprintf(val, sizeof val,
+             "n > 0 ? %.17g - %.17g * cos(6.283185307179586 * (double)i / n) + %.17g * cos(12.566370614359172 * (double)i / n) : %.17g",
+             a0, a1, a2, a0 - a1 + a2);
+    cu_store(w, Y->dtype, "y[i]", val);
+    w_puts(w, "    }\n}\n\n");
+    launch_all(c, n, kn, &Y, 1);
+    return 0;
+}
+
 /* Constant, ConstantOfShape, Range, the windows, MelWeightMatrix (constant
  * inputs only): the op's reference evaluation at
  * compile time (a Constant's tensor attribute bit for bit), as a table. */
 static int emit_evaluated(Cu *c, const Node *n, Diag *d)
 {
     if (n->op == OP_Range && cu_dyn(c, n)) return emit_range_dyn(c, n);
+    if (n->op == OP_ConstantOfShape && cu_dyn(c, n)) return emit_constant_of_shape_dyn(c, n, d);
+    if ((n->op == OP_HannWindow || n->op == OP_HammingWindow || n->op == OP_BlackmanWindow) && cu_dyn(c, n))
+        return emit_window_dyn(c, n);
     const Value *Y = n->out[0];
     const int64_t cnt = ir_numel(&Y->shape);
     if (cnt == 0) return 0;
@@ -717,38 +868,60 @@ static int topk_check(const Node *n, Diag *d)
 /* TopK: one thread per input element counts the elements of its row
  * before it in gcrt_topk_order's total order (NaN first when largest, ties
  * by index) and, when that rank is below k, writes itself and its index
- * there: ranks are unique, so no two threads write one output. */
+ * there: ranks are unique, so no two threads write one output. A K given
+ * at run time (a data-dependent dim) is read back by the host and set in
+ * the shape table, from which the kernel reads it, as any runtime extent. */
 static int emit_topk(Cu *c, const Node *n, Diag *d)
 {
-    (void)d;
     const Value *X = n->in[0], *Y = n->out[0], *I = n->n_out > 1 ? n->out[1] : NULL;
     const Shape *xs = &X->shape;
     const int ax = ir_norm_axis(n->attrs[TOPK_AXIS].i, xs->rank), largest = n->attrs[TOPK_LARGEST].i != 0;
-    const int64_t total = ir_numel(xs), dim = xs->dims[ax], inner = dims_prod(xs, ax + 1, xs->rank), k = Y->shape.dims[ax];
-    if (total == 0 || k == 0) return 0;
+    const int rtk = n->in[1]->kind != VK_CONST;
+    if (rtk || xs->sym[ax]) { /* K read back, or checked against a runtime axis */
+        Writer *b = &c->body;
+        char kv[64];
+        if (rtk && !cu_eager(c->g)) /* a captured graph cannot wait for the host */
+            return diag_node_error(d, n, "the CUDA backend reads TopK's K back only where it decides a data-dependent dim");
+        w_puts(b, rtk ? "    { /* its K, read back: the outputs' extent along the axis */\n"
+                      : "    { /* its K against the run's extent of the axis */\n");
+        if (rtk) cu_read_host(c, n->in[1], "rb_k");
+        snprintf(kv, sizeof kv, rtk ? "(int64_t)rb_k[0]" : "INT64_C(%lld)", (long long)Y->shape.dims[ax]);
+        b->indent += 2;
+        CgenDims o = cu_dims_ctx(c);
+        cgen_write_topk_dims(&o, n, kv);
+        b->indent -= 2;
+        if (cgen_sets_dims(c->g, n)) cu_dims_to_device(c);
+        w_puts(b, "    }\n");
+    }
+    if (ir_numel(xs) == 0 || ir_numel(&Y->shape) == 0) return 0;
+    const CgenProd total = cgen_dims_prod(xs, 0, xs->rank), dim = cgen_dims_prod(xs, ax, ax + 1),
+                   inner = cgen_dims_prod(xs, ax + 1, xs->rank), k = cgen_dims_prod(&Y->shape, ax, ax + 1),
+                   block = cgen_prod_mul(&inner, &dim);
     const char *T = cfam_ctype(X->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, int64_t *yi, const %s *x)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, (long long)total);
-    w_printf(w, "        const int64_t in = i %% %lld, j = i / %lld %% %lld, o = i / %lld, row = o * %lld + in;\n", (long long)inner,
-             (long long)inner, (long long)dim, (long long)(inner * dim), (long long)(dim * inner));
+    w_printf(w, "GC_KERNEL k%d(%s *y, int64_t *yi, const %s *x%s)\n{\n", kn, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_sz(c, total));
+    w_printf(w, "        const int64_t in = i %% %s, j = i / %s %% %s, o = i / %s, row = o * %s + in;\n", cu_sz(c, inner),
+             cu_sz(c, inner), cu_sz(c, dim), cu_sz(c, block), cu_sz(c, block));
     w_puts(w, "        const double a = (double)");
     cu_load(w, X->dtype, "x[i]");
     w_puts(w, ";\n        int64_t rank = 0;\n");
-    w_printf(w, "        for (int64_t q = 0; q < %lld; q++) {\n", (long long)dim);
+    w_printf(w, "        for (int64_t q = 0; q < %s; q++) {\n", cu_sz(c, dim));
     w_printf(w, "            const double b = (double)");
-    char e[64];
-    snprintf(e, sizeof e, "x[row + q * %lld]", (long long)inner);
+    char e[256];
+    snprintf(e, sizeof e, "x[row + q * %s]", cu_sz(c, inner));
     cu_load(w, X->dtype, e);
     w_puts(w, ";\n            const int an = a != a, bn = b != b;\n");
     w_printf(w, "            rank += (an || bn) ? (an && bn ? q < j : %s) : a != b ? b %s a : q < j;\n", largest ? "bn" : "an",
              largest ? ">" : "<");
     w_puts(w, "        }\n");
-    w_printf(w, "        if (rank < %lld) {\n", (long long)k);
-    w_printf(w, "            const int64_t p = (o * %lld + rank) * %lld + in;\n", (long long)k, (long long)inner);
+    w_printf(w, "        if (rank < %s) {\n", cu_sz(c, k));
+    w_printf(w, "            const int64_t p = (o * %s + rank) * %s + in;\n", cu_sz(c, k), cu_sz(c, inner));
     w_puts(w, "            y[p] = x[i];\n            if (yi) yi[p] = j;\n        }\n    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), I ? cu_ptr(c, I) : "NULL",
-             cu_ptr(c, X));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, %s%s));\n", kn, cu_sz(c, total), cu_ptr(c, Y), I ? cu_ptr(c, I) : "NULL",
+             cu_ptr(c, X), cu_karg(c, n));
     return 0;
 }
 
@@ -757,7 +930,7 @@ static int emit_topk(Cu *c, const Node *n, Diag *d)
  * element. */
 static int emit_compress(Cu *c, const Node *n, Diag *d)
 {
-    (void)d;
+    if (n->in[1]->kind != VK_CONST) return cu_emit_select(c, n, d);
     const Value *X = n->in[0], *Cd = n->in[1], *Y = n->out[0];
     const int64_t total = ir_numel(&Y->shape);
     if (total == 0) return 0;
@@ -785,18 +958,55 @@ static int emit_compress(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
-static int compress_check(const Node *n, Diag *d)
-{
-    return n->in[1]->kind == VK_CONST ? 0 : diag_node_error(d, n, "the CUDA backend's Compress takes a constant condition");
-}
+/* A runtime condition: on the host, with the selections (cuda_select.c). */
+static int compress_check(const Node *n, Diag *d) { return n->in[1]->kind == VK_CONST ? 0 : cu_select_check(n, d); }
 
 /* IfSelect (an If whose runtime condition picks between branches of one
  * shape; differing shapes are runtime shapes, which this backend refuses):
  * one thread per element reads the condition and copies from the branch. */
+/* IfSelect whose branches differ in shape (the output's extents data-
+ * dependent dims): the output takes branch v's extents and a device copy
+ * of its bytes. */
+static void ifsel_take(Cu *c, const Value *v, const Value *Y)
+{
+    char e[64];
+    for (int k = 0; k < Y->shape.rank; k++)
+        if (cgen_own_dim(c->g, Y, k)) cu_set_dim(c, Y, k, cgen_dim_str(&v->shape, k, e, sizeof e));
+    CgenProd bytes = cgen_dims_prod(&v->shape, 0, v->shape.rank);
+    bytes.c *= (int64_t)ir_dtype_size(v->dtype);
+    if (cgen_prod_is(&bytes, 0)) return;
+    const char *py = cu_ptr(c, Y), *pv = cu_ptr(c, v);
+    w_printf(&c->body, "        if ((const void *)%s != (const void *)%s &&\n", py, pv);
+    w_printf(&c->body, "            cudaMemcpyAsync(%s, %s, %s, cudaMemcpyDeviceToDevice, stream) != cudaSuccess) return -1;\n", py, pv,
+             cu_sz(c, bytes));
+}
+
 static int emit_ifselect(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *C = n->in[0], *A = n->in[1], *B = n->in[2], *Y = n->out[0];
+    if (C->kind == VK_CONST || cgen_sets_dims(c->g, n)) { /* the branch known, or read back: a copy of it */
+        Writer *b = &c->body;
+        w_puts(b, C->kind == VK_CONST ? "    { /* its condition is a constant: a copy of the branch it takes */\n"
+                                      : "    { /* its condition, read back: the branch it takes, and its extents */\n");
+        if (C->kind == VK_CONST) {
+            ifsel_take(c, ir_load_f64(C->dtype, C->data, 0) != 0.0 ? A : B, Y);
+        } else {
+            cu_read_host(c, C, "rb_c");
+            w_puts(b, "        if (rb_c[0] != 0) {\n");
+            b->indent++;
+            ifsel_take(c, A, Y);
+            b->indent--;
+            w_puts(b, "        } else {\n");
+            b->indent++;
+            ifsel_take(c, B, Y);
+            b->indent--;
+            w_puts(b, "        }\n");
+        }
+        if (cgen_sets_dims(c->g, n)) cu_dims_to_device(c);
+        w_puts(b, "    }\n");
+        return 0;
+    }
     const int64_t total = ir_numel(&Y->shape);
     if (total == 0) return 0;
     const char *T = cfam_ctype(Y->dtype), *CT = cfam_ctype(C->dtype);
@@ -810,11 +1020,15 @@ static int emit_ifselect(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Branches of one shape (one kernel), or else of the output's rank, whose
+ * extents are then data-dependent dims (a device copy of the branch taken);
+ * any branches under a constant condition (a copy of the one it takes). */
 static int ifselect_check(const Node *n, Diag *d)
 {
-    return ir_numel(&n->in[1]->shape) == ir_numel(&n->in[2]->shape) && n->in[1]->shape.rank == n->in[2]->shape.rank
+    const int r = n->out[0]->shape.rank;
+    return n->in[0]->kind == VK_CONST || (n->in[1]->shape.rank == r && n->in[2]->shape.rank == r)
                ? 0
-               : diag_node_error(d, n, "the CUDA backend's IfSelect takes branches of one shape");
+               : diag_node_error(d, n, "the CUDA backend's IfSelect takes branches of the output's rank");
 }
 
 /* ReverseSequence: per (batch, time) the first lens[b] steps reversed
@@ -851,45 +1065,53 @@ static int maxunpool_check(const Node *n, Diag *d)
     int64_t src[IR_MAX_RANK];
     int sr = ir_maxunpool_index_dims(n, src);
     if (sr < 1 || sr > 3) return diag_node_error(d, n, "the CUDA backend takes 1 to 3 spatial dims for MaxUnpool");
+    if (ir_shape_has_sym(&n->in[0]->shape) || ir_shape_has_sym(&n->in[1]->shape))
+        return diag_node_error(d, n, "the CUDA backend's MaxUnpool takes runtime dims from its output_shape only");
     return index_check(n, 1, d);
 }
 
 /* MaxUnpool: y = 0, then in one thread each x[i] in order to the place its
  * index names (gcrt_maxunpool's rules: the index refers to the unpadded
- * shape of ir_maxunpool_index_dims; one outside it or outside y is skipped). */
+ * shape of ir_maxunpool_index_dims; one outside it or outside y is skipped).
+ * An output_shape given at run time (data-dependent spatial dims) is read
+ * back by the host first. */
 static int emit_maxunpool(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0], *I = n->in[1], *Y = n->out[0];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
+    if (n->n_in > 2 && n->in[2] && n->in[2]->kind != VK_CONST && cgen_sets_dims(c->g, n))
+        cu_read_back_dims(c, n, 2, "output_shape", cgen_write_maxunpool_dims);
+    if (ir_numel(&Y->shape) == 0) return 0;
     int64_t src[IR_MAX_RANK];
     const int sr = ir_maxunpool_index_dims(n, src);
-    int64_t s3[3], d3[3];
+    int64_t s3[3];
+    char d3[3][200];
     for (int i = 0; i < 3; i++) {
         int j = i - (3 - sr);
         s3[i] = j < 0 ? 1 : src[j];
-        d3[i] = j < 0 ? 1 : Y->shape.dims[2 + j];
+        snprintf(d3[i], sizeof d3[i], "%s", j < 0 ? "1" : cu_dims_sz(c, &Y->shape, 2 + j, 3 + j));
     }
-    const int64_t NC = X->shape.dims[0] * X->shape.dims[1], psrc = s3[0] * s3[1] * s3[2], pdst = d3[0] * d3[1] * d3[2];
+    const CgenProd pdst = cgen_dims_prod(&Y->shape, 2, Y->shape.rank);
+    const int64_t NC = X->shape.dims[0] * X->shape.dims[1], psrc = s3[0] * s3[1] * s3[2];
     const char *T = cfam_ctype(Y->dtype);
-    w_printf(&c->body, "    if (cudaMemsetAsync(%s, 0, %lld, stream) != cudaSuccess) return -1;\n", cu_ptr(c, Y),
-             (long long)(total * (int64_t)ir_dtype_size(Y->dtype)));
+    CgenProd bytes = cgen_dims_prod(&Y->shape, 0, Y->shape.rank);
+    bytes.c *= (int64_t)ir_dtype_size(Y->dtype);
+    w_printf(&c->body, "    if (cudaMemsetAsync(%s, 0, %s, stream) != cudaSuccess) return -1;\n", cu_ptr(c, Y), cu_sz(c, bytes));
     const int64_t nx = ir_numel(&X->shape);
     if (nx == 0) return 0;
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx)\n{\n    GC_FOR_EACH(s, 1) {\n", kn, T, T, cfam_ctype(I->dtype));
-    w_printf(w, "        for (int64_t i = s; i < %lld; i++) {\n", (long long)nx);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *idx%s)\n{\n", kn, T, T, cfam_ctype(I->dtype), cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(s, 1) {\n        for (int64_t i = s; i < %lld; i++) {\n", (long long)nx);
     w_puts(w, "            const int64_t q = (int64_t)idx[i];\n");
     w_printf(w, "            if (q < 0 || q >= %lld) continue;\n", (long long)(NC * psrc));
     w_printf(w, "            const int64_t r = q %% %lld, cw = r %% %lld, ch = r / %lld %% %lld, cd = r / %lld;\n", (long long)psrc,
              (long long)s3[2], (long long)s3[2], (long long)s3[1], (long long)(s3[1] * s3[2]));
-    w_printf(w, "            if (cd < %lld && ch < %lld && cw < %lld) y[q / %lld * %lld + (cd * %lld + ch) * %lld + cw] = x[i];\n",
-             (long long)d3[0], (long long)d3[1], (long long)d3[2], (long long)psrc, (long long)pdst, (long long)d3[1],
-             (long long)d3[2]);
+    w_printf(w, "            if (cd < %s && ch < %s && cw < %s) y[q / %lld * %s + (cd * %s + ch) * %s + cw] = x[i];\n", d3[0], d3[1],
+             d3[2], (long long)psrc, cu_sz(c, pdst), d3[1], d3[2]);
     w_puts(w, "        }\n    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, 1, stream, (%s, %s, %s));\n", kn, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, I));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, 1, stream, (%s, %s, %s%s));\n", kn, cu_ptr(c, Y), cu_ptr(c, X), cu_ptr(c, I), cu_karg(c, n));
     return 0;
 }
 
@@ -898,15 +1120,15 @@ static int emit_maxunpool(Cu *c, const Node *n, Diag *d)
 #define OUT "a generated kernel, one thread per output element"
 
 const CudaEntry cuda_index_entries[] = {
-    {OP_Pad, pad_check, emit_pad, NULL, OUT, 1, 0},
-    {OP_Tile, NULL, emit_tile_expand, NULL, OUT, 1, 0},
-    {OP_Expand, NULL, emit_tile_expand, NULL, OUT, 1, 0},
-    {OP_Split, split_check, emit_split, NULL, "generated kernels, one per output, one thread per element", 1, 1},
+    {OP_Pad, pad_check, emit_pad, NULL, OUT, 1, 2},
+    {OP_Tile, NULL, emit_tile_expand, NULL, OUT, 1, 2},
+    {OP_Expand, NULL, emit_tile_expand, NULL, OUT, 1, 2},
+    {OP_Split, split_check, emit_split, NULL, "generated kernels, one per output, one thread per element", 1, 2},
     {OP_Trilu, NULL, emit_trilu, NULL, OUT, 1, 0},
-    {OP_GatherElements, gather_elements_check, emit_gather_elements, NULL, OUT, 1, 0},
+    {OP_GatherElements, gather_elements_check, emit_gather_elements, NULL, OUT, 1, 1},
     {OP_ScatterElements, scatter_elements_check, emit_scatter_elements, NULL,
-     "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0, 0},
-    {OP_GatherND, nd_check, emit_gather_nd, NULL, OUT, 1, 0},
+     "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0, 1},
+    {OP_GatherND, nd_check, emit_gather_nd, NULL, OUT, 1, 1},
     {OP_ScatterND, nd_check, emit_scatter_nd, NULL,
      "a device copy of the data, then a generated kernel applying the updates in order (one thread)", 0, 0},
     {OP_CumSum, cumsum_check, emit_cumsum, NULL, OUT, 1, 0},
@@ -914,20 +1136,20 @@ const CudaEntry cuda_index_entries[] = {
     {OP_ArgMin, arg_check, emit_arg, NULL, "a generated kernel, one thread per output element (a row of the axis)", 0, 0},
     {OP_OneHot, NULL, emit_onehot, NULL, OUT, 0, 2},
     {OP_Constant, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
-    {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_ConstantOfShape, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 2},
     {OP_Range, NULL, emit_evaluated, NULL,
      "evaluated at compile time: a table copied by a generated kernel (runtime operands: the count read back, a kernel)", 0, 2},
-    {OP_HannWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
-    {OP_HammingWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
-    {OP_BlackmanWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
+    {OP_HannWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 2},
+    {OP_HammingWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 2},
+    {OP_BlackmanWindow, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 2},
     {OP_MelWeightMatrix, NULL, emit_evaluated, NULL, "evaluated at compile time: a table copied by a generated kernel", 0, 0},
     {OP_Shape, NULL, emit_shape_size, NULL, "the static dims as a table copied by a generated kernel", 0, 1},
     {OP_Size, NULL, emit_shape_size, NULL, "the static size as a table copied by a generated kernel", 0, 1},
     {OP_EyeLike, NULL, emit_eyelike, NULL, OUT, 1, 0},
-    {OP_TopK, topk_check, emit_topk, NULL, "a generated kernel, one thread per input element (its rank in the row)", 1, 0},
-    {OP_Compress, compress_check, emit_compress, NULL, OUT, 1, 0},
+    {OP_TopK, topk_check, emit_topk, NULL, "a generated kernel, one thread per input element (its rank in the row)", 1, 2},
+    {OP_Compress, compress_check, emit_compress, NULL, OUT, 1, 2},
     {OP_ReverseSequence, NULL, emit_reverse_sequence, NULL, OUT, 1, 0},
-    {OP_IfSelect, ifselect_check, emit_ifselect, NULL, OUT, 1, 0},
-    {OP_MaxUnpool, maxunpool_check, emit_maxunpool, NULL, "a device memset, then a generated kernel placing the inputs in order (one thread)", 0, 0},
+    {OP_IfSelect, ifselect_check, emit_ifselect, NULL, OUT, 1, 2},
+    {OP_MaxUnpool, maxunpool_check, emit_maxunpool, NULL, "a device memset, then a generated kernel placing the inputs in order (one thread)", 0, 2},
     {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

@@ -751,12 +751,91 @@ static int emit_transpose(Cu *c, const Node *n, Diag *d)
 }
 
 /* Runtime shapes: Concat along a static axis. */
-static int concat_check(const Node *n, Diag *d)
+/* Concat: one thread per output element finds its input along the axis; a
+ * runtime axis (e.g. data-dependent extents) reads the inputs' extents from
+ * the shape table, each input's start the sum of those before it. */
+/* The inputs one Concat kernel takes at most (the emulation's and the JIT
+ * launchers' 32 parameters): more inputs go through concat_groups. */
+#define CONCAT_GROUP 24
+
+/* Concat of many inputs (SSD's per-class selections: 90): one kernel per
+ * group of CONCAT_GROUP inputs, one thread per element of the group's part
+ * of the output, which starts at the extents of the inputs before it. */
+static void concat_groups(Cu *c, const Node *n, int ax)
 {
-    const int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, n->out[0]->shape.rank);
-    if (ax >= 0 && n->out[0]->shape.sym[ax])
-        return diag_node_error(d, n, "the CUDA backend concatenates along a static axis only (axis %d is a runtime dim)", ax);
-    return 0;
+    const Value *Y = n->out[0];
+    const Shape *ys = &Y->shape;
+    const CgenProd inner = cgen_dims_prod(ys, ax + 1, ys->rank);
+    const char *T = cfam_ctype(Y->dtype);
+    char A[200], in_s[200];
+    snprintf(A, sizeof A, "%s", cu_dims_sz(c, ys, ax, ax + 1));
+    snprintf(in_s, sizeof in_s, "%s", cu_sz(c, inner));
+    Writer before; /* the extents before the group: "dim[3] + dim[4] + " and a literal */
+    w_init(&before);
+    int64_t at = 0;
+    for (int j0 = 0; j0 < n->n_in; j0 += CONCAT_GROUP) {
+        const int j1 = j0 + CONCAT_GROUP < n->n_in ? j0 + CONCAT_GROUP : n->n_in;
+        Writer span; /* the group's extent along the axis */
+        w_init(&span);
+        int64_t sc = 0, any = 0;
+        for (int j = j0; j < j1; j++) {
+            const Value *v = n->in[j];
+            if (!v || v->shape.dims[ax] == 0) continue;
+            any = 1;
+            if (v->shape.sym[ax]) w_printf(&span, "%s + ", cu_dims_sz(c, &v->shape, ax, ax + 1));
+            else sc += v->shape.dims[ax];
+        }
+        char sp[1200], start[1200];
+        snprintf(sp, sizeof sp, "(%s%lld)", span.len ? span.buf : "", (long long)sc);
+        snprintf(start, sizeof start, "(%s%lld)", before.len ? before.buf : "", (long long)at);
+        if (any) {
+            CgenProd outer = cgen_dims_prod(ys, 0, ax);
+            char total[1600];
+            snprintf(total, sizeof total, "%s * %s * %s", cu_sz(c, outer), sp, in_s);
+            Writer *k = &c->kern;
+            const int kn = c->nk++;
+            cu_node_comment(c->g, k, n);
+            w_printf(k, "/* inputs %d to %d */\nGC_KERNEL k%d(%s *y", j0, j1 - 1, kn, T);
+            for (int j = j0; j < j1; j++)
+                if (n->in[j] && n->in[j]->shape.dims[ax] > 0) w_printf(k, ", const %s *a%d", T, j);
+            w_printf(k, "%s)\n{\n", cu_kparam(c, n));
+            cu_kuse(c, n, k);
+            /* the ends of the group's inputs along the axis, from the group's start */
+            int last = -1;
+            for (int j = j0; j < j1; j++) {
+                const Value *v = n->in[j];
+                if (!v || v->shape.dims[ax] == 0) continue;
+                w_printf(k, "    const int64_t e%d = ", j);
+                if (last >= 0) w_printf(k, "e%d + ", last);
+                w_printf(k, "%s;\n", cu_dims_sz(c, &v->shape, ax, ax + 1));
+                last = j;
+            }
+            w_printf(k, "    GC_FOR_EACH(i, %s * e%d * %s) {\n", cu_sz(c, cgen_dims_prod(ys, 0, ax)), last, in_s);
+            w_printf(k, "        const int64_t in = i %% %s, a = i / %s %% e%d, outer = i / %s / e%d;\n", in_s, in_s, last, in_s, last);
+            w_printf(k, "        %s v;\n", T);
+            int prev = -1;
+            for (int j = j0; j < j1; j++) {
+                const Value *v = n->in[j];
+                if (!v || v->shape.dims[ax] == 0) continue;
+                char b0[32] = "0";
+                if (prev >= 0) snprintf(b0, sizeof b0, "e%d", prev);
+                if (j == last) w_printf(k, "        %s", prev >= 0 ? "else " : "");
+                else w_printf(k, "        %sif (a < e%d) ", prev >= 0 ? "else " : "", j);
+                w_printf(k, "v = a%d[(outer * (e%d - %s) + a - %s) * %s + in];\n", j, j, b0, b0, in_s);
+                prev = j;
+            }
+            w_printf(k, "        y[(outer * %s + %s + a) * %s + in] = v;\n    }\n}\n\n", A, start, in_s);
+            Writer *b = &c->body;
+            w_printf(b, "    GC_LAUNCH(k%d, %s, stream, (%s", kn, total, cu_ptr(c, Y));
+            for (int j = j0; j < j1; j++)
+                if (n->in[j] && n->in[j]->shape.dims[ax] > 0) w_printf(b, ", %s", cu_ptr(c, n->in[j]));
+            w_printf(b, "%s));\n", cu_karg(c, n));
+        }
+        if (span.len) w_puts(&before, span.buf);
+        at += sc;
+        w_free(&span);
+    }
+    w_free(&before);
 }
 
 static int emit_concat(Cu *c, const Node *n, Diag *d)
@@ -766,10 +845,11 @@ static int emit_concat(Cu *c, const Node *n, Diag *d)
     if (ir_numel(&Y->shape) == 0) return 0;
     const Shape *ys = &Y->shape;
     const int ax = ir_norm_axis(n->attrs[CONCAT_AXIS].i, ys->rank);
-    const int64_t A = ys->dims[ax];
-    const CgenProd inner = cgen_dims_prod(ys, ax + 1, ys->rank);
-    CgenProd span = inner; /* the axis and what is inside it */
-    span.c *= A;
+    if (n->n_in > CONCAT_GROUP) {
+        concat_groups(c, n, ax);
+        return 0;
+    }
+    const CgenProd inner = cgen_dims_prod(ys, ax + 1, ys->rank), span = cgen_dims_prod(ys, ax, ys->rank); /* the axis and inside */
     const char *T = cfam_ctype(Y->dtype);
     Writer *k = &c->kern;
     const int kn = c->nk++;
@@ -780,19 +860,31 @@ static int emit_concat(Cu *c, const Node *n, Diag *d)
     w_printf(k, "%s)\n{\n", cu_kparam(c, n));
     cu_kuse(c, n, k);
     w_printf(k, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, ys, 0, ys->rank));
-    w_printf(k, "        const int64_t outer = i / %s, a = i / %s %% %lld, in = i %% %s;\n", cu_sz(c, span), cu_sz(c, inner),
-             (long long)A, cu_sz(c, inner));
+    w_printf(k, "        const int64_t outer = i / %s, a = i / %s %% %s, in = i %% %s;\n", cu_sz(c, span), cu_sz(c, inner),
+             cu_dims_sz(c, ys, ax, ax + 1), cu_sz(c, inner));
     int64_t at = 0;
     int first = 1;
+    Writer atd; /* the runtime extents before this input, "dim[3] + dim[4] + " */
+    w_init(&atd);
     for (int j = 0; j < n->n_in; j++) {
         const Value *v = n->in[j];
         if (!v || v->shape.dims[ax] == 0) continue;
-        const int64_t aj = v->shape.dims[ax];
-        w_printf(k, "        %sif (a < %lld) y[i] = a%d[(outer * %lld + a - %lld) * %s + in];\n", first ? "" : "else ",
-                 (long long)(at + aj), j, (long long)aj, (long long)at, cu_sz(c, inner));
+        char aj[200], start[600], end[800];
+        snprintf(aj, sizeof aj, "%s", cu_dims_sz(c, &v->shape, ax, ax + 1));
+        if (!atd.len && !v->shape.sym[ax]) {
+            snprintf(start, sizeof start, "%lld", (long long)at);
+            snprintf(end, sizeof end, "%lld", (long long)(at + v->shape.dims[ax]));
+        } else {
+            snprintf(start, sizeof start, "(%s%lld)", atd.len ? atd.buf : "", (long long)at);
+            snprintf(end, sizeof end, "(%s%s + %lld)", atd.len ? atd.buf : "", aj, (long long)at);
+        }
+        w_printf(k, "        %sif (a < %s) y[i] = a%d[(outer * %s + a - %s) * %s + in];\n", first ? "" : "else ", end, j, aj, start,
+                 cu_sz(c, inner));
         first = 0;
-        at += aj;
+        if (v->shape.sym[ax]) w_printf(&atd, "%s + ", aj);
+        else at += v->shape.dims[ax];
     }
+    w_free(&atd);
     w_puts(k, "    }\n}\n\n");
     Writer *b = &c->body;
     w_printf(b, "    GC_LAUNCH(k%d, %s, stream, (%s", kn, cu_dims_sz(c, ys, 0, ys->rank), cu_ptr(c, Y));
@@ -872,17 +964,81 @@ static int slice_geom(const Node *n, int64_t *start, int64_t *step, Diag *d)
     return 0;
 }
 
-/* Runtime shapes: what slice_geom takes. */
+/* Whether Slice n reads its operands back at run time: one is not a
+ * constant, other than `ends` alone as a shape value (slice_geom's case). */
+static int slice_reads_back(const Node *n)
+{
+    int rt = 0, others = 0;
+    for (int j = 1; j <= 4 && j < n->n_in; j++) {
+        const int r = n->in[j] && n->in[j]->kind != VK_CONST;
+        rt |= r;
+        others |= r && j != 2;
+    }
+    return rt && (others || !n->in[2]->shape_val);
+}
+
+/* Runtime shapes: operands read back (static shapes), or constant ones. */
 static int slice_check(const Node *n, Diag *d)
 {
-    int64_t start[IR_MAX_RANK], step[IR_MAX_RANK];
-    return cgen_node_has_sym(n) ? slice_geom(n, start, step, d) : 0;
+    if (slice_reads_back(n))
+        for (int j = 1; j <= 4 && j < n->n_in; j++)
+            if (n->in[j] && ir_shape_has_sym(&n->in[j]->shape))
+                return diag_node_error(d, n, "input '%s' must have a static shape to be read at run time", ir_op(n->op)->in_names[j]);
+    return 0;
+}
+
+/* Slice resolved by the host as the C backend resolves it (dims_text.c):
+ * operands given at run time read back (a model with data-dependent dims),
+ * or constant ones on runtime extents (the start of a runtime dim counts
+ * from its end, or a step other than 1). The host sets the output's
+ * extents and launches y[i] = x[off + sum of coordinate q * stride q] with
+ * the source offset and strides as the kernel's arguments; in a captured
+ * graph that happens at capture, once per set of dims. */
+static int emit_slice_host(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int r = X->shape.rank;
+    Writer *b = &c->body;
+    if (slice_reads_back(n) && !cu_eager(c->g)) /* a captured graph cannot wait for the host */
+        return diag_node_error(d, n, "the CUDA backend reads Slice operands back only where they decide data-dependent dims");
+    w_printf(b, "    { /* its ranges %s: the output's extents, first element and strides */\n",
+             slice_reads_back(n) ? "from its operands, read back" : "at the run's extents");
+    b->indent += 2;
+    CgenDims o = cu_dims_ctx(c);
+    CgenSliceText t = {1, "", "", "", ""}; /* the kernel walks the output itself: no dst */
+    const int any = cgen_write_slice_dims(&o, n, &t);
+    b->indent -= 2;
+    if (cgen_sets_dims(c->g, n)) cu_dims_to_device(c);
+    if (any) {
+        const char *T = cfam_ctype(Y->dtype);
+        Writer *k = &c->kern;
+        const int kn = c->nk++;
+        cu_node_comment(c->g, k, n);
+        w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, int64_t off", kn, T, T);
+        for (int a = 0; a < r; a++) w_printf(k, ", int64_t s%d", a);
+        w_printf(k, "%s)\n{\n", cu_kparam(c, n));
+        cu_kuse(c, n, k);
+        w_printf(k, "    GC_FOR_EACH(i, %s) {\n        int64_t o = off, q = i;\n", cu_dims_sz(c, &Y->shape, 0, r));
+        for (int a = r - 1; a >= 0; a--) {
+            const char *e = cu_dims_sz(c, &Y->shape, a, a + 1);
+            if (a) w_printf(k, "        o += q %% %s * s%d;\n        q /= %s;\n", e, a, e);
+            else w_printf(k, "        o += q * s0;\n");
+        }
+        w_puts(k, "        y[i] = x[o];\n    }\n}\n\n");
+        w_printf(b, "        GC_LAUNCH(k%d, %s, stream, (%s, %s, %s", kn, cu_dims_sz(c, &Y->shape, 0, r), cu_ptr(c, Y), cu_ptr(c, X),
+                 t.off);
+        for (int a = 0; a < r; a++) w_printf(b, ", %s[%d]", t.sst, a);
+        w_printf(b, "%s));\n", cu_karg(c, n));
+    }
+    w_puts(b, "    }\n");
+    return 0;
 }
 
 static int emit_slice(Cu *c, const Node *n, Diag *d)
 {
     const Value *X = n->in[0], *Y = n->out[0];
     int64_t start[IR_MAX_RANK], step[IR_MAX_RANK];
+    if (slice_reads_back(n) || (cgen_node_has_sym(n) && slice_geom(n, start, step, NULL))) return emit_slice_host(c, n, d);
     CgenProd st[IR_MAX_RANK], mult[IR_MAX_RANK], dims[IR_MAX_RANK];
     if (slice_geom(n, start, step, d)) return -1;
     cu_strides_p(&X->shape, st);
@@ -930,6 +1086,20 @@ static int gather_check(const Node *n, Diag *d)
 
 /* ---- reductions and normalizations ---------------------------------------------------- */
 
+/* ReduceSum whose axes arrive at run time (not empty): the host reads them
+ * back (eager) and writes the kept and reduced axes' tables into the
+ * workspace. */
+static int reduce_reads_back(const Node *n)
+{
+    return n->op == OP_ReduceSum && n->n_in > 1 && n->in[1] && n->in[1]->kind != VK_CONST && ir_numel(&n->in[1]->shape) != 0;
+}
+
+/* nk, nr, n_red, then the tables kd, ks, rd, rs of rank entries each. */
+static size_t reduce_workspace(const Node *n)
+{
+    return reduce_reads_back(n) ? sizeof(int64_t) * (size_t)(3 + 4 * n->in[0]->shape.rank) : 0;
+}
+
 static int reduce_check(const Node *n, Diag *d)
 {
     const char *op = ir_op(n->op)->name;
@@ -937,6 +1107,10 @@ static int reduce_check(const Node *n, Diag *d)
     if (n->in[0]->dtype == DT_BOOL)
         return diag_node_error(d, n, "the CUDA backend computes op '%s' on numbers only, got %s", op,
                                ir_dtype_name(n->in[0]->dtype));
+    if (reduce_reads_back(n))
+        return ir_shape_has_sym(&n->in[0]->shape) || ir_shape_has_sym(&n->in[1]->shape)
+                   ? diag_node_error(d, n, "the CUDA backend reads ReduceSum's axes back for static shapes only")
+                   : 0;
     if (ir_reduce_mask(n, mask, NULL) < 0)
         return diag_node_error(d, n, "the CUDA backend needs constant axes for op '%s'", op);
     return 0;
@@ -964,9 +1138,65 @@ static void reduce_loop(Cu *c, Writer *k, DType t, int nr, const CgenProd *rd, c
  * propagate NaN, the sum of nothing is 0, the product 1, the mean 0/0;
  * LogSumExp is m + log(sum exp(x - m)) after the maximum m, or m when m is
  * infinite or NaN). A no-op reduction copies. */
+/* ReduceSum with axes read back: the host checks them and sets the
+ * output's extents as the C backend does (dims_text.c), and writes the
+ * kept and reduced axes' tables into the workspace; one thread per output
+ * element walks its reduced box through them, summing in double. */
+static int emit_reduce_sum_read_back(Cu *c, const Node *n, Diag *d)
+{
+    const Value *X = n->in[0], *Y = n->out[0];
+    const int r = X->shape.rank;
+    Writer *b = &c->body;
+    if (!cu_eager(c->g)) /* a captured graph cannot wait for the host */
+        return diag_node_error(d, n, "the CUDA backend reads ReduceSum's axes back only where they decide data-dependent dims");
+    GC_ASSERT(n->ws_offset >= 0 && n->ws_bytes >= reduce_workspace(n));
+    w_puts(b, "    { /* its axes, read back: the output's extents and the kept and reduced axes */\n");
+    b->indent += 2;
+    CgenDims o = cu_dims_ctx(c);
+    char v[CGEN_RS_COUNT][64];
+    if (cgen_write_reduce_sum_dims(&o, n, v)) {
+        w_printf(b, "int64_t rb_par[%d];\n", 3 + 4 * r);
+        w_printf(b, "rb_par[0] = %s;\nrb_par[1] = %s;\nrb_par[2] = %s;\n", v[CGEN_RS_NK], v[CGEN_RS_NR], v[CGEN_RS_NRED]);
+        w_printf(b, "for (int k = 0; k < %d; k++) {\n", r);
+        w_printf(b, "    rb_par[3 + k] = k < %s ? %s[k] : 0;\n", v[CGEN_RS_NK], v[CGEN_RS_KD]);
+        w_printf(b, "    rb_par[%d + k] = k < %s ? %s[k] : 0;\n", 3 + r, v[CGEN_RS_NK], v[CGEN_RS_KS]);
+        w_printf(b, "    rb_par[%d + k] = k < %s ? %s[k] : 0;\n", 3 + 2 * r, v[CGEN_RS_NR], v[CGEN_RS_RD]);
+        w_printf(b, "    rb_par[%d + k] = k < %s ? %s[k] : 0;\n}\n", 3 + 3 * r, v[CGEN_RS_NR], v[CGEN_RS_RS]);
+        w_printf(b, "(void)%s, (void)%s, (void)%s, (void)%s;\n", v[CGEN_RS_NOUT], v[CGEN_RS_O], v[CGEN_RS_E], v[CGEN_RS_J]);
+        w_printf(b, "if (cudaMemcpyAsync(arena + %lld, rb_par, sizeof rb_par, cudaMemcpyHostToDevice, stream) != cudaSuccess) return -1;\n",
+                 (long long)n->ws_offset);
+        b->indent--;
+        w_puts(b, "}\n");
+    }
+    b->indent -= 2;
+    cu_dims_to_device(c);
+    w_puts(b, "    }\n");
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const char *T = cfam_ctype(X->dtype);
+    Writer *k = &c->kern;
+    const int kn = cu_kernel_begin(c, n);
+    w_printf(k, "GC_KERNEL k%d(%s *y, const %s *x, const int64_t *par%s)\n{\n", kn, cfam_ctype(Y->dtype), T, cu_kparam(c, n));
+    cu_kuse(c, n, k);
+    w_printf(k, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, &Y->shape, 0, Y->shape.rank));
+    w_puts(k, "        int64_t base = 0, q = i;\n");
+    w_printf(k, "        for (int64_t j = 0; j < par[0]; j++) {\n            base += q %% par[3 + j] * par[%d + j];\n", 3 + r);
+    w_puts(k, "            q /= par[3 + j];\n        }\n        double acc = 0;\n");
+    w_puts(k, "        for (int64_t e = 0; e < par[2]; e++) {\n            int64_t at = base, p = e;\n");
+    w_printf(k, "            for (int64_t j = 0; j < par[1]; j++) {\n                at += p %% par[%d + j] * par[%d + j];\n", 3 + 2 * r,
+             3 + 3 * r);
+    w_printf(k, "                p /= par[%d + j];\n            }\n            acc += (double)", 3 + 2 * r);
+    cu_load(k, X->dtype, "x[at]");
+    w_puts(k, ";\n        }\n        ");
+    cu_store(k, Y->dtype, "y[i]", "acc");
+    w_puts(k, "    }\n}\n\n");
+    w_printf(b, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, (const int64_t *)(arena + %lld)%s));\n", kn,
+             cu_dims_sz(c, &Y->shape, 0, Y->shape.rank), cu_ptr(c, Y), cu_ptr(c, X), (long long)n->ws_offset, cu_karg(c, n));
+    return 0;
+}
+
 static int emit_reduce(Cu *c, const Node *n, Diag *d)
 {
-    (void)d;
+    if (reduce_reads_back(n)) return emit_reduce_sum_read_back(c, n, d);
     const Value *X = n->in[0], *Y = n->out[0];
     int mask[IR_MAX_RANK];
     const int noop = ir_reduce_mask(n, mask, NULL);
@@ -1229,10 +1459,10 @@ const CudaEntry cuda_kernel_entries[] = {
     {OP_AveragePool, pool_check, emit_pool, NULL, OUT, 1, 1},
     {OP_GlobalAveragePool, pool_check, emit_gap, NULL, "a generated kernel, one thread per image and channel", 1, 1},
     {OP_Transpose, NULL, emit_transpose, NULL, OUT, 1, 1},
-    {OP_Slice, slice_check, emit_slice, NULL, OUT, 1, 1},
-    {OP_Concat, concat_check, emit_concat, NULL, OUT, 1, 1},
+    {OP_Slice, slice_check, emit_slice, NULL, OUT, 1, 2},
+    {OP_Concat, NULL, emit_concat, NULL, OUT, 1, 1},
     {OP_Gather, gather_check, emit_gather, NULL, OUT, 1, 1},
-    {OP_ReduceSum, reduce_check, emit_reduce, NULL, OUT, 1, 1},
+    {OP_ReduceSum, reduce_check, emit_reduce, reduce_workspace, OUT, 1, 2},
     {OP_ReduceMean, reduce_check, emit_reduce, NULL, OUT, 1, 1},
     {OP_ReduceMax, reduce_check, emit_reduce, NULL, OUT, 1, 1},
     {OP_ReduceMin, reduce_check, emit_reduce, NULL, OUT, 1, 1},

@@ -28,18 +28,29 @@
  * their checks: elementwise and Fused kernels, Gemm/MatMul on cuBLAS,
  * Conv on cuDNN (a runtime batch), pooling, Softmax, LayerNormalization
  * (over static dims), BatchNormalization, the reductions, Transpose,
- * Slice (a runtime dim from its start), Concat and Split (a static axis),
- * Gather, Shape, Size and the views.
+ * Slice, Concat (any axis), Split (a static axis), Gather, GatherElements,
+ * GatherND, ScatterElements, RoiAlign, Pad, Tile, Expand, TopK, Shape, Size
+ * and the views: the ops the C backend takes with runtime dims (an f64
+ * MatMul or Gemm excepted: its generated GEMM takes static shapes).
  *
  * Data-dependent dims (ir/ir.h's SYM_DATA: extents computed from values
  * while the model runs) need the host to wait for the device in mid-run,
  * which a captured graph cannot do: a graph with them (cu_eager) runs its
  * schedule directly, NAME_run waiting for it. The entries marked dyn 2
- * compute theirs (Range, OneHot, Resize, Upsample): the host copies the
- * operand back (cu_read_host), sets the extent with its bound checks
- * (cu_set_dim, NAME_ERR_SHAPE as in the C backend) and copies the table to
- * the device (cu_dims_to_device) before the kernel; any other node that
- * would set one is refused with one line naming it.
+ * compute theirs: the host copies the operand back (cu_read_host), sets
+ * the extent with its bound checks (cu_set_dim, NAME_ERR_SHAPE as in the C
+ * backend) and copies the table to the device (cu_dims_to_device) before
+ * the kernel. The statements that turn operand values into extents are the
+ * C backend's own (backend/c/dims_text.c through CgenDims, cu_dims_ctx:
+ * Reshape/Squeeze/Unsqueeze, Slice, Split, TopK, ReduceSum, Tile, Expand,
+ * Pad, MaxUnpool), or short expressions (Range, OneHot, ConstantOfShape, the
+ * windows, Resize/Upsample); the selections (NonZero, Unique,
+ * NonMaxSuppression, Compress) and STFT run on the host entirely
+ * (cuda_select.c), and IfSelect takes the extents of the branch its
+ * condition picks. Host statements that only read the shape table (a
+ * Slice's ranges over runtime extents, a constant K against a runtime axis)
+ * run inside a captured graph too: at capture, which happens once per set
+ * of dims, their results passed to the kernels as arguments.
  */
 #include "cuda_emit.h"
 #include "../c/cgen_model.h"
@@ -114,9 +125,9 @@ int cu_check_data_dims(const Graph *g, const Node *n, int sets, Diag *d)
             if (cgen_own_dim(g, n->out[i], k) && !sets)
                 return diag_node_error(d, n,
                                        "dim %d of output '%s' is known only while the model runs (data-dependent), which the "
-                                       "CUDA backend computes for Range, OneHot, Resize and Upsample only; make the operand "
-                                       "that decides it a constant",
-                                       k, n->out[i]->name);
+                                       "CUDA backend does not compute for op '%s' yet; make the operand that decides it a "
+                                       "constant",
+                                       k, n->out[i]->name, ir_op(n->op)->name);
     return 0;
 }
 
@@ -161,6 +172,95 @@ void cu_dims_to_device(Cu *c)
     cgen_derive_data_dims(c->g, b);
     b->indent -= 2;
     w_puts(b, "        if (cudaMemcpyAsync(m->ddim, dim, sizeof dim, cudaMemcpyHostToDevice, stream) != cudaSuccess) return -1;\n");
+}
+
+static const char *dims_tmp(void *ctx, const char *base)
+{
+    Cu *c = ctx;
+    char *b = c->tmpn[c->tmpk++ % 16];
+    snprintf(b, sizeof c->tmpn[0], "h_%s", base);
+    return b;
+}
+
+static void dims_set(void *ctx, const Value *v, int k, const char *expr)
+{
+    Cu *c = ctx;
+    const int save = c->body.indent; /* cu_set_dim writes at the block's indent itself */
+    c->body.indent = save - 2;
+    cu_set_dim(c, v, k, expr);
+    c->body.indent = save;
+}
+
+/* A constant operand's values as a table (no device read: also inside a
+ * captured graph); a runtime one read back (cu_read_host). */
+static void dims_read(void *ctx, const Node *n, int j, const char *name, const char *i)
+{
+    Cu *c = ctx;
+    const Value *v = n->in[j];
+    (void)i;
+    if (v->kind == VK_CONST) {
+        const int64_t cnt = ir_numel(&v->shape);
+        int64_t *vals = malloc(sizeof *vals * (size_t)(cnt ? cnt : 1));
+        GC_ASSERT(vals && ir_const_ints(v, vals, (int)cnt) == (int)cnt);
+        w_printf(&c->body, "static const int64_t %s[%lld] = {", name, (long long)(cnt ? cnt : 1));
+        for (int64_t e = 0; e < cnt; e++) w_printf(&c->body, "%s%lld", e ? ", " : "", (long long)vals[e]);
+        w_puts(&c->body, cnt ? "};\n" : "0};\n");
+        free(vals);
+        return;
+    }
+    const int save = c->body.indent;
+    c->body.indent = save - 2;
+    cu_read_host(c, v, name);
+    c->body.indent = save;
+}
+
+/* A node on the host (cuda_select.c): its tensors' copies in the host
+ * scratch, which cu_emit_select declares as h_ID. */
+static const char *dims_ptr(void *ctx, const Value *v, char *buf)
+{
+    Cu *c = ctx;
+    GC_ASSERT(c->hoff[v->id] >= 0);
+    snprintf(buf, 256, "h_%s", c->id[v->id]);
+    return buf;
+}
+
+static const char *dims_ws(void *ctx, const Node *n)
+{
+    Cu *c = ctx;
+    (void)n;
+    GC_ASSERT(c->hws_at >= 0);
+    snprintf(c->tmpn[c->tmpk++ % 16], sizeof c->tmpn[0], "(h_ws + %lld)", (long long)c->hws_at);
+    return c->tmpn[(c->tmpk - 1) % 16];
+}
+
+CgenDims cu_dims_ctx(Cu *c)
+{
+    snprintf(c->errname, sizeof c->errname, "%s_ERR_SHAPE", c->name);
+    return (CgenDims){c->g, &c->body, c->errname, c, dims_tmp, dims_set, dims_read, dims_ptr, dims_ws};
+}
+
+int cu_view_sets_dims(const Graph *g, const Node *n)
+{
+    return (n->op == OP_Reshape || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && n->n_in > 1 && n->in[1] &&
+           n->in[1]->kind != VK_CONST && cgen_sets_dims(g, n);
+}
+
+void cu_read_back_dims(Cu *c, const Node *n, int j, const char *what, void (*write)(const CgenDims *, const Node *, const char *))
+{
+    Writer *b = &c->body;
+    w_printf(b, "    { /* its %s, read back: the output's extents */\n", what);
+    cu_read_host(c, n->in[j], "rb_vals");
+    b->indent += 2;
+    CgenDims o = cu_dims_ctx(c);
+    write(&o, n, "rb_vals");
+    b->indent -= 2;
+    cu_dims_to_device(c);
+    w_puts(b, "    }\n");
+}
+
+void cu_view_dims(Cu *c, const Node *n)
+{
+    if (cu_view_sets_dims(c->g, n)) cu_read_back_dims(c, n, 1, n->op == OP_Reshape ? "shape" : "axes", cgen_write_view_dims);
 }
 
 /* ---- NAME.h ------------------------------------------------------------------------------ */
@@ -241,7 +341,8 @@ static void gen_launch(const Cu *c, Writer *w)
     const char *N = c->name;
     w_puts(w, "/* Launches the graph of dims dim over inputs/outputs on the caller's stream, first\n"
               " * capturing it anew (the device's shape table set first, in stream order) when\n"
-              " * the dims or the buffers differ from the graph's. 0 or -1. */\n");
+              " * the dims or the buffers differ from the graph's. 0, -1 or NAME_ERR_SHAPE (a check of\n"
+              " * the dims in the schedule). */\n");
     w_printf(w, "static int %s_launch(%s_Model *m, const void *const *inputs, void *const *outputs, const int64_t *dim)\n{\n",
              N, N);
     w_puts(w, "    int same = m->exec != NULL;\n");
@@ -252,7 +353,7 @@ static void gen_launch(const Cu *c, Writer *w)
     w_printf(w, "        if (cudaMemcpyAsync(m->ddim, dim, sizeof(int64_t) * %d, cudaMemcpyHostToDevice, m->stream) != cudaSuccess)\n",
              g->n_syms);
     w_puts(w, "            return -1;\n");
-    w_printf(w, "        if (%s_capture(m, inputs, outputs, dim)) return -1;\n    }\n", N);
+    w_printf(w, "        const int rc = %s_capture(m, inputs, outputs, dim);\n        if (rc) return rc;\n    }\n", N);
     w_puts(w, "    return cudaGraphLaunch(m->exec, m->stream) == cudaSuccess ? 0 : -1;\n}\n\n");
 }
 
@@ -300,7 +401,7 @@ void cu_shapes_api(const Cu *c, Writer *w)
     if (eager) {
         w_printf(w, "    const int er = %s_eager(m, inputs, outputs, dim, dim);\n    if (er) return er;\n", N);
     } else {
-        w_printf(w, "    if (%s_launch(m, inputs, outputs, dim)) return -1;\n", N);
+        w_printf(w, "    const int lr = %s_launch(m, inputs, outputs, dim);\n    if (lr) return lr;\n", N);
     }
     w_printf(w, "    %s_out_shapes(dim, out_dims);\n    return 0;\n}\n\n", N);
     w_printf(w, "int %s_run_shapes_host(%s_Model *m, const void *const *inputs, const int64_t *const *in_dims, void *const *outputs,\n"
@@ -317,7 +418,7 @@ void cu_shapes_api(const Cu *c, Writer *w)
     if (eager)
         w_printf(w, "    const int er = %s_eager(m, (const void *const *)m->in, m->out, dim, dim);\n    if (er) return er;\n", N);
     else
-        w_printf(w, "    if (%s_launch(m, (const void *const *)m->in, m->out, dim)) return -1;\n", N);
+        w_printf(w, "    const int lr = %s_launch(m, (const void *const *)m->in, m->out, dim);\n    if (lr) return lr;\n", N);
     for (int i = 0; i < g->n_outputs; i++) {
         const Value *v = g->outputs[i];
         if (ir_numel(&v->shape) == 0) continue;

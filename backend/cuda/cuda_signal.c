@@ -148,9 +148,11 @@ static int emit_dft(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* STFT: with a frame step or length given at run time (its frame count a
+ * data-dependent dim), the C backend's loops on the host (cu_emit_on_host). */
 static int emit_stft(Cu *c, const Node *n, Diag *d)
 {
-    (void)d;
+    if (cgen_node_has_sym(n)) return cu_emit_on_host(c, n, cgen_write_stft, 0, d);
     StftGeom g;
     signal_stft_geom(n, &g);
     CuDft p = {g.batch, g.frames, g.L, g.L, g.K, g.sig_len, g.step, 1, g.frames * g.K, g.K, 1, g.comps, 0};
@@ -254,7 +256,7 @@ static int emit_gridsample(Cu *c, const Node *n, Diag *d)
 const CudaEntry cuda_signal_entries[] = {
     {OP_Einsum, einsum_check, emit_einsum, NULL, "a generated kernel, one thread per output element", 1, 0},
     {OP_DFT, dft_check, emit_dft, NULL, "a generated kernel, one thread per output bin (O(n^2))", 0, 0},
-    {OP_STFT, dft_check, emit_stft, NULL, "a generated kernel, one thread per output bin (O(n^2))", 0, 0},
+    {OP_STFT, dft_check, emit_stft, NULL, "a generated kernel, one thread per output bin (O(n^2))", 0, 2},
     {OP_GridSample, gridsample_check, emit_gridsample, NULL, "a generated kernel, one thread per output element", 0, 0},
     {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

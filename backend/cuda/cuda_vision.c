@@ -225,6 +225,7 @@ static int emit_resize_dyn(Cu *c, const Node *n)
     char e[512];
     GC_ASSERT(ws && n->ws_offset >= 0);
     if ((int64_t)ws > c->hws_bytes) c->hws_bytes = (int64_t)ws;
+    c->resize_host = 1;
     w_puts(b, "    { /* its scales or sizes (and roi), read back: the output's extents and the tap tables */\n");
     cu_read_host(c, ra.scales ? ra.scales : ra.sizes, ra.scales ? "sc" : "sz");
     w_printf(b, "        double scale[%d];\n", r);
@@ -620,57 +621,90 @@ static int roialign_check(const Node *n, Diag *d)
  * ceil(extent / bins) per axis) with the reference's clamping and
  * bilinear taps, averaging or taking the maximum of the weighted taps; a
  * batch index outside [0, N) gives 0. */
+/* Dim k of s as a double in kernel text: "9.0", or "(double)dim[2]". */
+static const char *dbl_dim(Cu *c, const Shape *s, int k, char *buf, size_t cap)
+{
+    if (s->sym[k]) snprintf(buf, cap, "(double)%s", cu_dims_sz(c, s, k, k + 1));
+    else snprintf(buf, cap, "%lld.0", (long long)s->dims[k]);
+    return buf;
+}
+
+/* Dim k of s minus one: "8", or "(dim[2] - 1)". */
+static const char *dim_m1(Cu *c, const Shape *s, int k, char *buf, size_t cap)
+{
+    if (s->sym[k]) snprintf(buf, cap, "(%s - 1)", cu_dims_sz(c, s, k, k + 1));
+    else snprintf(buf, cap, "%lld", (long long)s->dims[k] - 1);
+    return buf;
+}
+
 static int emit_roialign(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
     const Value *X = n->in[0], *Ro = n->in[1], *Bi = n->in[2], *Y = n->out[0];
-    const int64_t total = ir_numel(&Y->shape);
-    if (total == 0) return 0;
-    const long long N = (long long)X->shape.dims[0], C = (long long)X->shape.dims[1], H = (long long)X->shape.dims[2],
-                    W = (long long)X->shape.dims[3], OH = (long long)Y->shape.dims[2], OW = (long long)Y->shape.dims[3];
+    if (ir_numel(&Y->shape) == 0) return 0;
+    const Shape *xs = &X->shape, *ys = &Y->shape;
+    char N[200], C[200], W[200], OH[200], OW[200], OHd[200], OWd[200], Hd[200], Wd[200], H1[200], W1[200], ow_oh[200], ow_oh_c[200],
+        hw[200];
+    snprintf(N, sizeof N, "%s", cu_dims_sz(c, xs, 0, 1));
+    snprintf(C, sizeof C, "%s", cu_dims_sz(c, xs, 1, 2));
+    snprintf(W, sizeof W, "%s", cu_dims_sz(c, xs, 3, 4));
+    snprintf(OH, sizeof OH, "%s", cu_dims_sz(c, ys, 2, 3));
+    snprintf(OW, sizeof OW, "%s", cu_dims_sz(c, ys, 3, 4));
+    dbl_dim(c, ys, 2, OHd, sizeof OHd);
+    dbl_dim(c, ys, 3, OWd, sizeof OWd);
+    dbl_dim(c, xs, 2, Hd, sizeof Hd);
+    dbl_dim(c, xs, 3, Wd, sizeof Wd);
+    dim_m1(c, xs, 2, H1, sizeof H1);
+    dim_m1(c, xs, 3, W1, sizeof W1);
+    snprintf(ow_oh, sizeof ow_oh, "%s", cu_dims_sz(c, ys, 2, 4));
+    snprintf(ow_oh_c, sizeof ow_oh_c, "%s", cu_dims_sz(c, ys, 1, 4));
+    snprintf(hw, sizeof hw, "%s", cu_dims_sz(c, xs, 2, 4));
     const long long sr = (long long)n->attrs[ROI_ALIGN_SAMPLING_RATIO].i;
     const int half = strcmp(n->attrs[ROI_ALIGN_COORDINATE_TRANSFORMATION_MODE].s, "half_pixel") == 0;
     const int mx = strcmp(n->attrs[ROI_ALIGN_MODE].s, "max") == 0;
+    const int dyn = cu_dyn(c, n);
     char scale[48];
     cfam_lit(scale, sizeof scale, DT_F64, n->attrs[ROI_ALIGN_SPATIAL_SCALE].f);
     const char *T = cfam_ctype(X->dtype);
     Writer *w = &c->kern;
     const int kn = cu_kernel_begin(c, n);
     /* the bilinear taps of sample (y, x): all weights 0 outside [-1, H] x [-1, W], else clamped */
-    w_printf(w, "GC_DEVICE void k%d_taps(double y, double x, int64_t *pos, double *wt)\n{\n", kn);
-    w_printf(w, "    if (y < -1.0 || y > %lld.0 || x < -1.0 || x > %lld.0) {\n", H, W);
+    w_printf(w, "GC_DEVICE void k%d_taps(double y, double x, int64_t *pos, double *wt%s)\n{\n", kn, cu_kparam(c, n));
+    if (dyn) w_puts(w, "    (void)dim;\n");
+    if (dyn) w_printf(w, "    if (y < -1.0 || y > %s || x < -1.0 || x > %s) {\n", Hd, Wd);
+    else w_printf(w, "    if (y < -1.0 || y > %lld.0 || x < -1.0 || x > %lld.0) {\n", (long long)xs->dims[2], (long long)xs->dims[3]);
     w_puts(w, "        for (int k = 0; k < 4; k++) pos[k] = 0, wt[k] = 0;\n        return;\n    }\n");
     w_puts(w, "    y = y > 0 ? y : 0;\n    x = x > 0 ? x : 0;\n");
     w_puts(w, "    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1 = y0 + 1, x1 = x0 + 1;\n");
-    w_printf(w, "    if (y0 >= %lld) {\n        y0 = y1 = %lld;\n        y = (double)y0;\n    }\n", H - 1, H - 1);
-    w_printf(w, "    if (x0 >= %lld) {\n        x0 = x1 = %lld;\n        x = (double)x0;\n    }\n", W - 1, W - 1);
+    w_printf(w, "    if (y0 >= %s) {\n        y0 = y1 = %s;\n        y = (double)y0;\n    }\n", H1, H1);
+    w_printf(w, "    if (x0 >= %s) {\n        x0 = x1 = %s;\n        x = (double)x0;\n    }\n", W1, W1);
     w_puts(w, "    const double ly = y - (double)y0, lx = x - (double)x0;\n");
-    w_printf(w, "    pos[0] = y0 * %lld + x0;\n    pos[1] = y0 * %lld + x1;\n    pos[2] = y1 * %lld + x0;\n    pos[3] = y1 * %lld + x1;\n", W, W, W, W);
+    w_printf(w, "    pos[0] = y0 * %s + x0;\n    pos[1] = y0 * %s + x1;\n    pos[2] = y1 * %s + x0;\n    pos[3] = y1 * %s + x1;\n", W, W, W, W);
     w_puts(w, "    wt[0] = (1.0 - ly) * (1.0 - lx);\n    wt[1] = (1.0 - ly) * lx;\n    wt[2] = ly * (1.0 - lx);\n    wt[3] = ly * lx;\n}\n");
     if (sr <= 0) {
         w_printf(w, "GC_DEVICE int64_t k%d_grid(double extent, int64_t bins)\n{\n", kn);
         w_puts(w, "    const double g = ceil(extent / (double)bins);\n    return g > 0 ? (g < 65536.0 ? (int64_t)g : 65536) : 0;\n}\n");
     }
-    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *rois, const int64_t *bidx)\n{\n    GC_FOR_EACH(i, %lld) {\n", kn, T, T, T,
-             (long long)total);
-    w_printf(w, "        const int64_t pw = i %% %lld, ph = i / %lld %% %lld, ch = i / %lld %% %lld, r = i / %lld;\n", OW, OW, OH, OW * OH,
-             C, OW * OH * C);
-    w_printf(w, "        if (bidx[r] < 0 || bidx[r] >= %lld) {\n            y[i] = 0;\n            continue;\n        }\n", N);
-    w_printf(w, "        const %s *roi = rois + 4 * r, *plane = x + (bidx[r] * %lld + ch) * %lld;\n", T, C, H * W);
+    w_printf(w, "GC_KERNEL k%d(%s *y, const %s *x, const %s *rois, const int64_t *bidx%s)\n{\n", kn, T, T, T, cu_kparam(c, n));
+    cu_kuse(c, n, w);
+    w_printf(w, "    GC_FOR_EACH(i, %s) {\n", cu_dims_sz(c, ys, 0, 4));
+    w_printf(w, "        const int64_t pw = i %% %s, ph = i / %s %% %s, ch = i / %s %% %s, r = i / %s;\n", OW, OW, OH, ow_oh, C, ow_oh_c);
+    w_printf(w, "        if (bidx[r] < 0 || bidx[r] >= %s) {\n            y[i] = 0;\n            continue;\n        }\n", N);
+    w_printf(w, "        const %s *roi = rois + 4 * r, *plane = x + (bidx[r] * %s + ch) * %s;\n", T, C, hw);
     w_printf(w, "        const double off = %s;\n", half ? "0.5" : "0.0");
     w_printf(w, "        const double x0 = (double)roi[0] * %s - off, y0 = (double)roi[1] * %s - off;\n", scale, scale);
     w_printf(w, "        double rw = (double)roi[2] * %s - off - x0, rh = (double)roi[3] * %s - off - y0;\n", scale, scale);
     if (!half) w_puts(w, "        rw = rw > 1.0 ? rw : 1.0;\n        rh = rh > 1.0 ? rh : 1.0;\n");
-    w_printf(w, "        const double bh = rh / %lld.0, bw = rw / %lld.0;\n", OH, OW);
+    w_printf(w, "        const double bh = rh / %s, bw = rw / %s;\n", OHd, OWd);
     if (sr > 0) w_printf(w, "        const int64_t gh = %lld, gw = %lld;\n", sr, sr);
-    else w_printf(w, "        const int64_t gh = k%d_grid(rh, %lld), gw = k%d_grid(rw, %lld);\n", kn, OH, kn, OW);
+    else w_printf(w, "        const int64_t gh = k%d_grid(rh, %s), gw = k%d_grid(rw, %s);\n", kn, OH, kn, OW);
     w_puts(w, mx ? "        double acc = 0.0;\n        int first = 1;\n" : "        double acc = 0.0;\n");
     w_puts(w, "        for (int64_t iy = 0; iy < gh; iy++) {\n");
     w_puts(w, "            const double sy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;\n");
     w_puts(w, "            for (int64_t ix = 0; ix < gw; ix++) {\n");
     w_puts(w, "                const double sx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;\n");
     w_puts(w, "                double wt[4];\n                int64_t pos[4];\n");
-    w_printf(w, "                k%d_taps(sy, sx, pos, wt);\n", kn);
+    w_printf(w, "                k%d_taps(sy, sx, pos, wt%s);\n", kn, dyn ? ", dim" : "");
     if (mx) {
         w_puts(w, "                double v = wt[0] * (double)plane[pos[0]];\n");
         w_puts(w, "                for (int k = 1; k < 4; k++)\n                    if (wt[k] * (double)plane[pos[k]] > v) v = wt[k] * (double)plane[pos[k]];\n");
@@ -682,8 +716,8 @@ static int emit_roialign(Cu *c, const Node *n, Diag *d)
     if (mx) w_printf(w, "        y[i] = (%s)acc;\n", T);
     else w_printf(w, "        y[i] = (%s)(acc / (double)(gh * gw > 1 ? gh * gw : 1));\n", T);
     w_puts(w, "    }\n}\n\n");
-    w_printf(&c->body, "    GC_LAUNCH(k%d, %lld, stream, (%s, %s, %s, %s));\n", kn, (long long)total, cu_ptr(c, Y), cu_ptr(c, X),
-             cu_ptr(c, Ro), cu_ptr(c, Bi));
+    w_printf(&c->body, "    GC_LAUNCH(k%d, %s, stream, (%s, %s, %s, %s%s));\n", kn, cu_dims_sz(c, ys, 0, 4), cu_ptr(c, Y), cu_ptr(c, X),
+             cu_ptr(c, Ro), cu_ptr(c, Bi), cu_karg(c, n));
     return 0;
 }
 
@@ -703,6 +737,6 @@ const CudaEntry cuda_vision_entries[] = {
     {OP_DepthToSpace, block_check, emit_block, NULL, OUT, 1, 0},
     {OP_SpaceToDepth, block_check, emit_block, NULL, OUT, 1, 0},
     {OP_Dropout, NULL, emit_dropout, NULL, "a device copy (none when in place) and a memset of the mask", 1, 0},
-    {OP_RoiAlign, roialign_check, emit_roialign, NULL, "a generated kernel, one thread per output element", 0, 0},
+    {OP_RoiAlign, roialign_check, emit_roialign, NULL, "a generated kernel, one thread per output element", 0, 1},
     {-1, NULL, NULL, NULL, NULL, 0, 0},
 };

@@ -9,6 +9,10 @@ and the interpreter (graphc run): outputs must match the references (same
 shape; integers exactly, floats within the tolerances, NaN equal to NaN),
 and a run with no references must fail in both with one line (the
 interpreter's naming the node and containing the error words).
+
+With --target cuda the models compile for the CUDA backend instead and the
+runner is NAME_main_emu (the generated CUDA on graphc's CPU emulation): the
+same runs, references and one-line failures.
 """
 import argparse
 import os
@@ -18,7 +22,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_dynamic import FAILS, cflags, check, run  # noqa: E402
+from test_dynamic import FAILS, build_runner, check, run  # noqa: E402
 
 
 def close(a, b, rtol, atol):
@@ -28,19 +32,18 @@ def close(a, b, rtol, atol):
     return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
 
 
-def run_model(graphc, work, name, text, runs, rtol, atol):
-    fl, s = cflags()
+def run_model(graphc, work, name, text, runs, rtol, atol, target="c"):
     model = os.path.join(work, f"{name}.gir")
     with open(model, "w") as f:
         f.write(text)
     out = os.path.join(work, f"{name}_out")
-    p = run([graphc, "compile", model, "-o", out, "--emit-main", "--name", name])
-    if not check(p.returncode == 0, f"{name}: compiles with no flags"):
+    p = run([graphc, "compile", model, "-o", out, "--emit-main", "--name", name, f"--target={target}"])
+    if not check(p.returncode == 0, f"{name}: compiles with no flags (--target={target})"):
         print(p.stderr)
         return
-    mk = run(["make", "-s", "-C", out, f"CFLAGS={fl}", f"LDFLAGS={s}", "BLAS=0", f"{name}_main"])
-    if not check(mk.returncode == 0, f"{name}: the folder builds with -Werror -pedantic"):
-        print(mk.stdout + mk.stderr)
+    exe, log = build_runner(out, name, target)
+    if not check(exe is not None, f"{name}: the folder builds with -Werror -pedantic"):
+        print(log)
         return
     for k, (what, ins, refs, err) in enumerate(runs):
         files = []
@@ -49,7 +52,7 @@ def run_model(graphc, work, name, text, runs, rtol, atol):
             np.save(files[-1], v)
         r_i, r_c = os.path.join(work, f"{name}_{k}_interp"), os.path.join(work, f"{name}_{k}_c")
         p = run([graphc, "run", model, r_i] + files)
-        q = run([os.path.join(out, f"{name}_main"), r_c] + files)
+        q = run([exe, r_c] + files)
         if refs is None:
             lines = p.stderr.strip().splitlines()
             check(p.returncode == 1 and len(lines) == 1 and err in lines[0] and "node" in lines[0],
@@ -73,12 +76,14 @@ def main(cases, seed, rtol=1e-5, atol=1e-5):
     ap = argparse.ArgumentParser()
     ap.add_argument("--graphc", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--target", choices=["c", "cuda"], default="c",
+                    help="the backend (cuda: the generated CUDA on graphc's CPU emulation)")
     a = ap.parse_args()
     graphc = os.path.abspath(a.graphc)
     work = os.path.abspath(a.work)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     for name, text, runs in cases(np.random.default_rng(seed)):
-        run_model(graphc, work, name, text, runs, rtol, atol)
+        run_model(graphc, work, name, text, runs, rtol, atol, a.target)
     print(f"{len(FAILS)} failed")
     sys.exit(1 if FAILS else 0)

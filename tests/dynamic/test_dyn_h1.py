@@ -3,8 +3,10 @@
 extents: GatherND of a NonZero's selection, TopK with K = min(k, count),
 Gather along a runtime axis, Concat along a runtime axis, ConstantOfShape
 and Expand from shape values (PyTorch's expand(-1, ...) through Equal and
-Where), ScatterElements and GatherElements with runtime dims, and TopK
-with a constant K on a runtime axis.
+Where), ScatterElements and GatherElements with runtime dims, TopK
+with a constant K on a runtime axis (also with nothing data-dependent in
+the model, K beyond the axis at some extents), and SSD's Concat of 30
+NonZero selections along their data-dependent axis.
 
     /usr/bin/python3 tests/dynamic/test_dyn_h1.py --graphc BUILD/graphc --work DIR
 
@@ -13,7 +15,8 @@ Each model (text IR) is compiled ONCE with no flags. The compiled NAME_main
 interpreter (graphc run) then run it at several runtime extents, 0 and the
 bound included, against numpy. An invalid extent (K beyond the actual axis)
 makes NAME_main fail with NAME_ERR_SHAPE and graphc run with one line
-naming the node.
+naming the node. With --target cuda (gir_cases.py) the same cases run as
+the generated CUDA on graphc's CPU emulation.
 """
 import os
 import sys
@@ -186,6 +189,34 @@ def scatter_case(rng, n, levels):
     return [feat, lev], [out, acc, feat[rows]]
 
 
+# TopK of a constant K along a runtime axis, nothing data-dependent: the
+# CUDA backend checks K against the axis on the host when it captures the
+# graph (once per set of dims), and a capture that fails returns
+# NAME_ERR_SHAPE.
+TOPK_AXIS = """graph tka {
+  input %x: f32[3,N<=8]
+  const %k: i64[1] = [3]
+  %v, %i = TopK(%x, %k) {axis=1}
+  output %v
+  output %i
+}
+"""
+
+
+# SSD's per-class gathering: a Concat of 30 NonZero selections along their
+# data-dependent axis (the CUDA backend writes it with one kernel per group
+# of inputs).
+CAT_ROWS = 30
+CAT30 = ("graph cat30 {\n  input %x: f32[30,5]\n  const %zero: f32[] = [0]\n" +
+         "".join(f"  const %r{j}: i64[] = [{j}]\n  %s{j} = Gather(%x, %r{j}) {{axis=0}}\n  %p{j} = Greater(%s{j}, %zero)\n"
+                 f"  %n{j} = NonZero(%p{j})\n" for j in range(CAT_ROWS)) +
+         "  %y = Concat(" + ", ".join(f"%n{j}" for j in range(CAT_ROWS)) + ") {axis=1}\n  output %y\n}\n")
+
+
+def cat30_ref(x):
+    return [np.concatenate([np.nonzero(r > 0)[0] for r in x]).astype(np.int64)[None]]
+
+
 def cases(rng):
     """(name, text, [(what, inputs, refs or None for an invalid extent, error words)])"""
     det = [(f"counts {a},{b}", *det_case(rng, a, b), None) for a, b in ((0, 0), (3, 12), (7, 1), (12, 5))]
@@ -204,7 +235,18 @@ def cases(rng):
     tk.append(("N=2 (K=3 beyond the axis)", [x, np.zeros((2, 1), np.int64), np.array([1], np.int64)], None, "out of range"))
     x = rng.standard_normal((2, 4)).astype(np.float32)
     tk.append(("N=4 K=5 (beyond the axis)", [x, np.zeros((2, 1), np.int64), np.array([5], np.int64)], None, "out of range"))
-    return [("det", DETECT, det), ("gnd", GATHER_ND, gnd), ("scat", SCATTER, sc), ("tkc", TOPK_CONST, tk)]
+    cat = []
+    for what, x in (("random", rng.standard_normal((CAT_ROWS, 5))), ("none kept", -np.ones((CAT_ROWS, 5))),
+                    ("all kept", np.ones((CAT_ROWS, 5)))):
+        x = x.astype(np.float32)
+        cat.append((what, [x], cat30_ref(x), None))
+    tka = []
+    for n in (8, 3, 5, 2):
+        x = rng.standard_normal((3, n)).astype(np.float32)
+        tka.append((f"N={n}", [x], list(topk_ref(x, 3, True, axis=1)), None) if n >= 3 else
+                   (f"N={n} (K=3 beyond the axis)", [x], None, "out of range"))
+    return [("det", DETECT, det), ("gnd", GATHER_ND, gnd), ("scat", SCATTER, sc), ("tkc", TOPK_CONST, tk), ("tka", TOPK_AXIS, tka),
+            ("cat30", CAT30, cat)]
 
 
 

@@ -21,6 +21,9 @@ Concat along a data-dependent dim.
 (d) Concat along data-dependent dims (per-class selections gathered into
     one list): NonZero counts and a static part, the offsets added at run
     time, empty parts included.
+With --target cuda the models compile for the CUDA backend (runner
+NAME_main_emu: the generated CUDA on graphc's CPU emulation), the same
+checks.
 """
 import argparse
 import os
@@ -32,7 +35,7 @@ import onnx
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_dynamic import FAILS, cflags, check, one_line_error, run  # noqa: E402
+from test_dynamic import FAILS, build_runner, check, one_line_error, run  # noqa: E402
 
 
 def const(name, arr):
@@ -106,19 +109,19 @@ def model_concat():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def build(graphc, work, model, name):
+def build(graphc, work, model, name, target):
+    """Compiles the model (no flags, --target) and builds its runner: (model path, runner), or (None, None)."""
     path = os.path.join(work, name + ".onnx")
     onnx.save(model, path)
     out = os.path.join(work, name + "_out")
-    p = run([graphc, "compile", path, "-o", out, "--emit-main", "--name", name])
-    if not check(p.returncode == 0, f"{name}: compiles with no flags {p.stderr.strip()}"):
+    p = run([graphc, "compile", path, "-o", out, "--emit-main", "--name", name, f"--target={target}"])
+    if not check(p.returncode == 0, f"{name}: compiles with no flags (--target={target}) {p.stderr.strip()}"):
         return None, None
-    fl, s = cflags()
-    mk = run(["make", "-s", "-C", out, f"CFLAGS={fl}", f"LDFLAGS={s}", "BLAS=0", f"{name}_main"])
-    if not check(mk.returncode == 0, f"{name}: the folder builds with -Werror -pedantic"):
-        print(mk.stdout + mk.stderr)
+    exe, log = build_runner(out, name, target)
+    if not check(exe is not None, f"{name}: the folder builds with -Werror -pedantic"):
+        print(log)
         return None, None
-    return path, out
+    return path, exe
 
 
 def run_both(graphc, work, path, out, name, feeds, refs, what):
@@ -128,7 +131,7 @@ def run_both(graphc, work, path, out, name, feeds, refs, what):
         np.save(f, a)
         files.append(f)
     for kind, cmd, dst in (("interpreter", [graphc, "run", path], os.path.join(work, name + "_ri")),
-                           ("compiled", [os.path.join(out, name + "_main")], os.path.join(work, name + "_rc"))):
+                           ("compiled", [out], os.path.join(work, name + "_rc"))):
         shutil.rmtree(dst, ignore_errors=True)
         q = run(cmd + [dst] + files)
         if not check(q.returncode == 0, f"{what}: {kind} runs {q.stderr.strip()}"):
@@ -143,6 +146,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--graphc", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--target", choices=["c", "cuda"], default="c",
+                    help="the backend (cuda: the generated CUDA on graphc's CPU emulation)")
     a = ap.parse_args()
     graphc = os.path.abspath(a.graphc)
     work = os.path.abspath(a.work)
@@ -152,7 +157,7 @@ def main():
     xs = [rng.standard_normal(7).astype(np.float32), -np.ones(7, np.float32), np.ones(7, np.float32)]
 
     # (a) runtime condition, outputs of different extents
-    path, out = build(graphc, work, model_select(), "ifsel")
+    path, out = build(graphc, work, model_select(), "ifsel", a.target)
     if path:
         d = run([graphc, "dump", path, "--print-after=infer-shapes"])
         check(d.returncode == 0 and "IfSelect(%c" in d.stdout and "?" in d.stdout.split("IfSelect(%c")[0].splitlines()[-1],
@@ -164,7 +169,7 @@ def main():
                          f"ifsel cond={c} positives={int((x > 0).sum())}")
 
     # (b) different ranks, the condition folded at compile time
-    path, out = build(graphc, work, model_rank(False), "ifrank")
+    path, out = build(graphc, work, model_rank(False), "ifrank", a.target)
     if path:
         d = run([graphc, "dump", path, "--print-after=infer-shapes"])
         check(d.returncode == 0 and "Equal" not in d.stdout, "ifrank: Equal(Shape(t)[1], 1) folds to a constant")
@@ -176,13 +181,13 @@ def main():
     path = os.path.join(work, "ifbad.onnx")
     onnx.save(model_rank(True), path)
     dst = os.path.join(work, "ifbad_out")
-    q = run([graphc, "compile", path, "-o", dst])
+    q = run([graphc, "compile", path, "-o", dst, f"--target={a.target}"])
     check(one_line_error(q, "ifbad.onnx", "IfSelect", "ranks 1", "and 2"),
           f"ifbad: branches of different ranks under a runtime condition: one line ({q.stderr.strip()})")
     check(not os.path.exists(dst), "ifbad: nothing written")
 
     # (d) Concat along data-dependent dims
-    path, out = build(graphc, work, model_concat(), "ifcat")
+    path, out = build(graphc, work, model_concat(), "ifcat", a.target)
     if path:
         for x in xs:
             ref = np.concatenate([np.nonzero(x > 0)[0], [100, 200], np.nonzero(x < 0)[0]]).astype(np.int64)[None] + 1

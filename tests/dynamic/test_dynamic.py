@@ -73,6 +73,22 @@ def cflags():
     return f"-O1 -g -std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion{s}", s
 
 
+def build_runner(out, name, target="c"):
+    """Builds the runner of the folder graphc compiled into out with cflags() (-Werror; ASan/UBSan
+    with GRAPHC_SANITIZE=1): NAME_main (C backend, no BLAS), or for --target=cuda NAME_main_emu,
+    the generated CUDA built as C99 on graphc's CPU emulation (without -Wdouble-promotion: the
+    kernels accumulate in double). Returns (its path or None, make's output)."""
+    fl, s = cflags()
+    if target == "cuda":  # its kernels accumulate in double on purpose
+        fl = fl.replace(" -Wdouble-promotion", "")
+        mk = run(["make", "-s", "-C", out, "-B", "emu", f"CFLAGS={fl}"])
+        exe = f"{name}_main_emu"
+    else:
+        mk = run(["make", "-s", "-C", out, f"CFLAGS={fl}", f"LDFLAGS={s}", "BLAS=0", f"{name}_main"])
+        exe = f"{name}_main"
+    return (os.path.join(out, exe) if mk.returncode == 0 else None), mk.stdout + mk.stderr
+
+
 def init(name, a):
     return numpy_helper.from_array(np.asarray(a, dtype=np.float32), name)
 

@@ -31,17 +31,20 @@ runs it at several shapes against numpy or PyTorch:
   Slice to T, the causal mask, Split, Reshape to runtime shape values) at
   T = 1, 7 and 64 against PyTorch;
 * data-dependent dims (Range from runtime bounds, OneHot's runtime depth,
-  Resize's runtime scales; --max-dim): no CUDA graph, each run against the
-  interpreter, an extent beyond the bound a one-line failure;
-* one-line refusals: a data-dependent dim it does not compute (a Reshape to
-  a runtime shape), an
-  op without runtime shapes in this backend (GatherElements), a Conv with a
-  runtime batch that cuDNN cannot say (unequal pads).
+  Resize's runtime scales, and a chain of Reshape, Slice, NonZero, Concat,
+  ReduceSum, TopK, Tile and NonMaxSuppression from runtime operands;
+  --max-dim): no CUDA graph, each run against the interpreter, an extent
+  beyond the bound a one-line failure (test_dynamic_operands.py,
+  test_dynfill.py, test_dyn_h1.py, test_dyn_h2.py and test_dyn_if.py run
+  each op's cases through the CUDA emulation too, with --target cuda);
+* one-line refusals: an f64 MatMul with a runtime dim (the generated GEMM
+  takes static shapes), a Conv with a runtime batch that cuDNN cannot say
+  (unequal pads).
 
 With --gpu, the same checks on a GPU: the folders built by nvcc (`make`,
 the C driver by nvcc too) and NAME_main run on the device (scripts/gpu_check.sh
-dyn). With --toolkit, instead: four of those models' folders (the fp16 MLP,
-ResNet-18, the GPT decoder, the data-dependent Resize) compiled for a GPU
+dyn). With --toolkit, instead: five of those models' folders (the fp16 MLP,
+ResNet-18, the GPT decoder, the data-dependent Resize and chain) compiled for a GPU
 without one, NAME.cu by nvcc (--Werror all-warnings, sm_90) and, with
 --cuda-jit, NAME_kernels.cu by NVRTC (--nvrtc: tools/nvrtc_check) and NAME.c
 by the C compiler against the CUDA headers; exits 77 (ctest's "skipped")
@@ -304,6 +307,10 @@ def gpt_checks(graphc, work):
         compare(run_main(work, out, "gpt", [idx], f"t{t}"), [want], f"gpt T={t} against PyTorch")
 
 
+# six boxes, two pairs of overlapping ones (NonMaxSuppression in the chain model)
+BOXES = np.array([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3], [0, 2.1, 1, 3.1], [5, 5, 6, 6], [8, 8, 9, 9]]], np.float32)
+
+
 # Data-dependent dims: models whose extents come from input values, compiled once with
 # --max-dim (no CUDA graph: the host reads the operands back in mid-run), each run against
 # the interpreter (graphc run); runs whose extents exceed the bound fail with one line, in both.
@@ -323,6 +330,29 @@ DATA = [
      [[np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 1, 2, 1.5], np.float32)],
       [np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 1, 0.6, 2.25], np.float32)]],
      [[np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 2, 4, 4], np.float32)]]),
+    # one model through several host paths: a Reshape to a runtime shape, a Slice of runtime starts and
+    # ends (the host resolves the ranges, the kernel takes them as arguments), a NonZero and a
+    # NonMaxSuppression on the host, a ReduceSum over runtime axes, a TopK of runtime K, a Tile of
+    # runtime repeats and a Concat along the data-dependent axis
+    ("chain", 64, "graph ch {\n  input %x: f32[4,6]\n  input %shape: i64[2]\n  input %starts: i64[1]\n"
+              "  input %ends: i64[1]\n  input %axes: i64[1]\n  input %k: i64[1]\n  input %rep: i64[2]\n"
+              "  input %boxes: f32[1,6,4]\n  input %scores: f32[1,1,6]\n"
+              "  const %zero: f32[] = [0]\n  const %mo: i64[1] = [4]\n  const %iou: f32[1] = [0.3]\n"
+              "  s: %z = Slice(%x, %starts, %ends)\n  r: %y = Reshape(%z, %shape)\n  %pos = Greater(%y, %zero)\n"
+              "  nz: %nzi = NonZero(%pos)\n  %cat = Concat(%nzi, %nzi) {axis=1}\n"
+              "  rs: %red = ReduceSum(%x, %axes) {keepdims=0}\n"
+              "  t: %v, %i = TopK(%x, %k) {axis=1}\n  tl: %tt = Tile(%x, %rep)\n"
+              "  n: %sel = NonMaxSuppression(%boxes, %scores, %mo, %iou)\n"
+              "  output %cat\n  output %red\n  output %v\n  output %i\n  output %tt\n  output %sel\n}\n",
+     [[np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6), np.array(s, np.int64), np.array([st], np.int64),
+       np.array([en], np.int64), np.array([ax], np.int64), np.array([k], np.int64), np.array(rp, np.int64),
+       BOXES, np.array(sc, np.float32).reshape(1, 1, 6)]
+      for s, st, en, ax, k, rp, sc in (((6, 3), 1, 4, 0, 3, (1, 2), (.9, .8, .7, .6, .5, .4)),
+                                       ((3, 2), -2, 3, 1, 6, (2, 1), (.1, .9, .3, .8, .5, .7)),
+                                       ((-1, 2), 0, 100, -1, 0, (1, 1), (.5, .5, .5, .5, .5, .5)))],
+     [[np.zeros((4, 6), np.float32), np.array((2, 3), np.int64), np.array([0], np.int64), np.array([1], np.int64),
+       np.array([0], np.int64), np.array([1], np.int64), np.array((9, 9), np.int64), BOXES,
+       np.zeros((1, 1, 6), np.float32)]]),
 ]
 
 
@@ -342,8 +372,11 @@ def data_checks(graphc, work):
             p = run([graphc, "run", model, ref_dir] + files + [f"--max-dim={cap}"])
             if not check(p.returncode == 0, f"{name} run {k}: graphc run {p.stderr.strip()}"):
                 continue
-            compare(run_main(work, out, name, ins, f"r{k}"), [np.load(os.path.join(ref_dir, "output_0.npy"))],
-                    f"{name} run {k} against the interpreter", tol=1e-5)
+            refs, i = [], 0
+            while os.path.exists(os.path.join(ref_dir, f"output_{i}.npy")):
+                refs.append(np.load(os.path.join(ref_dir, f"output_{i}.npy")))
+                i += 1
+            compare(run_main(work, out, name, ins, f"r{k}"), refs, f"{name} run {k} against the interpreter", tol=1e-5)
         for k, ins in enumerate(bad):
             files = save_inputs(work, f"{name}_bad{k}", ins)
             res = os.path.join(work, f"{name}_bad{k}_out")
@@ -355,12 +388,9 @@ def data_checks(graphc, work):
 
 
 REFUSED = [
-    ("reshape_data", "graph rr {\n  input %x: f32[2,3,4]\n  input %shape: i64[2]\n  r: %y = Reshape(%x, %shape)\n"
-                     "  output %y\n}\n", [],
-     ["node 'r' (Reshape)", "data-dependent", "Range, OneHot, Resize and Upsample only"]),
-    ("gather_elements", "graph ge {\n  input %x: f32[n<=4,3]\n  input %i: i64[n<=4,3]\n"
-                        "  g: %y = GatherElements(%x, %i) {axis=1}\n  output %y\n}\n", [],
-     ["node 'g' (GatherElements)", "op 'GatherElements' does not support runtime shapes yet in the CUDA backend", "'x'"]),
+    ("matmul_f64", "graph mm {\n  input %a: f64[n<=4,3]\n  const %b: f64[3,2] = random(seed=1, lo=-1, hi=1)\n"
+                   "  g: %y = MatMul(%a, %b)\n  output %y\n}\n", [],
+     ["node 'g' (MatMul)", "runtime shapes through op 'MatMul' on cuBLAS only"]),
     ("conv_pads", "graph cv {\n  input %x: f32[n<=2,1,8,8]\n  const %w: f32[1,1,3,3] = random(seed=1, lo=-1, hi=1)\n"
                   "  c: %y = Conv(%x, %w) {pads=[0,0,1,1]}\n  output %y\n}\n", [],
      ["node 'c' (Conv)", "runtime shapes through Conv on cuDNN only", "equal pads"]),
@@ -401,7 +431,7 @@ def toolkit_checks(graphc, work, nvrtc):
     except ImportError as e:
         check(False, f"PyTorch and torchvision export the models ({e})")
     for name, cap, text, _, _ in DATA:  # data-dependent dims: no CUDA graph, the host's reads (and tap tables)
-        if name != "resize":
+        if name not in ("resize", "chain"):
             continue
         with open(os.path.join(work, f"{name}.gir"), "w") as f:
             f.write(text)

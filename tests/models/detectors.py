@@ -2,7 +2,7 @@
 """detectors.py — torchvision detectors, exported at opset 17 with random
 weights, compiled by graphc with no flags, boxes against PyTorch's.
 
-    /usr/bin/python3 tests/models/detectors.py --graphc BUILD/graphc --work DIR [--only ssd,retina,frcnn] [-j N]
+    /usr/bin/python3 tests/models/detectors.py --graphc BUILD/graphc --work DIR [--only ssd,retina,frcnn] [--cuda LIST] [-j N]
 
 Models (torchvision constructors with weights=None and weights_backbone=None,
 so nothing is downloaded; the head layers re-drawn so that scores are
@@ -22,6 +22,11 @@ must match PyTorch's as sets: the same count, and a one-to-one pairing of
 graphc's and PyTorch's detections with the same label, every box
 coordinate within 1e-2 + 1e-3 |x| pixels and the score within 1e-4 + 1e-3
 |s|. Nothing large is committed; the models are generated here.
+
+With --cuda ssd,frcnn those models are also compiled for the CUDA backend
+(--target=cuda) and m_main_emu (the generated CUDA built as C99 on graphc's
+CPU emulation) runs them, the host reading NonZero's, TopK's and
+NonMaxSuppression's counts back in mid-run; the same matching.
 """
 import argparse
 import concurrent.futures
@@ -169,26 +174,31 @@ def match(got, ref):
     return "", worst
 
 
-def one(graphc, work, name, keys, t_export):
+def one(graphc, work, name, keys, t_export, target="c"):
     t0 = time.time() - t_export
     d = os.path.join(work, name)
     t1 = time.time()
-    out = os.path.join(d, "out")
-    p = run([graphc, "compile", os.path.join(d, "model.onnx"), "-o", out, "--emit-main", "--name", "m"])
+    out = os.path.join(d, "out" if target == "c" else "out_cuda")
+    p = run([graphc, "compile", os.path.join(d, "model.onnx"), "-o", out, "--emit-main", "--name", "m", f"--target={target}"])
     if p.returncode != 0:
         return False, f"graphc compile: {p.stderr.strip()}"
     t2 = time.time()
     san = os.environ.get("GRAPHC_SANITIZE") == "1"
     s = " -fsanitize=address,undefined -fno-sanitize-recover=all" if san else ""
-    mk = run(["make", "-s", "-C", out, f"CFLAGS=-O1 -std=c99 -w{s}", f"LDFLAGS={s}", "BLAS=0", "m_main"])
+    if target == "cuda":  # the generated CUDA on graphc's CPU emulation
+        mk = run(["make", "-s", "-C", out, f"CFLAGS=-O2 -std=c99 -w{s}", "emu"])
+        exe = "m_main_emu"
+    else:
+        mk = run(["make", "-s", "-C", out, f"CFLAGS=-O1 -std=c99 -w{s}", f"LDFLAGS={s}", "BLAS=0", "m_main"])
+        exe = "m_main"
     if mk.returncode != 0:
         return False, f"make: {(mk.stdout + mk.stderr).strip()[-2000:]}"
     t3 = time.time()
-    res = os.path.join(d, "result")
+    res = os.path.join(d, "result" if target == "c" else "result_cuda")
     shutil.rmtree(res, ignore_errors=True)
-    q = run([os.path.join(out, "m_main"), res, os.path.join(d, "image.npy")])
+    q = run([os.path.join(out, exe), res, os.path.join(d, "image.npy")])
     if q.returncode != 0:
-        return False, f"m_main: {q.stderr.strip()}"
+        return False, f"{exe}: {q.stderr.strip()}"
     t4 = time.time()
     got = {k: np.load(os.path.join(res, f"output_{i}.npy")) for i, k in enumerate(keys)}
     ref = {k: np.load(os.path.join(d, f"ref_{k}.npy")) for k in keys}
@@ -205,6 +215,8 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--only", default="ssd,retina,frcnn")
     ap.add_argument("-j", type=int, default=1)
+    ap.add_argument("--cuda", default="", help="models also compiled for the CUDA backend and run as the generated CUDA "
+                                                "on graphc's CPU emulation (built with -O2), e.g. ssd,frcnn")
     a = ap.parse_args()
     graphc = os.path.abspath(a.graphc)
     work = os.path.abspath(a.work)
@@ -215,13 +227,17 @@ def main():
     for n in names:  # torch.onnx.export is not thread-safe: one at a time
         t = time.time()
         exported[n] = (export(n, work), time.time() - t)
+    runs = [(n, "c") for n in names] + [(n, "cuda") for n in a.cuda.split(",") if n]
+    for n, _ in runs:
+        if n not in exported:
+            sys.exit(f"--cuda {n}: not among --only {a.only}")
     with concurrent.futures.ThreadPoolExecutor(a.j) as ex:
-        res = list(ex.map(lambda n: one(graphc, work, n, *exported[n]), names))
+        res = list(ex.map(lambda r: one(graphc, work, r[0], *exported[r[0]], r[1]), runs))
     fails = 0
-    for n, (ok, msg) in zip(names, res):
-        print(f"{'PASS' if ok else 'FAIL'} {n}: {msg}")
+    for (n, t), (ok, msg) in zip(runs, res):
+        print(f"{'PASS' if ok else 'FAIL'} {n}{' (CUDA, emulated)' if t == 'cuda' else ''}: {msg}")
         fails += not ok
-    print(f"{len(names) - fails} passed, {fails} failed")
+    print(f"{len(runs) - fails} passed, {fails} failed")
     return 1 if fails else 0
 
 
