@@ -19,6 +19,10 @@
  * taken in index order, a box suppressed when its IoU with a kept one
  * exceeds the threshold. Scratch (positions, orders) lives in the node's
  * workspace.
+ *
+ * The text is written through a CgenDims (cgen.h): the C backend's over its
+ * arena, and the CUDA backend's over host copies of the node's tensors
+ * (backend/cuda/cuda_select.c), so both run the same statements.
  */
 #include "cgen.h"
 #include "emit_common.h"

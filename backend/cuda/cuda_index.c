@@ -961,9 +961,6 @@ static int emit_compress(Cu *c, const Node *n, Diag *d)
 /* A runtime condition: on the host, with the selections (cuda_select.c). */
 static int compress_check(const Node *n, Diag *d) { return n->in[1]->kind == VK_CONST ? 0 : cu_select_check(n, d); }
 
-/* IfSelect (an If whose runtime condition picks between branches of one
- * shape; differing shapes are runtime shapes, which this backend refuses):
- * one thread per element reads the condition and copies from the branch. */
 /* IfSelect whose branches differ in shape (the output's extents data-
  * dependent dims): the output takes branch v's extents and a device copy
  * of its bytes. */
@@ -981,6 +978,10 @@ static void ifsel_take(Cu *c, const Value *v, const Value *Y)
              cu_sz(c, bytes));
 }
 
+/* IfSelect (an If whose runtime condition picks between its branches):
+ * branches of one shape, one thread per element reads the condition and
+ * copies from the branch; branches whose extents differ (data-dependent
+ * dims), the condition read back and the branch copied (ifsel_take). */
 static int emit_ifselect(Cu *c, const Node *n, Diag *d)
 {
     (void)d;

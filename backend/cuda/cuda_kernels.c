@@ -750,10 +750,6 @@ static int emit_transpose(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
-/* Runtime shapes: Concat along a static axis. */
-/* Concat: one thread per output element finds its input along the axis; a
- * runtime axis (e.g. data-dependent extents) reads the inputs' extents from
- * the shape table, each input's start the sum of those before it. */
 /* The inputs one Concat kernel takes at most (the emulation's and the JIT
  * launchers' 32 parameters): more inputs go through concat_groups. */
 #define CONCAT_GROUP 24
@@ -777,7 +773,8 @@ static void concat_groups(Cu *c, const Node *n, int ax)
         const int j1 = j0 + CONCAT_GROUP < n->n_in ? j0 + CONCAT_GROUP : n->n_in;
         Writer span; /* the group's extent along the axis */
         w_init(&span);
-        int64_t sc = 0, any = 0;
+        int64_t sc = 0;
+        int any = 0;
         for (int j = j0; j < j1; j++) {
             const Value *v = n->in[j];
             if (!v || v->shape.dims[ax] == 0) continue;
@@ -838,6 +835,9 @@ static void concat_groups(Cu *c, const Node *n, int ax)
     w_free(&before);
 }
 
+/* Concat: one thread per output element finds its input along the axis; a
+ * runtime axis (e.g. data-dependent extents) reads the inputs' extents from
+ * the shape table, each input's start the sum of those before it. */
 static int emit_concat(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
@@ -1133,11 +1133,6 @@ static void reduce_loop(Cu *c, Writer *k, DType t, int nr, const CgenProd *rd, c
     w_printf(k, ";\n            %s\n        }\n", step);
 }
 
-/* Reduce*: one thread per output element, the reduced elements visited in
- * row-major order, accumulated in double (the C backend's rules: max/min
- * propagate NaN, the sum of nothing is 0, the product 1, the mean 0/0;
- * LogSumExp is m + log(sum exp(x - m)) after the maximum m, or m when m is
- * infinite or NaN). A no-op reduction copies. */
 /* ReduceSum with axes read back: the host checks them and sets the
  * output's extents as the C backend does (dims_text.c), and writes the
  * kept and reduced axes' tables into the workspace; one thread per output
@@ -1194,6 +1189,11 @@ static int emit_reduce_sum_read_back(Cu *c, const Node *n, Diag *d)
     return 0;
 }
 
+/* Reduce*: one thread per output element, the reduced elements visited in
+ * row-major order, accumulated in double (the C backend's rules: max/min
+ * propagate NaN, the sum of nothing is 0, the product 1, the mean 0/0;
+ * LogSumExp is m + log(sum exp(x - m)) after the maximum m, or m when m is
+ * infinite or NaN). A no-op reduction copies. */
 static int emit_reduce(Cu *c, const Node *n, Diag *d)
 {
     if (reduce_reads_back(n)) return emit_reduce_sum_read_back(c, n, d);

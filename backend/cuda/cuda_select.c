@@ -51,7 +51,7 @@ int cu_emit_on_host(Cu *c, const Node *n, void (*write)(const CgenDims *, const 
     int64_t off = 0;
     for (int j = 0; j < n->n_in + n->n_out; j++) {
         const Value *v = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
-        if (!v) continue;
+        if (!v || c->hoff[v->id] >= 0) continue; /* a tensor the node reads twice has one copy */
         c->hoff[v->id] = off;
         off += align64(ir_numel(&v->shape) * (int64_t)ir_dtype_size(v->dtype));
     }
@@ -68,9 +68,11 @@ int cu_emit_on_host(Cu *c, const Node *n, void (*write)(const CgenDims *, const 
     }
     w_puts(b, "        if (cudaStreamSynchronize(stream) != cudaSuccess) return -1;\n");
     w_puts(b, "        unsigned char *const h_ws = m->hws; /* the text below may name a local m */\n");
-    for (int j = 0; j < n->n_in + n->n_out; j++) { /* the node's tensors there */
+    for (int j = 0; j < n->n_in + n->n_out; j++) { /* the node's tensors there, each once */
         const Value *v = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
-        if (!v) continue;
+        int seen = 0;
+        for (int q = 0; q < j && v; q++) seen |= (q < n->n_in ? n->in[q] : n->out[q - n->n_in]) == v;
+        if (!v || seen) continue;
         w_printf(b, "        %s%s *const h_%s = (%s%s *)(void *)(h_ws + %lld);\n        (void)h_%s;\n", j < n->n_in ? "const " : "",
                  cfam_ctype(v->dtype), c->id[v->id], j < n->n_in ? "const " : "", cfam_ctype(v->dtype), (long long)c->hoff[v->id],
                  c->id[v->id]);

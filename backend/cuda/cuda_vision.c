@@ -616,11 +616,6 @@ static int roialign_check(const Node *n, Diag *d)
     return 0;
 }
 
-/* RoiAlign (opset 16; gcrt_roialign's rules): one thread per output
- * element (roi, channel, bin) samples its bin on a regular grid (adaptive:
- * ceil(extent / bins) per axis) with the reference's clamping and
- * bilinear taps, averaging or taking the maximum of the weighted taps; a
- * batch index outside [0, N) gives 0. */
 /* Dim k of s as a double in kernel text: "9.0", or "(double)dim[2]". */
 static const char *dbl_dim(Cu *c, const Shape *s, int k, char *buf, size_t cap)
 {
@@ -637,6 +632,12 @@ static const char *dim_m1(Cu *c, const Shape *s, int k, char *buf, size_t cap)
     return buf;
 }
 
+/* RoiAlign (opset 16; gcrt_roialign's rules): one thread per output
+ * element (roi, channel, bin) samples its bin on a regular grid (adaptive:
+ * ceil(extent / bins) per axis) with the reference's clamping and
+ * bilinear taps, averaging or taking the maximum of the weighted taps; a
+ * batch index outside [0, N) gives 0. Runtime extents (the detectors'
+ * box counts, a runtime batch or image size) are read from the shape table. */
 static int emit_roialign(Cu *c, const Node *n, Diag *d)
 {
     (void)d;
