@@ -330,8 +330,13 @@ DATA = [
      [[np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 1, 2, 1.5], np.float32)],
       [np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 1, 0.6, 2.25], np.float32)]],
      [[np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4), np.array([1, 2, 4, 4], np.float32)]]),
-    # one model through several host paths: a Reshape to a runtime shape, a Slice of runtime starts and
-    # ends (the host resolves the ranges, the kernel takes them as arguments), a NonZero and a
+    # a Reshape to a runtime shape, then a kernel that reads both of its extents from the device's table
+    ("reshape", 64, "graph rh {\n  input %x: f32[4,6]\n  input %shape: i64[2]\n  r: %y = Reshape(%x, %shape)\n"
+                "  %z = Transpose(%y) {perm=[1, 0]}\n  output %z\n}\n",
+     [[np.arange(24, dtype=np.float32).reshape(4, 6), np.array(s, np.int64)] for s in ((6, 4), (3, 8), (-1, 2), (24, 1))], []),
+    # one model through several host paths: a Reshape to a runtime shape (then transposed, a kernel
+    # that reads both of its extents from the device's table), a Slice of runtime starts and ends (the
+    # host resolves the ranges, the kernel takes them as arguments), a NonZero and a
     # NonMaxSuppression on the host, a ReduceSum over runtime axes, a TopK of runtime K, a Tile of
     # runtime repeats and a Concat along the data-dependent axis
     ("chain", 64, "graph ch {\n  input %x: f32[4,6]\n  input %shape: i64[2]\n  input %starts: i64[1]\n"
@@ -342,8 +347,8 @@ DATA = [
               "  nz: %nzi = NonZero(%pos)\n  %cat = Concat(%nzi, %nzi) {axis=1}\n"
               "  rs: %red = ReduceSum(%x, %axes) {keepdims=0}\n"
               "  t: %v, %i = TopK(%x, %k) {axis=1}\n  tl: %tt = Tile(%x, %rep)\n"
-              "  n: %sel = NonMaxSuppression(%boxes, %scores, %mo, %iou)\n"
-              "  output %cat\n  output %red\n  output %v\n  output %i\n  output %tt\n  output %sel\n}\n",
+              "  n: %sel = NonMaxSuppression(%boxes, %scores, %mo, %iou)\n  %yt = Transpose(%y) {perm=[1, 0]}\n"
+              "  output %cat\n  output %red\n  output %v\n  output %i\n  output %tt\n  output %sel\n  output %yt\n}\n",
      [[np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6), np.array(s, np.int64), np.array([st], np.int64),
        np.array([en], np.int64), np.array([ax], np.int64), np.array([k], np.int64), np.array(rp, np.int64),
        BOXES, np.array(sc, np.float32).reshape(1, 1, 6)]
