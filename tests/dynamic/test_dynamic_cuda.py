@@ -31,7 +31,8 @@ runs it at several shapes against numpy or PyTorch:
   Slice to T, the causal mask, Split, Reshape to runtime shape values) at
   T = 1, 7 and 64 against PyTorch;
 * data-dependent dims (Range from runtime bounds, OneHot's runtime depth,
-  Resize's runtime scales, and a chain of Reshape, Slice, NonZero, Concat,
+  Resize's runtime scales, a Reshape to a runtime shape then a Transpose,
+  and a chain of Reshape, Slice, NonZero, Concat,
   ReduceSum, TopK, Tile and NonMaxSuppression from runtime operands;
   --max-dim): no CUDA graph, each run against the interpreter, an extent
   beyond the bound a one-line failure (test_dynamic_operands.py,
