@@ -168,22 +168,12 @@ static int emit_window(Cgen *c, const Node *n, double a0, double a1, double a2)
     return 0;
 }
 
-static int emit_hann(Cgen *c, const Node *n, Diag *d)
+static int emit_window_op(Cgen *c, const Node *n, Diag *d)
 {
     (void)d;
-    return emit_window(c, n, 0.5, 0.5, 0.0);
-}
-
-static int emit_hamming(Cgen *c, const Node *n, Diag *d)
-{
-    (void)d;
-    return emit_window(c, n, 25.0 / 46.0, 21.0 / 46.0, 0.0);
-}
-
-static int emit_blackman(Cgen *c, const Node *n, Diag *d)
-{
-    (void)d;
-    return emit_window(c, n, 0.42, 0.5, 0.08);
+    double a[3];
+    signal_window_coeffs(n, a);
+    return emit_window(c, n, a[0], a[1], a[2]);
 }
 
 /* Strided description of a batch of transform lines: line (o, i) reads
@@ -390,9 +380,9 @@ static int emit_mel(Cgen *c, const Node *n, Diag *d)
 const CgenEntry cgen_signal_entries[] = {
     {OP_Einsum, emit_einsum, 0, NULL, 0},
     {OP_GridSample, emit_gridsample, CGEN_RT_signal, NULL, 0},
-    {OP_HannWindow, emit_hann, 0, NULL, 1},
-    {OP_HammingWindow, emit_hamming, 0, NULL, 1},
-    {OP_BlackmanWindow, emit_blackman, 0, NULL, 1},
+    {OP_HannWindow, emit_window_op, 0, NULL, 1},
+    {OP_HammingWindow, emit_window_op, 0, NULL, 1},
+    {OP_BlackmanWindow, emit_window_op, 0, NULL, 1},
     {OP_DFT, emit_dft, 0, NULL, 0},
     {OP_STFT, emit_stft, 0, NULL, 1},
     {OP_MelWeightMatrix, emit_mel, 0, NULL, 0},

@@ -23,6 +23,7 @@
 #include "../../ir/ops/geometry.h"
 #include "../../ir/ops/index_attrs.h"
 #include "../../ir/ops/shape_attrs.h"
+#include "../../ir/ops/signal.h"
 #include "../../ir/ops/signal_attrs.h"
 
 #include <stdio.h>
@@ -749,8 +750,9 @@ static int emit_window_dyn(Cu *c, const Node *n)
     const Value *Y = n->out[0];
     set_dims_from(c, n, 0, "size", value_dim_expr);
     if (ir_numel(&Y->shape) == 0) return 0;
-    const double a0 = n->op == OP_HannWindow ? 0.5 : n->op == OP_HammingWindow ? 25.0 / 46.0 : 0.42;
-    const double a1 = n->op == OP_HammingWindow ? 21.0 / 46.0 : 0.5, a2 = n->op == OP_BlackmanWindow ? 0.08 : 0.0;
+    double a[3];
+    signal_window_coeffs(n, a);
+    const double a0 = a[0], a1 = a[1], a2 = a[2];
     const char *len = cu_dims_sz(c, &Y->shape, 0, 1);
     char val[512];
     Writer *w = &c->kern;

@@ -533,25 +533,20 @@ static int win_eval_coeffs(const Node *n, double *out, double a0, double a1, dou
     return 0;
 }
 
-static int hann_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+void signal_window_coeffs(const Node *n, double a[3])
 {
-    (void)in;
-    (void)d;
-    return win_eval_coeffs(n, out[0], 0.5, 0.5, 0);
+    a[0] = n->op == OP_HannWindow ? 0.5 : n->op == OP_HammingWindow ? 25.0 / 46.0 : 0.42;
+    a[1] = n->op == OP_HammingWindow ? 21.0 / 46.0 : 0.5;
+    a[2] = n->op == OP_BlackmanWindow ? 0.08 : 0.0;
 }
 
-static int hamming_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
+static int window_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
 {
     (void)in;
     (void)d;
-    return win_eval_coeffs(n, out[0], 25.0 / 46.0, 21.0 / 46.0, 0);
-}
-
-static int blackman_eval(const Node *n, const double *const *in, double *const *out, Diag *d)
-{
-    (void)in;
-    (void)d;
-    return win_eval_coeffs(n, out[0], 0.42, 0.5, 0.08);
+    double a[3];
+    signal_window_coeffs(n, a);
+    return win_eval_coeffs(n, out[0], a[0], a[1], a[2]);
 }
 
 const OpDesc op_HannWindow = {
@@ -559,7 +554,7 @@ const OpDesc op_HannWindow = {
     .min_in = 1, .max_in = 1, .in_names = win_in,
     .min_out = 1, .max_out = 1, .out_names = win_out,
     OP_ATTRS(win_attrs),
-    .infer = win_infer, .eval = hann_eval,
+    .infer = win_infer, .eval = window_eval,
     .shape_inputs = 1u << 0,
 };
 
@@ -568,7 +563,7 @@ const OpDesc op_HammingWindow = {
     .min_in = 1, .max_in = 1, .in_names = win_in,
     .min_out = 1, .max_out = 1, .out_names = win_out,
     OP_ATTRS(win_attrs),
-    .infer = win_infer, .eval = hamming_eval,
+    .infer = win_infer, .eval = window_eval,
     .shape_inputs = 1u << 0,
 };
 
@@ -577,7 +572,7 @@ const OpDesc op_BlackmanWindow = {
     .min_in = 1, .max_in = 1, .in_names = win_in,
     .min_out = 1, .max_out = 1, .out_names = win_out,
     OP_ATTRS(win_attrs),
-    .infer = win_infer, .eval = blackman_eval,
+    .infer = win_infer, .eval = window_eval,
     .shape_inputs = 1u << 0,
 };
 

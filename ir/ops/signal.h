@@ -1,6 +1,7 @@
 /* signal.h — facts of the signal family shared by its description
- * (ir/ops/signal.c) and its C emitter (backend/c/emit_signal.c): the parsed
- * form of an Einsum equation and the geometry of DFT and STFT. */
+ * (ir/ops/signal.c) and its emitters (backend/c/emit_signal.c,
+ * backend/cuda/): the parsed form of an Einsum equation, the geometry of
+ * DFT and STFT, and the windows' coefficients. */
 #ifndef GRAPHC_OPS_SIGNAL_H
 #define GRAPHC_OPS_SIGNAL_H
 
@@ -40,5 +41,9 @@ typedef struct StftGeom {
 } StftGeom;
 /* Geometry of an inferred STFT node (frame_step, frame_length constants). */
 void signal_stft_geom(const struct Node *n, StftGeom *g);
+
+/* A window generator's coefficients (HannWindow, HammingWindow,
+ * BlackmanWindow): w[i] = a[0] - a[1] cos(2 pi i / N) + a[2] cos(4 pi i / N). */
+void signal_window_coeffs(const struct Node *n, double a[3]);
 
 #endif
