@@ -26,7 +26,7 @@
 
 static int64_t align64(int64_t b) { return (b + 63) / 64 * 64; }
 
-static int select_check(const Node *n, Diag *d)
+int cu_select_check(const Node *n, Diag *d)
 {
     for (int j = 0; j < n->n_in + n->n_out; j++) {
         const Value *v = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
@@ -36,8 +36,6 @@ static int select_check(const Node *n, Diag *d)
     }
     return 0;
 }
-
-int cu_select_check(const Node *n, Diag *d) { return select_check(n, d); }
 
 int cu_emit_on_host(Cu *c, const Node *n, void (*write)(const CgenDims *, const Node *), size_t ws, Diag *d)
 {
@@ -111,8 +109,8 @@ int cu_emit_select(Cu *c, const Node *n, Diag *d)
 #define HOST "on the host (inputs read back, the count set in the shape table, outputs copied in)"
 
 const CudaEntry cuda_select_entries[] = {
-    {OP_NonZero, select_check, cu_emit_select, NULL, HOST, 0, 2},
-    {OP_Unique, select_check, cu_emit_select, NULL, HOST, 0, 2},
-    {OP_NonMaxSuppression, select_check, cu_emit_select, NULL, HOST, 0, 2},
+    {OP_NonZero, cu_select_check, cu_emit_select, NULL, HOST, 0, 2},
+    {OP_Unique, cu_select_check, cu_emit_select, NULL, HOST, 0, 2},
+    {OP_NonMaxSuppression, cu_select_check, cu_emit_select, NULL, HOST, 0, 2},
     {-1, NULL, NULL, NULL, NULL, 0, 0},
 };
